@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Fief",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Engine", targets: ["Engine"]),
+        .executable(name: "fief", targets: ["fief"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        .target(
+            name: "Engine",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .systemLibrary(
+            name: "CFuse3",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        .target(
+            name: "FaultFS",
+            dependencies: ["CFuse3", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .target(name: "Torture", dependencies: ["Engine", "FaultFS"]),
+        .target(name: "Reports", dependencies: ["Engine"]),
+        .executableTarget(
+            name: "fief",
+            dependencies: [
+                "Engine", "FaultFS", "Torture", "Reports",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
+        .testTarget(name: "FaultFSTests", dependencies: ["FaultFS"]),
+        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,3 @@
+import XCTest
+@testable import Engine
+final class EngineSmokeTests: XCTestCase { func testLinks() { XCTAssertNotNil(EngineModule.self) } }

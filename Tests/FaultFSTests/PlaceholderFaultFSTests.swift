@@ -1,0 +1,6 @@
+import XCTest
+@testable import FaultFS
+
+final class FaultFSSmokeTests: XCTestCase {
+    func testModuleLinks() { XCTAssertNotNil(FaultFSModule.self) }
+}

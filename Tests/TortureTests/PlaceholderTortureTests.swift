@@ -1,0 +1,6 @@
+import XCTest
+@testable import Torture
+
+final class TortureSmokeTests: XCTestCase {
+    func testModuleLinks() { XCTAssertNotNil(TortureModule.self) }
+}
