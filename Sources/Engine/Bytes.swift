@@ -1,0 +1,37 @@
+/// Little-endian integers in byte buffers. All on-disk integers are little-endian.
+extension UnsafeRawBufferPointer {
+    @inline(__always) func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+    @inline(__always) func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+    @inline(__always) func u16(_ at: Int) -> UInt16 { UInt16(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt16.self)) }
+    @inline(__always) func u8(_ at: Int) -> UInt8 { load(fromByteOffset: at, as: UInt8.self) }
+}
+
+extension UnsafeMutableRawBufferPointer {
+    @inline(__always) func setU64(_ v: UInt64, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt64.self) }
+    @inline(__always) func setU32(_ v: UInt32, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self) }
+    @inline(__always) func setU16(_ v: UInt16, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt16.self) }
+    @inline(__always) func setU8(_ v: UInt8, at: Int) { storeBytes(of: v, toByteOffset: at, as: UInt8.self) }
+    @inline(__always) func copy(_ src: UnsafeRawBufferPointer, at: Int) {
+        if src.count > 0 { (baseAddress! + at).copyMemory(from: src.baseAddress!, byteCount: src.count) }
+    }
+}
+
+/// Lexicographic comparison of byte strings, the one key order of every tree.
+@inline(__always)
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = Swift.min(a.count, b.count)
+    if n > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return c < 0 ? -1 : 1 }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+@inline(__always)
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

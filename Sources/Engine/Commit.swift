@@ -1,0 +1,136 @@
+/// Gathers page writes into contiguous runs, so a commit issues few large pwrites.
+struct PageWriter {
+    let file: DatabaseFile
+    private var runStart: UInt64 = 0
+    private var run: [UInt8] = []
+    static let flushBytes = 4 << 20
+
+    init(file: DatabaseFile) { self.file = file }
+
+    mutating func add(page: UInt64, _ bytes: [UInt8]) throws {
+        let ps = UInt64(Layout.pageSize)
+        if !run.isEmpty && runStart + UInt64(run.count) / ps != page { try flush() }
+        if run.isEmpty { runStart = page }
+        run += bytes
+        if run.count >= PageWriter.flushBytes { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard !run.isEmpty else { return }
+        try file.write(run, at: runStart * UInt64(Layout.pageSize))
+        run.removeAll(keepingCapacity: true)
+    }
+}
+
+extension WriteTransaction {
+    /// The commit protocol (see ARCHITECTURE.md):
+    /// 1. write new nodes, the free list and the top node into free pages or the file's end,
+    ///    and the new top ref into the inactive slot;
+    /// 2. sync; 3. flip the select bit; 4. sync; then publish and return (acknowledge).
+    /// The inactive slot is ignored until the flip, so it shares the data's sync.
+    func commit() throws {
+        try ensureActive()
+        let v = version
+        var out = PageWriter(file: db.file)
+
+        for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
+            let root = try writeTree(s.root, &out)
+            let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
+            _ = try writer.put(&catalogRoot, key: Array(name.utf8), value: .inline(record.encode()))
+        }
+        let catalog = try writeTree(catalogRoot, &out)
+
+        // The base version's top node and free list are not part of the new version.
+        writer.free(ref: base.slot.ref, pages: 1)
+        if base.meta.freeListRef != 0 {
+            writer.free(ref: base.meta.freeListRef, pages: try base.pages.page(base.meta.freeListRef).span)
+        }
+        for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
+
+        let metaPage = freeList.allocate(1)
+        var freeListRef: UInt64 = 0
+        let before = freeList.entries().count
+        if before > 0 {
+            // Taking pages for the list itself can only shrink the list, so size it first.
+            let span = FreeList.pagesNeeded(entries: before)
+            let start = freeList.allocate(span)
+            let entries = freeList.entries()
+            try out.add(page: start, FreeList.encode(entries, span: span, version: v))
+            freeListRef = start * UInt64(Layout.pageSize)
+        }
+        let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: freeListRef, pageCount: freeList.pageCount)
+        let metaBytes = meta.encode()
+        try out.add(page: metaPage, metaBytes)
+        try out.flush()
+        CrashArming.reach(.afterNodesWritten)
+
+        let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
+        let target = base.select.other
+        try db.file.write(slot.encoded(), at: UInt64(Layout.slotOffsets[target.index]))
+        CrashArming.reach(.afterTopWritten)
+
+        let durable = db.options.durability == .full
+        if durable { try db.file.sync() }
+        CrashArming.reach(.afterDataSync)
+
+        try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
+        CrashArming.reach(.afterSelectFlip)
+        if durable {
+            do {
+                try db.file.sync()
+            } catch {
+                // The flip may or may not be on disk; both versions are intact. Put the old
+                // bit back in the page cache and refuse further writes on this handle.
+                try? db.file.write([base.select.rawValue], at: UInt64(Layout.selectOffset))
+                db.poison("sync after the select-bit flip failed: \(error)")
+                throw error
+            }
+        }
+        CrashArming.reach(.afterSelectSync)
+
+        isActive = false
+        db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize))
+        CrashArming.reach(.afterPublish)
+    }
+
+    /// Writes every in-memory node of a tree, children first; returns the root's ref (0 for
+    /// an empty tree).
+    private func writeTree(_ c: Child?, _ out: inout PageWriter) throws -> UInt64 {
+        guard let c else { return 0 }
+        switch c {
+        case .page(let ref):
+            return ref
+        case .dirty(let n):
+            var refs: [UInt64] = []
+            if n.isLeaf {
+                for i in n.values.indices {
+                    if case .large(let bytes) = n.values[i] {
+                        n.values[i] = .overflow(ref: try writeOverflow(bytes, &out), length: bytes.count)
+                    }
+                }
+            } else {
+                refs.reserveCapacity(n.children.count)
+                for ch in n.children { refs.append(try writeTree(ch, &out)) }
+            }
+            let page = freeList.allocate(1)
+            var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+            buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: refs) }
+            try out.add(page: page, buf)
+            let ref = page * UInt64(Layout.pageSize)
+            return ref
+        }
+    }
+
+    private func writeOverflow(_ bytes: [UInt8], _ out: inout PageWriter) throws -> UInt64 {
+        let span = Layout.pages(forBytes: Layout.pageHeaderSize + bytes.count)
+        let start = freeList.allocate(span)
+        var buf = [UInt8](repeating: 0, count: span * Layout.pageSize)
+        buf.withUnsafeMutableBytes { p in
+            PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
+            bytes.withUnsafeBytes { p.copy($0, at: Layout.pageHeaderSize) }
+            PageHeader.seal(p)
+        }
+        try out.add(page: start, buf)
+        return start * UInt64(Layout.pageSize)
+    }
+}

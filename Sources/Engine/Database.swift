@@ -1,0 +1,264 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How hard a commit works to survive power loss.
+public enum Durability: String, Sendable, CaseIterable {
+    /// Two syncs per commit: a commit acknowledged to the caller survives power loss.
+    case full
+    /// No syncs. Survives a process crash (the kernel keeps the writes) but NOT power loss:
+    /// the file may come back as an older version, or, if the OS wrote pages out of order,
+    /// with a selected version whose nodes never reached the disk. For benchmarks only.
+    case none
+}
+
+public struct DatabaseOptions: Sendable {
+    public var durability: Durability
+    /// Create the file when it does not exist.
+    public var create: Bool
+
+    public init(durability: Durability = .full, create: Bool = true) {
+        self.durability = durability
+        self.create = create
+    }
+}
+
+/// One committed version as a reader sees it.
+struct Snapshot {
+    let select: SelectBit
+    let slot: TopSlot
+    let meta: Meta
+    let pages: PageSource
+    var version: UInt64 { meta.version }
+}
+
+/// An open database file. Share one handle between threads; open more handles (or more
+/// processes) on the same file freely. Readers see snapshots; one writer at a time across
+/// all threads and processes.
+public final class Database: @unchecked Sendable {
+    public let path: String
+    public let options: DatabaseOptions
+    let file: DatabaseFile
+    let lockFile: LockFile
+    let readers: ReaderTable
+    let fileID: String
+
+    private let state = Lock()
+    private var mapping: Mapping
+    private var knownSize: UInt64
+    private var poisoned: String?
+    private let writeLock = Lock()
+
+    public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
+        try CrashArming.validate()
+        self.path = path
+        self.options = options
+        if options.create && access(path, F_OK) != 0 && errno == ENOENT {
+            try Database.createFile(at: path)
+        }
+        let file = try DatabaseFile.open(path: path, writable: true)
+        do {
+            guard try file.isRegularFile() else { throw EngineError.notARegularFile(path: path) }
+            let (_, meta, size) = try Recovery.validate(file)
+            _ = meta
+            var st = stat()
+            fstat(file.fd.rawValue, &st)
+            fileID = "\(st.st_dev):\(st.st_ino)"
+            lockFile = try LockFile(path: path + ".lock")
+            readers = ReaderTable(lockFile: lockFile)
+            mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: size)
+            knownSize = size
+            self.file = file
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    deinit { file.close() }
+
+    /// Writes a new, empty database atomically: built in a temporary file, synced, then
+    /// linked into place, so no process ever sees a half-made file under `path`.
+    static func createFile(at path: String) throws {
+        let tmp = "\(path).creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let f = try DatabaseFile.open(path: tmp, writable: true, create: true, exclusive: true)
+        defer { f.close(); unlink(tmp) }
+        let meta = Meta(version: 1, catalogRoot: 0, tableCount: 0, freeListRef: 0, pageCount: 2)
+        let metaPage = meta.encode()
+        let slot = TopSlot(ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
+        try f.write(FileHeader.initialPage(firstSlot: slot) + metaPage, at: 0)
+        try f.fullSync()
+        if link(tmp, path) != 0 {
+            let e = errno
+            if e == EEXIST { return }  // another process created it first; use theirs
+            if e == ENOENT { throw EngineError.fileNotFound(path: DatabaseFile.parentDirectory(of: path)) }
+            throw EngineError.io(path: path, operation: "create", errno: e)
+        }
+        try DatabaseFile.syncDirectory(of: path)
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, turning damage found deep in the tree into an error that names the file.
+    func guarded<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let c as CorruptNode {
+            throw EngineError.corrupt(path: path, detail: c.ref == 0 ? c.detail : "node at offset \(c.ref): \(c.detail)")
+        } catch let d as ValueDecodingError {
+            throw EngineError.corrupt(path: path, detail: d.detail)
+        }
+    }
+
+    // MARK: Snapshots
+
+    private func headerSlot() -> (SelectBit, TopSlot)? {
+        let raw = UnsafeRawBufferPointer(start: mapping.base, count: Layout.pageSize)
+        guard let select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else { return nil }
+        let o = Layout.slotOffsets[select.index]
+        return (select, TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[o..<(o + Layout.slotSize)])))
+    }
+
+    /// The newest committed version, optionally pinned in the reader table. The slot is read
+    /// again after pinning: if a writer committed in between, the pin may have come too late
+    /// to protect that version's pages, so start over.
+    func currentSnapshot(pin: Bool) throws -> Snapshot {
+        var lastError: Error?
+        for attempt in 0..<200 {
+            if attempt > 0 { sched_yield() }
+            let current = state.withLock { headerSlot() }
+            guard let (select, slot) = current, slot.isSelfConsistent else {
+                lastError = EngineError.corrupt(path: path, detail: "the selected top slot is damaged")
+                continue
+            }
+            if pin {
+                try readers.pin(slot.version)
+                let again = state.withLock { headerSlot() }
+                guard let again, again.0 == select, again.1 == slot else {
+                    readers.unpin(slot.version)
+                    continue
+                }
+            }
+            do {
+                return try snapshot(select: select, slot: slot)
+            } catch {
+                if pin { readers.unpin(slot.version) }
+                throw error
+            }
+        }
+        throw lastError ?? EngineError.corrupt(path: path, detail: "could not read a stable top slot")
+    }
+
+    private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
+        try guarded {
+            let ps = UInt64(Layout.pageSize)
+            try ensureFileCovers(slot.ref + ps)
+            let m = state.withLock { mapping }
+            let top = try PageSource(mapping: m, limit: slot.ref + ps).page(slot.ref)
+            guard top.storedChecksum == slot.topChecksum else {
+                throw CorruptNode(ref: slot.ref, detail: "top node checksum does not match slot \(select.index)")
+            }
+            let meta = try Meta.decode(top)
+            guard meta.version == slot.version else {
+                throw CorruptNode(ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
+            }
+            let limit = meta.pageCount * ps
+            try ensureFileCovers(limit)
+            let covering: Mapping = try state.withLock {
+                if UInt64(mapping.length) < limit {
+                    mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: limit)
+                }
+                return mapping
+            }
+            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit))
+        }
+    }
+
+    private func ensureFileCovers(_ bytes: UInt64) throws {
+        if state.withLock({ knownSize >= bytes }) { return }
+        let size = try file.size()
+        state.withLock { knownSize = size }
+        guard size >= bytes else {
+            throw EngineError.truncated(path: path, detail: "a committed version needs \(bytes) bytes, the file has \(size)")
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` on a snapshot of the newest version; it sees nothing committed later.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        let tx = try beginRead()
+        defer { tx.end() }
+        return try guarded { try body(tx) }
+    }
+
+    /// A read transaction the caller ends (or drops). `refresh()` moves it to the newest version.
+    public func beginRead() throws -> ReadTransaction {
+        ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
+    }
+
+    /// Keeps the newest version alive and readable until released, from any thread.
+    public func pin() throws -> PinnedVersion {
+        PinnedVersion(db: self, snapshot: try currentSnapshot(pin: true))
+    }
+
+    /// Reads the version `pinned` holds.
+    public func read<T>(_ pinned: PinnedVersion, _ body: (ReadTransaction) throws -> T) throws -> T {
+        guard let snap = pinned.snapshot, pinned.db === self else { throw EngineError.transactionClosed }
+        try readers.pin(snap.version)
+        let tx = ReadTransaction(db: self, snapshot: snap)
+        defer { tx.end() }
+        return try guarded { try body(tx) }
+    }
+
+    /// The newest committed version number.
+    public func latestVersion() throws -> UInt64 { try currentSnapshot(pin: false).version }
+
+    // MARK: Writing
+
+    /// Runs `body` as the only writer across all threads and processes. Commits when it
+    /// returns (durably, under `.full`, before `write` returns); rolls back if it throws.
+    @discardableResult
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        let me = pthread_self()
+        guard !WriterRegistry.isWriting(fileID, thread: me) else { throw EngineError.nestedWrite }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        try lockFile.lockWriter()
+        defer { lockFile.unlockWriter() }
+        WriterRegistry.set(fileID, thread: me)
+        defer { WriterRegistry.clear(fileID) }
+        if let reason = state.withLock({ poisoned }) {
+            throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
+        }
+        let base = try currentSnapshot(pin: false)
+        var minLive = base.version
+        if let oldest = try readers.oldestPinned() { minLive = min(minLive, oldest) }
+        let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
+        defer { tx.end() }
+        let result = try guarded { try body(tx) }
+        try guarded { try tx.commit() }
+        return result
+    }
+
+    func poison(_ reason: String) { state.withLock { poisoned = reason } }
+
+    /// Called by a commit once its select bit is durable.
+    func published(fileSize: UInt64) {
+        state.withLock { knownSize = max(knownSize, fileSize) }
+    }
+}
+
+/// Which thread is inside a write on which file (one per file per process, as the writer
+/// lock allows), so a nested write is refused instead of deadlocking on our own lock.
+enum WriterRegistry {
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var writers: [String: pthread_t] = [:]
+
+    static func isWriting(_ file: String, thread: pthread_t) -> Bool {
+        lock.withLock { writers[file].map { pthread_equal($0, thread) != 0 } ?? false }
+    }
+
+    static func set(_ file: String, thread: pthread_t) { lock.withLock { writers[file] = thread } }
+    static func clear(_ file: String) { lock.withLock { writers[file] = nil } }
+}

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
+
+/// The database file's descriptor: positional writes, syncs and size, each failure a typed
+/// `EngineError` that names the file. Reads go through `Mapping`, never through here, except
+/// for the header during open (before anything is mapped).
+final class DatabaseFile {
+    let path: String
+    let fd: FileDescriptor
+
+    init(path: String, fd: FileDescriptor) {
+        self.path = path
+        self.fd = fd
+    }
+
+    static func open(path: String, writable: Bool, create: Bool = false, exclusive: Bool = false) throws -> DatabaseFile {
+        var options: FileDescriptor.OpenOptions = [.closeOnExec]
+        if create { options.insert(.create) }
+        if exclusive { options.insert(.exclusiveCreate) }
+        do {
+            let fd = try FileDescriptor.open(
+                FilePath(path), writable ? .readWrite : .readOnly, options: options,
+                permissions: create ? [.ownerReadWrite, .groupRead, .otherRead] : nil)
+            return DatabaseFile(path: path, fd: fd)
+        } catch let e as SystemPackage.Errno {
+            switch e {
+            case .noSuchFileOrDirectory: throw EngineError.fileNotFound(path: path)
+            case .isDirectory: throw EngineError.notARegularFile(path: path)
+            case .fileExists: throw EngineError.alreadyExists(path: path)
+            default: throw EngineError.io(path: path, operation: "open", errno: e.rawValue)
+            }
+        }
+    }
+
+    func close() { try? fd.close() }
+
+    func size() throws -> UInt64 {
+        var st = stat()
+        guard fstat(fd.rawValue, &st) == 0 else { throw ioError("fstat") }
+        return UInt64(st.st_size)
+    }
+
+    func isRegularFile() throws -> Bool {
+        var st = stat()
+        guard fstat(fd.rawValue, &st) == 0 else { throw ioError("fstat") }
+        return (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError("read")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError("write")
+            }
+            if n == 0 { throw EngineError.io(path: path, operation: "write", errno: EIO) }
+            done += n
+        }
+    }
+
+    func write(_ bytes: [UInt8], at offset: UInt64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// fdatasync: flushes data and the file size, which is all a commit needs.
+    func sync() throws {
+        while fdatasync(fd.rawValue) != 0 {
+            if errno == EINTR { continue }
+            throw ioError("fdatasync")
+        }
+    }
+
+    func fullSync() throws {
+        while fsync(fd.rawValue) != 0 {
+            if errno == EINTR { continue }
+            throw ioError("fsync")
+        }
+    }
+
+    func ioError(_ op: String) -> EngineError {
+        let e = errno
+        if e == ENOSPC || e == EDQUOT { return .diskFull(path: path, operation: op) }
+        return .io(path: path, operation: op, errno: e)
+    }
+
+    /// fsync of the directory holding `path`, so a create or rename in it survives power loss.
+    static func syncDirectory(of path: String) throws {
+        let dir = parentDirectory(of: path)
+        let fd = Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw EngineError.io(path: dir, operation: "open directory", errno: errno) }
+        defer { Glibc.close(fd) }
+        guard fsync(fd) == 0 else { throw EngineError.io(path: dir, operation: "fsync directory", errno: errno) }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+}

@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `.lock` file beside a database: byte-range locks that order writers and mark open
+/// handles, and a shared-memory table of reader pins (see `ReaderTable`). Locks are Linux
+/// open-file-description locks: the kernel drops them when the holder dies, and two handles
+/// in one process exclude each other as two processes do.
+final class LockFile {
+    let path: String
+    let fd: Int32
+    let table: UnsafeMutableRawPointer
+    let slotCount: Int
+
+    static let magic: [UInt8] = Array("FIEFLCK1".utf8)
+    static let headerSize = 64
+    static let slotSize = 32
+    static let defaultSlots = 512
+    static var fileSize: Int { headerSize + defaultSlots * slotSize }
+
+    // Lock bytes, far past the table so their meaning never mixes with its contents.
+    private static let writerByte: off_t = 1 << 20
+    private static let tableByte: off_t = (1 << 20) + 1
+    private static let openByte: off_t = (1 << 20) + 2
+
+    // Linux open-file-description lock commands (fcntl.h, _GNU_SOURCE).
+    private static let F_OFD_SETLK: Int32 = 37
+    private static let F_OFD_SETLKW: Int32 = 38
+
+    init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw EngineError.io(path: path, operation: "open lock file", errno: errno) }
+        self.fd = fd
+        slotCount = LockFile.defaultSlots
+        var mapped: UnsafeMutableRawPointer?
+        do {
+            try LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_WRLCK, wait: true)
+            defer { _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_UNLCK, wait: false) }
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { throw EngineError.io(path: path, operation: "fstat", errno: errno) }
+            if st.st_size < LockFile.fileSize {
+                guard ftruncate(fd, off_t(LockFile.fileSize)) == 0 else {
+                    throw EngineError.io(path: path, operation: "grow lock file", errno: errno)
+                }
+            }
+            let p = mmap(nil, LockFile.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            guard let p, p != MAP_FAILED else { throw EngineError.io(path: path, operation: "mmap lock file", errno: errno) }
+            mapped = p
+            let head = UnsafeMutableRawBufferPointer(start: p, count: LockFile.headerSize)
+            let current = Array(UnsafeRawBufferPointer(head)[0..<8])
+            if current == [UInt8](repeating: 0, count: 8) {
+                for (i, b) in LockFile.magic.enumerated() { head.setU8(b, at: i) }
+                head.setU32(UInt32(LockFile.defaultSlots), at: 8)
+            } else if current != LockFile.magic || UnsafeRawBufferPointer(head).u32(8) != UInt32(LockFile.defaultSlots) {
+                throw EngineError.lockFileCorrupt(path: path, detail: "unknown contents; remove it when no process uses the database")
+            }
+            try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true)
+        } catch {
+            if let mapped { munmap(mapped, LockFile.fileSize) }
+            Glibc.close(fd)
+            throw error
+        }
+        table = mapped!
+    }
+
+    deinit {
+        munmap(table, LockFile.fileSize)
+        Glibc.close(fd)
+    }
+
+    /// Returns false when `wait` is false and another holder conflicts.
+    @discardableResult
+    private static func setLock(fd: Int32, path: String, byte: off_t, type: Int32, wait: Bool) throws -> Bool {
+        var fl = flock()
+        fl.l_type = Int16(type)
+        fl.l_whence = Int16(SEEK_SET)
+        fl.l_start = byte
+        fl.l_len = 1
+        fl.l_pid = 0
+        while true {
+            if fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0 { return true }
+            let e = errno
+            if e == EINTR { continue }
+            if !wait && (e == EAGAIN || e == EACCES) { return false }
+            throw EngineError.io(path: path, operation: "lock", errno: e)
+        }
+    }
+
+    func lockWriter() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.writerByte, type: F_WRLCK, wait: true) }
+    func unlockWriter() { _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.writerByte, type: F_UNLCK, wait: false) }
+
+    func withTableLock<T>(_ body: () throws -> T) throws -> T {
+        try LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_WRLCK, wait: true)
+        defer { _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_UNLCK, wait: false) }
+        return try body()
+    }
+
+    /// Tries to become the only handle on the database (for compact). On success the caller
+    /// must call `shareOpen()` when done.
+    func tryExclusiveOpen() throws -> Bool {
+        try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_WRLCK, wait: false)
+    }
+
+    func shareOpen() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true) }
+
+    /// The bytes of reader slot `i`.
+    func slot(_ i: Int) -> UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(start: table + LockFile.headerSize + i * LockFile.slotSize, count: LockFile.slotSize)
+    }
+}

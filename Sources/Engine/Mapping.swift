@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A read-only shared mapping of the database file. It reserves far more address space than
+/// the file needs, so the file can grow under it without a remap; when it outgrows even that,
+/// a new, larger `Mapping` replaces it for new snapshots while old snapshots keep the old one
+/// alive (it is reference counted), so no reader ever sees a remap tear.
+final class Mapping: @unchecked Sendable {
+    let base: UnsafeRawPointer
+    let length: Int
+
+    static let minimumReservation = 1 << 34  // 16 GiB of address space, not memory
+
+    init(fd: Int32, path: String, covering size: UInt64) throws {
+        var len = Mapping.minimumReservation
+        while UInt64(len) < size * 2 { len *= 2 }
+        let p = mmap(nil, len, PROT_READ, MAP_SHARED, fd, 0)
+        guard let p, p != MAP_FAILED else {
+            throw EngineError.io(path: path, operation: "mmap", errno: errno)
+        }
+        base = UnsafeRawPointer(p)
+        length = len
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+}
+
+/// Pages of one version of the file: a mapping plus the number of bytes that version may
+/// reference. Refs outside that range are corruption, reported, never dereferenced.
+struct PageSource {
+    let mapping: Mapping
+    let limit: UInt64
+
+    func page(_ ref: UInt64) throws -> PageView {
+        let ps = UInt64(Layout.pageSize)
+        guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
+            throw CorruptNode(ref: ref, detail: "reference \(ref) is outside the file's \(limit) bytes or misaligned")
+        }
+        return PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
+    }
+
+    /// The whole extent starting at `ref` (its span from the first page's header).
+    func extent(_ ref: UInt64) throws -> UnsafeRawBufferPointer {
+        let first = try page(ref)
+        let span = first.span
+        let bytes = UInt64(span) * UInt64(Layout.pageSize)
+        guard span >= 1, ref + bytes <= limit else {
+            throw CorruptNode(ref: ref, detail: "extent of \(span) pages runs past the end of the file")
+        }
+        return UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
+    }
+
+    /// The bytes of a value stored out of line.
+    func overflowValue(ref: UInt64, length: Int) throws -> UnsafeRawBufferPointer {
+        let ext = try extent(ref)
+        let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<Layout.pageSize]), ref: ref)
+        try head.expect(.overflow)
+        guard head.extra == UInt64(length), Layout.pageHeaderSize + length <= ext.count else {
+            throw CorruptNode(ref: ref, detail: "overflow value length \(head.extra) does not match its cell's \(length)")
+        }
+        return UnsafeRawBufferPointer(rebasing: ext[Layout.pageHeaderSize..<(Layout.pageHeaderSize + length)])
+    }
+}

@@ -1,0 +1,70 @@
+/// The top node of a version: everything reachable from one slot. The catalog tree maps
+/// table names to `TableRecord`s; the free list says which pages are not reachable.
+struct Meta: Equatable {
+    var version: UInt64
+    var catalogRoot: UInt64      // 0: no tables
+    var tableCount: UInt64
+    var freeListRef: UInt64      // 0: nothing free
+    var pageCount: UInt64        // pages in use by this version's file, header included
+
+    static func decode(_ p: PageView) throws -> Meta {
+        guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
+        try p.expect(.meta)
+        let m = Meta(version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
+                     freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
+        guard m.version == p.version else {
+            throw CorruptNode(ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
+        }
+        guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
+        return m
+    }
+
+    func encode() -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+        buf.withUnsafeMutableBytes { p in
+            PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
+            p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
+            p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
+            PageHeader.seal(p)
+        }
+        return buf
+    }
+}
+
+/// How a table's keys and values are typed. Storage is bytes; the kind says how to read them.
+public enum KeyKind: UInt8, Sendable, CustomStringConvertible {
+    case int64 = 1
+    case bytes = 2
+    public var description: String { self == .int64 ? "int64" : "bytes" }
+}
+
+public typealias ValueKind = KeyKind
+
+/// A table's entry in the catalog tree.
+struct TableRecord {
+    var root: UInt64
+    var count: UInt64
+    var keyKind: KeyKind
+    var valueKind: ValueKind
+
+    static let size = 24
+
+    func encode() -> [UInt8] {
+        var b = [UInt8](repeating: 0, count: TableRecord.size)
+        b.withUnsafeMutableBytes { p in
+            p.setU64(root, at: 0); p.setU64(count, at: 8)
+            p.setU8(keyKind.rawValue, at: 16); p.setU8(valueKind.rawValue, at: 17)
+        }
+        return b
+    }
+
+    static func decode(_ b: [UInt8], table: String) throws -> TableRecord {
+        guard b.count == size else { throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has \(b.count) bytes") }
+        return try b.withUnsafeBytes { p in
+            guard let k = KeyKind(rawValue: p.u8(16)), let v = ValueKind(rawValue: p.u8(17)) else {
+                throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has unknown key or value kind")
+            }
+            return TableRecord(root: p.u64(0), count: p.u64(8), keyKind: k, valueKind: v)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+/// A node found damaged while reading. Carries no path; `Database` turns it into
+/// `EngineError.corrupt` naming the file.
+struct CorruptNode: Error {
+    let ref: UInt64
+    let detail: String
+}
+
+/// A value as stored in a leaf: in the cell itself, or in an overflow extent.
+enum StoredValue {
+    case inline(UnsafeRawBufferPointer)
+    case overflow(ref: UInt64, length: Int)
+}
+
+/// Read-only, bounds-checked view of one node in the mapped file. Every accessor checks
+/// offsets against the page, so a damaged node throws `CorruptNode` instead of trapping.
+///
+/// Page header (32 bytes): checksum u64 (of bytes 8..<span*pageSize) | kind u8 | flags u8 |
+/// count u16 | span u32 (pages in this extent) | version u64 (that wrote it) | extra u64.
+/// Leaf and branch cells are addressed by a u16 offset array right after the header and
+/// packed from the end of the page.
+struct PageView {
+    let raw: UnsafeRawBufferPointer
+    let ref: UInt64
+
+    var storedChecksum: UInt64 { raw.u64(0) }
+    var kindByte: UInt8 { raw.u8(8) }
+    var count: Int { Int(raw.u16(10)) }
+    var span: Int { Int(raw.u32(12)) }
+    var version: UInt64 { raw.u64(16) }
+    var extra: UInt64 { raw.u64(24) }
+
+    func kind() throws -> PageKind {
+        guard let k = PageKind(rawValue: kindByte) else {
+            throw CorruptNode(ref: ref, detail: "unknown node kind \(kindByte)")
+        }
+        return k
+    }
+
+    func expect(_ k: PageKind) throws {
+        let found = try kind()
+        guard found == k else {
+            throw CorruptNode(ref: ref, detail: "expected a \(k.name) node, found a \(found.name) node")
+        }
+    }
+
+    private func cellOffset(_ i: Int) throws -> Int {
+        let n = count
+        guard i >= 0, i < n, Layout.pageHeaderSize + 2 * n <= Layout.pageSize else {
+            throw CorruptNode(ref: ref, detail: "cell \(i) out of range (count \(n))")
+        }
+        let o = Int(raw.u16(Layout.pageHeaderSize + 2 * i))
+        guard o >= Layout.pageHeaderSize + 2 * n, o < Layout.pageSize else {
+            throw CorruptNode(ref: ref, detail: "cell \(i) offset \(o) outside the page")
+        }
+        return o
+    }
+
+    private func slice(_ from: Int, _ len: Int) throws -> UnsafeRawBufferPointer {
+        guard len >= 0, from + len <= Layout.pageSize else {
+            throw CorruptNode(ref: ref, detail: "cell runs past the end of the page")
+        }
+        return UnsafeRawBufferPointer(rebasing: raw[from..<(from + len)])
+    }
+
+    // Leaf cell: keyLen u16 | flags u8 (1 = overflow) | pad u8 | valueLen u32 |
+    //            [overflow ref u64] | key | [inline value]
+    func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer {
+        let o = try cellOffset(i)
+        guard o + 8 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        let keyLen = Int(raw.u16(o))
+        let isOverflow = raw.u8(o + 2) & 1 != 0
+        return try slice(o + (isOverflow ? 16 : 8), keyLen)
+    }
+
+    func leafValue(_ i: Int) throws -> StoredValue {
+        let o = try cellOffset(i)
+        guard o + 8 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        let keyLen = Int(raw.u16(o))
+        let valueLen = Int(raw.u32(o + 4))
+        if raw.u8(o + 2) & 1 != 0 {
+            guard o + 16 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+            return .overflow(ref: raw.u64(o + 8), length: valueLen)
+        }
+        return .inline(try slice(o + 8 + keyLen, valueLen))
+    }
+
+    // Branch cell: child ref u64 | keyLen u16 | key. Key 0 is a lower bound only.
+    func branchChild(_ i: Int) throws -> UInt64 {
+        let o = try cellOffset(i)
+        guard o + 10 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        return raw.u64(o)
+    }
+
+    func branchKey(_ i: Int) throws -> UnsafeRawBufferPointer {
+        let o = try cellOffset(i)
+        guard o + 10 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        return try slice(o + 10, Int(raw.u16(o + 8)))
+    }
+
+    /// Leaf: index of the first key >= `key`, and whether it is equal.
+    func leafSearch(_ key: UnsafeRawBufferPointer) throws -> (index: Int, found: Bool) {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let c = compareBytes(try leafKey(mid), key)
+            if c == 0 { return (mid, true) }
+            if c < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return (lo, false)
+    }
+
+    /// Branch: the child whose range holds `key` (the last with separator <= key; child 0
+    /// takes everything below separator 1).
+    func childIndex(_ key: UnsafeRawBufferPointer) throws -> Int {
+        let n = count
+        guard n > 0 else { throw CorruptNode(ref: ref, detail: "branch node with no children") }
+        var lo = 1, hi = n
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if compareBytes(try branchKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return lo - 1
+    }
+}
+
+/// Writes a page header into a freshly built page buffer, checksum last.
+enum PageHeader {
+    static func fill(_ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64) {
+        p.setU8(kind.rawValue, at: 8)
+        p.setU8(0, at: 9)
+        p.setU16(UInt16(count), at: 10)
+        p.setU32(UInt32(span), at: 12)
+        p.setU64(version, at: 16)
+        p.setU64(extra, at: 24)
+    }
+
+    static func seal(_ p: UnsafeMutableRawBufferPointer) {
+        let sum = Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[8...]))
+        p.setU64(sum, at: 0)
+    }
+
+    static func checksumMatches(_ raw: UnsafeRawBufferPointer) -> Bool {
+        raw.count >= Layout.pageHeaderSize
+            && raw.u64(0) == Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]))
+    }
+}

@@ -1,0 +1,226 @@
+/// What a transaction knows of one table: its tree root and entry count as of this
+/// transaction, and its key and value kinds.
+final class TableState {
+    var root: Child?
+    var count: UInt64
+    let keyKind: KeyKind
+    let valueKind: ValueKind
+    var dirty = false
+
+    init(root: Child?, count: UInt64, keyKind: KeyKind, valueKind: ValueKind) {
+        self.root = root
+        self.count = count
+        self.keyKind = keyKind
+        self.valueKind = valueKind
+    }
+
+    convenience init(_ r: TableRecord) {
+        self.init(root: r.root == 0 ? nil : .page(r.root), count: r.count, keyKind: r.keyKind, valueKind: r.valueKind)
+    }
+}
+
+public struct TableInfo: Sendable, Equatable {
+    public let name: String
+    public let keyKind: KeyKind
+    public let valueKind: ValueKind
+    public let count: Int
+}
+
+/// What read and write transactions share: table lookup through the catalog, reads, scans.
+public class Transaction {
+    public let db: Database
+    var pages: PageSource
+    var catalogRoot: Child?
+    var tables: [String: TableState] = [:]
+    var isActive = true
+
+    init(db: Database, pages: PageSource, catalogRoot: UInt64) {
+        self.db = db
+        self.pages = pages
+        self.catalogRoot = catalogRoot == 0 ? nil : .page(catalogRoot)
+    }
+
+    /// The version this transaction reads (for a write: the version it will commit).
+    public var version: UInt64 { 0 }
+
+    func ensureActive() throws { guard isActive else { throw EngineError.transactionClosed } }
+
+    func state(_ name: String) throws -> TableState {
+        try ensureActive()
+        if let s = tables[name] { return s }
+        guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
+            throw EngineError.tableNotFound(name)
+        }
+        let s = TableState(try TableRecord.decode(raw, table: name))
+        tables[name] = s
+        return s
+    }
+
+    /// Names of all tables, in byte order.
+    public func tableNames() throws -> [String] {
+        try db.guarded {
+            try ensureActive()
+            var names: [String] = []
+            try Tree.scan(catalogRoot, from: nil, to: nil, reverse: false, pages: pages) { k, _ in
+                names.append(String(decoding: k, as: UTF8.self))
+                return true
+            }
+            return names
+        }
+    }
+
+    public func tableInfo(_ name: String) throws -> TableInfo? {
+        try db.guarded {
+            do {
+                let s = try state(name)
+                return TableInfo(name: name, keyKind: s.keyKind, valueKind: s.valueKind, count: Int(s.count))
+            } catch EngineError.tableNotFound {
+                return nil
+            }
+        }
+    }
+
+    /// A typed handle on an existing table; its kinds must match `K` and `V`.
+    public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
+        try db.guarded {
+            let s = try state(name)
+            try Transaction.checkKinds(name, s, K.self, V.self)
+            return Table(tx: self, name: name)
+        }
+    }
+
+    static func checkKinds<K: KeyCodable, V: ValueCodable>(_ name: String, _ s: TableState, _: K.Type, _: V.Type) throws {
+        guard s.keyKind == K.keyKind, s.valueKind == V.valueKind else {
+            throw EngineError.tableTypeMismatch(
+                table: name, expected: "\(K.keyKind) keys and \(V.valueKind) values",
+                found: "\(s.keyKind) keys and \(s.valueKind) values")
+        }
+    }
+
+    // MARK: Untyped access, for tools that learn a table's kinds at run time.
+
+    public func get(table: String, key: [UInt8]) throws -> [UInt8]? {
+        try db.guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
+    }
+
+    public func count(table: String) throws -> Int {
+        try db.guarded { Int(try state(table).count) }
+    }
+
+    /// Visits keys in [from, to) in order (or reverse order); `body` returns false to stop.
+    /// The bytes are borrowed from the snapshot and valid only during the call.
+    public func scan(
+        table: String, from: [UInt8]? = nil, to: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try db.guarded {
+            try Tree.scan(try state(table).root, from: from, to: to, reverse: reverse, pages: pages, body)
+        }
+    }
+
+    public func put(table: String, key: [UInt8], value: [UInt8]) throws {
+        throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
+    }
+
+    @discardableResult
+    public func delete(table: String, key: [UInt8]) throws -> Bool {
+        throw EngineError.invalidArgument("cannot delete from table '\(table)' in a read transaction")
+    }
+}
+
+/// A snapshot of one committed version. It never changes, whatever writers commit, until
+/// `refresh()` moves it to the newest version. End it (or drop it) to release its pin.
+public final class ReadTransaction: Transaction {
+    var snapshot: Snapshot
+
+    init(db: Database, snapshot: Snapshot) {
+        self.snapshot = snapshot
+        super.init(db: db, pages: snapshot.pages, catalogRoot: snapshot.meta.catalogRoot)
+    }
+
+    deinit { end() }
+
+    public override var version: UInt64 { snapshot.version }
+
+    /// Moves to the newest committed version.
+    public func refresh() throws {
+        try ensureActive()
+        let next = try db.currentSnapshot(pin: true)
+        db.readers.unpin(snapshot.version)
+        snapshot = next
+        pages = next.pages
+        catalogRoot = next.meta.catalogRoot == 0 ? nil : .page(next.meta.catalogRoot)
+        tables = [:]
+    }
+
+    public func end() {
+        guard isActive else { return }
+        isActive = false
+        db.readers.unpin(snapshot.version)
+    }
+}
+
+/// Keeps one version readable (its pages are not reused) until released or dropped. Pass it
+/// to other threads and read it there with `Database.read(_:_:)`, as with Realm's
+/// ThreadSafeReference.
+public final class PinnedVersion: @unchecked Sendable {
+    let db: Database
+    private let lock = Lock()
+    private var held: Snapshot?
+
+    init(db: Database, snapshot: Snapshot) {
+        self.db = db
+        held = snapshot
+    }
+
+    deinit { release() }
+
+    var snapshot: Snapshot? { lock.withLock { held } }
+
+    public var version: UInt64? { snapshot?.version }
+
+    public func release() {
+        let s: Snapshot? = lock.withLock { let s = held; held = nil; return s }
+        if let s { db.readers.unpin(s.version) }
+    }
+}
+
+/// A typed view of one table inside a transaction.
+public struct Table<K: KeyCodable, V: ValueCodable> {
+    let tx: Transaction
+    public let name: String
+
+    public func get(_ key: K) throws -> V? {
+        guard let b = try tx.get(table: name, key: key.keyBytes) else { return nil }
+        return try tx.db.guarded { try b.withUnsafeBytes { try V(valueBytes: $0) } }
+    }
+
+    public func put(_ key: K, _ value: V) throws {
+        try tx.put(table: name, key: key.keyBytes, value: value.valueBytes)
+    }
+
+    @discardableResult
+    public func delete(_ key: K) throws -> Bool {
+        try tx.delete(table: name, key: key.keyBytes)
+    }
+
+    public func count() throws -> Int { try tx.count(table: name) }
+
+    /// Visits entries with keys in [from, to); `body` returns false to stop.
+    public func scan(from: K? = nil, to: K? = nil, reverse: Bool = false, _ body: (K, V) throws -> Bool) throws {
+        try tx.scan(table: name, from: from?.keyBytes, to: to?.keyBytes, reverse: reverse) { k, v in
+            try body(try K(keyBytes: k), try V(valueBytes: v))
+        }
+    }
+
+    /// Entries with keys in [from, to), at most `limit` of them.
+    public func entries(from: K? = nil, to: K? = nil, reverse: Bool = false, limit: Int = .max) throws -> [(key: K, value: V)] {
+        var out: [(key: K, value: V)] = []
+        guard limit > 0 else { return out }
+        try scan(from: from, to: to, reverse: reverse) { k, v in
+            out.append((k, v))
+            return out.count < limit
+        }
+        return out
+    }
+}

@@ -1,0 +1,147 @@
+/// Reads of one B+tree, whether its nodes are pages of a committed version or nodes a
+/// writer has copied into memory. Keys are byte strings in `compareBytes` order.
+enum Tree {
+    /// Deeper than this, a tree must be a cycle in a damaged file.
+    static let maxDepth = 64
+
+    static func get(_ root: Child?, key: [UInt8], pages: PageSource) throws -> [UInt8]? {
+        guard var c = root else { return nil }
+        for _ in 0..<maxDepth {
+            switch c {
+            case .dirty(let n):
+                if n.isLeaf {
+                    let (i, found) = n.search(key)
+                    return found ? try resolve(n.values[i], pages: pages) : nil
+                }
+                c = n.children[n.childIndex(key)]
+            case .page(let ref):
+                let p = try pages.page(ref)
+                let next: UInt64? = try key.withUnsafeBytes { kb in
+                    switch try p.kind() {
+                    case .leaf:
+                        return nil
+                    case .branch:
+                        return try p.branchChild(p.childIndex(kb))
+                    default:
+                        throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+                    }
+                }
+                guard let next else {
+                    return try key.withUnsafeBytes { kb in
+                        let (i, found) = try p.leafSearch(kb)
+                        guard found else { return nil }
+                        return try resolve(p.leafValue(i), pages: pages)
+                    }
+                }
+                c = .page(next)
+            }
+        }
+        throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
+    }
+
+    static func resolve(_ v: LeafValue, pages: PageSource) throws -> [UInt8] {
+        switch v {
+        case .inline(let b), .large(let b): return b
+        case .overflow(let r, let len): return Array(try pages.overflowValue(ref: r, length: len))
+        }
+    }
+
+    static func resolve(_ v: StoredValue, pages: PageSource) throws -> [UInt8] {
+        switch v {
+        case .inline(let b): return Array(b)
+        case .overflow(let r, let len): return Array(try pages.overflowValue(ref: r, length: len))
+        }
+    }
+
+    /// In-order walk of keys in [from, to), forward or backward. `body` returns false to stop.
+    /// Keys and values are handed out as borrowed bytes, valid only during the call.
+    static func scan(
+        _ root: Child?, from: [UInt8]?, to: [UInt8]?, reverse: Bool, pages: PageSource,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard let root else { return }
+        _ = try visit(root, depth: 0, from: from, to: to, reverse: reverse, pages: pages, body)
+    }
+
+    private static func inRange(_ k: UnsafeRawBufferPointer, from: [UInt8]?, to: [UInt8]?) -> (aboveFrom: Bool, belowTo: Bool) {
+        let a = from.map { f in f.withUnsafeBytes { compareBytes(k, $0) >= 0 } } ?? true
+        let b = to.map { t in t.withUnsafeBytes { compareBytes(k, $0) < 0 } } ?? true
+        return (a, b)
+    }
+
+    private static func visit(
+        _ c: Child, depth: Int, from: [UInt8]?, to: [UInt8]?, reverse: Bool, pages: PageSource,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
+        guard depth < maxDepth else { throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)") }
+        switch c {
+        case .dirty(let n):
+            if n.isLeaf {
+                let indices = reverse ? Array((0..<n.keys.count).reversed()) : Array(0..<n.keys.count)
+                for i in indices {
+                    let go: Bool = try n.keys[i].withUnsafeBytes { kb in
+                        let (above, below) = inRange(kb, from: from, to: to)
+                        if !above { return reverse ? false : true }  // before the range
+                        if !below { return reverse ? true : false }  // after the range
+                        switch n.values[i] {
+                        case .inline(let v), .large(let v): return try v.withUnsafeBytes { try body(kb, $0) }
+                        case .overflow(let r, let len): return try body(kb, try pages.overflowValue(ref: r, length: len))
+                        }
+                    }
+                    if !go { return false }
+                }
+                return true
+            }
+            let lo = from.map { n.childIndex($0) } ?? 0
+            let hi = to.map { n.childIndex($0) } ?? (n.children.count - 1)
+            if lo > hi { return true }
+            for i in (reverse ? Array((lo...hi).reversed()) : Array(lo...hi)) {
+                if !(try visit(n.children[i], depth: depth + 1, from: from, to: to, reverse: reverse, pages: pages, body)) { return false }
+            }
+            return true
+        case .page(let ref):
+            let p = try pages.page(ref)
+            switch try p.kind() {
+            case .leaf:
+                let n = p.count
+                var i: Int
+                if reverse {
+                    i = try to.map { t in try t.withUnsafeBytes { try p.leafSearch($0).index } } ?? n
+                    i -= 1
+                    while i >= 0 {
+                        let k = try p.leafKey(i)
+                        if !inRange(k, from: from, to: to).aboveFrom { return false }
+                        if !(try body(k, try valueBytes(p.leafValue(i), pages))) { return false }
+                        i -= 1
+                    }
+                } else {
+                    i = try from.map { f in try f.withUnsafeBytes { try p.leafSearch($0).index } } ?? 0
+                    while i < n {
+                        let k = try p.leafKey(i)
+                        if !inRange(k, from: from, to: to).belowTo { return false }
+                        if !(try body(k, try valueBytes(p.leafValue(i), pages))) { return false }
+                        i += 1
+                    }
+                }
+                return true
+            case .branch:
+                let lo = try from.map { f in try f.withUnsafeBytes { try p.childIndex($0) } } ?? 0
+                let hi = try to.map { t in try t.withUnsafeBytes { try p.childIndex($0) } } ?? (p.count - 1)
+                if lo > hi { return true }
+                for i in (reverse ? Array((lo...hi).reversed()) : Array(lo...hi)) {
+                    if !(try visit(.page(try p.branchChild(i)), depth: depth + 1, from: from, to: to, reverse: reverse, pages: pages, body)) { return false }
+                }
+                return true
+            default:
+                throw CorruptNode(ref: ref, detail: "expected a tree node, found a \(try p.kind().name) node")
+            }
+        }
+    }
+
+    private static func valueBytes(_ v: StoredValue, _ pages: PageSource) throws -> UnsafeRawBufferPointer {
+        switch v {
+        case .inline(let b): return b
+        case .overflow(let r, let len): return try pages.overflowValue(ref: r, length: len)
+        }
+    }
+}

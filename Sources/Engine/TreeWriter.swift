@@ -1,0 +1,173 @@
+/// Copy-on-write changes to B+trees within one write transaction. A node of the base version
+/// is copied into memory the first time the writer touches it, and its page is recorded as
+/// freed by this version; nothing is written to the file until commit.
+final class TreeWriter {
+    let pages: PageSource
+    /// Extents (first page number, page count) of the base version this transaction no longer
+    /// reaches.
+    private(set) var freed: [(start: UInt64, count: UInt64)] = []
+
+    init(pages: PageSource) { self.pages = pages }
+
+    func free(ref: UInt64, pages count: Int) {
+        freed.append((ref / UInt64(Layout.pageSize), UInt64(count)))
+    }
+
+    private func freeValue(_ v: LeafValue) throws {
+        if case .overflow(let r, _) = v {
+            free(ref: r, pages: try pages.page(r).span)
+        }
+    }
+
+    func materialize(_ c: inout Child) throws -> DirtyNode {
+        switch c {
+        case .dirty(let n): return n
+        case .page(let ref):
+            let n = try DirtyNode.decode(try pages.page(ref))
+            free(ref: ref, pages: 1)
+            c = .dirty(n)
+            return n
+        }
+    }
+
+    /// Inserts or replaces. Returns true when the key is new.
+    func put(_ root: inout Child?, key: [UInt8], value: LeafValue) throws -> Bool {
+        guard var r = root else {
+            root = .dirty(DirtyNode(leafKeys: [key], values: [value]))
+            return true
+        }
+        let (inserted, split) = try insert(&r, key: key, value: value, depth: 0)
+        if let right = split {
+            let left: Child = r
+            r = .dirty(DirtyNode(branchKeys: [[], right.keys[0]], children: [left, .dirty(right)]))
+        }
+        root = r
+        return inserted
+    }
+
+    private func insert(_ c: inout Child, key: [UInt8], value: LeafValue, depth: Int) throws -> (Bool, DirtyNode?) {
+        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
+        let node = try materialize(&c)
+        if node.isLeaf {
+            let (i, found) = node.search(key)
+            if found {
+                try freeValue(node.values[i])
+                node.size -= node.cellSize(i)
+                node.values[i] = value
+                node.size += node.cellSize(i)
+            } else {
+                node.keys.insert(key, at: i)
+                node.values.insert(value, at: i)
+                node.size += node.cellSize(i)
+            }
+            let split = node.overflows ? node.split(appending: !found && i == node.keys.count - 1) : nil
+            return (!found, split)
+        }
+        let i = node.childIndex(key)
+        let (inserted, childSplit) = try insert(&node.children[i], key: key, value: value, depth: depth + 1)
+        if let right = childSplit {
+            node.keys.insert(right.keys[0], at: i + 1)
+            node.children.insert(.dirty(right), at: i + 1)
+            node.size += node.cellSize(i + 1)
+        }
+        let split = node.overflows ? node.split(appending: i + 1 == node.keys.count - 1) : nil
+        return (inserted, split)
+    }
+
+    /// Removes `key`. Returns false (and copies nothing) when it is absent.
+    func delete(_ root: inout Child?, key: [UInt8]) throws -> Bool {
+        guard var r = root, try Tree.get(r, key: key, pages: pages) != nil else { return false }
+        try remove(&r, key: key)
+        // Shrink the root: an empty tree has no root; a branch with one child is that child.
+        while case .dirty(let n) = r {
+            if n.keys.isEmpty { root = nil; return true }
+            if !n.isLeaf && n.children.count == 1 { r = n.children[0]; continue }
+            break
+        }
+        root = r
+        return true
+    }
+
+    private func remove(_ c: inout Child, key: [UInt8]) throws {
+        let node = try materialize(&c)
+        if node.isLeaf {
+            let (i, found) = node.search(key)
+            guard found else { return }
+            try freeValue(node.values[i])
+            node.size -= node.cellSize(i)
+            node.keys.remove(at: i)
+            node.values.remove(at: i)
+            return
+        }
+        let i = node.childIndex(key)
+        try remove(&node.children[i], key: key)
+        try rebalance(node, at: i)
+    }
+
+    /// After a removal below `parent.children[i]`: drop the child if empty, or merge it with a
+    /// sibling when it is under a quarter full and both fit in one node.
+    private func rebalance(_ parent: DirtyNode, at i: Int) throws {
+        guard case .dirty(let child) = parent.children[i] else { return }
+        if child.keys.isEmpty {
+            parent.size -= parent.cellSize(i)
+            parent.keys.remove(at: i)
+            parent.children.remove(at: i)
+            return
+        }
+        guard child.size < Layout.nodeCapacity / 4, parent.children.count > 1 else { return }
+        let l = i > 0 ? i - 1 : i
+        let r = l + 1
+        guard try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= Layout.nodeCapacity else { return }
+        let left = try materialize(&parent.children[l])
+        let right = try materialize(&parent.children[r])
+        if !right.isLeaf { right.keys[0] = parent.keys[r]; right.recomputeSize() }
+        guard left.size + right.size <= Layout.nodeCapacity else { return }
+        left.keys += right.keys
+        if left.isLeaf { left.values += right.values } else { left.children += right.children }
+        left.size += right.size
+        parent.size -= parent.cellSize(r)
+        parent.keys.remove(at: r)
+        parent.children.remove(at: r)
+    }
+
+    private func approximateSize(_ c: Child) throws -> Int {
+        switch c {
+        case .dirty(let n): return n.size
+        case .page(let ref):
+            let p = try pages.page(ref)
+            let n = p.count
+            guard n > 0 else { return 0 }
+            // Cells are packed from the page end, the last cell lowest.
+            let lowest = Int(p.raw.u16(Layout.pageHeaderSize + 2 * (n - 1)))
+            return Layout.pageSize - min(lowest, Layout.pageSize) + 2 * n
+        }
+    }
+
+    /// Frees every page of a tree (for a dropped table).
+    func freeAll(_ root: Child?) throws {
+        guard let root else { return }
+        try freeSubtree(root, depth: 0)
+    }
+
+    private func freeSubtree(_ c: Child, depth: Int) throws {
+        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
+        switch c {
+        case .dirty(let n):
+            if n.isLeaf { for v in n.values { try freeValue(v) } }
+            else { for ch in n.children { try freeSubtree(ch, depth: depth + 1) } }
+        case .page(let ref):
+            let p = try pages.page(ref)
+            free(ref: ref, pages: 1)
+            switch try p.kind() {
+            case .leaf:
+                for i in 0..<p.count {
+                    if case .overflow(let r, _) = try p.leafValue(i) { free(ref: r, pages: try pages.page(r).span) }
+                }
+            case .branch:
+                for i in 0..<p.count { try freeSubtree(.page(try p.branchChild(i)), depth: depth + 1) }
+            default:
+                throw CorruptNode(ref: ref, detail: "expected a tree node")
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import XCTest
+@testable import Engine
+
+/// Random put/delete/commit/rollback/reopen sequences checked against an in-memory model.
+final class ModelTests: XCTestCase {
+    struct Rollback: Error {}
+
+    func testBasicRoundTrip() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("a.fief"))
+        try db.write { tx in
+            let t = try tx.createTable("t", key: Int64.self, value: String.self)
+            try t.put(1, "one")
+            try t.put(2, "two")
+        }
+        try db.read { tx in
+            let t = try tx.table("t", key: Int64.self, value: String.self)
+            XCTAssertEqual(try t.get(1), "one")
+            XCTAssertEqual(try t.get(2), "two")
+            XCTAssertNil(try t.get(3))
+            XCTAssertEqual(try t.count(), 2)
+        }
+    }
+
+    func testRandomOperationsMatchModel() throws {
+        let seed = testSeed("model", default: 20261122)
+        for round in 0..<6 {
+            var rng = SeededRandom(seed: seed &+ UInt64(round))
+            try runModel(rng: &rng, steps: 40, opsPerTx: round % 2 == 0 ? 400 : 60, keySpace: round % 2 == 0 ? 20_000 : 600)
+        }
+    }
+
+    func runModel(rng: inout SeededRandom, steps: Int, opsPerTx: Int, keySpace: Int64) throws {
+        let dir = TempDir()
+        let path = dir.file("m.fief")
+        var db: Database? = try Database(path: path)
+        var model: [Int64: [UInt8]] = [:]
+        try db!.write { tx in _ = try tx.createTable("t", key: Int64.self, value: [UInt8].self) }
+        for _ in 0..<steps {
+            let roll = Int.random(in: 0..<10, using: &rng)
+            if roll == 0 {
+                db = nil
+                db = try Database(path: path)
+                continue
+            }
+            var next = model
+            let rollback = roll == 1
+            var localRng = rng
+            do {
+                try db!.write { tx in
+                    let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
+                    for _ in 0..<opsPerTx {
+                        let k = Int64.random(in: 0..<keySpace, using: &localRng)
+                        if Int.random(in: 0..<3, using: &localRng) == 0 {
+                            let removed = try t.delete(k)
+                            XCTAssertEqual(removed, next.removeValue(forKey: k) != nil)
+                        } else {
+                            let big = Int.random(in: 0..<50, using: &localRng) == 0
+                            let len = big ? Int.random(in: 2000..<20_000, using: &localRng) : Int.random(in: 0..<60, using: &localRng)
+                            let v = [UInt8](repeating: UInt8(truncatingIfNeeded: k &+ Int64(len)), count: len)
+                            try t.put(k, v)
+                            next[k] = v
+                        }
+                    }
+                    XCTAssertEqual(try t.count(), next.count)
+                    if rollback { throw Rollback() }
+                }
+            } catch is Rollback {}
+            rng = localRng
+            if !rollback { model = next }
+            try verify(db!, model)
+        }
+        let report = try db!.check()
+        XCTAssertTrue(report.isSound, report.problems.joined(separator: "\n"))
+    }
+
+    func verify(_ db: Database, _ model: [Int64: [UInt8]]) throws {
+        try db.read { tx in
+            let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
+            XCTAssertEqual(try t.count(), model.count)
+            let all = try t.entries()
+            XCTAssertEqual(all.map(\.key), model.keys.sorted())
+            for (k, v) in all where model[k] != v { XCTFail("key \(k): value differs") }
+            let back = try t.entries(reverse: true)
+            XCTAssertEqual(back.map(\.key), model.keys.sorted().reversed())
+            let keys = model.keys.sorted()
+            if keys.count > 10 {
+                let lo = keys[keys.count / 4], hi = keys[keys.count / 2]
+                let range = try t.entries(from: lo, to: hi)
+                XCTAssertEqual(range.map(\.key), keys.filter { $0 >= lo && $0 < hi })
+                let rrange = try t.entries(from: lo, to: hi, reverse: true)
+                XCTAssertEqual(rrange.map(\.key), keys.filter { $0 >= lo && $0 < hi }.reversed())
+            }
+        }
+    }
+}
