@@ -105,25 +105,32 @@ extension WriteTransaction {
             if n.isLeaf {
                 for i in n.values.indices {
                     if case .large(let bytes) = n.values[i] {
-                        n.values[i] = .overflow(ref: try writeOverflow(bytes, &out), length: bytes.count)
+                        n.values[i] = .overflow(ref: try NodeWriter.overflow(bytes, version: version, &freeList, &out), length: bytes.count)
                     }
                 }
             } else {
                 refs.reserveCapacity(n.children.count)
                 for ch in n.children { refs.append(try writeTree(ch, &out)) }
             }
-            let page = freeList.allocate(1)
-            var buf = [UInt8](repeating: 0, count: Layout.pageSize)
-            buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: refs) }
-            try out.add(page: page, buf)
-            let ref = page * UInt64(Layout.pageSize)
-            return ref
+            return try NodeWriter.node(n, childRefs: refs, version: version, &freeList, &out)
         }
     }
+}
 
-    private func writeOverflow(_ bytes: [UInt8], _ out: inout PageWriter) throws -> UInt64 {
+/// Puts nodes and overflow values into newly allocated pages. Shared by commits and by
+/// compacted copies.
+enum NodeWriter {
+    static func node(_ n: DirtyNode, childRefs: [UInt64], version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+        let page = alloc.allocate(1)
+        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+        buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: childRefs) }
+        try out.add(page: page, buf)
+        return page * UInt64(Layout.pageSize)
+    }
+
+    static func overflow(_ bytes: [UInt8], version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let span = Layout.pages(forBytes: Layout.pageHeaderSize + bytes.count)
-        let start = freeList.allocate(span)
+        let start = alloc.allocate(span)
         var buf = [UInt8](repeating: 0, count: span * Layout.pageSize)
         buf.withUnsafeMutableBytes { p in
             PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))

@@ -38,10 +38,10 @@ struct Snapshot {
 public final class Database: @unchecked Sendable {
     public let path: String
     public let options: DatabaseOptions
-    let file: DatabaseFile
+    private var openFile: DatabaseFile
     let lockFile: LockFile
     let readers: ReaderTable
-    let fileID: String
+    private(set) var fileID: String
 
     private let state = Lock()
     private var mapping: Mapping
@@ -68,14 +68,36 @@ public final class Database: @unchecked Sendable {
             readers = ReaderTable(lockFile: lockFile)
             mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: size)
             knownSize = size
-            self.file = file
+            openFile = file
         } catch {
             file.close()
             throw error
         }
     }
 
-    deinit { file.close() }
+    deinit { openFile.close() }
+
+    /// The descriptor of the database file (it changes only when `compact` swaps files).
+    var file: DatabaseFile { state.withLock { openFile } }
+
+    /// After `compact` renamed a new file over the path: use it from now on. Snapshots taken
+    /// before keep the old mapping, and with it the old file, alive until they end.
+    func reopenFile() throws {
+        let f = try DatabaseFile.open(path: path, writable: true)
+        let (_, _, size) = try Recovery.validate(f)
+        let m = try Mapping(fd: f.fd.rawValue, path: path, covering: size)
+        var st = stat()
+        fstat(f.fd.rawValue, &st)
+        let old: DatabaseFile = state.withLock {
+            let old = openFile
+            openFile = f
+            mapping = m
+            knownSize = size
+            fileID = "\(st.st_dev):\(st.st_ino)"
+            return old
+        }
+        old.close()
+    }
 
     /// Writes a new, empty database atomically: built in a temporary file, synced, then
     /// linked into place, so no process ever sees a half-made file under `path`.
@@ -166,7 +188,7 @@ public final class Database: @unchecked Sendable {
             try ensureFileCovers(limit)
             let covering: Mapping = try state.withLock {
                 if UInt64(mapping.length) < limit {
-                    mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: limit)
+                    mapping = try Mapping(fd: openFile.fd.rawValue, path: path, covering: limit)
                 }
                 return mapping
             }
@@ -220,25 +242,44 @@ public final class Database: @unchecked Sendable {
     /// returns (durably, under `.full`, before `write` returns); rolls back if it throws.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        try asWriter {
+            if let reason = state.withLock({ poisoned }) {
+                throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
+            }
+            let base = try currentSnapshot(pin: false)
+            var minLive = base.version
+            if let oldest = try readers.oldestPinned() { minLive = min(minLive, oldest) }
+            let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
+            defer { tx.end() }
+            let result = try guarded { try body(tx) }
+            try guarded { try tx.commit() }
+            return result
+        }
+    }
+
+    /// Holds the writer role (this thread, this handle, every process) while `body` runs.
+    func asWriter<T>(_ body: () throws -> T) throws -> T {
         let me = pthread_self()
-        guard !WriterRegistry.isWriting(fileID, thread: me) else { throw EngineError.nestedWrite }
+        let id = state.withLock { fileID }
+        guard !WriterRegistry.isWriting(id, thread: me) else { throw EngineError.nestedWrite }
         writeLock.lock()
         defer { writeLock.unlock() }
         try lockFile.lockWriter()
         defer { lockFile.unlockWriter() }
-        WriterRegistry.set(fileID, thread: me)
-        defer { WriterRegistry.clear(fileID) }
-        if let reason = state.withLock({ poisoned }) {
-            throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
+        WriterRegistry.set(id, thread: me)
+        defer { WriterRegistry.clear(id) }
+        return try body()
+    }
+
+    /// As writer, and as the only open handle on the file.
+    func exclusiveWrite<T>(_ body: () throws -> T) throws -> T {
+        try asWriter {
+            guard try lockFile.tryExclusiveOpen() else {
+                throw EngineError.databaseInUse(path: path, detail: "another handle or process has it open")
+            }
+            defer { try? lockFile.shareOpen() }
+            return try body()
         }
-        let base = try currentSnapshot(pin: false)
-        var minLive = base.version
-        if let oldest = try readers.oldestPinned() { minLive = min(minLive, oldest) }
-        let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
-        defer { tx.end() }
-        let result = try guarded { try body(tx) }
-        try guarded { try tx.commit() }
-        return result
     }
 
     func poison(_ reason: String) { state.withLock { poisoned = reason } }

@@ -19,7 +19,7 @@ final class TableState {
     }
 }
 
-public struct TableInfo: Sendable, Equatable {
+public struct TableInfo: Sendable, Equatable, Encodable {
     public let name: String
     public let keyKind: KeyKind
     public let valueKind: ValueKind

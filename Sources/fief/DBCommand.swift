@@ -1,9 +1,255 @@
 import ArgumentParser
 import Engine
+import Foundation
 
 struct DBCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
-        abstract: "Inspect and edit Fief database files."
+        abstract: "Inspect and edit Fief database files.",
+        discussion: """
+            Keys and values are text by default. Give integers with --key-format int / \
+            --value-format int (tables created that way have int64 keys or values, and are read \
+            back as integers automatically), and raw bytes as hex with --key-format hex / \
+            --value-format hex (e.g. 00ff10). `put` creates the file and the table when missing; \
+            every other command on a missing file is an error.
+            """,
+        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self]
     )
+}
+
+/// How a key or value is written on the command line.
+enum Encoding: String, ExpressibleByArgument, CaseIterable {
+    case auto, text, int, hex
+}
+
+/// Prints an engine error as one line and exits 1, never a stack trace.
+func runDB(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as EngineError {
+        FileHandle.standardError.write(Data("fief: \(e.description)\n".utf8))
+        throw ExitCode(1)
+    } catch let e as CodecError {
+        FileHandle.standardError.write(Data("fief: \(e.message)\n".utf8))
+        throw ExitCode(2)
+    }
+}
+
+struct CodecError: Error { let message: String }
+
+enum Codec {
+    static func encode(_ text: String, as enc: Encoding, kind: KeyKind?, what: String) throws -> [UInt8] {
+        let effective: Encoding = enc == .auto ? (kind == .int64 ? .int : .text) : enc
+        if kind == .int64 && effective != .int {
+            throw CodecError(message: "this table has int64 \(what)s; give the \(what) as an integer")
+        }
+        switch effective {
+        case .int:
+            guard let n = Int64(text) else { throw CodecError(message: "\(what) '\(text)' is not a 64-bit integer") }
+            return kind == .bytes ? Array(text.utf8) : (what == "key" ? n.keyBytes : n.valueBytes)
+        case .hex:
+            var out: [UInt8] = []
+            var chars = Array(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text)
+            guard chars.count % 2 == 0 else { throw CodecError(message: "hex \(what) '\(text)' has an odd number of digits") }
+            while !chars.isEmpty {
+                guard let b = UInt8(String(chars[0..<2]), radix: 16) else { throw CodecError(message: "'\(text)' is not hex") }
+                out.append(b)
+                chars.removeFirst(2)
+            }
+            return out
+        case .text, .auto:
+            return Array(text.utf8)
+        }
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, kind: KeyKind, isKey: Bool, as enc: Encoding) -> String {
+        if kind == .int64 && bytes.count == 8 {
+            if let n = try? (isKey ? Int64(keyBytes: bytes) : Int64(valueBytes: bytes)) { return String(n) }
+        }
+        let printable = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7f || $0 >= 0x80 }
+        if enc != .hex, printable, let s = String(validating: Array(bytes), as: UTF8.self) { return s }
+        return "0x" + bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+struct DBStat: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
+    @Argument(help: "Database file.") var path: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            let s = try db.stats()
+            if json {
+                let enc = JSONEncoder()
+                enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try! enc.encode(s), as: UTF8.self))
+                return
+            }
+            print("file        \(path)")
+            print("version     \(s.version)")
+            print("select bit  \(s.select)")
+            for slot in s.slots {
+                print("slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  \(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")")
+            }
+            print("file size   \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) in use by the file)")
+            print("in use      \(s.bytesInUse) bytes")
+            print("free        \(s.bytesFree) bytes")
+            print("pinned      \(s.bytesPinned) bytes held for older versions")
+            print("versions    \(s.liveVersions) live\(s.oldestPinnedVersion.map { ", oldest pinned \($0)" } ?? "")")
+            print("tables      \(s.tables.count)")
+            for t in s.tables { print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)") }
+        }
+    }
+}
+
+struct DBCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
+    @Argument(help: "Database file.") var path: String
+
+    func run() throws {
+        var sound = true
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            let r = try db.check()
+            for n in r.notes { print("note: \(n)") }
+            if r.isSound {
+                print("\(path): sound. version \(r.version), \(r.pageCount) pages: \(r.reachablePages) reachable, \(r.freePages) free; \(r.tables.count) tables")
+            } else {
+                sound = false
+                print("\(path): \(r.problems.count) problem(s) in version \(r.version):")
+                for p in r.problems { print("  - \(p)") }
+            }
+        }
+        if !sound { throw ExitCode(1) }
+    }
+}
+
+struct KeyValueOptions: ParsableArguments {
+    @Option(help: "How keys are given: auto (the table's kind), text, int, hex.") var keyFormat: Encoding = .auto
+    @Option(help: "How values are given: auto, text, int, hex.") var valueFormat: Encoding = .auto
+}
+
+struct DBPut: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "put", abstract: "Store a value (creating the file and table when missing).")
+    @Argument(help: "Database file.") var path: String
+    @Argument var table: String
+    @Argument var key: String
+    @Argument var value: String
+    @OptionGroup var formats: KeyValueOptions
+
+    func run() throws {
+        try runDB {
+            let db = try Database(path: path)
+            try db.write { tx in
+                if try tx.tableInfo(table) == nil {
+                    try tx.createTable(table, keyKind: formats.keyFormat == .int ? .int64 : .bytes,
+                                       valueKind: formats.valueFormat == .int ? .int64 : .bytes)
+                }
+                let info = try tx.tableInfo(table)!
+                let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
+                let v = try Codec.encode(value, as: formats.valueFormat, kind: info.valueKind, what: "value")
+                try tx.put(table: table, key: k, value: v)
+            }
+        }
+    }
+}
+
+struct DBGet: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a value; exit 1 when the key is absent.")
+    @Argument(help: "Database file.") var path: String
+    @Argument var table: String
+    @Argument var key: String
+    @OptionGroup var formats: KeyValueOptions
+
+    func run() throws {
+        var found = true
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            try db.read { tx in
+                guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
+                let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
+                guard let v = try tx.get(table: table, key: k) else { found = false; return }
+                print(v.withUnsafeBytes { Codec.decode($0, kind: info.valueKind, isKey: false, as: formats.valueFormat) })
+            }
+        }
+        if !found {
+            FileHandle.standardError.write(Data("fief: no key '\(key)' in table '\(table)'\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct DBDelete: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "del", abstract: "Delete a key; exit 1 when it was absent.")
+    @Argument(help: "Database file.") var path: String
+    @Argument var table: String
+    @Argument var key: String
+    @OptionGroup var formats: KeyValueOptions
+
+    func run() throws {
+        var found = true
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            try db.write { tx in
+                guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
+                let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
+                found = try tx.delete(table: table, key: k)
+            }
+        }
+        if !found {
+            FileHandle.standardError.write(Data("fief: no key '\(key)' in table '\(table)'\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct DBScan: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "scan", abstract: "Print entries with keys in [--from, --to), one 'key<TAB>value' per line.")
+    @Argument(help: "Database file.") var path: String
+    @Argument var table: String
+    @Option(help: "First key (inclusive).") var from: String?
+    @Option(help: "End key (exclusive).") var to: String?
+    @Flag(help: "Newest key first.") var reverse = false
+    @Option(help: "Print at most this many entries.") var limit: Int?
+    @OptionGroup var formats: KeyValueOptions
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
+    }
+
+    func run() throws {
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            try db.read { tx in
+                guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
+                let f = try from.map { try Codec.encode($0, as: formats.keyFormat, kind: info.keyKind, what: "key") }
+                let t = try to.map { try Codec.encode($0, as: formats.keyFormat, kind: info.keyKind, what: "key") }
+                var n = 0
+                let max = limit ?? Int.max
+                if max == 0 { return }
+                try tx.scan(table: table, from: f, to: t, reverse: reverse) { k, v in
+                    print("\(Codec.decode(k, kind: info.keyKind, isKey: true, as: formats.keyFormat))\t\(Codec.decode(v, kind: info.valueKind, isKey: false, as: formats.valueFormat))")
+                    n += 1
+                    return n < max
+                }
+            }
+        }
+    }
+}
+
+struct DBCompact: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "compact", abstract: "Rewrite the file without free space (refused while others have it open).")
+    @Argument(help: "Database file.") var path: String
+
+    func run() throws {
+        try runDB {
+            let db = try Database(path: path, options: .init(create: false))
+            let before = try db.stats().fileSize
+            try db.compact()
+            let after = try db.stats().fileSize
+            print("\(path): \(before) -> \(after) bytes")
+        }
+    }
 }
