@@ -15,7 +15,9 @@ let package = Package(
     targets: [
         .target(
             name: "Engine",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            // Broken engine variants for the torture suite's self-test; never in release builds.
+            swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
         ),
         .systemLibrary(
             name: "CFuse3",

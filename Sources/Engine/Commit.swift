@@ -65,12 +65,15 @@ extension WriteTransaction {
         CrashArming.reach(.afterNodesWritten)
 
         let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
-        let target = base.select.other
+        let target = BrokenVariant.on(.topInActiveSlot) ? base.select : base.select.other
+        if BrokenVariant.on(.flipBeforeTop) {
+            try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
+        }
         try db.file.write(slot.encoded(), at: UInt64(Layout.slotOffsets[target.index]))
         CrashArming.reach(.afterTopWritten)
 
         let durable = db.options.durability == .full
-        if durable { try db.file.sync() }
+        if durable && !BrokenVariant.on(.noDataSync) { try db.file.sync() }
         CrashArming.reach(.afterDataSync)
 
         try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
@@ -111,6 +114,12 @@ extension WriteTransaction {
             } else {
                 refs.reserveCapacity(n.children.count)
                 for ch in n.children { refs.append(try writeTree(ch, &out)) }
+            }
+            if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
+                var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: refs) }
+                try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
+                return n.origin
             }
             return try NodeWriter.node(n, childRefs: refs, version: version, &freeList, &out)
         }

@@ -136,7 +136,12 @@ public final class Database: @unchecked Sendable {
 
     private func headerSlot() -> (SelectBit, TopSlot)? {
         let raw = UnsafeRawBufferPointer(start: mapping.base, count: Layout.pageSize)
-        guard let select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else { return nil }
+        guard var select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else { return nil }
+        if BrokenVariant.on(.readUncommitted) {
+            let other = TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[Layout.slotOffsets[select.other.index]..<(Layout.slotOffsets[select.other.index] + Layout.slotSize)]))
+            let mine = TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[Layout.slotOffsets[select.index]..<(Layout.slotOffsets[select.index] + Layout.slotSize)]))
+            if other.isSelfConsistent && other.version > mine.version { select = select.other }
+        }
         let o = Layout.slotOffsets[select.index]
         return (select, TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[o..<(o + Layout.slotSize)])))
     }
@@ -248,7 +253,7 @@ public final class Database: @unchecked Sendable {
             }
             let base = try currentSnapshot(pin: false)
             var minLive = base.version
-            if let oldest = try readers.oldestPinned() { minLive = min(minLive, oldest) }
+            if let oldest = try readers.oldestPinned(), !BrokenVariant.on(.reusePinned) { minLive = min(minLive, oldest) }
             let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
             defer { tx.end() }
             let result = try guarded { try body(tx) }

@@ -33,6 +33,8 @@ final class DirtyNode {
     var children: [Child]
     /// Serialized size of the cells, offset array included.
     var size: Int
+    /// The page this node was copied from (used only by the overwrite-in-place broken variant).
+    var origin: UInt64 = 0
 
     init(leafKeys keys: [[UInt8]], values: [LeafValue]) {
         isLeaf = true

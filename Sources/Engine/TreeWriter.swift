@@ -24,7 +24,8 @@ final class TreeWriter {
         case .dirty(let n): return n
         case .page(let ref):
             let n = try DirtyNode.decode(try pages.page(ref))
-            free(ref: ref, pages: 1)
+            n.origin = ref
+            if !BrokenVariant.on(.overwriteInPlace) { free(ref: ref, pages: 1) }
             c = .dirty(n)
             return n
         }

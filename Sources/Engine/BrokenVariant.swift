@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Deliberately broken engines, which exist only to prove that the crash, power-cut and
+/// isolation checkers catch real bugs. Selected with `FIEF_BROKEN=<name>`, and only in
+/// builds compiled with `-D FIEF_BROKEN_VARIANTS` (debug builds of this package); release
+/// builds never read the variable.
+public enum BrokenVariant: String, CaseIterable, Sendable {
+    /// No sync between writing the new nodes and slot and flipping the select bit.
+    case noDataSync = "no-data-sync"
+    /// The select bit is flipped before the new top ref is written (and made durable).
+    case flipBeforeTop = "flip-before-top"
+    /// The new top ref goes into the active slot; the select bit never moves.
+    case topInActiveSlot = "top-in-active-slot"
+    /// A changed node is written back over its own page instead of a free one.
+    case overwriteInPlace = "overwrite-in-place"
+    /// Freed pages are reused even while a pinned reader can still see them.
+    case reusePinned = "reuse-pinned"
+    /// Readers take the slot holding the highest version, flipped or not.
+    case readUncommitted = "read-uncommitted"
+
+    public static let environmentVariable = "FIEF_BROKEN"
+
+    #if FIEF_BROKEN_VARIANTS
+    static let active: BrokenVariant? = getenv(environmentVariable).flatMap { BrokenVariant(rawValue: String(cString: $0)) }
+    public static let available = true
+    #else
+    static let active: BrokenVariant? = nil
+    public static let available = false
+    #endif
+
+    @inline(__always) static func on(_ v: BrokenVariant) -> Bool {
+        #if FIEF_BROKEN_VARIANTS
+        return active == v
+        #else
+        return false
+        #endif
+    }
+}

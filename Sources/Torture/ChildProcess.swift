@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The `fief` executable, to run writers and readers as real processes that can be killed.
+public enum FiefExecutable {
+    public static func path() throws -> String {
+        if let p = ProcessInfo.processInfo.environment["FIEF_BIN"], access(p, X_OK) == 0 { return p }
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if (me as NSString).lastPathComponent == "fief" { return me }
+        // Under `swift test`, the test runner sits in the same build folder as `fief`.
+        var dir = (me as NSString).deletingLastPathComponent
+        for _ in 0..<4 {
+            let candidate = dir + "/fief"
+            if access(candidate, X_OK) == 0 { return candidate }
+            dir = (dir as NSString).deletingLastPathComponent
+        }
+        throw TortureError.spawn("cannot find the fief executable near \(me); build it (swift build) or set FIEF_BIN")
+    }
+}
+
+/// A child process of ours, with a way to kill it hard and learn how it ended.
+public final class ChildProcess {
+    public let process = Process()
+    public let label: String
+
+    public enum Ending: Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signaled(Int32)
+        public var description: String {
+            switch self {
+            case .exited(let c): return "exited with status \(c)"
+            case .signaled(let s): return "killed by signal \(s)"
+            }
+        }
+    }
+
+    public init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+        self.label = label
+        process.executableURL = URL(fileURLWithPath: try FiefExecutable.path())
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env[CrashPointEnvironment.name] = nil
+        for (k, v) in extra { env[k] = v }
+        process.environment = env
+        if let output {
+            FileManager.default.createFile(atPath: output, contents: nil)
+            let h = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardOutput = h
+            process.standardError = h
+        }
+        do { try process.run() } catch { throw TortureError.spawn("\(label): \(error)") }
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    public func kill9() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+
+    public func wait() -> Ending {
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
+    }
+
+    public var isRunning: Bool { process.isRunning }
+}
+
+enum CrashPointEnvironment {
+    static let name = "FIEF_CRASH_AT"
+}

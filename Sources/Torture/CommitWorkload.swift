@@ -1,0 +1,64 @@
+import Engine
+
+/// A single-writer workload whose state after commit k is known exactly: commit i applies
+/// changes derived only from (seed, i), and records i in the progress table in the same
+/// transaction. Replaying commits 1...k gives the state any recovered file must equal.
+public struct CommitWorkload: Sendable {
+    public let seed: UInt64
+    public static let dataTable = "data"
+    public static let progressTable = "progress"
+    public static let progressKey = "commit"
+    static let keySpace: Int64 = 400
+
+    public init(seed: UInt64) { self.seed = seed }
+
+    /// The puts (value) and deletes (nil) commit `i` makes. Values are mostly small, a few
+    /// large enough to need overflow extents.
+    public func changes(forCommit i: UInt64) -> [(key: Int64, value: [UInt8]?)] {
+        var rng = SeededRandom.derive(seed, i)
+        let n = Int.random(in: 1...24, using: &rng)
+        var out: [(Int64, [UInt8]?)] = []
+        for _ in 0..<n {
+            let key = Int64.random(in: 0..<CommitWorkload.keySpace, using: &rng)
+            if Int.random(in: 0..<5, using: &rng) == 0 {
+                out.append((key, nil))
+            } else {
+                let large = Int.random(in: 0..<40, using: &rng) == 0
+                let len = large ? Int.random(in: 3000...40_000, using: &rng) : Int.random(in: 1...120, using: &rng)
+                out.append((key, CommitWorkload.value(commit: i, key: key, length: len)))
+            }
+        }
+        return out
+    }
+
+    static func value(commit: UInt64, key: Int64, length: Int) -> [UInt8] {
+        let stamp = Array("\(commit):\(key);".utf8)
+        return (0..<length).map { stamp[$0 % stamp.count] }
+    }
+
+    /// Applies commit `i` inside `tx`.
+    public func apply(commit i: UInt64, in tx: WriteTransaction) throws {
+        let data = try tx.openTable(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self)
+        let progress = try tx.openTable(CommitWorkload.progressTable, key: String.self, value: Int64.self)
+        for (k, v) in changes(forCommit: i) {
+            if let v { try data.put(k, v) } else { try data.delete(k) }
+        }
+        try progress.put(CommitWorkload.progressKey, Int64(i))
+    }
+
+    /// The data table after commits 1...k.
+    public func expectedState(afterCommit k: UInt64) -> [Int64: [UInt8]] {
+        var state: [Int64: [UInt8]] = [:]
+        guard k > 0 else { return state }
+        for i in 1...k {
+            for (key, v) in changes(forCommit: i) { state[key] = v }
+        }
+        return state
+    }
+
+    /// The last commit the file holds (0 before the first).
+    public static func committed(in tx: Transaction) throws -> UInt64 {
+        guard try tx.tableInfo(progressTable) != nil else { return 0 }
+        return UInt64(try tx.table(progressTable, key: String.self, value: Int64.self).get(progressKey) ?? 0)
+    }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+
+/// One crash-and-recover cycle on a database that survives across cycles: start a writer
+/// process, let it die (at an armed crash point, or by SIGKILL after a seeded delay), then
+/// reopen the file and verify it against the oracle.
+public struct CrashCycle {
+    public let dbPath: String
+    public let oraclePath: String
+    public let workload: CommitWorkload
+    public let threads: Int
+    public let logPath: String?
+    /// Extra environment for the writer (e.g. FIEF_BROKEN to run a broken engine variant).
+    public var environment: [String: String] = [:]
+
+    public init(dbPath: String, oraclePath: String, seed: UInt64, threads: Int = 1, logPath: String? = nil) {
+        self.dbPath = dbPath
+        self.oraclePath = oraclePath
+        workload = CommitWorkload(seed: seed)
+        self.threads = threads
+        self.logPath = logPath
+    }
+
+    public struct Outcome: Sendable {
+        public var description: String
+        public var verdict: RecoveryVerdict
+        public var violations: [String] { verdict.violations }
+    }
+
+    func writerArguments(maxCommit: UInt64) -> [String] {
+        ["torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
+         "--threads", String(threads), "--max-commit", String(maxCommit)]
+    }
+
+    func committedNow() -> UInt64 {
+        guard let db = try? Database(path: dbPath, options: DatabaseOptions(create: false)) else { return 0 }
+        return (try? db.read { try CommitWorkload.committed(in: $0) }) ?? 0
+    }
+
+    /// The writer dies the `nth` time it reaches `point`. Single-threaded, the commit it was
+    /// making is known, so the exact version to expect is too.
+    public func crash(at point: CrashPoint, nth: Int) throws -> Outcome {
+        let before = committedNow()
+        let child = try ChildProcess(
+            arguments: writerArguments(maxCommit: before + UInt64(nth) + 3),
+            environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) { $1 },
+            output: logPath, label: "writer")
+        let ending = child.wait()
+        var verdict = RecoveryCheck.verify(dbPath: dbPath, oraclePath: oraclePath, workload: workload)
+        if ending != .signaled(SIGKILL) {
+            verdict.violations.append("writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there")
+        } else if threads == 1 {
+            let dying = before + UInt64(nth)
+            let expected = point.newVersionSurvivesProcessKill ? dying : dying - 1
+            if verdict.recoveredCommit != expected {
+                verdict.violations.append("killed at \(point.rawValue) during commit \(dying): expected commit \(expected) after recovery, found \(verdict.recoveredCommit)")
+            }
+        }
+        return Outcome(description: "crash at \(point.rawValue):\(nth) from commit \(before)", verdict: verdict)
+    }
+
+    /// The writer is SIGKILLed `delayMicros` after it starts.
+    public func kill(afterMicros delayMicros: UInt32) throws -> Outcome {
+        let before = committedNow()
+        let child = try ChildProcess(arguments: writerArguments(maxCommit: UInt64.max / 2), environment: environment, output: logPath, label: "writer")
+        usleep(delayMicros)
+        child.kill9()
+        let ending = child.wait()
+        var verdict = RecoveryCheck.verify(dbPath: dbPath, oraclePath: oraclePath, workload: workload)
+        if case .exited(let code) = ending, code != 0 {
+            verdict.violations.append("writer failed on its own before the kill (\(ending)); see its output")
+        }
+        return Outcome(description: "SIGKILL after \(delayMicros / 1000) ms from commit \(before)", verdict: verdict)
+    }
+}

@@ -1,0 +1,71 @@
+import Engine
+
+/// What a crash left behind, judged against the oracle: the file opens (top-pointer and
+/// select-bit recovery), `check()` passes, every acknowledged commit is present, the state is
+/// exactly the state after one commit k with last-acknowledged <= k <= last-attempted, and
+/// the version number agrees with k.
+public struct RecoveryVerdict: Sendable {
+    public var recoveredCommit: UInt64 = 0
+    public var version: UInt64 = 0
+    public var oracle = OracleLog.Summary()
+    public var violations: [String] = []
+    public var passed: Bool { violations.isEmpty }
+}
+
+public enum RecoveryCheck {
+    public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload) -> RecoveryVerdict {
+        var v = RecoveryVerdict()
+        do {
+            v.oracle = try OracleLog.read(oraclePath)
+        } catch {
+            v.violations.append("oracle log unreadable: \(error)")
+            return v
+        }
+        let db: Database
+        do {
+            db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        } catch EngineError.fileNotFound where v.oracle.lastAck == 0 {
+            return v  // died before creating the file, and nothing was acknowledged
+        } catch {
+            v.violations.append("database does not open after the crash: \(error)")
+            return v
+        }
+        do {
+            let report = try db.check()
+            for p in report.problems { v.violations.append("integrity: \(p)") }
+            try db.read { tx in
+                let k = try CommitWorkload.committed(in: tx)
+                v.recoveredCommit = k
+                v.version = tx.version
+                if k < v.oracle.lastAck {
+                    v.violations.append("durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
+                }
+                if k > v.oracle.lastIntent {
+                    v.violations.append("atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
+                }
+                if let acked = v.oracle.ackedVersions[k], acked != tx.version {
+                    v.violations.append("version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)")
+                } else if k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
+                    v.violations.append("version: commit \(k) should be version \(k + 1), the file says \(tx.version)")
+                }
+                let expected = workload.expectedState(afterCommit: k)
+                var found: [Int64: [UInt8]] = [:]
+                if try tx.tableInfo(CommitWorkload.dataTable) != nil {
+                    try tx.table(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self).scan { key, value in
+                        found[key] = value
+                        return true
+                    }
+                }
+                if found != expected {
+                    let missing = expected.keys.filter { found[$0] == nil }.sorted()
+                    let extra = found.keys.filter { expected[$0] == nil }.sorted()
+                    let differ = expected.keys.filter { found[$0] != nil && found[$0] != expected[$0] }.sorted()
+                    v.violations.append("atomicity: state is not the state after commit \(k): \(missing.count) keys missing \(missing.prefix(5)), \(extra.count) unexpected \(extra.prefix(5)), \(differ.count) with other values \(differ.prefix(5))")
+                }
+            }
+        } catch {
+            v.violations.append("reading the recovered file failed: \(error)")
+        }
+        return v
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+
+/// A reader process: pins a snapshot, fingerprints what it sees, announces itself in a
+/// ready file, then keeps re-reading the same snapshot while others write. Its view must
+/// never change.
+public struct SnapshotHolder {
+    public let dbPath: String
+    public let readyPath: String
+    public let seconds: Double
+
+    public init(dbPath: String, readyPath: String, seconds: Double) {
+        self.dbPath = dbPath
+        self.readyPath = readyPath
+        self.seconds = seconds
+    }
+
+    /// Returns false when the snapshot changed under the reader.
+    public func run() throws -> Bool {
+        let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        let tx = try db.beginRead()
+        defer { tx.end() }
+        let first = try Fingerprint.of(tx)
+        let ready = "ready \(tx.version) \(first)\n"
+        let tmp = readyPath + ".tmp"
+        FileManager.default.createFile(atPath: tmp, contents: Data(ready.utf8))
+        rename(tmp, readyPath)
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if try Fingerprint.of(tx) != first { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+}
+
+/// A digest of every table in a snapshot (FNV-1a over names, keys and values, in order).
+public enum Fingerprint {
+    public static func of(_ tx: Transaction) throws -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        func mix(_ b: UnsafeRawBufferPointer) {
+            for x in b { h = (h ^ UInt64(x)) &* 0x100_0000_01B3 }
+            h = (h ^ 0xFF) &* 0x100_0000_01B3
+        }
+        for name in try tx.tableNames() {
+            Array(name.utf8).withUnsafeBytes { mix($0) }
+            try tx.scan(table: name) { k, v in
+                mix(k)
+                mix(v)
+                return true
+            }
+        }
+        return h
+    }
+}

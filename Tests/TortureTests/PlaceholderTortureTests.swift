@@ -1,6 +1,0 @@
-import XCTest
-@testable import Torture
-
-final class TortureSmokeTests: XCTestCase {
-    func testModuleLinks() { XCTAssertNotNil(TortureModule.self) }
-}
