@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fief's main job: installs what is missing, builds the release binary, runs the default
+# torture suite and a short benchmark, and writes every report under ${FIEF_OUT:-fief-out}/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+swift build -c release
+bin="$(swift build -c release --show-bin-path)/fief"
+out="${FIEF_OUT:-fief-out}"
+mkdir -p "$out"
+status=0
+"$bin" torture run --scenario all --profile quick --out "$out/torture" || status=$?
+if "$bin" bench --help >/dev/null 2>&1; then
+  "$bin" bench --quick --out "$out/bench" || status=$?
+fi
+echo "reports: $out/torture (results.json, junit.xml, summary.md)$( [ -d "$out/bench" ] && echo ", $out/bench")"
+exit $status
