@@ -7,8 +7,111 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureWriter.self, TortureHoldSnapshot.self]
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self]
     )
+}
+
+extension TortureProfile: ExpressibleByArgument {}
+
+struct TortureRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run torture scenarios and write results.json, junit.xml and summary.md.",
+        discussion: """
+            Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite).
+            The seed is printed first; the same seed and scenario choose the same crash points, \
+            faults and operations. --shard K/N runs the K-th of N disjoint slices of the cycles, \
+            so a CI matrix can spread a soak over machines; merge the results with \
+            `fief report merge`. Exit status: 0 when no violation, 1 when any.
+            """
+    )
+
+    @Option(name: .long, help: "Scenario to run (repeatable, or comma-separated): \(Scenarios.all.map(\.name).joined(separator: ", ")), all.")
+    var scenario: [String] = ["all"]
+    @Option(help: "Seed for every random choice (default: a random one, printed).") var seed: UInt64?
+    @Option(help: "quick (~2 min), ci (~10 min) or soak (use with --duration).") var profile: TortureProfile = .quick
+    @Option(help: "Cycles per scenario (overrides the profile).") var cycles: Int?
+    @Option(help: "Run for this many seconds in all, split across scenarios (overrides cycles).") var duration: Double?
+    @Option(help: "Cycles to run at once.") var jobs: Int = 1
+    @Option(help: "Run slice K of N of the cycles, as K/N.") var shard: String = "1/1"
+    @Option(help: "Folder for results and artifacts.") var out: String = "fief-out/torture"
+    @Option(help: "Run writers on a deliberately broken engine (debug builds): \(BrokenVariant.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var broken: String?
+    @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+
+    func parsedShard() throws -> (Int, Int) {
+        let parts = shard.split(separator: "/").compactMap { Int($0) }
+        guard parts.count == 2, parts[1] >= 1, parts[0] >= 1, parts[0] <= parts[1] else {
+            throw ValidationError("--shard must be K/N with 1 <= K <= N, e.g. 2/8")
+        }
+        return (parts[0], parts[1])
+    }
+
+    func validate() throws {
+        _ = try parsedShard()
+        if let cycles, cycles < 1 { throw ValidationError("--cycles must be at least 1") }
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let broken {
+            guard BrokenVariant(rawValue: broken) != nil else {
+                throw ValidationError("unknown broken variant '\(broken)'; known: \(BrokenVariant.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard BrokenVariant.available else { throw ValidationError("--broken needs a debug build (release builds carry no broken variants)") }
+        }
+        if profile == .soak && duration == nil && cycles == nil { throw ValidationError("--profile soak needs --duration SECONDS (or --cycles)") }
+        let names = scenario.flatMap { $0.split(separator: ",").map(String.init) }
+        do { _ = try Scenarios.named(names) } catch { throw ValidationError("\(error)") }
+    }
+
+    func run() throws {
+        let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
+        print("fief torture: seed \(s) (rerun with --seed \(s))")
+        fflush(stdout)
+        var o = TortureOptions(seed: s)
+        o.profile = profile
+        o.scenarios = scenario.flatMap { $0.split(separator: ",").map(String.init) }
+        o.cycles = cycles
+        o.duration = duration
+        o.jobs = jobs
+        o.shard = try parsedShard()
+        o.out = out
+        o.broken = broken.flatMap(BrokenVariant.init(rawValue:))
+        o.onlyCycle = onlyCycle
+        let results: TortureResults
+        do {
+            results = try TortureRun(options: o).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        print("fief torture: \(results.passed ? "passed" : "FAILED") in \(String(format: "%.0f", results.durationSeconds)) s; results in \(out)/results.json, junit.xml, summary.md")
+        if !results.passed { throw ExitCode(1) }
+    }
+}
+
+struct TortureReproduce: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "reproduce", abstract: "Run a failed cycle again from its artifacts folder.")
+    @Argument(help: "An artifacts folder printed by a failed run (it holds cycle.json).") var dir: String
+    @Option(help: "Folder for the rerun's results.") var out: String?
+
+    func run() throws {
+        guard let data = FileManager.default.contents(atPath: dir + "/cycle.json"),
+              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
+            FileHandle.standardError.write(Data("fief: \(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run\n".utf8))
+            throw ExitCode(2)
+        }
+        print("fief torture reproduce: scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
+        print("originally: \(record.violations.prefix(3).joined(separator: "; "))")
+        var o = TortureOptions(seed: record.runSeed)
+        o.profile = TortureProfile(rawValue: record.profile) ?? .quick
+        o.scenarios = [record.scenario]
+        o.onlyCycle = record.cycle
+        o.broken = record.broken.flatMap(BrokenVariant.init(rawValue:))
+        o.out = out ?? (dir + "/rerun")
+        let results = try TortureRun(options: o).run()
+        print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")
+        if !results.passed { throw ExitCode(1) }
+    }
 }
 
 /// The process crash cycles kill. Not for direct use.
@@ -49,6 +152,26 @@ struct TortureHoldSnapshot: ParsableCommand {
             throw e
         } catch {
             FileHandle.standardError.write(Data("fief torture hold-snapshot: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// A process of the isolation scenario. Not for direct use.
+struct TortureListAppend: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list-append", abstract: "(internal) Run list-append transactions and record a history.", shouldDisplay: false)
+    @Option var db: String
+    @Option var history: String
+    @Option var process: Int
+    @Option var seed: UInt64
+    @Option var threads: Int = 3
+    @Option var transactions: Int = 100
+
+    func run() throws {
+        do {
+            try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture list-append: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }

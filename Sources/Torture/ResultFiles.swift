@@ -1,0 +1,71 @@
+import Foundation
+
+/// Writes a run's results as results.json, junit.xml (a test case per scenario and fault
+/// mode) and summary.md.
+public enum ResultFiles {
+    public static func write(_ r: TortureResults, to dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try enc.encode(r).write(to: URL(fileURLWithPath: dir + "/results.json"))
+        try Data(junit(r).utf8).write(to: URL(fileURLWithPath: dir + "/junit.xml"))
+        try Data(markdown(r).utf8).write(to: URL(fileURLWithPath: dir + "/summary.md"))
+    }
+
+    static func xml(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    public static func junit(_ r: TortureResults) -> String {
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let tests = r.scenarios.reduce(0) { $0 + max(1, $1.modes.count) }
+        let failures = r.scenarios.reduce(0) { $0 + ($1.modes.isEmpty ? ($1.passed ? 0 : 1) : $1.modes.filter { !$0.passed }.count) }
+        out += "<testsuites name=\"fief torture\" tests=\"\(tests)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", r.durationSeconds))\">\n"
+        for s in r.scenarios {
+            let modes = s.modes.isEmpty ? [ModeResult(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))] : s.modes
+            out += "  <testsuite name=\"\(xml(s.name))\" tests=\"\(modes.count)\" failures=\"\(modes.filter { !$0.passed }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
+            out += "    <properties><property name=\"seed\" value=\"\(r.seed)\"/><property name=\"cycles\" value=\"\(s.cycles)\"/></properties>\n"
+            for m in modes {
+                out += "    <testcase classname=\"torture.\(xml(s.name))\" name=\"\(xml(m.name))\">\n"
+                if !m.passed {
+                    let related = s.failures.filter { $0.description.contains(m.name) || s.modes.isEmpty }
+                    let text = (related.isEmpty ? s.failures : related).prefix(5).map { "\($0.description): \($0.violations.joined(separator: "; "))\nreproduce: \($0.reproduce)" }.joined(separator: "\n\n")
+                    out += "      <failure message=\"\(m.violations) violation(s) in \(m.cycles) cycles\">\(xml(text))</failure>\n"
+                }
+                out += "    </testcase>\n"
+            }
+            out += "  </testsuite>\n"
+        }
+        out += "</testsuites>\n"
+        return out
+    }
+
+    public static func markdown(_ r: TortureResults) -> String {
+        var md = "# Fief torture: \(r.passed ? "passed" : "FAILED")\n\n"
+        md += "seed `\(r.seed)`, profile `\(r.profile)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
+        md += "| scenario | result | cycles | cycles/min | violations | faults injected | crash points |\n|---|---|---:|---:|---:|---:|---|\n"
+        for s in r.scenarios {
+            md += "| \(s.name) | \(s.passed ? "pass" : "**FAIL**") | \(s.cycles) | \(String(format: "%.0f", s.cyclesPerMinute)) | \(s.violations) | \(s.faultsInjected) | \(s.crashPointsCovered.joined(separator: ", ")) |\n"
+        }
+        for s in r.scenarios where !s.modes.isEmpty {
+            md += "\n### \(s.name)\n\n| mode | cycles | violations |\n|---|---:|---:|\n"
+            for m in s.modes { md += "| \(m.name) | \(m.cycles) | \(m.violations) |\n" }
+            for n in s.notes { md += "\n- \(n)" }
+            if !s.notes.isEmpty { md += "\n" }
+        }
+        let failures = r.scenarios.flatMap { s in s.failures.map { (s.name, $0) } }
+        if !failures.isEmpty {
+            md += "\n## Failures\n\n"
+            for (name, f) in failures.prefix(20) {
+                md += "- **\(name)** cycle \(f.cycle) (seed \(f.seed)): \(f.description)\n"
+                for v in f.violations.prefix(5) { md += "  - \(v)\n" }
+                md += "  - reproduce: `\(f.reproduce)`\n"
+            }
+        }
+        if let g = r.growth, !g.sizes.isEmpty {
+            md += "\n## Growth\n\nfile size from \(g.sizes.first!) to max \(g.sizes.max()!) bytes over \(g.sizes.count) commits; pinned at commit \(g.pinnedAtCommit), released at \(g.releasedAtCommit); bound while pinned \(g.boundBytes) bytes; after compact \(g.compactedSize) bytes.\n"
+        }
+        return md
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// One failed cycle: what broke, where its evidence is, and how to replay it.
+public struct CycleFailure: Codable, Sendable {
+    public var cycle: Int
+    public var seed: UInt64
+    public var description: String
+    public var violations: [String]
+    public var artifacts: String?
+    public var reproduce: String
+}
+
+/// How one fault mode or crash point of a scenario fared (a JUnit test case each).
+public struct ModeResult: Codable, Sendable {
+    public var name: String
+    public var cycles: Int
+    public var violations: Int
+    public var passed: Bool { violations == 0 }
+
+    enum CodingKeys: String, CodingKey { case name, cycles, violations, passed }
+    public init(name: String, cycles: Int = 0, violations: Int = 0) {
+        self.name = name
+        self.cycles = cycles
+        self.violations = violations
+    }
+    public init(from d: Decoder) throws {
+        let c = try d.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        cycles = try c.decodeIfPresent(Int.self, forKey: .cycles) ?? 0
+        violations = try c.decodeIfPresent(Int.self, forKey: .violations) ?? 0
+    }
+    public func encode(to e: Encoder) throws {
+        var c = e.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(cycles, forKey: .cycles)
+        try c.encode(violations, forKey: .violations)
+        try c.encode(passed, forKey: .passed)
+    }
+}
+
+/// The file-size curve of the growth scenario.
+public struct GrowthCurve: Codable, Sendable {
+    public var sizes: [UInt64] = []
+    public var liveBytes: [UInt64] = []
+    public var pinnedAtCommit: Int = 0
+    public var releasedAtCommit: Int = 0
+    public var boundBytes: UInt64 = 0
+    public var compactedSize: UInt64 = 0
+}
+
+public struct ScenarioResult: Codable, Sendable {
+    public var name: String
+    public var cycles: Int = 0
+    public var violations: Int = 0
+    public var durationSeconds: Double = 0
+    public var cyclesPerMinute: Double = 0
+    public var crashPointsCovered: [String] = []
+    public var faultsInjected: Int = 0
+    public var modes: [ModeResult] = []
+    public var failures: [CycleFailure] = []
+    public var notes: [String] = []
+    public var passed: Bool { violations == 0 && failures.isEmpty }
+
+    public init(name: String) { self.name = name }
+
+    enum CodingKeys: String, CodingKey {
+        case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed
+    }
+    public init(from d: Decoder) throws {
+        let c = try d.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        cycles = try c.decodeIfPresent(Int.self, forKey: .cycles) ?? 0
+        violations = try c.decodeIfPresent(Int.self, forKey: .violations) ?? 0
+        durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds) ?? 0
+        cyclesPerMinute = try c.decodeIfPresent(Double.self, forKey: .cyclesPerMinute) ?? 0
+        crashPointsCovered = try c.decodeIfPresent([String].self, forKey: .crashPointsCovered) ?? []
+        faultsInjected = try c.decodeIfPresent(Int.self, forKey: .faultsInjected) ?? 0
+        modes = try c.decodeIfPresent([ModeResult].self, forKey: .modes) ?? []
+        failures = try c.decodeIfPresent([CycleFailure].self, forKey: .failures) ?? []
+        notes = try c.decodeIfPresent([String].self, forKey: .notes) ?? []
+    }
+    public func encode(to e: Encoder) throws {
+        var c = e.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(cycles, forKey: .cycles)
+        try c.encode(violations, forKey: .violations)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(cyclesPerMinute, forKey: .cyclesPerMinute)
+        try c.encode(crashPointsCovered, forKey: .crashPointsCovered)
+        try c.encode(faultsInjected, forKey: .faultsInjected)
+        try c.encode(modes, forKey: .modes)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(notes, forKey: .notes)
+        try c.encode(passed, forKey: .passed)
+    }
+
+    mutating func record(mode: String, violations v: Int) {
+        if let i = modes.firstIndex(where: { $0.name == mode }) {
+            modes[i].cycles += 1
+            modes[i].violations += v
+        } else {
+            modes.append(ModeResult(name: mode, cycles: 1, violations: v))
+        }
+    }
+}
+
+/// Everything one `fief torture run` found.
+public struct TortureResults: Codable, Sendable {
+    public var tool = "fief torture"
+    public var seed: UInt64
+    public var profile: String
+    public var shard: String
+    public var started: String
+    public var durationSeconds: Double = 0
+    public var engineFormatVersion: Int = 1
+    public var scenarios: [ScenarioResult] = []
+    public var growth: GrowthCurve?
+    public var passed: Bool { scenarios.allSatisfy(\.passed) }
+
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed }
+
+    public init(seed: UInt64, profile: String, shard: String, started: String) {
+        self.seed = seed
+        self.profile = profile
+        self.shard = shard
+        self.started = started
+    }
+    public init(from d: Decoder) throws {
+        let c = try d.container(keyedBy: CodingKeys.self)
+        seed = try c.decode(UInt64.self, forKey: .seed)
+        profile = try c.decode(String.self, forKey: .profile)
+        shard = try c.decode(String.self, forKey: .shard)
+        started = try c.decode(String.self, forKey: .started)
+        durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds) ?? 0
+        engineFormatVersion = try c.decodeIfPresent(Int.self, forKey: .engineFormatVersion) ?? 1
+        scenarios = try c.decode([ScenarioResult].self, forKey: .scenarios)
+        growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
+    }
+    public func encode(to e: Encoder) throws {
+        var c = e.container(keyedBy: CodingKeys.self)
+        try c.encode(tool, forKey: .tool)
+        try c.encode(seed, forKey: .seed)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(shard, forKey: .shard)
+        try c.encode(started, forKey: .started)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(engineFormatVersion, forKey: .engineFormatVersion)
+        try c.encode(scenarios, forKey: .scenarios)
+        try c.encodeIfPresent(growth, forKey: .growth)
+        try c.encode(passed, forKey: .passed)
+    }
+}

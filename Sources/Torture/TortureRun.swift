@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+
+public enum TortureProfile: String, CaseIterable, Sendable {
+    /// About two minutes on a 2-core machine.
+    case quick
+    /// About ten minutes.
+    case ci
+    /// Open-ended: give --duration.
+    case soak
+
+    var scale: Int {
+        switch self {
+        case .quick: return 1
+        case .ci: return 5
+        case .soak: return 50
+        }
+    }
+}
+
+public struct TortureOptions: Sendable {
+    public var seed: UInt64
+    public var profile: TortureProfile = .quick
+    public var scenarios: [String] = ["all"]
+    public var cycles: Int?
+    public var duration: Double?
+    public var jobs: Int = 1
+    public var shard: (index: Int, count: Int) = (1, 1)
+    public var out: String = "fief-out/torture"
+    /// Run the writers on a deliberately broken engine (debug builds), to see the checkers fire.
+    public var broken: BrokenVariant?
+    /// Run only this cycle (reproduction).
+    public var onlyCycle: Int?
+
+    public init(seed: UInt64) { self.seed = seed }
+}
+
+/// What one cycle found. A cycle may hold several crash events, each under its own mode.
+public struct CycleOutcome: Sendable {
+    public var events: [(mode: String, violations: [String], description: String)] = []
+    public var faults = 0
+    public var crashPoints: Set<String> = []
+    public var growth: GrowthCurve?
+    public var notes: [String] = []
+    public init() {}
+    public var violations: [String] { events.flatMap { e in e.violations.map { "\(e.description): \($0)" } } }
+}
+
+/// A torture scenario: a number of independent cycles, each reproducible from its seed.
+public protocol Scenario: Sendable {
+    var name: String { get }
+    func plannedCycles(_ profile: TortureProfile) -> Int
+    func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome
+}
+
+public struct ScenarioContext: Sendable {
+    public let options: TortureOptions
+    /// Environment for writer processes.
+    public var writerEnvironment: [String: String] {
+        options.broken.map { [BrokenVariant.environmentVariable: $0.rawValue] } ?? [:]
+    }
+}
+
+public enum Scenarios {
+    public static let all: [Scenario] = [CrashPointsScenario(), GrowthScenario(), IsolationScenario()] + extra
+    nonisolated(unsafe) public static var extra: [Scenario] = []
+
+    public static func named(_ names: [String]) throws -> [Scenario] {
+        if names.contains("all") { return all }
+        return try names.map { n in
+            guard let s = all.first(where: { $0.name == n }) else {
+                throw TortureError.invalid("unknown scenario '\(n)'; known: \(all.map(\.name).joined(separator: ", ")), all")
+            }
+            return s
+        }
+    }
+}
+
+/// Runs scenarios, keeps the evidence of every failure, and writes the result files.
+public final class TortureRun {
+    let options: TortureOptions
+    let progress: Progress
+
+    public init(options: TortureOptions, progress: Progress = Progress()) {
+        self.options = options
+        self.progress = progress
+    }
+
+    static func seed(_ run: UInt64, scenario: String, cycle: Int) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in scenario.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+        var r = SeededRandom.derive(run ^ h, UInt64(cycle) &+ 1)
+        return r.next()
+    }
+
+    public func run() throws -> TortureResults {
+        let scenarios = try Scenarios.named(options.scenarios)
+        let started = ISO8601DateFormatter().string(from: Date())
+        var results = TortureResults(seed: options.seed, profile: options.profile.rawValue,
+                                     shard: "\(options.shard.index)/\(options.shard.count)", started: started)
+        let t0 = Date()
+        try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
+        let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
+        for s in scenarios {
+            let r = try runScenario(s, deadlineSeconds: perScenarioDeadline)
+            results.scenarios.append(r.result)
+            if let g = r.growth { results.growth = g }
+            try ResultFiles.write(results, to: options.out)
+        }
+        results.durationSeconds = Date().timeIntervalSince(t0)
+        try ResultFiles.write(results, to: options.out)
+        return results
+    }
+
+    func runScenario(_ s: Scenario, deadlineSeconds: Double?) throws -> (result: ScenarioResult, growth: GrowthCurve?) {
+        var result = ScenarioResult(name: s.name)
+        let planned = options.cycles ?? s.plannedCycles(options.profile)
+        let t0 = Date()
+        let deadline = deadlineSeconds.map { t0.addingTimeInterval($0) }
+        let context = ScenarioContext(options: options)
+        let work = options.out + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // Shard k of n takes cycles k-1, k-1+n, ...: disjoint slices of one seed space.
+        let owned: (Int) -> Bool = { [options] i in i % options.shard.count == options.shard.index - 1 }
+        let lock = NSLock()
+        var growth: GrowthCurve?
+        var points = Set<String>()
+        var next = 0
+        var done = 0
+        func take() -> Int? {
+            lock.lock()
+            defer { lock.unlock() }
+            while true {
+                if let only = options.onlyCycle {
+                    if next > only { return nil }
+                    next = only + 1
+                    return only
+                }
+                if let deadline {
+                    if Date() >= deadline { return nil }
+                } else if next >= planned {
+                    return nil
+                }
+                let i = next
+                next += 1
+                if owned(i) { return i }
+            }
+        }
+        let totalOwned = options.onlyCycle != nil ? 1 : (deadline == nil ? (0..<planned).filter(owned).count : nil)
+        let group = ThreadGroup()
+        let firstError = FirstError()
+        for _ in 0..<max(1, options.jobs) {
+            group.spawn { [self] in
+                while let i = take() {
+                    let seed = TortureRun.seed(options.seed, scenario: s.name, cycle: i)
+                    let dir = "\(work)/\(s.name)-\(i)"
+                    try? FileManager.default.removeItem(atPath: dir)
+                    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                    var outcome: CycleOutcome
+                    do {
+                        outcome = try s.runCycle(i, seed: seed, dir: dir, context: context)
+                    } catch {
+                        outcome = CycleOutcome()
+                        outcome.events.append((mode: "harness", violations: ["the cycle could not run: \(error)"], description: "cycle \(i)"))
+                        firstError.record(error)
+                    }
+                    var failure: CycleFailure?
+                    if !outcome.violations.isEmpty {
+                        failure = keepArtifacts(scenario: s.name, cycle: i, seed: seed, dir: dir, outcome: outcome)
+                    } else {
+                        try? FileManager.default.removeItem(atPath: dir)
+                    }
+                    lock.lock()
+                    done += 1
+                    result.cycles += 1
+                    result.faultsInjected += outcome.faults
+                    for e in outcome.events { result.record(mode: e.mode, violations: e.violations.count) }
+                    result.violations += outcome.violations.count
+                    result.notes += outcome.notes
+                    points.formUnion(outcome.crashPoints)
+                    if let f = failure { result.failures.append(f) }
+                    if let g = outcome.growth { growth = g }
+                    let snapshot = (done, result.faultsInjected, result.violations)
+                    lock.unlock()
+                    if let f = failure {
+                        progress.say("FAIL \(s.name) cycle \(i): \(f.violations.first ?? "")\n  reproduce: \(f.reproduce)")
+                    }
+                    let remaining = deadline.map { $0.timeIntervalSinceNow }
+                    progress.update(scenario: s.name, cycles: snapshot.0, total: totalOwned, faults: snapshot.1, violations: snapshot.2, remaining: remaining)
+                }
+            }
+        }
+        group.join()
+        progress.endLine()
+        try? FileManager.default.removeItem(atPath: work)
+        result.durationSeconds = Date().timeIntervalSince(t0)
+        result.cyclesPerMinute = result.durationSeconds > 0 ? Double(result.cycles) * 60 / result.durationSeconds : 0
+        result.crashPointsCovered = CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) } + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
+        result.failures.sort { $0.cycle < $1.cycle }
+        progress.say("\(s.name): \(result.passed ? "passed" : "FAILED"), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
+        return (result, growth)
+    }
+
+    /// Moves a failed cycle's files (database as found after the crash, oracle log, traces,
+    /// process output) to the artifacts folder, with what is needed to run it again.
+    func keepArtifacts(scenario: String, cycle: Int, seed: UInt64, dir: String, outcome: CycleOutcome) -> CycleFailure {
+        let target = "\(options.out)/artifacts/\(scenario)-cycle\(cycle)"
+        try? FileManager.default.createDirectory(atPath: options.out + "/artifacts", withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: target)
+        let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
+        let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
+                                        profile: options.profile.rawValue, broken: options.broken?.rawValue,
+                                        violations: outcome.violations)
+        if kept, let data = try? JSONEncoder().encode(record) {
+            try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
+        }
+        var command = "fief torture run --scenario \(scenario) --seed \(options.seed) --only-cycle \(cycle)"
+        if let b = options.broken { command += " --broken \(b.rawValue)" }
+        if kept { command = "fief torture reproduce \(target)   (or: \(command))" }
+        return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
+                            violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)
+    }
+}
+
+/// What `fief torture reproduce DIR` needs to run a failed cycle again.
+public struct ReproductionRecord: Codable, Sendable {
+    public var scenario: String
+    public var runSeed: UInt64
+    public var cycle: Int
+    public var cycleSeed: UInt64
+    public var profile: String
+    public var broken: String?
+    public var violations: [String]
+}
