@@ -1,0 +1,132 @@
+import XCTest
+import Engine
+@testable import Torture
+
+/// The isolation checker on hand-made histories: each anomaly it claims to find, it finds.
+final class HistoryCheckerTests: XCTestCase {
+    func t(_ p: Int, _ i: Int, _ ops: [HistoryOp], committed: Bool = true) -> HistoryTxn {
+        HistoryTxn(process: p, thread: 0, index: i, committed: committed, ops: ops)
+    }
+
+    func kinds(_ h: [HistoryTxn]) -> Set<String> { Set(HistoryChecker(h).check().map(\.kind)) }
+
+    func testSerialHistoryIsClean() {
+        let h = [
+            t(0, 0, [.read(key: 1, list: []), .append(key: 1, element: 10)]),
+            t(1, 0, [.read(key: 1, list: [10]), .append(key: 1, element: 11)]),
+            t(2, 0, [.read(key: 1, list: [10, 11])]),
+        ]
+        XCTAssertEqual(kinds(h), [])
+    }
+
+    func testAbortedRead() {
+        let h = [
+            t(0, 0, [.append(key: 1, element: 10)], committed: false),
+            t(1, 0, [.read(key: 1, list: [10])]),
+        ]
+        XCTAssertTrue(kinds(h).contains("G1a"))
+    }
+
+    func testWriteCycleG0() {
+        // T1 appends 1 then T2 appends 2 on key 1; on key 2 the order is reversed.
+        let h = [
+            t(0, 0, [.append(key: 1, element: 1), .append(key: 2, element: 1)]),
+            t(1, 0, [.append(key: 1, element: 2), .append(key: 2, element: 2)]),
+            t(2, 0, [.read(key: 1, list: [1, 2]), .read(key: 2, list: [2, 1])]),
+        ]
+        XCTAssertTrue(kinds(h).contains("G0"))
+    }
+
+    func testCircularInformationFlowG1c() {
+        // T1 reads T2's append and T2 reads T1's append.
+        let h = [
+            t(0, 0, [.append(key: 1, element: 1), .read(key: 2, list: [2])]),
+            t(1, 0, [.append(key: 2, element: 2), .read(key: 1, list: [1])]),
+        ]
+        XCTAssertTrue(kinds(h).contains("G1c"))
+    }
+
+    func testReadSkewGSingle() {
+        // T3 sees T2's write to key 2 but not T1's earlier write to key 1, while T2 read T1.
+        let h = [
+            t(0, 0, [.append(key: 1, element: 1)]),
+            t(1, 0, [.read(key: 1, list: [1]), .append(key: 2, element: 2)]),
+            t(2, 0, [.read(key: 1, list: []), .read(key: 2, list: [2])]),
+        ]
+        XCTAssertTrue(kinds(h).contains("G-single"), "\(HistoryChecker(h).check())")
+    }
+
+    func testLostUpdate() {
+        let h = [
+            t(0, 0, [.read(key: 1, list: []), .append(key: 1, element: 1)]),
+            t(1, 0, [.read(key: 1, list: []), .append(key: 1, element: 2)]),
+            t(2, 0, [.read(key: 1, list: [1, 2])]),
+        ]
+        XCTAssertTrue(kinds(h).contains("lost-update"))
+    }
+
+    func testIncompatibleOrderAndGarbage() {
+        let h = [
+            t(0, 0, [.append(key: 1, element: 1)]),
+            t(1, 0, [.append(key: 1, element: 2)]),
+            t(2, 0, [.read(key: 1, list: [1, 2])]),
+            t(3, 0, [.read(key: 1, list: [2, 1])]),
+            t(4, 0, [.read(key: 3, list: [99])]),
+        ]
+        let k = kinds(h)
+        XCTAssertTrue(k.contains("incompatible-order"))
+        XCTAssertTrue(k.contains("garbage-read"))
+    }
+
+    func testElleExport() {
+        let edn = HistoryFile.elle([t(0, 0, [.append(key: 1, element: 5), .read(key: 1, list: [5])])])
+        XCTAssertTrue(edn.contains("{:type :invoke, :f :txn, :value [[:append 1 5] [:r 1 nil]]"))
+        XCTAssertTrue(edn.contains("{:type :ok, :f :txn, :value [[:append 1 5] [:r 1 [5]]]"))
+    }
+}
+
+/// The runner end to end: results files, shards, and a failing run keeping its artifacts.
+final class TortureRunTests: XCTestCase {
+    func testQuickRunWritesResultsAndShardsAreDisjoint() throws {
+        let dir = try TempFolder()
+        var o = TortureOptions(seed: 77)
+        o.scenarios = ["crash-points"]
+        o.cycles = 4
+        o.out = dir.file("all")
+        let progress = Progress()
+        let all = try TortureRun(options: o, progress: progress).run()
+        XCTAssertTrue(all.passed)
+        XCTAssertEqual(all.scenarios[0].cycles, 4)
+        for f in ["results.json", "junit.xml", "summary.md"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir.file("all/\(f)")), f)
+        }
+        let junit = try String(contentsOfFile: dir.file("all/junit.xml"), encoding: .utf8)
+        XCTAssertTrue(junit.contains("<testcase classname=\"torture.crash-points\" name=\"after-select-flip\">"))
+        var total = 0
+        for k in 1...2 {
+            var s = o
+            s.shard = (k, 2)
+            s.out = dir.file("shard\(k)")
+            total += try TortureRun(options: s, progress: progress).run().scenarios[0].cycles
+        }
+        XCTAssertEqual(total, 4)
+    }
+
+    func testBrokenEngineRunFailsWithArtifactsAndReproduceCommand() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let dir = try TempFolder()
+        var o = TortureOptions(seed: 78)
+        o.scenarios = ["crash-points"]
+        o.cycles = 3
+        o.out = dir.file("out")
+        o.broken = .overwriteInPlace
+        let r = try TortureRun(options: o).run()
+        XCTAssertFalse(r.passed)
+        let f = try XCTUnwrap(r.scenarios[0].failures.first)
+        XCTAssertTrue(f.reproduce.contains("fief torture reproduce"))
+        let artifacts = try XCTUnwrap(f.artifacts)
+        for name in ["cycle.json", "db.fief", "oracle.log"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: "\(artifacts)/\(name)"), name)
+        }
+    }
+}
