@@ -47,6 +47,9 @@ public final class Database: @unchecked Sendable {
     private var mapping: Mapping
     private var knownSize: UInt64
     private var poisoned: String?
+    /// The last top node validated, so a read transaction on an unchanged version does not
+    /// hash the top node again.
+    private var validatedTop: (slot: TopSlot, meta: Meta)?
     private let writeLock = Lock()
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
@@ -93,6 +96,7 @@ public final class Database: @unchecked Sendable {
             openFile = f
             mapping = m
             knownSize = size
+            validatedTop = nil
             fileID = "\(st.st_dev):\(st.st_ino)"
             return old
         }
@@ -179,15 +183,21 @@ public final class Database: @unchecked Sendable {
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
         try guarded {
             let ps = UInt64(Layout.pageSize)
-            try ensureFileCovers(slot.ref + ps)
-            let m = state.withLock { mapping }
-            let top = try PageSource(mapping: m, limit: slot.ref + ps).page(slot.ref)
-            guard top.storedChecksum == slot.topChecksum else {
-                throw CorruptNode(ref: slot.ref, detail: "top node checksum does not match slot \(select.index)")
-            }
-            let meta = try Meta.decode(top)
-            guard meta.version == slot.version else {
-                throw CorruptNode(ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
+            let meta: Meta
+            if let cached = state.withLock({ validatedTop }), cached.slot == slot {
+                meta = cached.meta
+            } else {
+                try ensureFileCovers(slot.ref + ps)
+                let m = state.withLock { mapping }
+                let top = try PageSource(mapping: m, limit: slot.ref + ps).page(slot.ref)
+                guard top.storedChecksum == slot.topChecksum else {
+                    throw CorruptNode(ref: slot.ref, detail: "top node checksum does not match slot \(select.index)")
+                }
+                meta = try Meta.decode(top)
+                guard meta.version == slot.version else {
+                    throw CorruptNode(ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
+                }
+                state.withLock { validatedTop = (slot, meta) }
             }
             let limit = meta.pageCount * ps
             try ensureFileCovers(limit)
