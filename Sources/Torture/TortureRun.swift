@@ -65,8 +65,7 @@ public struct ScenarioContext: Sendable {
 }
 
 public enum Scenarios {
-    public static let all: [Scenario] = [CrashPointsScenario(), GrowthScenario(), IsolationScenario()] + extra
-    nonisolated(unsafe) public static var extra: [Scenario] = []
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario()]
 
     public static func named(_ names: [String]) throws -> [Scenario] {
         if names.contains("all") { return all }

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A FaultFS mount driven through the `fief faultfs` command, as a user would drive it: the
+/// filesystem runs as its own daemon, and torture talks to it only through `ctl`.
+public final class FaultFSMount {
+    public let backing: String
+    public let mountpoint: String
+    public let seed: UInt64
+    public let tracePath: String
+    public private(set) var mounted = false
+
+    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String) {
+        self.backing = backing
+        self.mountpoint = mountpoint
+        self.seed = seed
+        self.tracePath = tracePath
+    }
+
+    /// Why FaultFS cannot run on this machine, or nil when it can.
+    public static func unavailableReason() -> String? {
+        if access("/dev/fuse", R_OK | W_OK) != 0 { return "/dev/fuse is missing or not accessible" }
+        return nil
+    }
+
+    static func run(_ args: [String], output: String) throws -> (Int32, String) {
+        let child = try ChildProcess(arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
+        let ending = child.wait()
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        switch ending {
+        case .exited(let c): return (c, text)
+        case .signaled(let s): return (128 + s, text)
+        }
+    }
+
+    public func mount() throws {
+        try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let (code, text) = try FaultFSMount.run(
+            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath],
+            output: mountpoint + ".mount.out")
+        guard code == 0 else { throw TortureError.invalid("faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))") }
+        mounted = true
+    }
+
+    @discardableResult
+    public func ctl(_ words: [String]) throws -> String {
+        let (code, text) = try FaultFSMount.run(["faultfs", "ctl", mountpoint] + words, output: mountpoint + ".ctl.out")
+        guard code == 0 else { throw TortureError.invalid("faultfs ctl \(words.joined(separator: " ")) failed (\(code)): \(text)") }
+        return text
+    }
+
+    public func unmount() {
+        guard mounted else { return }
+        _ = try? FaultFSMount.run(["faultfs", "unmount", mountpoint], output: mountpoint + ".unmount.out")
+        mounted = false
+    }
+
+    deinit { unmount() }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+
+/// FaultFS fails writes with EIO, runs out of space (ENOSPC past a quota), or fails an fsync
+/// (and, as Linux does, forgets the unsynced data) while a writer commits. The engine must
+/// report the error to its caller as a typed error (no crash, no signal), lose no
+/// acknowledged commit, and once the fault clears the file must reopen, check clean, and take
+/// new commits; a power cut afterwards must not lose what was acknowledged.
+public struct IOErrorScenario: Scenario {
+    public var name: String { "io-errors" }
+    public init() {}
+
+    static let faults = ["fsync-fail", "eio-write", "enospc", "fsync-fail-late"]
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 8 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append((fault, ["io-errors cannot run on this machine: \(why)"], "io-errors cycle \(index)"))
+            return outcome
+        }
+        var rng = SeededRandom(seed: seed)
+        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
+        let workload = CommitWorkload(seed: seed)
+        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        try fs.mount()
+        defer { fs.unmount() }
+        var violations: [String] = []
+        func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
+            let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
+            let child = try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
+                                         output: "\(dir)/writer-\(tag).out", label: "writer")
+            return child.wait()
+        }
+        func output(_ tag: String) -> String {
+            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let warm = UInt64.random(in: 5...20, using: &rng)
+        if try writer(upTo: warm, "warm") != .exited(0) {
+            violations.append("the writer failed before any fault: \(output("warm"))")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: backing + "/db.fief")[.size] as? UInt64) ?? 0
+        switch fault {
+        case "fsync-fail":
+            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
+        case "fsync-fail-late":
+            // An even count hits a commit's second sync, after the select-bit flip.
+            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(2 * Int.random(in: 1...4, using: &rng))", "once"])
+        case "eio-write":
+            try fs.ctl(["inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
+        default:
+            let lockAndOracle: UInt64 = 64 << 10
+            try fs.ctl(["inject", "enospc", "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"])
+        }
+        outcome.faults += 1
+        let faulted = try writer(upTo: warm + 200, "fault")
+        let said = output("fault")
+        switch faulted {
+        case .signaled(let s):
+            violations.append("under \(fault) the writer died of signal \(s) instead of getting an error")
+        case .exited(0):
+            violations.append("under \(fault) the writer never saw an error (the fault did not fire?)")
+        case .exited(_):
+            if !said.contains("fief torture writer:") { violations.append("under \(fault) the writer failed without a clear error: \(said)") }
+        }
+        try fs.ctl(["clear"])
+        var verdict = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
+        violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
+        let resumed = try writer(upTo: verdict.recoveredCommit + 10, "resume")
+        if resumed != .exited(0) { violations.append("after the fault cleared, new commits failed: \(output("resume"))") }
+        try fs.ctl(["power-cut", "--mode", "drop-all"])
+        fs.unmount()
+        verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
+        violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
+        outcome.events.append((fault, violations, "\(fault) cycle \(index): writer \(faulted), said: \(said.split(separator: "\n").last ?? "")"))
+        return outcome
+    }
+}
