@@ -1,7 +1,7 @@
 /// Open is recovery: read the header, take the slot the select bit names, and check that the
 /// top node it points to is the one it describes. Nothing is replayed and nothing is written;
 /// a file that fails any check is reported, never repaired behind the user's back.
-enum Recovery {
+public enum Recovery {
     static func validate(_ file: DatabaseFile) throws -> (FileHeader, Meta, UInt64) {
         let path = file.path
         let size = try file.size()
@@ -44,5 +44,44 @@ enum Recovery {
             throw EngineError.truncated(path: path, detail: "version \(meta.version) needs \(meta.pageCount * ps) bytes, the file has \(size)")
         }
         return (header, meta, size)
+    }
+}
+
+/// What the header of a file says, read without opening it as a database, so a damaged file
+/// can still be described (both slots, the select byte) before it is rejected.
+public struct HeaderReport: Sendable {
+    public let fileSize: UInt64
+    public let selectByte: UInt8
+    public let slots: [SlotInfo]
+}
+
+extension Recovery {
+    /// Reads the header of `path`; throws only when the file cannot be read or is not a Fief
+    /// file at all. Never writes.
+    public static func inspectHeader(path: String) throws -> HeaderReport {
+        let file = try DatabaseFile.open(path: path, writable: false)
+        defer { file.close() }
+        guard try file.isRegularFile() else { throw EngineError.notARegularFile(path: path) }
+        let size = try file.size()
+        var head = [UInt8](repeating: 0, count: Layout.pageSize)
+        let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        guard got >= Layout.slotOffsets[1] + Layout.slotSize, Array(head[0..<8]) == Layout.magic else {
+            throw size == 0 ? EngineError.emptyFile(path: path) : EngineError.notAFiefFile(path: path)
+        }
+        let select = head[Layout.selectOffset]
+        var slots: [SlotInfo] = []
+        for i in 0..<2 {
+            let o = Layout.slotOffsets[i]
+            let s = head.withUnsafeBytes { TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)])) }
+            var valid = false
+            if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
+                var top = [UInt8](repeating: 0, count: Layout.pageSize)
+                if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
+                    valid = top.withUnsafeBytes { $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0) }
+                }
+            }
+            slots.append(SlotInfo(index: i, selected: Int(select) == i, ref: s.ref, version: s.version, valid: valid))
+        }
+        return HeaderReport(fileSize: size, selectByte: select, slots: slots)
     }
 }

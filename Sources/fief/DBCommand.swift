@@ -79,7 +79,20 @@ struct DBStat: ParsableCommand {
 
     func run() throws {
         try runDB {
-            let db = try Database(path: path, options: .init(create: false))
+            let db: Database
+            do {
+                db = try Database(path: path, options: .init(create: false))
+            } catch let e as EngineError {
+                // Describe what the header says before refusing the file.
+                if let h = try? Recovery.inspectHeader(path: path) {
+                    print("file        \(path) (\(h.fileSize) bytes), does not open")
+                    print("select byte \(h.selectByte)")
+                    for slot in h.slots {
+                        print("slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  \(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")")
+                    }
+                }
+                throw e
+            }
             let s = try db.stats()
             if json {
                 let enc = JSONEncoder()

@@ -130,3 +130,33 @@ final class TortureRunTests: XCTestCase {
         }
     }
 }
+
+/// The isolation and growth scenarios, once each, on the correct engine; and isolation on an
+/// engine that reads uncommitted or reused pages must fail.
+final class ScenarioTests: XCTestCase {
+    func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4) throws -> ScenarioResult {
+        let dir = try TempFolder()
+        var o = TortureOptions(seed: seed)
+        o.scenarios = [name]
+        o.cycles = 1
+        o.out = dir.file("out")
+        o.broken = broken
+        return try TortureRun(options: o).run().scenarios[0]
+    }
+
+    func testIsolationScenarioPasses() throws {
+        let r = try runOne("isolation")
+        XCTAssertTrue(r.passed, "\(r.failures)")
+    }
+
+    func testGrowthScenarioPasses() throws {
+        let r = try runOne("growth")
+        XCTAssertTrue(r.passed, "\(r.failures)")
+    }
+
+    func testIsolationCatchesOverwriteInPlace() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try runOne("isolation", broken: .overwriteInPlace)
+        XCTAssertFalse(r.passed, "isolation scenario missed in-place overwrites")
+    }
+}
