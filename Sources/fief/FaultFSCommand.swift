@@ -1,9 +1,130 @@
 import ArgumentParser
 import FaultFS
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct FaultFSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultfs",
-        abstract: "A FUSE filesystem that injects storage faults."
+        abstract: "A FUSE filesystem that injects storage faults.",
+        discussion: """
+            FaultFS passes a backing directory through a mountpoint and keeps, per file, what \
+            is durable (synced) apart from what was only written. `ctl` cuts the power, adds \
+            and removes faults, and reports what is unsynced. Every random choice comes from \
+            the mount's seed; every injected fault goes to the trace (JSON lines).
+            """,
+        subcommands: [FaultFSMount.self, FaultFSUnmount.self, FaultFSControl.self]
     )
+}
+
+/// Prints a FaultFS error as one line and exits 1, never a stack trace.
+func runFaultFS(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as FaultFSError {
+        FileHandle.standardError.write(Data("fief faultfs: \(e.description)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+struct FaultFSMount: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mount",
+        abstract: "Mount BACKING_DIR at MOUNTPOINT through FaultFS.",
+        discussion: """
+            Returns once the mount is up; the filesystem runs as a daemon until \
+            `fief faultfs unmount`. Faults come from --config (JSON or TOML) and from \
+            `fief faultfs ctl MOUNTPOINT inject ...`.
+            """
+    )
+
+    @Argument(help: "The directory whose files the mount shows.") var backing: String
+    @Argument(help: "An empty directory to mount on.") var mountpoint: String
+    @Option(help: "Seed for every random choice (default: from the config, else random; printed).") var seed: UInt64?
+    @Option(help: "Config file (JSON or TOML) with faults to arm at mount time.") var config: String?
+    @Option(help: "Append every injected fault to this JSON-lines file.") var trace: String?
+    @Option(help: "Where the daemon writes its messages.") var log: String?
+    @Flag(help: "Trace every operation, not only faults.") var traceOperations = false
+    @Flag(help: "Serve in this process instead of starting a daemon.") var foreground = false
+
+    func run() throws {
+        try runFaultFS {
+            var cfg = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
+            if traceOperations { cfg.traceOperations = true }
+            let chosenSeed = seed ?? cfg.seed ?? UInt64.random(in: 0...UInt64(Int64.max))
+            let tracePath = (trace ?? cfg.trace).map { Mounter.absolutePath($0) }
+            if foreground {
+                if ProcessInfo.processInfo.environment["FIEF_FAULTFS_DAEMON"] != nil { setsid() }
+                print("faultfs: serving \(backing) at \(mountpoint), seed \(chosenSeed), pid \(getpid())")
+                fflush(stdout)
+                try Mounter.serve(backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: cfg, tracePath: tracePath)
+                return
+            }
+            let (b, m) = try Mounter.validate(backing: backing, mountpoint: mountpoint)
+            var args = ["faultfs", "mount", b, m, "--foreground", "--seed", String(chosenSeed)]
+            if let config { args += ["--config", Mounter.absolutePath(config)] }
+            if let tracePath { args += ["--trace", tracePath] }
+            if traceOperations { args.append("--trace-operations") }
+            let logPath = log.map { Mounter.absolutePath($0) } ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
+            let pid = try Mounter.startDaemon(executable: try selfExecutable(), arguments: args, mountpoint: m, log: logPath)
+            print("mounted \(b) at \(m) (seed \(chosenSeed), daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))")
+        }
+    }
+}
+
+func selfExecutable() throws -> String {
+    guard let p = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+        throw FaultFSError.mountFailed("cannot find this executable through /proc/self/exe")
+    }
+    return p
+}
+
+struct FaultFSUnmount: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unmount",
+        abstract: "Unmount a FaultFS mount (lazily if it is busy or its daemon died) and wait for its daemon to exit."
+    )
+
+    @Argument(help: "The mountpoint.") var mountpoint: String
+
+    func run() throws {
+        try runFaultFS { print(try Mounter.unmount(mountpoint)) }
+    }
+}
+
+struct FaultFSControl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Talk to a mounted FaultFS.",
+        discussion: """
+            Commands:
+              status [--json]                      unsynced ranges and bytes per file, faults injected, rules
+              power-cut --mode MODE [--sector N]   MODE: drop-all, drop-random, prefix, torn (--sector 512|4096)
+              inject KIND [key=value ...] [once]   KIND: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", "))
+                                                   keys: \(FaultRule.keys.joined(separator: ", "))
+              clear [RULE]                         remove every rule, or rule number RULE
+              trace-ops on|off                     trace every operation, or only faults
+            Examples:
+              fief faultfs ctl /mnt/f inject eio op=write path=db.fief nth=3 once
+              fief faultfs ctl /mnt/f inject enospc quota=10M
+              fief faultfs ctl /mnt/f inject latency op=fsync min-ms=1 max-ms=20 probability=0.5
+              fief faultfs ctl /mnt/f inject kill-caller op=fsync nth=2 when=before
+              fief faultfs ctl /mnt/f power-cut --mode torn --sector 4096
+            """
+    )
+
+    @Argument(help: "The mountpoint.") var mountpoint: String
+    @Argument(parsing: .captureForPassthrough, help: "The command and its arguments.") var words: [String] = []
+
+    func run() throws {
+        try runFaultFS {
+            if let kind = words.first, kind == "inject", words.count > 1 {
+                // Refuse a bad rule here, with the same message the daemon would give.
+                do { _ = try FaultRule(words: Array(words.dropFirst())) } catch let e as FaultSpecError { throw FaultFSError.badSpec(e.description) }
+            }
+            print(try Mounter.control(mountpoint, words), terminator: "")
+        }
+    }
 }
