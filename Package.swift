@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         .target(
@@ -29,7 +30,16 @@ let package = Package(
             dependencies: ["CFuse3", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(name: "Torture", dependencies: ["Engine", "FaultFS"]),
-        .target(name: "Reports", dependencies: ["Engine"]),
+        // Peers for `fief bench`, through their C libraries.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        .target(
+            name: "Reports",
+            dependencies: [
+                "Engine", "CSQLite", "CLMDB",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "fief",
             dependencies: [

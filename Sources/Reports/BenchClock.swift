@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Monotonic time and this process's memory, straight from the kernel.
+enum BenchClock {
+    /// Nanoseconds on CLOCK_MONOTONIC (a vDSO call: tens of nanoseconds, the same for every system).
+    @inline(__always)
+    static func nanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Seconds `body` took.
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let t0 = nanos()
+        try body()
+        return Double(nanos() - t0) / 1e9
+    }
+
+    /// Peak resident set of this process so far, in bytes (ru_maxrss is in KiB on Linux).
+    static func peakRSSBytes() -> UInt64 {
+        var ru = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &ru)
+        return UInt64(ru.ru_maxrss) * 1024
+    }
+}

@@ -1,0 +1,51 @@
+/// Sizes and counts of one bench run. `quick` fits in two minutes on a 2-core machine, the
+/// default profile in ten; `smoke` is for tests (seconds, numbers meaningless).
+public struct BenchParameters: Codable, Equatable, Sendable {
+    public var profile: String
+    public var seed: UInt64
+    public var repetitions: Int
+    public var durability: String
+    public var systems: [SystemName]
+    /// Records in the bulk insert and in the data set the reads, scans and opens run on.
+    public var records: Int
+    public var valueSize: Int
+    /// Keys are inserted in a seeded random order (not appended), for every system alike.
+    public var insertOrder = "random"
+    public var pointReads: Int
+    public var latencySamples: Int
+    public var scanPasses: Int
+    /// One-record commits per repetition at `full` durability, and at `none`.
+    public var smallTxnsFull: Int
+    public var smallTxnsNone: Int
+    public var concurrentSeconds: Double
+    public var readerThreads: Int
+    public var churnRecords: Int
+    public var churnRounds: Int
+    public var opens: Int
+    /// Run each bulk insert in its own child process so its peak memory is its own.
+    public var memoryInChild: Bool
+
+    public static func quick(seed: UInt64) -> BenchParameters {
+        BenchParameters(
+            profile: "quick", seed: seed, repetitions: 3, durability: "full", systems: SystemName.allCases,
+            records: 100_000, valueSize: 100, pointReads: 200_000, latencySamples: 20_000, scanPasses: 5,
+            smallTxnsFull: 300, smallTxnsNone: 3_000, concurrentSeconds: 1.0, readerThreads: 1,
+            churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true)
+    }
+
+    public static func standard(seed: UInt64) -> BenchParameters {
+        BenchParameters(
+            profile: "default", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
+            records: 500_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 5,
+            smallTxnsFull: 1_000, smallTxnsNone: 10_000, concurrentSeconds: 3.0, readerThreads: 1,
+            churnRecords: 50_000, churnRounds: 12, opens: 20, memoryInChild: true)
+    }
+
+    public static func smoke(seed: UInt64) -> BenchParameters {
+        BenchParameters(
+            profile: "smoke", seed: seed, repetitions: 2, durability: "none", systems: SystemName.allCases,
+            records: 2_000, valueSize: 32, pointReads: 2_000, latencySamples: 200, scanPasses: 2,
+            smallTxnsFull: 5, smallTxnsNone: 20, concurrentSeconds: 0.1, readerThreads: 1,
+            churnRecords: 500, churnRounds: 2, opens: 2, memoryInChild: false)
+    }
+}

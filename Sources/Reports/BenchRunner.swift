@@ -1,0 +1,252 @@
+import Engine
+import Foundation
+
+/// Runs every workload on every system, repetitions interleaved (A B C, B C A, C A B, ...:
+/// each system takes every place in the order, so drift and warm-up cancel out instead of
+/// landing on one system), and gathers the results with their context.
+public struct BenchRunner {
+    public var parameters: BenchParameters
+    /// Where the stores are made; emptied of the run's files at the end.
+    public var workDirectory: String
+    /// The `fief` binary, to run each bulk insert in a child process for its peak memory.
+    /// Without one, bulk inserts run in this process and peak memory is not reported.
+    public var childExecutable: String?
+    /// Workload names to run (nil: all). See `BenchRunner.workloadNames`.
+    public var only: Set<String>?
+    public var label: String?
+    public var progress: (String) -> Void
+
+    public static let workloadNames = ["bulk-insert", "point-reads", "scan", "small-txns", "readers-while-writing", "open", "churn"]
+
+    public init(parameters: BenchParameters, workDirectory: String, childExecutable: String? = nil, only: Set<String>? = nil, label: String? = nil, progress: @escaping (String) -> Void = { _ in }) {
+        self.parameters = parameters
+        self.workDirectory = workDirectory
+        self.childExecutable = childExecutable
+        self.only = only
+        self.label = label
+        self.progress = progress
+    }
+
+    /// Repetition `rep`'s order of the systems: a rotation, so each leads as often as the others.
+    func order(_ rep: Int) -> [SystemName] {
+        let s = parameters.systems
+        return (0..<s.count).map { s[($0 + rep) % s.count] }
+    }
+
+    func wants(_ name: String) -> Bool { only.map { $0.contains(name) } ?? true }
+
+    public func run() throws -> BenchResults {
+        let p = parameters
+        guard let durability = Durability(rawValue: p.durability) else { throw BenchError.badArgument("unknown durability '\(p.durability)' (use full or none)") }
+        guard !p.systems.isEmpty else { throw BenchError.badArgument("no systems to run") }
+        if let only, let bad = only.first(where: { !BenchRunner.workloadNames.contains($0) }) {
+            throw BenchError.badArgument("unknown workload '\(bad)' (known: \(BenchRunner.workloadNames.joined(separator: ", ")))")
+        }
+        let fm = FileManager.default
+        let work = workDirectory + "/fief-bench-\(getpid())"
+        try? fm.removeItem(atPath: work)
+        do { try fm.createDirectory(atPath: work, withIntermediateDirectories: true) } catch {
+            throw BenchError.io("cannot create \(work): \(error.localizedDescription)")
+        }
+        defer { try? fm.removeItem(atPath: work) }
+        let started = BenchClock.nanos()
+        progress("seed \(p.seed), profile \(p.profile), \(p.repetitions) repetitions, durability \(p.durability), systems \(p.systems.map(\.rawValue).joined(separator: " ")), \(p.records) records of \(p.valueSize) bytes")
+
+        var table = ResultTable()
+        var notes: [String] = []
+        let value = BenchValue.make(size: p.valueSize, seed: p.seed)
+
+        // Bulk insert: a fresh store each run, in a child process when we can start one.
+        if wants("bulk-insert") {
+            for rep in 0..<p.repetitions {
+                for s in order(rep) {
+                    let dir = "\(work)/bulk-\(s.rawValue)-\(rep)"
+                    let req = BulkInsertChild.Request(system: s, directory: dir, records: p.records, valueSize: p.valueSize, durability: p.durability, seed: p.seed)
+                    let report = try childExecutable.flatMap { p.memoryInChild ? $0 : nil }.map { try BulkInsertChild.spawn(req, executable: $0) } ?? BulkInsertChild.run(req)
+                    try? fm.removeItem(atPath: dir)
+                    var m = Measurement(value: report.opsPerSecond, extra: ["fileBytes": Double(report.fileBytes)])
+                    let inChild = childExecutable != nil && p.memoryInChild
+                    if inChild { m.extra["peakMemory"] = Double(report.peakAboveBaseline); m.extra["peakRSS"] = Double(report.peakRSSBytes) }
+                    table.add("bulk-insert", s, m)
+                    progress("bulk-insert  rep \(rep + 1)/\(p.repetitions) \(s.rawValue): \(Format.si(m.value)) records/s" + (inChild ? ", peak memory +\(Format.bytes(Double(report.peakAboveBaseline)))" : ""))
+                }
+            }
+            if childExecutable == nil || !p.memoryInChild { notes.append("bulk inserts ran in-process: peak memory not measured") }
+        }
+
+        // The data set the read workloads share: one store per system, loaded once.
+        let needData = ["point-reads", "scan", "small-txns", "readers-while-writing", "open"].contains(where: wants)
+        var stores: [SystemName: any BenchStore] = [:]
+        func dataDir(_ s: SystemName) -> String { "\(work)/data-\(s.rawValue)" }
+        func reopenAll(_ d: Durability) throws {
+            for s in p.systems {
+                stores[s]?.close()
+                stores[s] = try StoreFactory.open(s, directory: dataDir(s), durability: d)
+            }
+        }
+        defer { for s in stores.values { s.close() } }
+        if needData {
+            let keys = BenchRandom.permutation(p.records, seed: p.seed, .insertOrder)
+            for s in p.systems {
+                try fm.createDirectory(atPath: dataDir(s), withIntermediateDirectories: true)
+                let store = try StoreFactory.open(s, directory: dataDir(s), durability: .none)
+                let t = try BenchClock.seconds { try Workloads.load(store, keys: keys, value: value) }
+                store.close()
+                progress("loaded       \(s.rawValue): \(p.records) records in \(String(format: "%.2f", t)) s")
+            }
+            try reopenAll(durability)
+        }
+
+        if wants("point-reads") {
+            let keys = BenchRandom.keys(p.pointReads, below: p.records, seed: p.seed, .readKeys)
+            try repeatInterleaved("point-reads", &table) { s in try Workloads.pointReads(stores[s]!, keys: keys, latencySamples: p.latencySamples) }
+        }
+        if wants("scan") {
+            try repeatInterleaved("scan", &table) { s in try Workloads.scan(stores[s]!, expected: p.records, passes: p.scanPasses) }
+        }
+        // Fresh keys above the data set for every writing run, the same for every system.
+        var nextKey = Int64(p.records) + 1_000_000
+        if wants("small-txns") {
+            for (d, count) in [(Durability.full, p.smallTxnsFull), (Durability.none, p.smallTxnsNone)] where count > 0 {
+                try reopenAll(d)
+                var base: [Int: Int64] = [:]
+                for rep in 0..<p.repetitions { base[rep] = nextKey; nextKey += Int64(count) }
+                var rep = 0
+                try repeatInterleaved("small-txns.\(d.rawValue)", &table, perRep: { rep = $0 }) { s in
+                    let b = base[rep]!
+                    return try Workloads.smallTransactions(stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
+                }
+            }
+            try reopenAll(durability)
+        }
+        if wants("readers-while-writing") {
+            try repeatInterleaved("readers-while-writing", &table) { s in
+                nextKey += 10_000_000
+                let m = try Workloads.readersWhileWriting(stores[s]!, records: p.records, writeKeyBase: nextKey, value: value, seconds: p.concurrentSeconds, readers: p.readerThreads, seed: p.seed)
+                return m
+            }
+        }
+        if wants("open") {
+            for s in p.systems { stores[s]?.close() }
+            stores = [:]
+            try repeatInterleaved("open", &table) { s in
+                var m = Measurement(value: 0)
+                var times: [Double] = []
+                for i in 0..<p.opens {
+                    let t = try Workloads.open(s, directory: dataDir(s), durability: durability, key: Int64(i % p.records))
+                    times.append(t)
+                    m.latency.record(nanos: UInt64(t * 1e6))
+                }
+                m.value = SampleStats(times).median
+                m.extra["fileBytes"] = Double(fileBytesOf(s, dataDir(s)))
+                return m
+            }
+        }
+        if wants("churn") {
+            // Sizes do not wander between runs of the same seed: one run per system.
+            for s in p.systems {
+                let dir = "\(work)/churn-\(s.rawValue)"
+                try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                let store = try StoreFactory.open(s, directory: dir, durability: durability)
+                let m = try Workloads.churn(store, records: p.churnRecords, rounds: p.churnRounds, value: value, seed: p.seed)
+                store.close()
+                try? fm.removeItem(atPath: dir)
+                table.add("churn", s, m)
+                progress("churn        \(s.rawValue): \(Format.bytes(m.curve!.first!)) after load, \(Format.bytes(m.value)) after \(p.churnRounds) rounds")
+            }
+        }
+
+        let duration = Double(BenchClock.nanos() - started) / 1e9
+        let versionDir = "\(work)/format"
+        try? fm.createDirectory(atPath: versionDir, withIntermediateDirectories: true)
+        let git = RunContext.git(in: fm.currentDirectoryPath)
+        let context = RunContext(
+            gitCommit: git.commit, gitDirty: git.dirty, label: label,
+            engineFormatVersion: FiefSubject.formatVersion(scratchDirectory: versionDir),
+            build: RunContext.buildConfiguration, date: RunContext.isoNow(), machine: .current(),
+            durability: p.durability,
+            peerVersions: ["sqlite": SQLitePeer.libraryVersion, "lmdb": LMDBPeer.libraryVersion])
+        if RunContext.buildConfiguration == "debug" { notes.append("debug build: numbers are not representative; use `swift build -c release`") }
+        return BenchResults(context: context, parameters: p, durationSeconds: duration, benchmarks: table.benchmarks(p), notes: notes)
+    }
+
+    /// Runs `body` for every repetition and every system in rotated order, printing a line each.
+    func repeatInterleaved(_ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in }, _ body: (SystemName) throws -> Measurement) throws {
+        let unit = BenchCatalog.entry(id).unit
+        for rep in 0..<parameters.repetitions {
+            perRep(rep)
+            for s in order(rep) {
+                let m = try body(s)
+                table.add(id, s, m)
+                var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
+                if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
+                if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
+                progress(line)
+            }
+        }
+    }
+
+    func fileBytesOf(_ s: SystemName, _ dir: String) -> UInt64 {
+        switch s {
+        case .fief: return fileSize(dir + "/bench.fief")
+        case .sqlite: return fileSize(dir + "/bench.sqlite") + fileSize(dir + "/bench.sqlite-wal")
+        case .lmdb: return fileSize(dir + "/bench.mdb")
+        }
+    }
+}
+
+/// Titles and units of the benchmarks.
+enum BenchCatalog {
+    struct Entry {
+        let title: String
+        let unit: String
+        let higherIsBetter: Bool
+        let latencyOf: String?
+    }
+
+    static func entry(_ id: String) -> Entry {
+        switch id {
+        case "bulk-insert": return Entry(title: "Bulk insert, one transaction", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "point-reads": return Entry(title: "Random point reads", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction")
+        case "scan": return Entry(title: "Sequential scan", unit: "ops/s", higherIsBetter: true, latencyOf: "one full scan")
+        case "small-txns.full": return Entry(title: "Small durable transactions (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case "small-txns.none": return Entry(title: "Small transactions (no sync)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case "readers-while-writing": return Entry(title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction, under a committing writer")
+        case "open": return Entry(title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
+        case "churn": return Entry(title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)
+        default: return Entry(title: id, unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        }
+    }
+}
+
+/// Measurements gathered per benchmark and system, in the order they first appeared.
+struct ResultTable {
+    private var ids: [String] = []
+    private var runs: [String: [SystemName: [Measurement]]] = [:]
+
+    mutating func add(_ id: String, _ s: SystemName, _ m: Measurement) {
+        if runs[id] == nil { ids.append(id); runs[id] = [:] }
+        runs[id]![s, default: []].append(m)
+    }
+
+    func benchmarks(_ p: BenchParameters) -> [BenchmarkResult] {
+        ids.map { id in
+            let e = BenchCatalog.entry(id)
+            let durability = id.hasPrefix("small-txns.") ? String(id.dropFirst("small-txns.".count)) : p.durability
+            let systems = p.systems.compactMap { s -> SystemResult? in
+                guard let ms = runs[id]![s], !ms.isEmpty else { return nil }
+                var latency = LatencyRecorder()
+                for m in ms { latency.add(m.latency) }
+                var extra: [String: Double] = [:]
+                for key in Set(ms.flatMap(\.extra.keys)) where key != "peakMemory" {
+                    extra[key] = SampleStats(ms.compactMap { $0.extra[key] }).median
+                }
+                let mem = ms.compactMap { $0.extra["peakMemory"] }
+                return SystemResult(
+                    system: s, value: SampleStats(ms.map(\.value)), latency: latency.summary,
+                    peakMemory: mem.isEmpty ? nil : SampleStats(mem), curve: ms.last?.curve, extra: extra.isEmpty ? nil : extra)
+            }
+            return BenchmarkResult(id: id, title: e.title, unit: e.unit, higherIsBetter: e.higherIsBetter, durability: durability, systems: systems, latencyOf: e.latencyOf)
+        }
+    }
+}

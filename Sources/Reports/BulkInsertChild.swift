@@ -1,0 +1,71 @@
+import Engine
+import Foundation
+
+/// A bulk insert run in a process of its own, so the peak memory it reports (ru_maxrss)
+/// belongs to one system alone: three systems in one process would share one high-water mark.
+public enum BulkInsertChild {
+    public struct Request: Codable, Sendable {
+        public var system: SystemName
+        public var directory: String
+        public var records: Int
+        public var valueSize: Int
+        public var durability: String
+        public var seed: UInt64
+    }
+
+    public struct Report: Codable, Sendable {
+        public var opsPerSecond: Double
+        public var seconds: Double
+        /// Peak resident bytes before the store was opened (runtime, keys, value) and after the commit.
+        public var baselineRSSBytes: UInt64
+        public var peakRSSBytes: UInt64
+        public var fileBytes: UInt64
+        public var peakAboveBaseline: UInt64 { peakRSSBytes > baselineRSSBytes ? peakRSSBytes - baselineRSSBytes : 0 }
+    }
+
+    /// Runs the request here (in the child, or in-process when no child can be started).
+    public static func run(_ r: Request) throws -> Report {
+        guard let durability = Durability(rawValue: r.durability) else { throw BenchError.badArgument("unknown durability '\(r.durability)'") }
+        let keys = BenchRandom.permutation(r.records, seed: r.seed, .insertOrder)
+        let value = BenchValue.make(size: r.valueSize, seed: r.seed)
+        try FileManager.default.createDirectory(atPath: r.directory, withIntermediateDirectories: true)
+        let baseline = BenchClock.peakRSSBytes()
+        let store = try StoreFactory.open(r.system, directory: r.directory, durability: durability)
+        defer { store.close() }
+        let m = try Workloads.bulkInsert(store, keys: keys, value: value)
+        return Report(
+            opsPerSecond: m.value, seconds: m.extra["seconds"] ?? 0, baselineRSSBytes: baseline,
+            peakRSSBytes: BenchClock.peakRSSBytes(), fileBytes: UInt64(m.extra["fileBytes"] ?? 0))
+    }
+
+    /// Starts `executable bench child --request JSON` and reads its one-line JSON report.
+    static func spawn(_ r: Request, executable: String) throws -> Report {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = ["bench", "child", "--request", String(decoding: try JSONEncoder().encode(r), as: UTF8.self)]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        do { try p.run() } catch { throw BenchError.child("cannot start \(executable): \(error.localizedDescription)") }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            let msg = String(decoding: errData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw BenchError.child("\(r.system.rawValue) bulk insert exited with status \(p.terminationStatus): \(msg)")
+        }
+        do {
+            return try JSONDecoder().decode(Report.self, from: data)
+        } catch {
+            throw BenchError.child("\(r.system.rawValue) bulk insert printed no report: \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+    }
+}
+
+/// The value every record carries: seeded random bytes, the same for every system.
+enum BenchValue {
+    static func make(size: Int, seed: UInt64) -> [UInt8] {
+        var rng = BenchRandom(seed: seed, .values)
+        return (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+}

@@ -1,0 +1,45 @@
+/// Markdown for CI summaries (GitHub's job summary renders it).
+public enum MarkdownReport {
+    static func cell(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
+
+    public static func context(_ c: RunContext, _ p: BenchParameters) -> String {
+        let commit = String(c.gitCommit.prefix(12)) + (c.gitDirty == true ? " (with local changes)" : "")
+        var md = "commit `\(commit)`\(c.label.map { ", label `\($0)`" } ?? ""), engine format \(c.engineFormatVersion.map(String.init) ?? "?"), \(c.build) build, \(c.date)\n\n"
+        md += "machine: \(c.machine.cores) cores, \(Format.bytes(Double(c.machine.memoryBytes))), \(c.machine.kernel), \(c.machine.cpu)\n\n"
+        md += "profile `\(p.profile)`, seed `\(p.seed)`, \(p.repetitions) repetitions interleaved, durability `\(c.durability)` (Fief full = SQLite WAL synchronous=FULL = LMDB default; none = synchronous=OFF = MDB_NOSYNC), "
+        md += "\(p.records) records of \(p.valueSize) bytes inserted in random order; SQLite \(c.peerVersions["sqlite"] ?? "?"), LMDB \(c.peerVersions["lmdb"] ?? "?")\n"
+        return md
+    }
+
+    public static func bench(_ r: BenchResults) -> String {
+        var md = "# Fief benchmarks\n\n" + context(r.context, r.parameters) + "\n"
+        md += "| benchmark | system | median | spread | p50 | p99 | p99.9 | peak memory | Fief vs it |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        for b in r.benchmarks {
+            for (i, s) in b.systems.enumerated() {
+                let lat = s.latency
+                var cells: [String] = [i == 0 ? "**\(b.title)** (`\(b.id)`)" : "", s.system.label]
+                cells.append(Format.value(s.value.median, unit: b.unit))
+                cells.append("±" + Format.percent(s.value.spread))
+                cells.append(lat.map { Format.micros($0.p50) } ?? "")
+                cells.append(lat.map { Format.micros($0.p99) } ?? "")
+                cells.append(lat.map { Format.micros($0.p999) } ?? "")
+                cells.append(s.peakMemory.map { Format.bytes($0.median) } ?? "")
+                let adv: Double? = s.system == .fief ? nil : b.advantage(.fief, over: s.system)
+                cells.append(adv.map(Format.ratio) ?? "")
+                md += "| " + cells.map(cell).joined(separator: " | ") + " |\n"
+            }
+        }
+        md += "\nRatios: how many times better Fief does than the peer (throughput ratio; for sizes and times, the inverse). Spread: half the range over repetitions, relative to the median.\n"
+        if !r.targets.isEmpty {
+            md += "\n## Targets\n\n| benchmark | metric | requirement | measured | status |\n|---|---|---|---:|---|\n"
+            for t in r.targets {
+                md += "| \(t.benchmark) | \(t.metric) | \(cell(t.requirement)) | \(t.ratio.map(Format.ratio) ?? "n/a") | \(t.met.map { $0 ? "met" : "**missed**" } ?? "not measured") |\n"
+            }
+        }
+        if !r.notes.isEmpty {
+            md += "\n## Notes\n\n" + r.notes.map { "- \($0)\n" }.joined()
+        }
+        md += "\n_\(String(format: "%.0f", r.durationSeconds)) s_\n"
+        return md
+    }
+}

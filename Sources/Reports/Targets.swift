@@ -1,0 +1,38 @@
+/// The targets for Fief, as ratios against the peers in the same run. They are
+/// reported, never asserted: a miss is news for the engine, not a failed benchmark.
+public enum Targets {
+    struct Rule {
+        let benchmark: String
+        let metric: String
+        let peer: SystemName
+        let bound: Double
+        let atLeast: Bool
+    }
+
+    static let rules: [Rule] = [
+        Rule(benchmark: "point-reads", metric: "throughput", peer: .lmdb, bound: 0.5, atLeast: true),
+        Rule(benchmark: "point-reads", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
+        Rule(benchmark: "scan", metric: "throughput", peer: .lmdb, bound: 0.5, atLeast: true),
+        Rule(benchmark: "scan", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
+        Rule(benchmark: "bulk-insert", metric: "throughput", peer: .lmdb, bound: 0.5, atLeast: true),
+        Rule(benchmark: "bulk-insert", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "small-txns.full", metric: "throughput", peer: .lmdb, bound: 0.9, atLeast: true),
+        Rule(benchmark: "bulk-insert", metric: "peak memory", peer: .lmdb, bound: 2.0, atLeast: false),
+    ]
+
+    public static func evaluate(_ benchmarks: [BenchmarkResult]) -> [TargetStatus] {
+        rules.compactMap { rule in
+            guard let b = benchmarks.first(where: { $0.id == rule.benchmark }) else { return nil }
+            var ratio: Double?
+            if rule.metric == "peak memory" {
+                if let f = b.result(.fief)?.peakMemory?.median, let p = b.result(rule.peer)?.peakMemory?.median, p > 0 {
+                    ratio = f / p
+                }
+            } else {
+                ratio = b.advantage(.fief, over: rule.peer)
+            }
+            let met = ratio.map { rule.atLeast ? $0 >= rule.bound : $0 <= rule.bound }
+            return TargetStatus(benchmark: rule.benchmark, metric: rule.metric, peer: rule.peer, bound: rule.bound, atLeast: rule.atLeast, ratio: ratio, met: met)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Engine
+import Foundation
+import Reports
+
+extension SystemName: ExpressibleByArgument {}
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark Fief against SQLite and LMDB on the same workloads, in the same run.",
+        subcommands: [BenchRunCommand.self, BenchChildCommand.self],
+        defaultSubcommand: BenchRunCommand.self
+    )
+}
+
+struct BenchRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the benchmarks and write results.json, report.md and report.html.",
+        discussion: """
+            Workloads: \(BenchRunner.workloadNames.joined(separator: ", ")). Each runs on Fief, \
+            SQLite (WAL) and LMDB through their C libraries, on the same keys, repetitions \
+            interleaved (A B C, B C A, ...). Durability pairs: full = SQLite synchronous=FULL = \
+            LMDB default; none = synchronous=OFF = MDB_NOSYNC. Small transactions run at both. \
+            --quick takes under two minutes on a 2-core machine, the default under ten. \
+            Compare two results with `fief report compare`.
+            """
+    )
+
+    @Flag(help: "The quick profile (under two minutes).") var quick = false
+    @Flag(help: "A tiny run that only proves everything works (seconds; numbers meaningless).") var smoke = false
+    @Option(help: "Folder for results.json, report.md and report.html.") var out: String = "fief-out/bench"
+    @Option(help: "Seed for every random choice (default: a random one, printed).") var seed: UInt64?
+    @Option(help: "Repetitions per workload and system (overrides the profile).") var repetitions: Int?
+    @Option(help: "Records in the data set (overrides the profile).") var records: Int?
+    @Option(help: "Value size in bytes (overrides the profile).") var valueSize: Int?
+    @Option(help: "full or none: the durability of every workload but small-txns, which runs at both.") var durability: String = "full"
+    @Option(help: "Systems to run, comma-separated: fief, sqlite, lmdb.") var systems: String = "fief,sqlite,lmdb"
+    @Option(help: "Workloads to run, comma-separated (default all): \(BenchRunner.workloadNames.joined(separator: ", ")).") var workloads: String?
+    @Option(help: "A name for this build in the results (compare-versions.sh passes the revision).") var label: String?
+    @Option(help: "Folder for the databases (default: the system's temporary folder).") var workDir: String?
+    @Option(help: "A torture results.json to include in the HTML report (matrix and growth curve).") var torture: String?
+
+    func validate() throws {
+        if quick && smoke { throw ValidationError("choose one of --quick and --smoke") }
+        if let repetitions, repetitions < 1 { throw ValidationError("--repetitions must be at least 1") }
+        if let records, records < 10 { throw ValidationError("--records must be at least 10") }
+        if let valueSize, valueSize < 1 || valueSize > 1_000_000 { throw ValidationError("--value-size must be 1 to 1000000") }
+        guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability must be full or none") }
+        for s in systems.split(separator: ",") where SystemName(rawValue: String(s)) == nil {
+            throw ValidationError("unknown system '\(s)'; known: fief, sqlite, lmdb")
+        }
+        for w in (workloads ?? "").split(separator: ",") where !BenchRunner.workloadNames.contains(String(w)) {
+            throw ValidationError("unknown workload '\(w)'; known: \(BenchRunner.workloadNames.joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        try runReports {
+            let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
+            printFlushed("fief bench: seed \(s) (rerun with --seed \(s))")
+            var p = smoke ? BenchParameters.smoke(seed: s) : quick ? BenchParameters.quick(seed: s) : BenchParameters.standard(seed: s)
+            if let repetitions { p.repetitions = repetitions }
+            if let records { p.records = records; p.churnRecords = min(p.churnRecords, records) }
+            if let valueSize { p.valueSize = valueSize }
+            p.durability = durability
+            p.systems = systems.split(separator: ",").compactMap { SystemName(rawValue: String($0)) }
+            let torture = try self.torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            let runner = BenchRunner(
+                parameters: p, workDirectory: workDir ?? NSTemporaryDirectory(), childExecutable: ownExecutablePath(),
+                only: workloads.map { Set($0.split(separator: ",").map(String.init)) }, label: label,
+                progress: { printFlushed("  " + $0) })
+            let results = try runner.run()
+            printFlushed("")
+            print(TerminalReport.bench(results), terminator: "")
+            let files = try ResultIO.writeBench(results, to: out, torture: torture)
+            printFlushed("\nfief bench: \(String(format: "%.0f", results.durationSeconds)) s; wrote \(files.joined(separator: ", "))")
+        }
+    }
+}
+
+/// One bulk insert in a process of its own, so its peak memory is one system's alone.
+/// Started by `fief bench run`; prints one JSON line.
+struct BenchChildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "child", abstract: "Internal: one bulk insert in its own process (started by fief bench).",
+        shouldDisplay: false)
+
+    @Option(help: "The request, as JSON.") var request: String
+
+    func run() throws {
+        try runReports {
+            let req: BulkInsertChild.Request
+            do { req = try JSONDecoder().decode(BulkInsertChild.Request.self, from: Data(request.utf8)) } catch {
+                throw BenchError.badArgument("bench child: malformed --request: \(error)")
+            }
+            let report = try BulkInsertChild.run(req)
+            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+        }
+    }
+}

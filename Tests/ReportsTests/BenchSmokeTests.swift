@@ -1,0 +1,28 @@
+import XCTest
+@testable import Reports
+
+/// Runs every workload on every system on tiny sizes through the library API: it proves the
+/// three stores and the harness work; it asserts no timing.
+final class BenchSmokeTests: XCTestCase {
+    func testSmokeRunCoversEveryWorkloadAndSystem() throws {
+        let dir = NSTemporaryDirectory() + "fief-bench-smoke-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var lines: [String] = []
+        let runner = BenchRunner(parameters: .smoke(seed: 7), workDirectory: dir, progress: { lines.append($0) })
+        let r = try runner.run()
+        XCTAssertEqual(Set(r.benchmarks.map(\.id)), ["bulk-insert", "point-reads", "scan", "small-txns.full", "small-txns.none", "readers-while-writing", "open", "churn"])
+        for b in r.benchmarks {
+            XCTAssertEqual(b.systems.map(\.system), SystemName.allCases, b.id)
+            for s in b.systems {
+                XCTAssertGreaterThan(s.value.median, 0, "\(b.id) \(s.system)")
+                XCTAssertEqual(s.value.samples.count, b.id == "churn" ? 1 : 2, "\(b.id) \(s.system)")
+            }
+        }
+        XCTAssertEqual(r.benchmark("churn")?.result(.fief)?.curve?.count, 3)
+        XCTAssertNotNil(r.benchmark("point-reads")?.result(.lmdb)?.latency)
+        XCTAssertEqual(r.context.engineFormatVersion, 1)
+        XCTAssertEqual(r.parameters.seed, 7)
+        XCTAssertTrue(lines.first?.contains("seed 7") ?? false)
+        XCTAssertFalse(r.targets.isEmpty)
+    }
+}
