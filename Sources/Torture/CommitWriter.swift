@@ -33,7 +33,10 @@ public struct CommitWriter {
                         var attempted: UInt64 = 0
                         let version: UInt64? = try db.write { tx in
                             let i = try CommitWorkload.committed(in: tx) + 1
-                            guard i <= maxCommit else { return nil }
+                            // Roll back rather than commit an empty version: a writer that
+                            // ends normally must leave the version number where its last
+                            // acknowledged commit put it.
+                            guard i <= maxCommit else { throw Finished() }
                             attempted = i
                             try oracle.intent(i)
                             try workload.apply(commit: i, in: tx)
@@ -42,6 +45,8 @@ public struct CommitWriter {
                         guard let version else { return }
                         try oracle.ack(attempted, version: version)
                     }
+                } catch is Finished {
+                    return
                 } catch {
                     failure.record(error)
                 }
@@ -51,3 +56,5 @@ public struct CommitWriter {
         if let e = failure.error { throw e }
     }
 }
+
+private struct Finished: Error {}
