@@ -45,7 +45,10 @@ public enum ResultIO {
         }
         switch e {
         case .dataCorrupted(let c):
-            if let u = c.underlyingError as NSError?, c.codingPath.isEmpty { return "invalid JSON (\(u.localizedDescription))" }
+            if c.codingPath.isEmpty {
+                let why = (c.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+                return "invalid JSON" + (why.map { " (\($0))" } ?? "")
+            }
             return "invalid value at \(at(c.codingPath)): \(c.debugDescription)"
         case .keyNotFound(let k, let c): return "missing '\(k.stringValue)' at \(at(c.codingPath))"
         case .typeMismatch(let t, let c): return "expected \(t) at \(at(c.codingPath))"

@@ -5,7 +5,108 @@ import Reports
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Compare, render and combine benchmark and torture results.",
-        subcommands: []
+        abstract: "Compare, render and combine benchmark results; render torture results.",
+        subcommands: [ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self]
     )
+}
+
+struct ReportCompare: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Compare two bench results; exit 2 when Fief regressed beyond noise and the threshold.",
+        discussion: """
+            Per benchmark and system: the ratio of the medians, its noise (the two runs' spreads \
+            combined) and a verdict: regression, improvement or within noise. Exit status: 0 \
+            without a regression of Fief beyond the threshold, 2 with one, 1 on bad input. \
+            The peers' rows are never gated: they show how much the machine drifted.
+            """
+    )
+
+    @Argument(help: "The base results.json.") var base: String
+    @Argument(help: "The new results.json.") var new: String
+    @Option(help: "Smallest regression that fails, e.g. 5% or 2.5.") var threshold: String = "5%"
+    @Option(help: "Also write the comparison as Markdown here.") var markdown: String?
+    @Option(help: "Also write an HTML page (comparison and the new results) here.") var html: String?
+    @Option(help: "Also write the comparison as JSON here.") var json: String?
+
+    func run() throws {
+        var code: Int32 = 0
+        try runReports {
+            let t = try Comparison.parseThreshold(threshold)
+            let b = try ResultIO.loadBench(base), n = try ResultIO.loadBench(new)
+            let c = Comparison.compare(base: b, new: n, threshold: t)
+            print(ComparisonReport.terminal(c), terminator: "")
+            if let markdown { try ResultIO.saveText(ComparisonReport.markdown(c), to: markdown) }
+            if let html { try ResultIO.saveText(HTMLReport.page(bench: n, torture: nil, comparison: c), to: html) }
+            if let json { try ResultIO.save(c, to: json) }
+            code = c.exitCode
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct ReportHTML: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "html",
+        abstract: "Write one self-contained HTML page with SVG charts from bench and/or torture results.")
+
+    @Option(help: "A bench results.json.") var bench: String?
+    @Option(help: "A torture results.json (pass/fail matrix and growth curve).") var torture: String?
+    @Option(help: "A base bench results.json to compare --bench against.") var base: String?
+    @Option(help: "Threshold for the comparison, e.g. 5%.") var threshold: String = "5%"
+    @Option(help: "The HTML file to write.") var out: String = "fief-out/report.html"
+
+    func validate() throws {
+        if bench == nil && torture == nil { throw ValidationError("give --bench, --torture or both") }
+        if base != nil && bench == nil { throw ValidationError("--base needs --bench") }
+    }
+
+    func run() throws {
+        try runReports {
+            let b = try bench.map { try ResultIO.loadBench($0) }
+            let t = try torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            var c: Comparison?
+            if let base, let b { c = Comparison.compare(base: try ResultIO.loadBench(base), new: b, threshold: try Comparison.parseThreshold(threshold)) }
+            let dir = (out as NSString).deletingLastPathComponent
+            if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c), to: out)
+            print("wrote \(out)")
+        }
+    }
+}
+
+struct ReportMarkdown: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "markdown", abstract: "Print bench results as Markdown (for CI summaries).")
+    @Argument(help: "A bench results.json.") var bench: String
+
+    func run() throws {
+        try runReports { print(MarkdownReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
+    }
+}
+
+struct ReportTable: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "table", abstract: "Print bench results as a terminal table.")
+    @Argument(help: "A bench results.json.") var bench: String
+
+    func run() throws {
+        try runReports { print(TerminalReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
+    }
+}
+
+struct ReportCombine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "combine",
+        abstract: "Pool several bench results of one build (same parameters) into one.",
+        discussion: "compare-versions.sh runs each build several times, interleaved with the other, and combines each build's runs before comparing.")
+    @Argument(help: "Bench results.json files of the same build.") var inputs: [String]
+    @Option(help: "The combined results.json to write.") var out: String
+
+    func run() throws {
+        try runReports {
+            guard !inputs.isEmpty else { throw BenchError.badArgument("give at least one results.json to combine") }
+            let c = try BenchResults.combine(try inputs.map { try ResultIO.loadBench($0) })
+            try ResultIO.save(c, to: out)
+            print("wrote \(out) (\(inputs.count) runs, \(c.parameters.repetitions) repetitions)")
+        }
+    }
 }
