@@ -27,18 +27,18 @@ public struct BenchParameters: Codable, Equatable, Sendable {
 
     public static func quick(seed: UInt64) -> BenchParameters {
         BenchParameters(
-            profile: "quick", seed: seed, repetitions: 3, durability: "full", systems: SystemName.allCases,
-            records: 100_000, valueSize: 100, pointReads: 200_000, latencySamples: 20_000, scanPasses: 5,
-            smallTxnsFull: 300, smallTxnsNone: 3_000, concurrentSeconds: 1.0, readerThreads: 1,
+            profile: "quick", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
+            records: 200_000, valueSize: 100, pointReads: 300_000, latencySamples: 20_000, scanPasses: 5,
+            smallTxnsFull: 500, smallTxnsNone: 5_000, concurrentSeconds: 1.0, readerThreads: 1,
             churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true)
     }
 
     public static func standard(seed: UInt64) -> BenchParameters {
         BenchParameters(
             profile: "default", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
-            records: 500_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 5,
-            smallTxnsFull: 1_000, smallTxnsNone: 10_000, concurrentSeconds: 3.0, readerThreads: 1,
-            churnRecords: 50_000, churnRounds: 12, opens: 20, memoryInChild: true)
+            records: 1_000_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 3,
+            smallTxnsFull: 2_000, smallTxnsNone: 20_000, concurrentSeconds: 3.0, readerThreads: 1,
+            churnRecords: 100_000, churnRounds: 10, opens: 20, memoryInChild: true)
     }
 
     public static func smoke(seed: UInt64) -> BenchParameters {

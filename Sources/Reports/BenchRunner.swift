@@ -14,6 +14,10 @@ public struct BenchRunner {
     /// Workload names to run (nil: all). See `BenchRunner.workloadNames`.
     public var only: Set<String>?
     public var label: String?
+    /// Hook for the FaultFS comparison: a folder on a FaultFS mount the caller made (no
+    /// faults armed). When set, small durable transactions also run with stores there, as
+    /// benchmark `small-txns.faultfs`, next to the native `small-txns.full`.
+    public var faultFSDirectory: String?
     public var progress: (String) -> Void
 
     public static let workloadNames = ["bulk-insert", "point-reads", "scan", "small-txns", "readers-while-writing", "open", "churn"]
@@ -117,6 +121,21 @@ public struct BenchRunner {
                     return try Workloads.smallTransactions(stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
                 }
             }
+            if let mount = faultFSDirectory {
+                var onMount: [SystemName: any BenchStore] = [:]
+                defer {
+                    for (sys, st) in onMount { st.close(); try? fm.removeItem(atPath: "\(mount)/fief-bench-\(getpid())-\(sys.rawValue)") }
+                }
+                for s in p.systems {
+                    let dir = "\(mount)/fief-bench-\(getpid())-\(s.rawValue)"
+                    try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                    onMount[s] = try StoreFactory.open(s, directory: dir, durability: .full)
+                }
+                try repeatInterleaved("small-txns.faultfs", &table) { s in
+                    nextKey += Int64(p.smallTxnsFull)
+                    return try Workloads.smallTransactions(onMount[s]!, keys: ((nextKey - Int64(p.smallTxnsFull))..<nextKey).map { $0 }, value: value)
+                }
+            }
             try reopenAll(durability)
         }
         if wants("readers-while-writing") {
@@ -211,6 +230,7 @@ enum BenchCatalog {
         case "scan": return Entry(title: "Sequential scan", unit: "ops/s", higherIsBetter: true, latencyOf: "one full scan")
         case "small-txns.full": return Entry(title: "Small durable transactions (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
         case "small-txns.none": return Entry(title: "Small transactions (no sync)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case "small-txns.faultfs": return Entry(title: "Small durable transactions on a FaultFS mount (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
         case "readers-while-writing": return Entry(title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction, under a committing writer")
         case "open": return Entry(title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
         case "churn": return Entry(title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)
@@ -232,7 +252,7 @@ struct ResultTable {
     func benchmarks(_ p: BenchParameters) -> [BenchmarkResult] {
         ids.map { id in
             let e = BenchCatalog.entry(id)
-            let durability = id.hasPrefix("small-txns.") ? String(id.dropFirst("small-txns.".count)) : p.durability
+            let durability = id == "small-txns.none" ? "none" : id.hasPrefix("small-txns.") ? "full" : p.durability
             let systems = p.systems.compactMap { s -> SystemResult? in
                 guard let ms = runs[id]![s], !ms.isEmpty else { return nil }
                 var latency = LatencyRecorder()

@@ -41,6 +41,7 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "A name for this build in the results (compare-versions.sh passes the revision).") var label: String?
     @Option(help: "Folder for the databases (default: the system's temporary folder).") var workDir: String?
     @Option(help: "A torture results.json to include in the HTML report (matrix and growth curve).") var torture: String?
+    @Option(help: "A folder on a FaultFS mount (no faults armed): small durable transactions also run there, as small-txns.faultfs.") var faultfsDir: String?
 
     func validate() throws {
         if quick && smoke { throw ValidationError("choose one of --quick and --smoke") }
@@ -71,7 +72,9 @@ struct BenchRunCommand: ParsableCommand {
                 parameters: p, workDirectory: workDir ?? NSTemporaryDirectory(), childExecutable: ownExecutablePath(),
                 only: workloads.map { Set($0.split(separator: ",").map(String.init)) }, label: label,
                 progress: { printFlushed("  " + $0) })
-            let results = try runner.run()
+            var r = runner
+            r.faultFSDirectory = faultfsDir
+            let results = try r.run()
             printFlushed("")
             print(TerminalReport.bench(results), terminator: "")
             let files = try ResultIO.writeBench(results, to: out, torture: torture)
