@@ -36,7 +36,8 @@ public enum Format {
     }
 
     public static func micros(_ us: Double) -> String {
-        if us >= 1000 { return String(format: "%.2f ms", us / 1000) }
+        if us >= 1_000_000 { return String(format: "%.3g s", us / 1_000_000) }
+        if us >= 1000 { return String(format: "%.3g ms", us / 1000) }
         return String(format: us >= 100 ? "%.0f µs" : "%.2g µs", us)
     }
 }

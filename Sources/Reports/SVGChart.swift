@@ -41,8 +41,8 @@ public enum SVGChart {
     }
 
     /// Horizontal bars, one per system, with min–max whiskers.
-    public static func bars(kind: String, title: String, bars: [Bar], width: Int = 460) -> String {
-        let rowH = 26, top = 30, left = 70, right = 110
+    public static func bars(kind: String, title: String, bars: [Bar], width: Int = 520) -> String {
+        let rowH = 26, top = 30, left = 70, right = 190
         let height = top + bars.count * rowH + 10
         let maxV = max(bars.map { $0.high ?? $0.value }.max() ?? 1, 1e-12)
         let scale = Double(width - left - right) / maxV
@@ -56,7 +56,9 @@ public enum SVGChart {
                 let x1 = Double(left) + lo * scale, x2 = Double(left) + hi * scale
                 s += "<path d=\"M\(n(x1)) \(y + 12)H\(n(x2))M\(n(x1)) \(y + 7)V\(y + 17)M\(n(x2)) \(y + 7)V\(y + 17)\" stroke=\"#111\" stroke-width=\"1.2\" fill=\"none\"/>"
             }
-            s += "<text x=\"\(n(Double(left) + w + 6))\" y=\"\(y + 16)\" class=\"cv\">\(esc(b.text))</text>"
+            // The value goes right of the bar and of its whisker, so neither covers it.
+            let end = max(w, (b.high ?? 0) * scale)
+            s += "<text x=\"\(n(Double(left) + end + 6))\" y=\"\(y + 16)\" class=\"cv\">\(esc(b.text))</text>"
         }
         return s + "</svg>"
     }
