@@ -106,7 +106,7 @@ final class ComparisonTests: XCTestCase {
         XCTAssertEqual(v.samples.count, 6)
         // Pooled: 990k 1M 1.01M and 1.089M 1.1M 1.111M; the median sits between 1.01M and 1.089M.
         XCTAssertEqual(v.median, (1_010_000 + 1_089_000) / 2, accuracy: 1e-6)
-        XCTAssertEqual(c.parameters.repetitions, 6)
+        XCTAssertEqual(c.parameters.repetitions, a.parameters.repetitions + b.parameters.repetitions)
     }
 
     func testCombineRefusesDifferentParameters() {
