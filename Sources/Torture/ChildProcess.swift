@@ -42,6 +42,10 @@ public final class ChildProcess {
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env[CrashPointEnvironment.name] = nil
+        // Children here are meant to die (SIGKILL, or SIGBUS from a mapping FaultFS cut the
+        // power under). Swift's backtracer would hold a dying child, and with it the pipe
+        // Foundation watches for the exit, for as long as it takes.
+        if env["SWIFT_BACKTRACE"] == nil { env["SWIFT_BACKTRACE"] = "enable=no" }
         for (k, v) in extra { env[k] = v }
         process.environment = env
         if let output {

@@ -20,7 +20,9 @@ public struct PowerCutScenario: Scenario {
         ("torn-512", ["--mode", "torn", "--sector", "512"]),
         ("torn-4096", ["--mode", "torn", "--sector", "4096"]),
     ]
-    static let eventsPerCycle = 2
+    /// Two deaths at crash points (rotating, so every point meets every mode within 30
+    /// cycles), then a cut while several writer threads run.
+    static let eventsPerCycle = 3
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
 
@@ -44,8 +46,8 @@ public struct PowerCutScenario: Scenario {
             var description: String
             var point: CrashPoint?
             var dying: UInt64 = 0
-            if Bool.random(using: &rng) {
-                let p = CrashPoint.allCases.randomElement(using: &rng)!
+            if e < 2 {
+                let p = CrashPoint.allCases[(index + 3 * e) % CrashPoint.allCases.count]
                 let nth = Int.random(in: 1...8, using: &rng)
                 point = p
                 dying = current + UInt64(nth)
