@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FaultFS
 import Foundation
 
 /// A FaultFS mount driven through the `fief faultfs` command, as a user would drive it: the
@@ -10,20 +11,19 @@ public final class FaultFSMount {
     public let mountpoint: String
     public let seed: UInt64
     public let tracePath: String
+    public let configPath: String?
     public private(set) var mounted = false
 
-    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String) {
+    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String, configPath: String? = nil) {
         self.backing = backing
         self.mountpoint = mountpoint
         self.seed = seed
         self.tracePath = tracePath
+        self.configPath = configPath
     }
 
     /// Why FaultFS cannot run on this machine, or nil when it can.
-    public static func unavailableReason() -> String? {
-        if access("/dev/fuse", R_OK | W_OK) != 0 { return "/dev/fuse is missing or not accessible" }
-        return nil
-    }
+    public static func unavailableReason() -> String? { Mounter.fuseUnavailableReason() }
 
     static func run(_ args: [String], output: String) throws -> (Int32, String) {
         let child = try ChildProcess(arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
@@ -39,7 +39,7 @@ public final class FaultFSMount {
         try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let (code, text) = try FaultFSMount.run(
-            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath],
+            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath] + (configPath.map { ["--config", $0] } ?? []),
             output: mountpoint + ".mount.out")
         guard code == 0 else { throw TortureError.invalid("faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))") }
         mounted = true
