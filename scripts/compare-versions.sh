@@ -40,10 +40,14 @@ seed="${FIEF_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 echo "compare-versions: $rev_a (${sha_a:0:12}) against $rev_b (${sha_b:0:12}), seed $seed, $rounds rounds"
 
 worktrees=()
-cleanup() { for w in "${worktrees[@]}"; do git worktree remove --force "$w" >/dev/null 2>&1 || true; done; }
+cleanup() {
+  for w in "${worktrees[@]}"; do git worktree remove --force "$w" >/dev/null 2>&1 || true; done
+  rmdir "$root/.build-rev-work" 2>/dev/null || true
+}
 trap cleanup EXIT
 
-# Builds one revision; prints the path of its fief binary.
+# Builds one revision and sets $built to its fief binary. (Not run in $(...): the worktree
+# it adds must be recorded in this shell for the clean-up.)
 build() {
   local sha="$1" key wt scratch
   if [ "$whole" = 1 ]; then key="${sha:0:12}"; else key="engine-$(git rev-parse "$sha:Sources/Engine" | cut -c1-12)"; fi
@@ -62,11 +66,11 @@ build() {
   fi
   echo "compare-versions: building ${sha:0:12} in $wt (scratch $scratch)" >&2
   swift build -c release --package-path "$wt" --scratch-path "$scratch" >&2
-  echo "$scratch/release/fief"
+  built="$scratch/release/fief"
 }
 
-bin_a="$(build "$sha_a")"
-bin_b="$(build "$sha_b")"
+build "$sha_a"; bin_a="$built"
+build "$sha_b"; bin_b="$built"
 "$bin_a" bench --help >/dev/null 2>&1 || { echo "compare-versions: $rev_a's build has no 'fief bench' (drop --whole)" >&2; exit 1; }
 
 mkdir -p "$out"
