@@ -148,6 +148,7 @@ public enum Mounter {
             pid = status.pid
         }
         var how = "unmounted \(m)"
+        var patience = 10.0
         if umount2(m, 0) != 0 {
             let e = errno
             if e == EPERM {
@@ -158,11 +159,12 @@ public enum Mounter {
                 guard p.terminationStatus == 0 else { throw FaultFSError.io(path: m, what: "unmount (fusermount3)", errno: e) }
             } else {
                 guard umount2(m, Int32(MNT_DETACH)) == 0 else { throw FaultFSError.io(path: m, what: "unmount", errno: errno) }
+                patience = 2  // a lazy unmount waits for every open file: do not wait with it
                 how = alive ? "lazily unmounted \(m) (it was busy: \(String(cString: strerror(e))))" : "lazily unmounted \(m) (its daemon had died)"
             }
         }
         if let pid {
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(patience)
             while isAlive(pid) && Date() < deadline { usleep(10_000) }
             if isAlive(pid) { kill(pid, SIGKILL); how += "; the daemon did not exit and was killed" }
         }

@@ -54,6 +54,8 @@ final class LiveMount {
 
     @discardableResult
     func ctl(_ words: String...) throws -> String { try fs.ctl(words) }
+    @discardableResult
+    func ctl(_ words: [String]) throws -> String { try fs.ctl(words) }
 
     func status() throws -> FaultFSStatus {
         try JSONDecoder().decode(FaultFSStatus.self, from: Data(try fs.ctl(["status", "--json"]).utf8))
@@ -63,9 +65,10 @@ final class LiveMount {
     deinit { fs.unmount() }
 }
 
-/// Thin throwing file calls, so a test reads as the sequence of syscalls it makes.
-struct RawFile {
-    let fd: Int32
+/// Thin throwing file calls, so a test reads as the sequence of syscalls it makes. Closed
+/// when dropped, so no test leaves its mount busy.
+final class RawFile {
+    private(set) var fd: Int32
     let path: String
 
     init(_ path: String, flags: Int32 = O_RDWR | O_CREAT) throws {
@@ -98,7 +101,12 @@ struct RawFile {
         return Array(buf[0..<n])
     }
 
-    func close() { Glibc.close(fd) }
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
 
     static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY)
@@ -112,7 +120,7 @@ func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath:
 
 /// Runs a program and returns its exit status and what it printed.
 @discardableResult
-func run(_ executable: String, _ args: [String], cwd: String? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String, signaled: Bool) {
+func runProgram(_ executable: String, _ args: [String], cwd: String? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String, signaled: Bool) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = args
@@ -131,5 +139,5 @@ func run(_ executable: String, _ args: [String], cwd: String? = nil, environment
 }
 
 func fief(_ args: String...) throws -> (status: Int32, output: String, signaled: Bool) {
-    try run(try FiefExecutable.path(), args)
+    try runProgram(try FiefExecutable.path(), args)
 }
