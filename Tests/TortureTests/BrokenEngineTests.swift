@@ -33,6 +33,12 @@ final class BrokenEngineTests: XCTestCase {
         print("flip-before-top caught: \(v.first ?? "")")
     }
 
+    func testTopInActiveSlotIsCaught() throws {
+        let v = try sweep(.topInActiveSlot, seed: 14)
+        XCTAssertFalse(v.isEmpty, "top-in-active-slot went unnoticed")
+        print("top-in-active-slot caught: \(v.first ?? "")")
+    }
+
     func testOverwriteInPlaceIsCaught() throws {
         let v = try sweep(.overwriteInPlace, seed: 12)
         XCTAssertFalse(v.isEmpty, "overwrite-in-place went unnoticed")
@@ -47,7 +53,7 @@ final class BrokenEngineTests: XCTestCase {
 
     func testCorrectEngineShowsNoViolationOnTheSameSeeds() throws {
         let dir = try TempFolder()
-        for s: UInt64 in [11, 12, 13] {
+        for s: UInt64 in [11, 12, 13, 14] {
             let cycle = CrashCycle(dbPath: dir.file("db\(s).fief"), oraclePath: dir.file("oracle\(s).log"), seed: s)
             for nth in [3, 5] {
                 for point in CrashPoint.allCases {
