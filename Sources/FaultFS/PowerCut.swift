@@ -48,6 +48,15 @@ private final class Draws {
 }
 
 extension FaultFileSystem {
+    /// Each file draws from its own stream, named by its path, so writes to one file (the
+    /// kernel writing back a shared mapping whenever it likes, say) never shift the fate of
+    /// another's.
+    private func fileStream(_ f: DurableFile, cut: Int) -> SeededRandom {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        for b in f.path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+        return SeededRandom.derive(seed ^ h, 0xC07 &+ UInt64(cut))
+    }
+
     /// Cuts the power: puts every backing file and directory in a state a disk could hold
     /// after losing power, makes that the durable state, and fails every open handle from
     /// now on. Returns a summary line.
@@ -77,6 +86,7 @@ extension FaultFileSystem {
             keepNames = namespace.pending.filter { $0.seq < cut }.count
         case .dropRandom:
             for f in changed {
+                let draws = Draws(fileStream(f, cut: powerCuts))
                 let r = try f.powerCut(.choose { _ in
                     switch draws.below(3) {
                     case 0: return .all
@@ -89,6 +99,7 @@ extension FaultFileSystem {
             keepNames = draws.below(namespace.pending.count + 1)
         case .torn(let size):
             for f in changed {
+                let draws = Draws(fileStream(f, cut: powerCuts))
                 let r = try f.powerCut(.torn(sectorSize: size, newSize: draws.coin(), keepBlock: { _ in draws.coin() }))
                 keptOps += r.kept; totalOps += r.of
             }
