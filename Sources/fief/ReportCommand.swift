@@ -6,7 +6,7 @@ struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Compare, render and combine benchmark results; render torture results.",
-        subcommands: [ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self]
+        subcommands: [ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self, ReportMerge.self]
     )
 }
 

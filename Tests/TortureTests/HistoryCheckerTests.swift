@@ -103,13 +103,22 @@ final class TortureRunTests: XCTestCase {
         let junit = try String(contentsOfFile: dir.file("all/junit.xml"), encoding: .utf8)
         XCTAssertTrue(junit.contains("<testcase classname=\"torture.crash-points\" name=\"after-select-flip\">"))
         var total = 0
+        var shards: [TortureResults] = []
         for k in 1...2 {
             var s = o
             s.shard = (k, 2)
             s.out = dir.file("shard\(k)")
-            total += try TortureRun(options: s, progress: progress).run().scenarios[0].cycles
+            let r = try TortureRun(options: s, progress: progress).run()
+            total += r.scenarios[0].cycles
+            shards.append(r)
         }
         XCTAssertEqual(total, 4)
+        let merged = try TortureResults.merge(shards)
+        XCTAssertEqual(merged.scenarios[0].cycles, 4)
+        XCTAssertEqual(merged.shard, "1/2,2/2")
+        XCTAssertTrue(merged.passed)
+        XCTAssertThrowsError(try TortureResults.merge([shards[0], shards[0]]), "a shard merged twice")
+        XCTAssertTrue(try TortureResults.merge([shards[0]]).scenarios[0].notes.contains { $0.contains("missing: 2") })
     }
 
     func testBrokenEngineRunFailsWithArtifactsAndReproduceCommand() throws {
