@@ -1,4 +1,5 @@
 import ArgumentParser
+import FaultFS
 import Engine
 import Foundation
 import Reports
@@ -42,6 +43,7 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "Folder for the databases (default: the system's temporary folder).") var workDir: String?
     @Option(help: "A torture results.json to include in the HTML report (matrix and growth curve).") var torture: String?
     @Option(help: "A folder on a FaultFS mount (no faults armed): small durable transactions also run there, as small-txns.faultfs.") var faultfsDir: String?
+    @Flag(inversion: .prefixedNo, help: "Mount a FaultFS (no faults armed) for the small-txns.faultfs benchmark when FUSE is available and --faultfs-dir is not given.") var faultfs = true
 
     func validate() throws {
         if quick && smoke { throw ValidationError("choose one of --quick and --smoke") }
@@ -74,12 +76,49 @@ struct BenchRunCommand: ParsableCommand {
                 progress: { printFlushed("  " + $0) })
             var r = runner
             r.faultFSDirectory = faultfsDir
+            let mount = try faultfsDir == nil && faultfs && !smoke && (workloads == nil || workloads!.contains("small-txns"))
+                ? BenchMount.start(seed: s, parent: workDir ?? NSTemporaryDirectory()) : nil
+            defer { mount?.stop() }
+            if let mount { r.faultFSDirectory = mount.mountpoint }
             let results = try r.run()
             printFlushed("")
             print(TerminalReport.bench(results), terminator: "")
             let files = try ResultIO.writeBench(results, to: out, torture: torture)
             printFlushed("\nfief bench: \(String(format: "%.0f", results.durationSeconds)) s; wrote \(files.joined(separator: ", "))")
         }
+    }
+}
+
+/// A FaultFS mount of a fresh folder for the length of one bench run, so small durable
+/// transactions can be compared on it and natively in the same run.
+struct BenchMount {
+    let backing: String
+    let mountpoint: String
+
+    static func start(seed: UInt64, parent: String) throws -> BenchMount? {
+        if let why = Mounter.fuseUnavailableReason() {
+            printFlushed("fief bench: no FaultFS comparison: \(why)")
+            return nil
+        }
+        let base = (parent as NSString).appendingPathComponent("fief-bench-faultfs-\(getpid())")
+        let m = BenchMount(backing: base + "/backing", mountpoint: base + "/mnt")
+        for d in [m.backing, m.mountpoint] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        do {
+            _ = try Mounter.startDaemon(executable: try selfExecutable(),
+                                        arguments: ["faultfs", "mount", m.backing, m.mountpoint, "--foreground", "--seed", String(seed)],
+                                        mountpoint: m.mountpoint, log: base + "/faultfs.log")
+        } catch {
+            printFlushed("fief bench: no FaultFS comparison: \(error)")
+            try? FileManager.default.removeItem(atPath: base)
+            return nil
+        }
+        printFlushed("fief bench: FaultFS mounted at \(m.mountpoint) for small-txns.faultfs")
+        return m
+    }
+
+    func stop() {
+        _ = try? Mounter.unmount(mountpoint)
+        try? FileManager.default.removeItem(atPath: (mountpoint as NSString).deletingLastPathComponent)
     }
 }
 
