@@ -1,7 +1,8 @@
 import Engine
 
 /// A single-writer workload whose state after commit k is known exactly: commit i applies
-/// changes derived only from (seed, i), and records i in the progress table in the same
+/// changes derived only from (seed, i) (puts, deletes, values large enough for overflow
+/// extents, a bank transfer), and records i in the progress table (a counter) in the same
 /// transaction. Replaying commits 1...k gives the state any recovered file must equal.
 public struct CommitWorkload: Sendable {
     public let seed: UInt64
@@ -43,6 +44,7 @@ public struct CommitWorkload: Sendable {
         for (k, v) in changes(forCommit: i) {
             if let v { try data.put(k, v) } else { try data.delete(k) }
         }
+        try BankTransfers(seed: seed).apply(commit: i, in: tx)
         try progress.put(CommitWorkload.progressKey, Int64(i))
     }
 

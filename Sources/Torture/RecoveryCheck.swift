@@ -48,6 +48,7 @@ public enum RecoveryCheck {
                 } else if k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
                     v.violations.append("version: commit \(k) should be version \(k + 1), the file says \(tx.version)")
                 }
+                v.violations += try BankTransfers(seed: workload.seed).verify(in: tx, afterCommit: k)
                 let expected = workload.expectedState(afterCommit: k)
                 var found: [Int64: [UInt8]] = [:]
                 if try tx.tableInfo(CommitWorkload.dataTable) != nil {

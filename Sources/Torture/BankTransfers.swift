@@ -1,0 +1,80 @@
+import Engine
+
+/// Bank transfers riding on every commit of `CommitWorkload`: commit 1 opens the accounts,
+/// each commit moves money between two of them and records both legs in a per-account
+/// history. Whatever version a crash leaves, the total never changes, every balance equals
+/// the replayed one, and each account's history (a range scan) adds up to its balance.
+public struct BankTransfers: Sendable {
+    public static let accountsTable = "accounts"
+    public static let historyTable = "history"
+    static let accounts: Int64 = 16
+    static let opening: Int64 = 1_000
+
+    public let seed: UInt64
+    public init(seed: UInt64) { self.seed = seed }
+
+    func transfer(forCommit i: UInt64) -> (from: Int64, to: Int64, amount: Int64) {
+        var rng = SeededRandom.derive(seed ^ 0xBA4C, i)
+        let from = Int64.random(in: 0..<BankTransfers.accounts, using: &rng)
+        let to = (from + Int64.random(in: 1..<BankTransfers.accounts, using: &rng)) % BankTransfers.accounts
+        return (from, to, Int64.random(in: 1...50, using: &rng))
+    }
+
+    /// History keys: the account in the high half, the commit in the low, so one account's
+    /// legs are one contiguous range.
+    static func historyKey(account: Int64, commit: UInt64) -> Int64 { account << 32 | Int64(commit & 0xFFFF_FFFF) }
+
+    public func apply(commit i: UInt64, in tx: WriteTransaction) throws {
+        let accounts = try tx.openTable(BankTransfers.accountsTable, key: Int64.self, value: Int64.self)
+        let history = try tx.openTable(BankTransfers.historyTable, key: Int64.self, value: Int64.self)
+        if i == 1 {
+            for a in 0..<BankTransfers.accounts { try accounts.put(a, BankTransfers.opening) }
+        }
+        let t = transfer(forCommit: i)
+        // Overdrafts are allowed: the invariant is the total, not the sign.
+        try accounts.put(t.from, (try accounts.get(t.from) ?? 0) - t.amount)
+        try accounts.put(t.to, (try accounts.get(t.to) ?? 0) + t.amount)
+        try history.put(BankTransfers.historyKey(account: t.from, commit: i), -t.amount)
+        try history.put(BankTransfers.historyKey(account: t.to, commit: i), t.amount)
+    }
+
+    public func expectedBalances(afterCommit k: UInt64) -> [Int64: Int64] {
+        guard k > 0 else { return [:] }
+        var b = Dictionary(uniqueKeysWithValues: (0..<BankTransfers.accounts).map { ($0, BankTransfers.opening) })
+        for i in 1...k {
+            let t = transfer(forCommit: i)
+            b[t.from]! -= t.amount
+            b[t.to]! += t.amount
+        }
+        return b
+    }
+
+    /// The violations of the bank's invariants in the snapshot `tx`, which holds commit `k`.
+    public func verify(in tx: Transaction, afterCommit k: UInt64) throws -> [String] {
+        guard try tx.tableInfo(BankTransfers.accountsTable) != nil else {
+            return k == 0 ? [] : ["bank: commit \(k) is present but the accounts table is not"]
+        }
+        let accounts = try tx.table(BankTransfers.accountsTable, key: Int64.self, value: Int64.self)
+        let history = try tx.table(BankTransfers.historyTable, key: Int64.self, value: Int64.self)
+        var balances: [Int64: Int64] = [:]
+        try accounts.scan { a, v in balances[a] = v; return true }
+        var out: [String] = []
+        let total = balances.values.reduce(0, +)
+        if total != BankTransfers.accounts * BankTransfers.opening {
+            out.append("bank: the balances add up to \(total), not \(BankTransfers.accounts * BankTransfers.opening)")
+        }
+        let expected = expectedBalances(afterCommit: k)
+        if balances != expected {
+            let wrong = expected.keys.sorted().filter { balances[$0] != expected[$0] }
+            out.append("bank: after commit \(k), accounts \(wrong.prefix(5)) hold \(wrong.prefix(5).map { balances[$0].map(String.init) ?? "nothing" }), expected \(wrong.prefix(5).map { expected[$0]! })")
+        }
+        for (a, balance) in balances.sorted(by: { $0.key < $1.key }) {
+            var sum: Int64 = 0, legs = 0
+            try history.scan(from: a << 32, to: (a + 1) << 32) { _, delta in sum += delta; legs += 1; return true }
+            if BankTransfers.opening + sum != balance {
+                out.append("bank: account \(a)'s \(legs) history entries add up to \(BankTransfers.opening + sum), its balance is \(balance)")
+            }
+        }
+        return out
+    }
+}
