@@ -38,9 +38,12 @@ extension FaultFileSystem {
 
     func unlink(_ path: String) -> Int {
         perform(.unlink, path) { _ in
+            var st = stat()
+            let ino = lstat(backingPath(path), &st) == 0 ? UInt64(st.st_ino) : 0
             let kept = stash(path)
             guard Glibc.unlink(backingPath(path)) == 0 else { let r = failed(); dropStash(kept); return r }
             recordChange(.removed(path: path, stash: kept))
+            if kept == nil { forgetDurableFile(ino: ino) }  // nothing can bring it back
             return 0
         }
     }
@@ -55,6 +58,9 @@ extension FaultFileSystem {
             let replaced = exists ? stash(to) : nil
             guard Glibc.rename(backingPath(from), backingPath(to)) == 0 else { let r = failed(); dropStash(replaced); return r }
             recordChange(.renamed(from: from, to: to, replaced: replaced))
+            lock.lock()
+            for h in handles.values where h.path == from { h.path = to }
+            lock.unlock()
             return 0
         }
     }
@@ -85,6 +91,12 @@ extension FaultFileSystem {
             guard Glibc.fsync(fd) == 0 else { return failed() }
             lock.lock()
             namespace.synced(directory: path)
+            // Files whose last name just became durably gone: nothing can reach them again,
+            // so their trackers (and the descriptors that keep the inodes alive) go too.
+            for (ino, f) in files {
+                var st = stat()
+                if fstat(f.fd.rawValue, &st) == 0 && st.st_nlink == 0 { files[ino] = nil }
+            }
             lock.unlock()
             return 0
         }

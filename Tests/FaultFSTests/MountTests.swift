@@ -71,6 +71,35 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try fief("db", "check", m.mnt + "/shop.fief").status, 0)
     }
 
+    /// flock, POSIX and open-file-description locks exclude each other between processes on
+    /// the mount, as on any local filesystem.
+    func testLocksWorkBetweenProcesses() throws {
+        let m = try LiveMount(seed: 14)
+        let script = """
+            import fcntl, os, subprocess, sys, struct
+            path = sys.argv[1]
+            fd = os.open(path, os.O_CREAT | os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.lockf(fd, fcntl.LOCK_EX, 1, 100)
+            probe = '''
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            out = []
+            for name, f in (("flock", lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+                            ("posix", lambda: fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 100))):
+                try:
+                    f(); out.append(name + " granted")
+                except OSError:
+                    out.append(name + " refused")
+            print(", ".join(out))
+            '''
+            r = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True)
+            print(r.stdout.strip())
+            """
+        let r = try runProgram("/usr/bin/env", ["python3", "-c", script, m.mnt + "/locked"])
+        XCTAssertEqual(r.output.trimmingCharacters(in: .whitespacesAndNewlines), "flock refused, posix refused", r.output)
+    }
+
     func testBadInputIsRefusedAndNothingIsMounted() throws {
         try requireFUSE()
         let d = TempDir()
