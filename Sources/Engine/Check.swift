@@ -190,12 +190,13 @@ struct IntegrityWalk {
     mutating func checkFreeList(_ meta: Meta) {
         guard meta.freeListRef != 0 else { return }
         do {
-            let ext = try pages.extent(meta.freeListRef)
-            _ = mark(meta.freeListRef, span: ext.count / Layout.pageSize, what: "free list")
-            let list = try FreeList.decode(ext, ref: meta.freeListRef, pageCount: pageCount)
-            for e in list.entries() {
+            let list = try FreeListStorage.decode(rootRef: meta.freeListRef, pages: pages, pageCount: pageCount)
+            let ps = UInt64(Layout.pageSize)
+            for p in list.rootPages { _ = mark(p * ps, span: 1, what: "free-list root") }
+            for c in list.chunks { _ = mark(c.page * ps, span: 1, what: "free-list chunk") }
+            for e in list.extents {
                 if e.freedAt > version { problem("free extent at page \(e.start) is tagged with future version \(e.freedAt)") }
-                _ = mark(e.start * UInt64(Layout.pageSize), span: Int(e.count), what: "free extent", as: 2)
+                _ = mark(e.start * ps, span: Int(e.count), what: "free extent", as: 2)
             }
         } catch let c as CorruptNode {
             problem("free list at offset \(meta.freeListRef): \(c.detail)")

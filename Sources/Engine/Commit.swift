@@ -30,6 +30,17 @@ extension WriteTransaction {
     /// The inactive slot is ignored until the flip, so it shares the data's sync.
     func commit() throws {
         try ensureActive()
+        do {
+            try writeAndPublish()
+        } catch {
+            // The cached list still describes the base version, but a failed commit may have
+            // left anything behind; the next writer decodes the list from the file instead.
+            db.freeListCache.clear()
+            throw error
+        }
+    }
+
+    private func writeAndPublish() throws {
         let v = version
         var out = PageWriter(file: db.file)
 
@@ -40,24 +51,13 @@ extension WriteTransaction {
         }
         let catalog = try writeTree(catalogRoot, &out)
 
-        // The base version's top node and free list are not part of the new version.
+        // The base version's top node is not part of the new version (its free-list pages are
+        // freed by the free list's own save, which knows which ones it rewrites).
         writer.free(ref: base.slot.ref, pages: 1)
-        if base.meta.freeListRef != 0 {
-            writer.free(ref: base.meta.freeListRef, pages: try base.pages.page(base.meta.freeListRef).span)
-        }
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
-        var freeListRef: UInt64 = 0
-        let before = freeList.entries().count
-        if before > 0 {
-            // Taking pages for the list itself can only shrink the list, so size it first.
-            let span = FreeList.pagesNeeded(entries: before)
-            let start = freeList.allocate(span)
-            let entries = freeList.entries()
-            try out.add(page: start, FreeList.encode(entries, span: span, version: v))
-            freeListRef = start * UInt64(Layout.pageSize)
-        }
+        let freeListRef = try FreeListStorage.save(&freeList, version: v, &out)
         let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: freeListRef, pageCount: freeList.pageCount)
         let metaBytes = meta.encode()
         try out.add(page: metaPage, metaBytes)
@@ -91,6 +91,7 @@ extension WriteTransaction {
         }
         CrashArming.reach(.afterSelectSync)
 
+        db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
         isActive = false
         db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize))
         CrashArming.reach(.afterPublish)

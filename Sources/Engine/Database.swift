@@ -41,7 +41,9 @@ public final class Database: @unchecked Sendable {
     private var openFile: DatabaseFile
     let lockFile: LockFile
     let readers: ReaderTable
-    private(set) var fileID: String
+    private var fileID: String
+    /// Which file (device and inode) the handle has open now; `compact` changes it.
+    var currentFileID: String { state.withLock { fileID } }
 
     private let state = Lock()
     private var mapping: Mapping
@@ -51,6 +53,8 @@ public final class Database: @unchecked Sendable {
     /// hash the top node again.
     private var validatedTop: (slot: TopSlot, meta: Meta)?
     private let writeLock = Lock()
+    /// The writer's free list between commits (see `FreeListCache`).
+    let freeListCache = FreeListCache()
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
@@ -97,6 +101,7 @@ public final class Database: @unchecked Sendable {
             mapping = m
             knownSize = size
             validatedTop = nil
+            freeListCache.clear()
             fileID = "\(st.st_dev):\(st.st_ino)"
             return old
         }
@@ -275,7 +280,7 @@ public final class Database: @unchecked Sendable {
     /// Holds the writer role (this thread, this handle, every process) while `body` runs.
     func asWriter<T>(_ body: () throws -> T) throws -> T {
         let me = pthread_self()
-        let id = state.withLock { fileID }
+        let id = currentFileID
         guard !WriterRegistry.isWriting(id, thread: me) else { throw EngineError.nestedWrite }
         writeLock.lock()
         defer { writeLock.unlock() }

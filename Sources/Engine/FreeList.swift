@@ -5,113 +5,242 @@ struct FreeExtent: Equatable {
     var start: UInt64   // page number
     var count: UInt64
     var freedAt: UInt64
+
+    static let size = 24
+    var end: UInt64 { start + count }
+}
+
+/// Up to `capacity` free extents, stored in one page of their own. `page` is where the base
+/// version holds this chunk, 0 once this transaction changed it: a commit rewrites only the
+/// chunks it changed, so its cost follows what changed, not how much is free.
+struct FreeChunk: Equatable {
+    var entries: [FreeExtent]
+    var page: UInt64 = 0
+
+    static let capacity = (Layout.pageSize - Layout.pageHeaderSize) / FreeExtent.size
+    /// Two neighbours, one of them changed, are merged when they fit in this many entries, so
+    /// chunks that allocations emptied do not pile up.
+    static let mergeBelow = capacity * 3 / 4
+
+    var isDirty: Bool { page == 0 }
 }
 
 /// The free space of one version, and the allocator a write transaction draws pages from.
-/// Stored at commit as one checksummed extent: header, then (start u64, count u64, freedAt u64).
-struct FreeList {
-    /// Reusable now, sorted by start descending so the lowest extent is last (cheap to take).
-    private(set) var reusable: [FreeExtent] = []
-    /// Still visible to some live version.
-    private(set) var pending: [FreeExtent] = []
-    /// Pages freed by the transaction being built; they join `pending` at commit.
-    private(set) var freedNow: [FreeExtent] = []
+///
+/// Two runs of chunks: `reusable` (tag 0, ordered by start across chunks, adjacent extents
+/// merged) and `pending` (still visible to some live version, ordered by tag: each commit
+/// appends its frees at the end, releases take from the front). `FreeListStorage` writes the
+/// changed chunks at commit; the writer keeps the list in memory from one commit to the next.
+struct FreeList: Equatable {
+    private(set) var reusable: [FreeChunk] = []
+    private(set) var pending: [FreeChunk] = []
     /// High-water mark of the file, in pages (header page included).
     private(set) var pageCount: UInt64
-
-    static let entrySize = 24
+    /// Pages of chunks this transaction changed or dropped: freed at commit, as the base
+    /// version still reads them.
+    var retired: [UInt64] = []
+    /// The base version's root pages (the chain listing the chunks), rewritten every commit.
+    var rootPages: [UInt64] = []
+    /// While a commit sizes the list's own storage, a chunk emptied by an allocation stays (and
+    /// is stored empty), so the number of pages to write never shrinks below what was taken.
+    var keepEmptyChunks = false
 
     init(pageCount: UInt64) { self.pageCount = pageCount }
 
-    static func decode(_ ext: UnsafeRawBufferPointer, ref: UInt64, pageCount: UInt64) throws -> FreeList {
-        guard PageHeader.checksumMatches(ext) else { throw CorruptNode(ref: ref, detail: "free-list checksum mismatch") }
-        let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<Layout.pageSize]), ref: ref)
-        try head.expect(.freeList)
-        let n = Int(head.extra)
-        guard n >= 0, Layout.pageHeaderSize + n * entrySize <= ext.count else {
-            throw CorruptNode(ref: ref, detail: "free list claims \(head.extra) entries, more than its extent holds")
-        }
-        var list = FreeList(pageCount: pageCount)
-        for i in 0..<n {
-            let o = Layout.pageHeaderSize + i * entrySize
-            let e = FreeExtent(start: ext.u64(o), count: ext.u64(o + 8), freedAt: ext.u64(o + 16))
-            guard e.start >= 1, e.count >= 1, e.start + e.count <= pageCount else {
-                throw CorruptNode(ref: ref, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
-            }
-            if e.freedAt == 0 { list.reusable.append(e) } else { list.pending.append(e) }
-        }
-        list.reusable.sort { $0.start > $1.start }
-        return list
+    init(reusable: [FreeChunk], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64]) {
+        self.reusable = reusable
+        self.pending = pending
+        self.pageCount = pageCount
+        self.rootPages = rootPages
     }
 
-    /// Everything freed at or before `minLive` (the oldest version any reader or the latest
-    /// commit still needs) becomes reusable. `minLive` never decreases: readers only pin the
-    /// newest version.
-    mutating func release(upTo minLive: UInt64) {
-        var keep: [FreeExtent] = []
-        for var e in pending {
-            if e.freedAt <= minLive { e.freedAt = 0; reusable.append(e) } else { keep.append(e) }
-        }
-        pending = keep
-        reusable.sort { $0.start > $1.start }
-    }
+    // MARK: Allocating
 
     /// `n` contiguous pages: first fit among reusable extents, lowest first; else the end of file.
     mutating func allocate(_ n: Int) -> UInt64 {
         let want = UInt64(n)
-        var i = reusable.count - 1
-        while i >= 0 {
-            if reusable[i].count >= want {
-                let start = reusable[i].start
-                reusable[i].start += want
-                reusable[i].count -= want
-                if reusable[i].count == 0 { reusable.remove(at: i) }
-                return start
+        for c in reusable.indices {
+            guard let i = reusable[c].entries.firstIndex(where: { $0.count >= want }) else { continue }
+            touchReusable(c)
+            let start = reusable[c].entries[i].start
+            reusable[c].entries[i].start += want
+            reusable[c].entries[i].count -= want
+            if reusable[c].entries[i].count == 0 {
+                reusable[c].entries.remove(at: i)
+                if reusable[c].entries.isEmpty && !keepEmptyChunks { reusable.remove(at: c) }
             }
-            i -= 1
+            return start
         }
         let start = pageCount
         pageCount += want
         return start
     }
 
+    /// Records pages this version no longer reaches; they join `pending`, tagged `version`.
     mutating func free(start: UInt64, count: UInt64, at version: UInt64) {
-        freedNow.append(FreeExtent(start: start, count: count, freedAt: version))
+        if pending.isEmpty || pending[pending.count - 1].entries.count >= FreeChunk.capacity {
+            pending.append(FreeChunk(entries: []))
+        }
+        let c = pending.count - 1
+        touchPending(c)
+        if let last = pending[c].entries.last, last.freedAt == version, last.end == start {
+            pending[c].entries[pending[c].entries.count - 1].count += count
+        } else {
+            pending[c].entries.append(FreeExtent(start: start, count: count, freedAt: version))
+        }
     }
 
-    /// The entries to store: adjacent extents with the same tag merged.
-    func entries() -> [FreeExtent] {
-        var all = reusable + pending + freedNow
-        all.sort { ($0.freedAt, $0.start) < ($1.freedAt, $1.start) }
-        var out: [FreeExtent] = []
-        for e in all {
-            if var last = out.last, last.freedAt == e.freedAt, last.start + last.count == e.start {
-                last.count += e.count
-                out[out.count - 1] = last
+    /// Everything freed at or before `minLive` (the oldest version any reader or the latest
+    /// commit still needs) becomes reusable. `minLive` never decreases: readers only pin the
+    /// newest version.
+    mutating func release(upTo minLive: UInt64) {
+        var released: [FreeExtent] = []
+        while let first = pending.first {
+            let k = first.entries.prefix(while: { $0.freedAt <= minLive }).count
+            if k == 0 && !first.entries.isEmpty { break }
+            released += first.entries[0..<k]
+            if k == first.entries.count {
+                retire(first)
+                pending.removeFirst()
             } else {
-                out.append(e)
+                touchPending(0)
+                pending[0].entries.removeFirst(k)
+                break
             }
         }
-        return out
-    }
-
-    static func pagesNeeded(entries: Int) -> Int {
-        Layout.pages(forBytes: Layout.pageHeaderSize + entries * entrySize)
-    }
-
-    static func encode(_ entries: [FreeExtent], span: Int, version: UInt64) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: span * Layout.pageSize)
-        buf.withUnsafeMutableBytes { p in
-            PageHeader.fill(p, kind: .freeList, count: 0, span: span, version: version, extra: UInt64(entries.count))
-            for (i, e) in entries.enumerated() {
-                let o = Layout.pageHeaderSize + i * entrySize
-                p.setU64(e.start, at: o); p.setU64(e.count, at: o + 8); p.setU64(e.freedAt, at: o + 16)
-            }
-            PageHeader.seal(p)
+        released.sort { $0.start < $1.start }
+        for var e in released {
+            e.freedAt = 0
+            insertReusable(e)
         }
-        return buf
     }
 
-    var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.count } }
-    var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.count } }
+    /// Drops chunks left empty by the last commit's sizing step.
+    mutating func dropEmptyChunks() {
+        for c in reusable where c.entries.isEmpty { retire(c) }
+        reusable.removeAll { $0.entries.isEmpty }
+        for c in pending where c.entries.isEmpty { retire(c) }
+        pending.removeAll { $0.entries.isEmpty }
+    }
+
+    /// Merges small neighbours where one of them is being rewritten anyway.
+    mutating func mergeSmallChunks() {
+        FreeList.mergeSmall(&reusable, retired: &retired)
+        FreeList.mergeSmall(&pending, retired: &retired)
+    }
+
+    // MARK: Reading
+
+    var extents: [FreeExtent] { (reusable + pending).flatMap(\.entries) }
+    var chunks: [FreeChunk] { reusable + pending }
+    var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
+    var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
+    var dirtyChunkCount: Int { reusable.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + pending.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } }
+
+    /// Gives each changed chunk the page it is stored in (by `assign`), in order, once the
+    /// list is final for this commit.
+    mutating func placeDirtyChunks(_ assign: (_ chunk: FreeChunk, _ isPending: Bool) throws -> UInt64) rethrows {
+        for c in reusable.indices where reusable[c].isDirty { reusable[c].page = try assign(reusable[c], false) }
+        for c in pending.indices where pending[c].isDirty { pending[c].page = try assign(pending[c], true) }
+    }
+
+    // MARK: Internals
+
+    /// Marks a chunk changed: its page goes to `retired`, and it is written anew at commit.
+    private mutating func touchReusable(_ c: Int) {
+        if reusable[c].page != 0 {
+            retired.append(reusable[c].page)
+            reusable[c].page = 0
+        }
+    }
+
+    private mutating func touchPending(_ c: Int) {
+        if pending[c].page != 0 {
+            retired.append(pending[c].page)
+            pending[c].page = 0
+        }
+    }
+
+    private mutating func retire(_ chunk: FreeChunk) {
+        if chunk.page != 0 { retired.append(chunk.page) }
+    }
+
+    /// Inserts into the start-ordered reusable run, merging with the extents either side.
+    private mutating func insertReusable(_ e: FreeExtent) {
+        if reusable.isEmpty {
+            reusable.append(FreeChunk(entries: [e]))
+            return
+        }
+        // The last chunk whose first extent starts at or before e (else the first chunk).
+        var lo = 0, hi = reusable.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if (reusable[mid].entries.first?.start ?? 0) <= e.start { lo = mid + 1 } else { hi = mid }
+        }
+        let c = max(lo - 1, 0)
+        let i = reusable[c].entries.partitionIndex { $0.start > e.start }
+        // The neighbours: (chunk, index) before and after the insertion point.
+        let before: (Int, Int)? = i > 0 ? (c, i - 1) : (c > 0 && !reusable[c - 1].entries.isEmpty ? (c - 1, reusable[c - 1].entries.count - 1) : nil)
+        let after: (Int, Int)? = i < reusable[c].entries.count ? (c, i) : (c + 1 < reusable.count && !reusable[c + 1].entries.isEmpty ? (c + 1, 0) : nil)
+        let joinsBefore = before.map { reusable[$0.0].entries[$0.1].end == e.start } ?? false
+        let joinsAfter = after.map { e.end == reusable[$0.0].entries[$0.1].start } ?? false
+        switch (joinsBefore, joinsAfter) {
+        case (true, true):
+            let (bc, bi) = before!, (ac, ai) = after!
+            let absorbed = reusable[ac].entries[ai].count
+            touchReusable(bc)
+            reusable[bc].entries[bi].count += e.count + absorbed
+            touchReusable(ac)
+            reusable[ac].entries.remove(at: ai)
+            if reusable[ac].entries.isEmpty {
+                reusable.remove(at: ac)
+            }
+        case (true, false):
+            let (bc, bi) = before!
+            touchReusable(bc)
+            reusable[bc].entries[bi].count += e.count
+        case (false, true):
+            let (ac, ai) = after!
+            touchReusable(ac)
+            reusable[ac].entries[ai].start = e.start
+            reusable[ac].entries[ai].count += e.count
+        case (false, false):
+            touchReusable(c)
+            reusable[c].entries.insert(e, at: i)
+            if reusable[c].entries.count > FreeChunk.capacity {
+                let half = reusable[c].entries.count / 2
+                let right = FreeChunk(entries: Array(reusable[c].entries[half...]))
+                reusable[c].entries.removeSubrange(half...)
+                reusable.insert(right, at: c + 1)
+            }
+        }
+    }
+
+    private static func mergeSmall(_ run: inout [FreeChunk], retired: inout [UInt64]) {
+        var c = 0
+        while c + 1 < run.count {
+            let a = run[c], b = run[c + 1]
+            if (a.isDirty || b.isDirty) && a.entries.count + b.entries.count <= FreeChunk.mergeBelow {
+                if a.page != 0 { retired.append(a.page) }
+                if b.page != 0 { retired.append(b.page) }
+                run[c] = FreeChunk(entries: a.entries + b.entries)
+                run.remove(at: c + 1)
+            } else {
+                c += 1
+            }
+        }
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `isAbove`, for a predicate false then true
+    /// along the array.
+    func partitionIndex(_ isAbove: (Element) -> Bool) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if isAbove(self[mid]) { hi = mid } else { lo = mid + 1 }
+        }
+        return lo
+    }
 }

@@ -5,7 +5,8 @@
 enum Layout {
     static let pageSize = 4096
     static let magic: [UInt8] = Array("FIEFDB\r\n".utf8)
-    static let formatVersion: UInt32 = 1
+    /// 2: the free list is stored as chunk pages under a root chain (was one extent).
+    static let formatVersion: UInt32 = 2
 
     static let magicOffset = 0
     static let formatOffset = 8
@@ -34,6 +35,7 @@ enum PageKind: UInt8 {
     case overflow = 3
     case meta = 4
     case freeList = 5
+    case freeListChunk = 6
 
     var name: String {
         switch self {
@@ -42,6 +44,7 @@ enum PageKind: UInt8 {
         case .overflow: return "overflow"
         case .meta: return "meta"
         case .freeList: return "free-list"
+        case .freeListChunk: return "free-list chunk"
         }
     }
 }

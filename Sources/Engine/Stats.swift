@@ -40,10 +40,7 @@ extension Database {
             let otherVersions = Set(pins.map(\.version)).filter { $0 != snap.version }
             let oldest = otherVersions.min()
             let minLive = min(snap.version, oldest ?? snap.version)
-            var list = FreeList(pageCount: snap.meta.pageCount)
-            if snap.meta.freeListRef != 0 {
-                list = try FreeList.decode(try snap.pages.extent(snap.meta.freeListRef), ref: snap.meta.freeListRef, pageCount: snap.meta.pageCount)
-            }
+            var list = try FreeListStorage.decode(rootRef: snap.meta.freeListRef, pages: snap.pages, pageCount: snap.meta.pageCount)
             list.release(upTo: minLive)
             let ps = UInt64(Layout.pageSize)
             let free = list.reusablePages * ps

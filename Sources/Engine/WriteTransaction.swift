@@ -7,10 +7,9 @@ public final class WriteTransaction: Transaction {
 
     init(db: Database, base: Snapshot, minLive: UInt64) throws {
         self.base = base
-        var list = FreeList(pageCount: base.meta.pageCount)
-        if base.meta.freeListRef != 0 {
-            list = try FreeList.decode(try base.pages.extent(base.meta.freeListRef), ref: base.meta.freeListRef, pageCount: base.meta.pageCount)
-        }
+        var list = try db.freeListCache.list(fileID: db.currentFileID, slot: base.slot)
+            ?? FreeListStorage.decode(rootRef: base.meta.freeListRef, pages: base.pages, pageCount: base.meta.pageCount)
+        list.dropEmptyChunks()
         list.release(upTo: minLive)
         freeList = list
         writer = TreeWriter(pages: base.pages)

@@ -1,0 +1,159 @@
+/// How a free list is stored: chunk pages of extents, listed in order by a chain of root
+/// pages that the top node names.
+///
+/// Root page (kind free-list): header count = chunk refs in this page, extra = the next root
+/// page's ref (0: last); then the refs, u64 each. Reusable chunks come first, then pending.
+/// Chunk page (kind free-list-chunk): header count = extents, extra = 0 reusable, 1 pending;
+/// then (start u64, count u64, freedAt u64) per extent.
+///
+/// A commit rewrites the chunks it changed and the root chain (a page per 508 chunks), never
+/// the whole list, and checksums only what it writes.
+enum FreeListStorage {
+    static let refsPerRootPage = (Layout.pageSize - Layout.pageHeaderSize) / 8
+
+    static func rootPagesNeeded(chunks: Int) -> Int {
+        chunks == 0 ? 0 : (chunks + refsPerRootPage - 1) / refsPerRootPage
+    }
+
+    // MARK: Reading
+
+    static func decode(rootRef: UInt64, pages: PageSource, pageCount: UInt64) throws -> FreeList {
+        guard rootRef != 0 else { return FreeList(pageCount: pageCount) }
+        let ps = UInt64(Layout.pageSize)
+        var rootPages: [UInt64] = []
+        var chunkRefs: [UInt64] = []
+        var ref = rootRef
+        while ref != 0 {
+            guard rootPages.count < pageCount else { throw CorruptNode(ref: rootRef, detail: "free-list root chain loops") }
+            let p = try pages.page(ref)
+            guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch") }
+            try p.expect(.freeList)
+            guard p.span == 1, p.count <= refsPerRootPage else {
+                throw CorruptNode(ref: ref, detail: "free-list root claims \(p.count) chunks in \(p.span) pages")
+            }
+            rootPages.append(ref / ps)
+            for i in 0..<p.count { chunkRefs.append(p.raw.u64(Layout.pageHeaderSize + 8 * i)) }
+            ref = p.extra
+        }
+        var reusable: [FreeChunk] = []
+        var pending: [FreeChunk] = []
+        var lastReusableEnd: UInt64 = 0
+        var lastTag: UInt64 = 0
+        for r in chunkRefs {
+            let p = try pages.page(r)
+            guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
+            try p.expect(.freeListChunk)
+            let n = p.count
+            guard p.span == 1, n <= FreeChunk.capacity, p.extra <= 1 else {
+                throw CorruptNode(ref: r, detail: "free-list chunk claims \(n) extents, class \(p.extra)")
+            }
+            let isPending = p.extra == 1
+            guard !(isPending == false && !pending.isEmpty) else {
+                throw CorruptNode(ref: r, detail: "reusable free-list chunk after a pending one")
+            }
+            var entries: [FreeExtent] = []
+            entries.reserveCapacity(n)
+            for i in 0..<n {
+                let o = Layout.pageHeaderSize + i * FreeExtent.size
+                let e = FreeExtent(start: p.raw.u64(o), count: p.raw.u64(o + 8), freedAt: p.raw.u64(o + 16))
+                guard e.start >= 1, e.count >= 1, e.start < pageCount, e.count <= pageCount - e.start else {
+                    throw CorruptNode(ref: r, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
+                }
+                if isPending {
+                    guard e.freedAt != 0, e.freedAt >= lastTag else {
+                        throw CorruptNode(ref: r, detail: "pending free extent at page \(e.start) out of tag order")
+                    }
+                    lastTag = e.freedAt
+                } else {
+                    guard e.freedAt == 0, e.start >= lastReusableEnd else {
+                        throw CorruptNode(ref: r, detail: "reusable free extent at page \(e.start) out of order")
+                    }
+                    lastReusableEnd = e.end
+                }
+                entries.append(e)
+            }
+            let chunk = FreeChunk(entries: entries, page: r / ps)
+            if isPending { pending.append(chunk) } else { reusable.append(chunk) }
+        }
+        return FreeList(reusable: reusable, pending: pending, pageCount: pageCount, rootPages: rootPages)
+    }
+
+    // MARK: Writing
+
+    /// Stores the list as of this commit; returns the root's ref (0 when nothing is free).
+    ///
+    /// The list's own storage comes out of the list: taking pages may change more chunks
+    /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
+    /// taken until there are as many as changed chunks plus root pages; that number never
+    /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
+    static func save(_ list: inout FreeList, version: UInt64, _ out: inout PageWriter) throws -> UInt64 {
+        list.dropEmptyChunks()
+        list.mergeSmallChunks()
+        list.keepEmptyChunks = true
+        defer { list.keepEmptyChunks = false }
+        for p in list.rootPages { list.free(start: p, count: 1, at: version) }
+        list.rootPages = []
+
+        var taken: [UInt64] = []
+        while true {
+            while !list.retired.isEmpty {
+                let r = list.retired
+                list.retired = []
+                for p in r { list.free(start: p, count: 1, at: version) }
+            }
+            let chunkCount = list.reusable.count + list.pending.count
+            let needed = list.dirtyChunkCount + rootPagesNeeded(chunks: chunkCount)
+            if taken.count >= needed { break }
+            while taken.count < needed { taken.append(list.allocate(1)) }
+        }
+        guard !taken.isEmpty else { return 0 }
+
+        // Pages in ascending order, so neighbouring pages go out in one write.
+        taken.sort()
+        var next = 0
+        var pageImages: [(UInt64, [UInt8])] = []
+        list.placeDirtyChunks { chunk, isPending in
+            let page = taken[next]
+            next += 1
+            pageImages.append((page, encodeChunk(chunk, pending: isPending, version: version)))
+            return page
+        }
+        let chunkPages = list.chunks.map(\.page)
+        let roots = Array(taken[next...])
+        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count), "free-list storage sized wrong")
+        let ps = UInt64(Layout.pageSize)
+        for (i, root) in roots.enumerated() {
+            let lo = i * refsPerRootPage
+            let refs = chunkPages[lo..<min(lo + refsPerRootPage, chunkPages.count)].map { $0 * ps }
+            let nextRef = i + 1 < roots.count ? roots[i + 1] * ps : 0
+            pageImages.append((root, encodeRoot(refs, next: nextRef, version: version)))
+        }
+        list.rootPages = roots
+        pageImages.sort { $0.0 < $1.0 }
+        for (page, bytes) in pageImages { try out.add(page: page, bytes) }
+        return roots[0] * ps
+    }
+
+    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+        buf.withUnsafeMutableBytes { p in
+            PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
+            for (i, e) in chunk.entries.enumerated() {
+                let o = Layout.pageHeaderSize + i * FreeExtent.size
+                p.setU64(e.start, at: o); p.setU64(e.count, at: o + 8); p.setU64(e.freedAt, at: o + 16)
+            }
+            PageHeader.seal(p)
+        }
+        return buf
+    }
+
+    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+        buf.withUnsafeMutableBytes { p in
+            PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
+            for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
+            PageHeader.seal(p)
+        }
+        return buf
+    }
+}

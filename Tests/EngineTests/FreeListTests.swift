@@ -1,0 +1,141 @@
+import XCTest
+@testable import Engine
+
+/// The chunked free list: its in-memory operations against a page-set model, and its
+/// incremental storage against a full decode of what each commit wrote.
+final class FreeListTests: XCTestCase {
+    /// Every page is free-and-reusable, free-but-pending (with its tag) or in use; random
+    /// allocations, frees and releases must agree with that model and keep chunk invariants.
+    func testOperationsMatchPageModel() throws {
+        var rng = SeededRandom(seed: testSeed("free-list model", default: 11))
+        var list = FreeList(pageCount: 1)
+        var reusable = Set<UInt64>()
+        var pending: [UInt64: UInt64] = [:]   // page -> freedAt
+        var inUse = Set<UInt64>()
+        var version: UInt64 = 1
+        for step in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0..<4:
+                let n = Int.random(in: 0..<20, using: &rng) == 0 ? Int.random(in: 2...5, using: &rng) : 1
+                let start = list.allocate(n)
+                for p in start..<(start + UInt64(n)) {
+                    XCTAssertFalse(inUse.contains(p), "step \(step): page \(p) handed out twice")
+                    XCTAssertTrue(reusable.remove(p) != nil || p >= list.pageCount - UInt64(n), "step \(step): page \(p) was not reusable")
+                    XCTAssertNil(pending[p], "step \(step): pending page \(p) handed out")
+                    inUse.insert(p)
+                }
+            case 4..<7:
+                guard let p = inUse.randomElement(using: &rng) else { continue }
+                inUse.remove(p)
+                pending[p] = version
+                list.free(start: p, count: 1, at: version)
+            case 7..<9:
+                version += 1
+            default:
+                let minLive = version - UInt64.random(in: 0...min(version - 1, 3), using: &rng)
+                list.release(upTo: minLive)
+                for (p, tag) in pending where tag <= minLive { pending[p] = nil; reusable.insert(p) }
+            }
+            if step % 500 == 0 || step == 19_999 { try assertInvariants(list, reusable: reusable, pending: pending, step: step) }
+        }
+    }
+
+    private func assertInvariants(_ list: FreeList, reusable: Set<UInt64>, pending: [UInt64: UInt64], step: Int) throws {
+        var seenReusable = Set<UInt64>()
+        var lastEnd: UInt64 = 0
+        for c in list.reusable {
+            XCTAssertFalse(c.entries.isEmpty, "step \(step): empty reusable chunk")
+            XCTAssertLessThanOrEqual(c.entries.count, FreeChunk.capacity)
+            for e in c.entries {
+                XCTAssertEqual(e.freedAt, 0)
+                XCTAssertGreaterThan(e.start, lastEnd == 0 ? 0 : lastEnd - 1, "step \(step): reusable extents out of order or overlapping")
+                XCTAssertNotEqual(e.start, lastEnd, "step \(step): adjacent reusable extents not merged")
+                lastEnd = e.end
+                for p in e.start..<e.end { seenReusable.insert(p) }
+            }
+        }
+        XCTAssertEqual(seenReusable, reusable, "step \(step): reusable pages differ from the model")
+        var seenPending: [UInt64: UInt64] = [:]
+        var lastTag: UInt64 = 0
+        for c in list.pending {
+            XCTAssertLessThanOrEqual(c.entries.count, FreeChunk.capacity)
+            for e in c.entries {
+                XCTAssertGreaterThanOrEqual(e.freedAt, lastTag, "step \(step): pending extents out of tag order")
+                lastTag = e.freedAt
+                for p in e.start..<e.end { seenPending[p] = e.freedAt }
+            }
+        }
+        XCTAssertEqual(seenPending, pending, "step \(step): pending pages differ from the model")
+    }
+
+    /// After every commit, the list the writer keeps in memory equals the one decoded from the
+    /// file, and the file passes the full check (every page reachable or free, exactly once);
+    /// with readers pinning old versions, and with a second handle committing in between.
+    func testCachedListEqualsStoredListAcrossCommits() throws {
+        let dir = TempDir()
+        let path = dir.file("f.fief")
+        let db = try Database(path: path, options: DatabaseOptions(durability: .none))
+        let other = try Database(path: path, options: DatabaseOptions(durability: .none))
+        var rng = SeededRandom(seed: testSeed("free-list storage", default: 21))
+        try db.write { tx in
+            let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)
+            for k in Int64(0)..<20_000 { try t.put(k, [UInt8](repeating: 3, count: 60)) }
+        }
+        var pins: [PinnedVersion] = []
+        var decodes = 0
+        for round in 0..<300 {
+            let writer = Int.random(in: 0..<10, using: &rng) == 0 ? other : db
+            try writer.write { tx in
+                let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
+                for _ in 0..<Int.random(in: 1...(round % 50 == 0 ? 3000 : 20), using: &rng) {
+                    let k = Int64.random(in: 0..<25_000, using: &rng)
+                    if Bool.random(using: &rng) { try t.put(k, [UInt8](repeating: 5, count: Int.random(in: 1...300, using: &rng))) }
+                    else { try t.delete(k) }
+                }
+            }
+            if Int.random(in: 0..<8, using: &rng) == 0 { pins.append(try db.pin()) }
+            if !pins.isEmpty && Int.random(in: 0..<6, using: &rng) == 0 { pins.remove(at: Int.random(in: 0..<pins.count, using: &rng)).release() }
+
+            let snap = try writer.currentSnapshot(pin: false)
+            let stored = try FreeListStorage.decode(rootRef: snap.meta.freeListRef, pages: snap.pages, pageCount: snap.meta.pageCount)
+            let cached = try XCTUnwrap(writer.freeListCache.list(fileID: writer.currentFileID, slot: snap.slot), "round \(round): no cached list after a commit")
+            XCTAssertEqual(cached, stored, "round \(round): the cached free list differs from the stored one")
+            XCTAssertNil((writer === db ? other : db).freeListCache.list(fileID: writer.currentFileID, slot: snap.slot))
+            decodes += 1
+            if round % 25 == 0 {
+                let report = try db.check()
+                XCTAssertTrue(report.isSound, "round \(round): \(report.problems)")
+            }
+        }
+        for p in pins { p.release() }
+        let report = try db.check()
+        XCTAssertTrue(report.isSound, "\(report.problems)")
+        XCTAssertEqual(decodes, 300)
+    }
+
+    /// A large free list: a commit of one record rewrites only a few of its pages.
+    func testSmallCommitRewritesFewFreeListPages() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("s.fief"), options: DatabaseOptions(durability: .none))
+        var rng = SeededRandom(seed: testSeed("free-list size", default: 31))
+        let keys = (Int64(0)..<30_000).shuffled(using: &rng)
+        for batch in stride(from: 0, to: keys.count, by: 3000) {
+            try db.write { tx in
+                let t = try tx.openTable("t", key: Int64.self, value: [UInt8].self)
+                for k in keys[batch..<(batch + 3000)] { try t.put(k, [UInt8](repeating: 1, count: 100)) }
+            }
+        }
+        let before = try db.currentSnapshot(pin: false)
+        let list = try FreeListStorage.decode(rootRef: before.meta.freeListRef, pages: before.pages, pageCount: before.meta.pageCount)
+        XCTAssertGreaterThan(list.chunks.count, 3, "the test needs a free list of several chunks")
+        for k in Int64(0)..<20 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(100_000 + k, [1]) }
+        }
+        let after = try db.currentSnapshot(pin: false)
+        let v = after.version
+        let rewritten = try FreeListStorage.decode(rootRef: after.meta.freeListRef, pages: after.pages, pageCount: after.meta.pageCount)
+            .chunks.filter { (try? after.pages.page($0.page * UInt64(Layout.pageSize)).version) == v }.count
+        XCTAssertLessThanOrEqual(rewritten, 3, "a one-record commit rewrote \(rewritten) of \(list.chunks.count) free-list chunks")
+        XCTAssertTrue(try db.check().isSound)
+    }
+}
