@@ -28,8 +28,9 @@ static inline int fief_fuse_loop_mt(struct fuse *f, unsigned int max_threads) {
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     if (config == NULL) return -1;
     fuse_loop_cfg_set_clone_fd(config, 0);
+    // max_idle_threads stays at its default (-1): with any limit, libfuse 3.14 starts and
+    // stops a thread for each request.
     fuse_loop_cfg_set_max_threads(config, max_threads);
-    fuse_loop_cfg_set_idle_threads(config, 4);
     int result = fuse_loop_mt(f, config);
     fuse_loop_cfg_destroy(config);
     return result;
