@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture"]),
         .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// One failed cycle: what broke, where its evidence is, and how to replay it.
@@ -112,7 +113,7 @@ public struct TortureResults: Codable, Sendable {
     public var shard: String
     public var started: String
     public var durationSeconds: Double = 0
-    public var engineFormatVersion: Int = 1
+    public var engineFormatVersion: Int = Database.formatVersion
     public var scenarios: [ScenarioResult] = []
     public var growth: GrowthCurve?
     public var passed: Bool { scenarios.allSatisfy(\.passed) }

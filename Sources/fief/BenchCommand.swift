@@ -60,7 +60,7 @@ struct BenchRunCommand: ParsableCommand {
     }
 
     func run() throws {
-        try runReports {
+        try reportingErrors {
             let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
             printFlushed("fief bench: seed \(s) (rerun with --seed \(s))")
             var p = smoke ? BenchParameters.smoke(seed: s) : quick ? BenchParameters.quick(seed: s) : BenchParameters.standard(seed: s)
@@ -104,7 +104,7 @@ struct BenchMount {
         let m = BenchMount(backing: base + "/backing", mountpoint: base + "/mnt")
         for d in [m.backing, m.mountpoint] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
         do {
-            _ = try Mounter.startDaemon(executable: try selfExecutable(),
+            _ = try Mounter.startDaemon(executable: try executablePath(),
                                         arguments: ["faultfs", "mount", m.backing, m.mountpoint, "--foreground", "--seed", String(seed)],
                                         mountpoint: m.mountpoint, log: base + "/faultfs.log")
         } catch {
@@ -132,7 +132,7 @@ struct BenchChildCommand: ParsableCommand {
     @Option(help: "The request, as JSON.") var request: String
 
     func run() throws {
-        try runReports {
+        try reportingErrors {
             let req: BulkInsertChild.Request
             do { req = try JSONDecoder().decode(BulkInsertChild.Request.self, from: Data(request.utf8)) } catch {
                 throw BenchError.badArgument("bench child: malformed --request: \(error)")

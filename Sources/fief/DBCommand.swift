@@ -22,19 +22,6 @@ enum Encoding: String, ExpressibleByArgument, CaseIterable {
     case auto, text, int, hex
 }
 
-/// Prints an engine error as one line and exits 1, never a stack trace.
-func runDB(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let e as EngineError {
-        FileHandle.standardError.write(Data("fief: \(e.description)\n".utf8))
-        throw ExitCode(1)
-    } catch let e as CodecError {
-        FileHandle.standardError.write(Data("fief: \(e.message)\n".utf8))
-        throw ExitCode(2)
-    }
-}
-
 struct CodecError: Error { let message: String }
 
 enum Codec {
@@ -78,7 +65,7 @@ struct DBStat: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try runDB {
+        try reportingErrors {
             let db: Database
             do {
                 db = try Database(path: path, options: .init(create: false))
@@ -123,7 +110,7 @@ struct DBCheck: ParsableCommand {
 
     func run() throws {
         var sound = true
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path, options: .init(create: false))
             let r = try db.check()
             for n in r.notes { print("note: \(n)") }
@@ -153,7 +140,7 @@ struct DBPut: ParsableCommand {
     @OptionGroup var formats: KeyValueOptions
 
     func run() throws {
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path)
             try db.write { tx in
                 if try tx.tableInfo(table) == nil {
@@ -178,7 +165,7 @@ struct DBGet: ParsableCommand {
 
     func run() throws {
         var found = true
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path, options: .init(create: false))
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
@@ -203,7 +190,7 @@ struct DBDelete: ParsableCommand {
 
     func run() throws {
         var found = true
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path, options: .init(create: false))
             try db.write { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
@@ -233,7 +220,7 @@ struct DBScan: ParsableCommand {
     }
 
     func run() throws {
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path, options: .init(create: false))
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
@@ -257,7 +244,7 @@ struct DBCompact: ParsableCommand {
     @Argument(help: "Database file.") var path: String
 
     func run() throws {
-        try runDB {
+        try reportingErrors {
             let db = try Database(path: path, options: .init(create: false))
             let before = try db.stats().fileSize
             try db.compact()

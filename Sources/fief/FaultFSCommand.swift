@@ -19,16 +19,6 @@ struct FaultFSCommand: ParsableCommand {
     )
 }
 
-/// Prints a FaultFS error as one line and exits 1, never a stack trace.
-func runFaultFS(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let e as FaultFSError {
-        FileHandle.standardError.write(Data("fief faultfs: \(e.description)\n".utf8))
-        throw ExitCode(1)
-    }
-}
-
 struct FaultFSMount: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount",
@@ -50,7 +40,7 @@ struct FaultFSMount: ParsableCommand {
     @Flag(help: "Serve in this process instead of starting a daemon.") var foreground = false
 
     func run() throws {
-        try runFaultFS {
+        try reportingErrors {
             var cfg = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
             if traceOperations { cfg.traceOperations = true }
             let chosenSeed = seed ?? cfg.seed ?? UInt64.random(in: 0...UInt64(Int64.max))
@@ -68,16 +58,14 @@ struct FaultFSMount: ParsableCommand {
             if let tracePath { args += ["--trace", tracePath] }
             if traceOperations { args.append("--trace-operations") }
             let logPath = log.map { Mounter.absolutePath($0) } ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
-            let pid = try Mounter.startDaemon(executable: try selfExecutable(), arguments: args, mountpoint: m, log: logPath)
+            let pid = try Mounter.startDaemon(executable: try executablePath(), arguments: args, mountpoint: m, log: logPath)
             print("mounted \(b) at \(m) (seed \(chosenSeed), daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))")
         }
     }
 }
 
-func selfExecutable() throws -> String {
-    guard let p = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-        throw FaultFSError.mountFailed("cannot find this executable through /proc/self/exe")
-    }
+func executablePath() throws -> String {
+    guard let p = ownExecutablePath() else { throw FaultFSError.mountFailed("cannot find this executable through /proc/self/exe") }
     return p
 }
 
@@ -90,7 +78,7 @@ struct FaultFSUnmount: ParsableCommand {
     @Argument(help: "The mountpoint.") var mountpoint: String
 
     func run() throws {
-        try runFaultFS { print(try Mounter.unmount(mountpoint)) }
+        try reportingErrors { print(try Mounter.unmount(mountpoint)) }
     }
 }
 
@@ -119,7 +107,7 @@ struct FaultFSControl: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "The command and its arguments.") var words: [String] = []
 
     func run() throws {
-        try runFaultFS {
+        try reportingErrors {
             if let kind = words.first, kind == "inject", words.count > 1 {
                 // Refuse a bad rule here, with the same message the daemon would give.
                 do { _ = try FaultRule(words: Array(words.dropFirst())) } catch let e as FaultSpecError { throw FaultFSError.badSpec(e.description) }

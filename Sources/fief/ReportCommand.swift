@@ -31,7 +31,7 @@ struct ReportCompare: ParsableCommand {
 
     func run() throws {
         var code: Int32 = 0
-        try runReports {
+        try reportingErrors {
             let t = try Comparison.parseThreshold(threshold)
             let b = try ResultIO.loadBench(base), n = try ResultIO.loadBench(new)
             let c = Comparison.compare(base: b, new: n, threshold: t)
@@ -62,7 +62,7 @@ struct ReportHTML: ParsableCommand {
     }
 
     func run() throws {
-        try runReports {
+        try reportingErrors {
             let b = try bench.map { try ResultIO.loadBench($0) }
             let t = try torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
             var c: Comparison?
@@ -80,7 +80,7 @@ struct ReportMarkdown: ParsableCommand {
     @Argument(help: "A bench results.json.") var bench: String
 
     func run() throws {
-        try runReports { print(MarkdownReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
+        try reportingErrors { print(MarkdownReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
     }
 }
 
@@ -89,7 +89,7 @@ struct ReportTable: ParsableCommand {
     @Argument(help: "A bench results.json.") var bench: String
 
     func run() throws {
-        try runReports { print(TerminalReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
+        try reportingErrors { print(TerminalReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
     }
 }
 
@@ -102,7 +102,7 @@ struct ReportCombine: ParsableCommand {
     @Option(help: "The combined results.json to write.") var out: String
 
     func run() throws {
-        try runReports {
+        try reportingErrors {
             guard !inputs.isEmpty else { throw BenchError.badArgument("give at least one results.json to combine") }
             let c = try BenchResults.combine(try inputs.map { try ResultIO.loadBench($0) })
             try ResultIO.save(c, to: out)

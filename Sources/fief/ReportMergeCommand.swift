@@ -11,26 +11,25 @@ struct ReportMerge: ParsableCommand {
     @Option(help: "The merged results.json to write.") var out: String
 
     func run() throws {
-        let merged: TortureResults
-        do {
+        var merged: TortureResults?
+        try reportingErrors {
             let decoder = JSONDecoder()
-            merged = try TortureResults.merge(try inputs.map { path in
+            let m = try TortureResults.merge(try inputs.map { path in
                 guard let data = FileManager.default.contents(atPath: path) else { throw TortureError.invalid("\(path): cannot read it") }
                 do { return try decoder.decode(TortureResults.self, from: data) } catch {
                     throw TortureError.invalid("\(path): not a torture results.json (\(error))")
                 }
             })
+            merged = m
             let dir = (out as NSString).deletingLastPathComponent
-            try ResultFiles.write(merged, to: dir.isEmpty ? "." : dir)
+            try ResultFiles.write(m, to: dir.isEmpty ? "." : dir)
             if (out as NSString).lastPathComponent != "results.json" {
                 let written = (dir.isEmpty ? "." : dir) + "/results.json"
                 _ = try? FileManager.default.removeItem(atPath: out)
                 try FileManager.default.moveItem(atPath: written, toPath: out)
             }
-        } catch let e as TortureError {
-            FileHandle.standardError.write(Data("fief report merge: \(e)\n".utf8))
-            throw ExitCode(1)
         }
+        guard let merged else { return }
         let cycles = merged.scenarios.reduce(0) { $0 + $1.cycles }
         print("merged \(inputs.count) shards (\(merged.shard)): \(cycles) cycles, \(merged.passed ? "passed" : "FAILED"); wrote \(out), junit.xml and summary.md")
         if !merged.passed { throw ExitCode(1) }

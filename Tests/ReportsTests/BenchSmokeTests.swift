@@ -1,4 +1,5 @@
 import XCTest
+import Engine
 @testable import Reports
 
 /// Runs every workload on every system on tiny sizes through the library API: it proves the
@@ -20,7 +21,7 @@ final class BenchSmokeTests: XCTestCase {
         }
         XCTAssertEqual(r.benchmark("churn")?.result(.fief)?.curve?.count, 3)
         XCTAssertNotNil(r.benchmark("point-reads")?.result(.lmdb)?.latency)
-        XCTAssertEqual(r.context.engineFormatVersion, 1)
+        XCTAssertEqual(r.context.engineFormatVersion, Database.formatVersion)
         XCTAssertEqual(r.parameters.seed, 7)
         XCTAssertTrue(lines.first?.contains("seed 7") ?? false)
         XCTAssertFalse(r.targets.isEmpty)

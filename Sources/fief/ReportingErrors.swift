@@ -1,0 +1,37 @@
+import ArgumentParser
+import Engine
+import FaultFS
+import Foundation
+import Reports
+import Torture
+
+/// Every command runs inside this: a typed error from one of Fief's libraries is a user
+/// mistake or a problem of the machine, so it becomes one line on stderr and a non-zero exit
+/// (2 for a key or value that does not parse, 1 otherwise), never a trap or a stack trace.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as CodecError {
+        try fail(e.message, exitCode: 2)
+    } catch let e as EngineError {
+        try fail(e.description)
+    } catch let e as FaultFSError {
+        try fail("faultfs: \(e.description)")
+    } catch let e as BenchError {
+        try fail(e.description)
+    } catch let e as TortureError {
+        try fail(e.description)
+    }
+}
+
+private func fail(_ message: String, exitCode: Int32 = 1) throws -> Never {
+    FileHandle.standardError.write(Data("fief: \(message)\n".utf8))
+    throw ExitCode(exitCode)
+}
+
+/// This executable's path, so a command can start itself as a child process or daemon.
+func ownExecutablePath() -> String? {
+    var buf = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+    return n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+}
