@@ -78,20 +78,23 @@ final class DurableFile {
 
     var isClean: Bool { pending.isEmpty && saved.isEmpty }
 
-    /// Saves the durable bytes of every sector in `range` that has not been saved yet.
+    /// Saves the durable bytes of every sector in `range` that has not been saved yet, with
+    /// one read for the whole range.
     private func save(sectorsCovering range: Range<Int64>) throws {
-        guard !range.isEmpty else { return }
         let s = Int64(DurableFile.sector)
-        var i = range.lowerBound / s
-        while i * s < range.upperBound && i * s < durableSize {
-            if saved[i] == nil {
-                let n = Int(min(s, durableSize - i * s))
-                var buf = [UInt8](repeating: 0, count: n)
-                let got = try buf.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: i * s, into: $0) }
-                if got < n { buf.replaceSubrange(got..<n, with: repeatElement(0, count: n - got)) }
-                saved[i] = buf
-            }
-            i += 1
+        let first = range.lowerBound / s
+        let end = min((range.upperBound + s - 1) / s, (durableSize + s - 1) / s)
+        guard !range.isEmpty, first < end else { return }
+        if (first..<end).allSatisfy({ saved[$0] != nil }) { return }
+        let length = Int(min(end * s, durableSize) - first * s)
+        var buf = [UInt8](repeating: 0, count: length)
+        let got = try buf.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: first * s, into: $0) }
+        for i in first..<end where saved[i] == nil {
+            let from = Int((i - first) * s)
+            let to = min(from + DurableFile.sector, length)
+            var sector = Array(buf[from..<to])
+            if got < to { for j in max(0, got - from)..<sector.count { sector[j] = 0 } }
+            saved[i] = sector
         }
     }
 

@@ -13,12 +13,15 @@ public final class FaultFileSystem: @unchecked Sendable {
 
     final class Handle {
         let fd: Int32
+        let ino: UInt64
         let generation: Int
         var path: String
         let isControl: Bool
         var response: [UInt8] = []
         init(fd: Int32, generation: Int, path: String, isControl: Bool = false) {
             self.fd = fd; self.generation = generation; self.path = path; self.isControl = isControl
+            var st = stat()
+            ino = fd >= 0 && fstat(fd, &st) == 0 ? UInt64(st.st_ino) : 0
         }
     }
 
@@ -85,10 +88,8 @@ public final class FaultFileSystem: @unchecked Sendable {
     // MARK: Durable state
 
     /// The durable-state tracker of the inode behind `fd`, made on first change after a sync.
-    func durableFile(fd: Int32, path: String) throws -> DurableFile {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw FaultFSError.io(path: path, what: "fstat", errno: errno) }
-        let ino = UInt64(st.st_ino)
+    func durableFile(_ h: Handle) throws -> DurableFile {
+        let fd = h.fd, ino = h.ino, path = h.path
         lock.lock(); defer { lock.unlock() }
         if let f = files[ino] { f.path = path; return f }
         let f = try DurableFile(reopening: fd, ino: ino, path: path)

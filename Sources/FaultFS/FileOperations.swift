@@ -25,13 +25,13 @@ extension FaultFileSystem {
                 forgetDurableFile(ino: UInt64(st.st_ino))  // an inode number reused by the new file
                 recordChange(.created(path: path, isDirectory: false))
             }
-            if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
-                let r = resize(fd: fd, path: path, to: 0)
-                if r < 0 { Glibc.close(fd); return r }
-            }
             lock.lock()
             let h = Handle(fd: fd, generation: generation, path: path)
             lock.unlock()
+            if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
+                let r = resize(h, to: 0)
+                if r < 0 { Glibc.close(fd); return r }
+            }
             fh = register(h)
             return 0
         }
@@ -54,13 +54,17 @@ extension FaultFileSystem {
     func write(_ path: String, fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) -> Int {
         guard let h = handle(fh) else { return -Int(EIO) }
         if h.isControl { return writeControl(h, data) }
+        // Growth matters only to a quota; skip the fstat when none is armed.
+        lock.lock()
+        let quota = plan.hasQuota
+        lock.unlock()
         var st = stat()
-        let size = fstat(h.fd, &st) == 0 ? Int64(st.st_size) : 0
+        let size = quota && fstat(h.fd, &st) == 0 ? Int64(st.st_size) : Int64.max
         return perform(.write, h.path, offset: offset, length: data.count, growth: max(0, offset + Int64(data.count) - size)) { actions in
             var count = data.count
             for case .shortWrite(let keep) in actions { count = min(count, keep) }
             do {
-                let file = try durableFile(fd: h.fd, path: h.path)
+                let file = try durableFile(h)
                 file.lock.lock(); defer { file.lock.unlock() }
                 try file.willWrite(offset: offset, count: count)
                 let n = pwrite(h.fd, data.baseAddress, count, off_t(offset))
@@ -76,13 +80,13 @@ extension FaultFileSystem {
         }
     }
 
-    /// Changes the size of the file behind `fd`, saving the bytes a shrink takes away.
-    func resize(fd: Int32, path: String, to size: Int64) -> Int {
+    /// Changes the size of the file behind `h`, saving the bytes a shrink takes away.
+    func resize(_ h: Handle, to size: Int64) -> Int {
         do {
-            let file = try durableFile(fd: fd, path: path)
+            let file = try durableFile(h)
             file.lock.lock(); defer { file.lock.unlock() }
             try file.willResize(to: size)
-            guard ftruncate(fd, off_t(size)) == 0 else { return failed() }
+            guard ftruncate(h.fd, off_t(size)) == 0 else { return failed() }
             file.didResize(seq: nextSeq(), to: size)
             return 0
         } catch {
@@ -105,7 +109,7 @@ extension FaultFileSystem {
                 target = Handle(fd: own, generation: 0, path: path)
             }
             defer { if own >= 0 { Glibc.close(own) } }
-            return resize(fd: target!.fd, path: target!.path, to: size)
+            return resize(target!, to: size)
         }
     }
 
@@ -119,7 +123,7 @@ extension FaultFileSystem {
         return perform(.fallocate, h.path, offset: offset, length: Int(length), growth: mode == 0 ? max(0, end - size) : 0) { _ in
             if mode == 0 && end > size {
                 // Growing the size is the part a power cut can lose, so it is tracked as a resize.
-                let r = resize(fd: h.fd, path: h.path, to: end)
+                let r = resize(h, to: end)
                 if r < 0 { return r }
             }
             return CFuse3.fallocate(h.fd, mode, off_t(offset), off_t(length)) == 0 ? 0 : failed()
@@ -131,10 +135,8 @@ extension FaultFileSystem {
         if h.isControl { return 0 }
         return perform(.fsync, h.path) { actions in
             if actions.contains(.lieFsync) { return 0 }
-            var st = stat()
-            guard fstat(h.fd, &st) == 0 else { return failed() }
             lock.lock()
-            let file = files[UInt64(st.st_ino)]
+            let file = files[h.ino]
             lock.unlock()
             if actions.contains(.failFsync) {
                 // As Linux after a writeback error: the unsynced data never reaches the disk,
@@ -143,16 +145,16 @@ extension FaultFileSystem {
                     file.lock.lock()
                     _ = try? file.powerCut(.dropAll)
                     file.lock.unlock()
-                    forgetDurableFile(ino: file.ino)
                 }
                 return -Int(EIO)
             }
             guard (dataOnly ? fdatasync(h.fd) : Glibc.fsync(h.fd)) == 0 else { return failed() }
             if let file {
+                // Kept (clean) rather than dropped: reopening it for the next write would cost
+                // more than the sync itself.
                 file.lock.lock()
                 try? file.synced()
                 file.lock.unlock()
-                forgetDurableFile(ino: file.ino)
             }
             return 0
         }
