@@ -268,7 +268,7 @@ public final class Database: @unchecked Sendable {
             }
             let base = try currentSnapshot(pin: false)
             var minLive = base.version
-            if let oldest = try readers.oldestPinned(), !BrokenVariant.on(.reusePinned) { minLive = min(minLive, oldest) }
+            if !BrokenVariant.on(.reusePinned), let oldest = try readers.oldestPinned(olderThan: base.version) { minLive = oldest }
             let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
             defer { tx.end() }
             let result = try guarded { try body(tx) }

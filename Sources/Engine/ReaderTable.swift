@@ -70,7 +70,25 @@ final class ReaderTable {
         }
     }
 
-    func oldestPinned() throws -> UInt64? { try livePins().map(\.version).min() }
+    /// The oldest live pin older than `current` (the newest version, which the writer keeps
+    /// live anyway), or nil. The writer's per-commit path: it first reads the table without
+    /// the table lock, and takes the lock (and reclaims dead pins) only if some slot holds an
+    /// older version. What the unlocked read can miss is a pin being written right now; that
+    /// reader read the header before pinning and reads it again after, and while the writer
+    /// holds the writer lock the header names `current`, so such a pin is of `current` (live
+    /// anyway) or its reader sees the header move and retries. A pin of an older version was
+    /// made visible (table lock released) before its reader last saw that version current,
+    /// so before the commit that superseded it, so before this writer's lock.
+    func oldestPinned(olderThan current: UInt64) throws -> UInt64? {
+        var anyOlder = false
+        for i in 0..<lockFile.slotCount {
+            let s = UnsafeRawBufferPointer(lockFile.slot(i))
+            let v = s.u64(16)
+            if s.u32(0) != 0 && v != 0 && v < current { anyOlder = true; break }
+        }
+        guard anyOlder else { return nil }
+        return try livePins().map(\.version).filter { $0 < current }.min()
+    }
 
     private func reclaimDeadLocked() {
         for i in 0..<lockFile.slotCount {
