@@ -11,7 +11,8 @@ mkdir -p "$out"
 status=0
 "$bin" torture run --scenario all --profile quick --out "$out/torture" || status=$?
 if "$bin" bench --help >/dev/null 2>&1; then
-  "$bin" bench --quick --out "$out/bench" || status=$?
+  # The HTML report also shows the torture pass/fail matrix and the growth curve.
+  "$bin" bench --quick --out "$out/bench" --torture "$out/torture/results.json" || status=$?
 fi
 echo "reports: $out/torture (results.json, junit.xml, summary.md)$( [ -d "$out/bench" ] && echo ", $out/bench")"
 exit $status
