@@ -188,9 +188,8 @@ struct IntegrityWalk {
     }
 
     mutating func checkFreeList(_ meta: Meta) {
-        guard meta.freeListRef != 0 else { return }
         do {
-            let list = try FreeListStorage.decode(rootRef: meta.freeListRef, pages: pages, pageCount: pageCount)
+            let list = try FreeListStorage.decode(meta, pages: pages)
             let ps = UInt64(Layout.pageSize)
             for p in list.rootPages { _ = mark(p * ps, span: 1, what: "free-list root") }
             for c in list.chunks { _ = mark(c.page * ps, span: 1, what: "free-list chunk") }
@@ -199,9 +198,9 @@ struct IntegrityWalk {
                 _ = mark(e.start * ps, span: Int(e.count), what: "free extent", as: 2)
             }
         } catch let c as CorruptNode {
-            problem("free list at offset \(meta.freeListRef): \(c.detail)")
+            problem("free list: \(c.detail)")
         } catch {
-            problem("free list at offset \(meta.freeListRef): \(error)")
+            problem("free list: \(error)")
         }
     }
 

@@ -1,24 +1,45 @@
-/// Gathers page writes into contiguous runs, so a commit issues few large pwrites.
+/// Gathers a commit's page writes and issues them in page order, one pwrite per run of
+/// neighbouring pages, so a commit makes few write calls however its pages were allocated.
+/// Nothing reaches the file before `flush` (or before `flushBytes` are buffered).
 struct PageWriter {
     let file: DatabaseFile
-    private var runStart: UInt64 = 0
+    private var pages: [(page: UInt64, bytes: [UInt8])] = []
+    private var buffered = 0
     private var run: [UInt8] = []
     static let flushBytes = 4 << 20
 
     init(file: DatabaseFile) { self.file = file }
 
     mutating func add(page: UInt64, _ bytes: [UInt8]) throws {
-        let ps = UInt64(Layout.pageSize)
-        if !run.isEmpty && runStart + UInt64(run.count) / ps != page { try flush() }
-        if run.isEmpty { runStart = page }
-        run += bytes
-        if run.count >= PageWriter.flushBytes { try flush() }
+        pages.append((page, bytes))
+        buffered += bytes.count
+        if buffered >= PageWriter.flushBytes { try flush() }
     }
 
     mutating func flush() throws {
-        guard !run.isEmpty else { return }
-        try file.write(run, at: runStart * UInt64(Layout.pageSize))
-        run.removeAll(keepingCapacity: true)
+        guard !pages.isEmpty else { return }
+        pages.sort { $0.page < $1.page }
+        let ps = UInt64(Layout.pageSize)
+        var i = 0
+        while i < pages.count {
+            // A run: each extent starts where the previous one ends.
+            var j = i + 1
+            var end = pages[i].page + UInt64(pages[i].bytes.count) / ps
+            while j < pages.count && pages[j].page == end {
+                end += UInt64(pages[j].bytes.count) / ps
+                j += 1
+            }
+            if j == i + 1 {
+                try file.write(pages[i].bytes, at: pages[i].page * ps)
+            } else {
+                run.removeAll(keepingCapacity: true)
+                for k in i..<j { run += pages[k].bytes }
+                try file.write(run, at: pages[i].page * ps)
+            }
+            i = j
+        }
+        pages.removeAll(keepingCapacity: true)
+        buffered = 0
     }
 }
 
@@ -57,8 +78,9 @@ extension WriteTransaction {
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
-        let freeListRef = try FreeListStorage.save(&freeList, version: v, &out)
-        let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: freeListRef, pageCount: freeList.pageCount)
+        let placed = try FreeListStorage.save(&freeList, version: v, &out)
+        let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
+                        pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks)
         let metaBytes = meta.encode()
         try out.add(page: metaPage, metaBytes)
         try out.flush()

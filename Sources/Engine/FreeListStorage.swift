@@ -1,27 +1,34 @@
-/// How a free list is stored: chunk pages of extents, listed in order by a chain of root
-/// pages that the top node names.
+/// How a free list is stored: chunk pages of extents, listed in order in the top node (see
+/// `Meta`) or, when there are more than it holds, by a chain of root pages it names.
 ///
 /// Root page (kind free-list): header count = chunk refs in this page, extra = the next root
 /// page's ref (0: last); then the refs, u64 each. Reusable chunks come first, then pending.
 /// Chunk page (kind free-list-chunk): header count = extents, extra = 0 reusable, 1 pending;
 /// then (start u64, count u64, freedAt u64) per extent.
 ///
-/// A commit rewrites the chunks it changed and the root chain (a page per 508 chunks), never
-/// the whole list, and checksums only what it writes.
+/// A commit rewrites the chunks it changed (and the root chain, a page per 508 chunks, if
+/// any), never the whole list, and checksums only what it writes.
 enum FreeListStorage {
     static let refsPerRootPage = (Layout.pageSize - Layout.pageHeaderSize) / 8
 
     static func rootPagesNeeded(chunks: Int) -> Int {
-        chunks == 0 ? 0 : (chunks + refsPerRootPage - 1) / refsPerRootPage
+        chunks <= Meta.inlineChunkCapacity ? 0 : (chunks + refsPerRootPage - 1) / refsPerRootPage
+    }
+
+    /// Where a commit put the list: the first root page, or the chunk refs for the top node.
+    struct Placement {
+        var rootRef: UInt64 = 0
+        var inlineChunks: [UInt64] = []
     }
 
     // MARK: Reading
 
-    static func decode(rootRef: UInt64, pages: PageSource, pageCount: UInt64) throws -> FreeList {
-        guard rootRef != 0 else { return FreeList(pageCount: pageCount) }
+    static func decode(_ meta: Meta, pages: PageSource) throws -> FreeList {
+        let pageCount = meta.pageCount
+        let rootRef = meta.freeListRef
         let ps = UInt64(Layout.pageSize)
         var rootPages: [UInt64] = []
-        var chunkRefs: [UInt64] = []
+        var chunkRefs: [UInt64] = meta.freeListChunks
         var ref = rootRef
         while ref != 0 {
             guard rootPages.count < pageCount else { throw CorruptNode(ref: rootRef, detail: "free-list root chain loops") }
@@ -86,7 +93,7 @@ enum FreeListStorage {
     /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
     /// taken until there are as many as changed chunks plus root pages; that number never
     /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
-    static func save(_ list: inout FreeList, version: UInt64, _ out: inout PageWriter) throws -> UInt64 {
+    static func save(_ list: inout FreeList, version: UInt64, _ out: inout PageWriter) throws -> Placement {
         list.dropEmptyChunks()
         list.mergeSmallChunks()
         list.keepEmptyChunks = true
@@ -106,9 +113,6 @@ enum FreeListStorage {
             if taken.count >= needed { break }
             while taken.count < needed { taken.append(list.allocate(1)) }
         }
-        guard !taken.isEmpty else { return 0 }
-
-        // Pages in ascending order, so neighbouring pages go out in one write.
         taken.sort()
         var next = 0
         var pageImages: [(UInt64, [UInt8])] = []
@@ -129,9 +133,8 @@ enum FreeListStorage {
             pageImages.append((root, encodeRoot(refs, next: nextRef, version: version)))
         }
         list.rootPages = roots
-        pageImages.sort { $0.0 < $1.0 }
         for (page, bytes) in pageImages { try out.add(page: page, bytes) }
-        return roots[0] * ps
+        return roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
     }
 
     static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64) -> [UInt8] {

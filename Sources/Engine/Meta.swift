@@ -1,11 +1,19 @@
 /// The top node of a version: everything reachable from one slot. The catalog tree maps
 /// table names to `TableRecord`s; the free list says which pages are not reachable.
+///
+/// The free list's chunk refs sit in the top node itself while they fit (a commit writes the
+/// top node anyway, so a small list costs no page of its own); past that, `freeListRef`
+/// names a chain of root pages and no refs are inline.
 struct Meta: Equatable {
     var version: UInt64
     var catalogRoot: UInt64      // 0: no tables
     var tableCount: UInt64
-    var freeListRef: UInt64      // 0: nothing free
+    var freeListRef: UInt64      // 0: no root chain (the chunks, if any, are inline)
     var pageCount: UInt64        // pages in use by this version's file, header included
+    var freeListChunks: [UInt64] = []
+
+    static let inlineChunksOffset = 80
+    static let inlineChunkCapacity = (Layout.pageSize - inlineChunksOffset) / 8
 
     static func decode(_ p: PageView) throws -> Meta {
         guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
@@ -16,7 +24,13 @@ struct Meta: Equatable {
             throw CorruptNode(ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
-        return m
+        let inline = p.raw.u64(72)
+        guard inline <= UInt64(inlineChunkCapacity), inline == 0 || m.freeListRef == 0 else {
+            throw CorruptNode(ref: p.ref, detail: "top node claims \(inline) inline free-list chunks")
+        }
+        var withChunks = m
+        withChunks.freeListChunks = (0..<Int(inline)).map { p.raw.u64(inlineChunksOffset + 8 * $0) }
+        return withChunks
     }
 
     func encode() -> [UInt8] {
@@ -25,6 +39,8 @@ struct Meta: Equatable {
             PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
             p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
             p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
+            p.setU64(UInt64(freeListChunks.count), at: 72)
+            for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineChunksOffset + 8 * i) }
             PageHeader.seal(p)
         }
         return buf

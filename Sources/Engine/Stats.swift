@@ -40,7 +40,7 @@ extension Database {
             let otherVersions = Set(pins.map(\.version)).filter { $0 != snap.version }
             let oldest = otherVersions.min()
             let minLive = min(snap.version, oldest ?? snap.version)
-            var list = try FreeListStorage.decode(rootRef: snap.meta.freeListRef, pages: snap.pages, pageCount: snap.meta.pageCount)
+            var list = try FreeListStorage.decode(snap.meta, pages: snap.pages)
             list.release(upTo: minLive)
             let ps = UInt64(Layout.pageSize)
             let free = list.reusablePages * ps

@@ -8,7 +8,7 @@ public final class WriteTransaction: Transaction {
     init(db: Database, base: Snapshot, minLive: UInt64) throws {
         self.base = base
         var list = try db.freeListCache.list(fileID: db.currentFileID, slot: base.slot)
-            ?? FreeListStorage.decode(rootRef: base.meta.freeListRef, pages: base.pages, pageCount: base.meta.pageCount)
+            ?? FreeListStorage.decode(base.meta, pages: base.pages)
         list.dropEmptyChunks()
         list.release(upTo: minLive)
         freeList = list

@@ -97,7 +97,7 @@ final class FreeListTests: XCTestCase {
             if !pins.isEmpty && Int.random(in: 0..<6, using: &rng) == 0 { pins.remove(at: Int.random(in: 0..<pins.count, using: &rng)).release() }
 
             let snap = try writer.currentSnapshot(pin: false)
-            let stored = try FreeListStorage.decode(rootRef: snap.meta.freeListRef, pages: snap.pages, pageCount: snap.meta.pageCount)
+            let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
             let cached = try XCTUnwrap(writer.freeListCache.list(fileID: writer.currentFileID, slot: snap.slot), "round \(round): no cached list after a commit")
             XCTAssertEqual(cached, stored, "round \(round): the cached free list differs from the stored one")
             XCTAssertNil((writer === db ? other : db).freeListCache.list(fileID: writer.currentFileID, slot: snap.slot))
@@ -126,16 +126,40 @@ final class FreeListTests: XCTestCase {
             }
         }
         let before = try db.currentSnapshot(pin: false)
-        let list = try FreeListStorage.decode(rootRef: before.meta.freeListRef, pages: before.pages, pageCount: before.meta.pageCount)
+        let list = try FreeListStorage.decode(before.meta, pages: before.pages)
         XCTAssertGreaterThan(list.chunks.count, 3, "the test needs a free list of several chunks")
         for k in Int64(0)..<20 {
             try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(100_000 + k, [1]) }
         }
         let after = try db.currentSnapshot(pin: false)
         let v = after.version
-        let rewritten = try FreeListStorage.decode(rootRef: after.meta.freeListRef, pages: after.pages, pageCount: after.meta.pageCount)
+        let rewritten = try FreeListStorage.decode(after.meta, pages: after.pages)
             .chunks.filter { (try? after.pages.page($0.page * UInt64(Layout.pageSize)).version) == v }.count
         XCTAssertLessThanOrEqual(rewritten, 3, "a one-record commit rewrote \(rewritten) of \(list.chunks.count) free-list chunks")
         XCTAssertTrue(try db.check().isSound)
+    }
+
+    /// More chunks than the top node holds: the refs go to a chain of root pages, and back
+    /// inline once the list shrinks.
+    func testRootChainBeyondInlineCapacity() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("c.fief"), options: DatabaseOptions(durability: .none))
+        let pages = (Meta.inlineChunkCapacity + 20) * FreeChunk.capacity
+        try db.write { tx in
+            try tx.createTable("t", key: Int64.self, value: Int64.self).put(1, 1)
+            let start = tx.freeList.allocate(pages)
+            // Every other page first, so no two frees merge: one extent per page.
+            for p in stride(from: 0, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+            for p in stride(from: 1, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+        }
+        for round in 0..<3 {
+            let snap = try db.currentSnapshot(pin: false)
+            XCTAssertEqual(snap.meta.freeListRef != 0, round == 0, "round \(round): root chain expected only while the list is long")
+            let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
+            XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), stored, "round \(round)")
+            let report = try db.check()
+            XCTAssertTrue(report.isSound, "round \(round): \(report.problems)")
+            try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(2, Int64(round)) }
+        }
     }
 }
