@@ -20,9 +20,12 @@ public struct PowerCutScenario: Scenario {
         ("torn-512", ["--mode", "torn", "--sector", "512"]),
         ("torn-4096", ["--mode", "torn", "--sector", "4096"]),
     ]
-    /// Two deaths at crash points (rotating, so every point meets every mode within 30
-    /// cycles), then a cut while several writer threads run.
-    static let eventsPerCycle = 3
+    /// Per cycle, on one file: a death at an engine crash point (rotating, so every point
+    /// meets every mode within 30 cycles); FaultFS killing the writer just before a commit's
+    /// select-bit sync (the flip written, not yet durable) and just before a data sync; then
+    /// a cut while several writer threads run. The FaultFS kills need no help from the
+    /// engine: they find the commit window from the outside, as they would in any database.
+    static let eventsPerCycle = 4
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
 
@@ -44,13 +47,14 @@ public struct PowerCutScenario: Scenario {
             var cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed, threads: 1, logPath: "\(dir)/writer-\(e).out")
             cycle.environment = context.writerEnvironment
             var description: String
-            var point: CrashPoint?
-            var dying: UInt64 = 0
-            if e < 2 {
-                let p = CrashPoint.allCases[(index + 3 * e) % CrashPoint.allCases.count]
+            /// What the commit that died may leave: the one before it, or (when its flip was
+            /// written) itself too.
+            var expect: (dying: UInt64, flipWritten: Bool, flipSynced: Bool)?
+            switch e {
+            case 0:
+                let p = CrashPoint.allCases[index % CrashPoint.allCases.count]
                 let nth = Int.random(in: 1...8, using: &rng)
-                point = p
-                dying = current + UInt64(nth)
+                let dying = current + UInt64(nth)
                 let child = try ChildProcess(arguments: cycle.writerArguments(maxCommit: dying + 2),
                                              environment: cycle.environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"]) { $1 },
                                              output: cycle.logPath, label: "writer")
@@ -58,7 +62,31 @@ public struct PowerCutScenario: Scenario {
                 try fs.ctl(["power-cut"] + mode.args)
                 description = "\(mode.name) power cut after a crash at \(p.rawValue):\(nth) (commit \(dying))"
                 outcome.crashPoints.insert(p.rawValue)
-            } else {
+                switch p {
+                case .afterNodesWritten, .afterTopWritten, .afterDataSync: expect = (dying, false, false)
+                case .afterSelectFlip: expect = (dying, true, false)
+                case .afterSelectSync, .afterPublish: expect = (dying, true, true)
+                }
+            case 1, 2:
+                // A commit syncs the database twice: odd counts are data syncs, even ones the
+                // select-bit sync that follows the flip.
+                let commits = Int.random(in: 1...6, using: &rng)
+                let k = 2 * commits - (e == 1 ? 0 : 1)
+                let dying = current + UInt64(commits)
+                try fs.ctl(["inject", "kill-caller", "op=fsync", "path=db.fief", "nth=\(k)", "when=before", "once"])
+                let child = try ChildProcess(arguments: cycle.writerArguments(maxCommit: dying + 2),
+                                             environment: cycle.environment, output: cycle.logPath, label: "writer")
+                let ending = child.wait()
+                try fs.ctl(["power-cut"] + mode.args)
+                let window = e == 1 ? "select-bit sync" : "data sync"
+                description = "\(mode.name) power cut after FaultFS killed the writer before the \(window) of commit \(dying)"
+                outcome.crashPoints.insert("faultfs-kill-before-\(e == 1 ? "select" : "data")-sync")
+                if ending != .signaled(SIGKILL) {
+                    outcome.events.append((mode.name, ["FaultFS was to kill the writer at fsync \(k), but it \(ending)"], description))
+                    break
+                }
+                expect = (dying, e == 1, false)
+            default:
                 let threads = Int.random(in: 1...3, using: &rng)
                 let child = try ChildProcess(arguments: CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed, threads: threads).writerArguments(maxCommit: UInt64.max / 2),
                                              environment: cycle.environment, output: cycle.logPath, label: "writer")
@@ -72,17 +100,16 @@ public struct PowerCutScenario: Scenario {
             outcome.faults += 1
             fs.unmount()
             var verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
-            if let p = point, verdict.violations.isEmpty {
+            if let x = expect, verdict.violations.isEmpty {
                 // A commit whose second sync returned is durable even if never acknowledged;
                 // one that never flipped the select bit is not there.
                 let k = verdict.recoveredCommit
-                switch p {
-                case .afterSelectSync, .afterPublish:
-                    if k != dying { verdict.violations.append("the select bit of commit \(dying) was synced, yet the file recovered commit \(k)") }
-                case .afterNodesWritten, .afterTopWritten, .afterDataSync:
-                    if k != dying - 1 { verdict.violations.append("commit \(dying) never flipped the select bit, yet the file recovered commit \(k)") }
-                case .afterSelectFlip:
-                    if k != dying && k != dying - 1 { verdict.violations.append("expected commit \(dying - 1) or \(dying), found \(k)") }
+                if x.flipSynced && k != x.dying {
+                    verdict.violations.append("the select bit of commit \(x.dying) was synced, yet the file recovered commit \(k)")
+                } else if !x.flipWritten && k != x.dying - 1 {
+                    verdict.violations.append("commit \(x.dying) never flipped the select bit, yet the file recovered commit \(k)")
+                } else if x.flipWritten && !x.flipSynced && k != x.dying && k != x.dying - 1 {
+                    verdict.violations.append("expected commit \(x.dying - 1) or \(x.dying), found \(k)")
                 }
             }
             current = verdict.recoveredCommit
