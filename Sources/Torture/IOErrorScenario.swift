@@ -58,7 +58,22 @@ public struct IOErrorScenario: Scenario {
             try fs.ctl(["inject", "enospc", "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"])
         }
         outcome.faults += 1
+        // A reader pins the current version while the faulted writer runs, so freed pages
+        // cannot be reused and the file must grow into the quota: an engine that reuses its
+        // free space well would otherwise never ask for more.
+        var holder: ChildProcess?
+        if fault == "enospc" {
+            let ready = dir + "/holder.ready"
+            holder = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", mnt + "/db.fief", "--ready", ready, "--seconds", "60"],
+                                      output: dir + "/holder.out", label: "snapshot holder")
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning { usleep(10_000) }
+        }
         let faulted = try writer(upTo: warm + 200, "fault")
+        if let holder {
+            holder.kill9()
+            _ = holder.wait()
+        }
         let said = output("fault")
         switch faulted {
         case .signaled(let s):
