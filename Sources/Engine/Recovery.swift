@@ -1,8 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Open is recovery: read the header, take the slot the select bit names, and check that the
 /// top node it points to is the one it describes. Nothing is replayed and nothing is written;
 /// a file that fails any check is reported, never repaired behind the user's back.
 public enum Recovery {
     static func validate(_ file: DatabaseFile) throws -> (FileHeader, Meta, UInt64) {
+        // Open takes no pin, so writers in other processes may commit twice while it reads and
+        // reuse the page of the top it was about to check. A failure is believed only if the
+        // header did not change meanwhile; a damaged file's header stays put.
+        var attempt = 0
+        while true {
+            let (result, head) = try validateOnce(file)
+            switch result {
+            case .success(let r): return r
+            case .failure(let error):
+                attempt += 1
+                var again = [UInt8](repeating: 0, count: Layout.pageSize)
+                _ = try again.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+                guard attempt < 100, again != head else { throw error }
+                sched_yield()
+            }
+        }
+    }
+
+    /// One try: the header as read, and what it led to. Errors before the top is read are thrown.
+    private static func validateOnce(_ file: DatabaseFile) throws -> (Result<(FileHeader, Meta, UInt64), Error>, [UInt8]) {
         let path = file.path
         let size = try file.size()
         guard size > 0 else { throw EngineError.emptyFile(path: path) }
@@ -20,6 +44,13 @@ public enum Recovery {
         guard slot.isSelfConsistent else {
             throw EngineError.corrupt(path: path, detail: "top slot \(which), named by the select bit, is damaged (checksum mismatch)")
         }
+        return (Result { try validateTop(file, header: header, size: size) }, head)
+    }
+
+    private static func validateTop(_ file: DatabaseFile, header: FileHeader, size: UInt64) throws -> (FileHeader, Meta, UInt64) {
+        let path = file.path
+        let slot = header.current
+        let which = header.select.index
         let ps = UInt64(Layout.pageSize)
         guard slot.ref + ps <= size else {
             throw EngineError.truncated(path: path, detail: "top node of version \(slot.version) at offset \(slot.ref) lies past the end (\(size) bytes)")
