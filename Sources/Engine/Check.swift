@@ -144,25 +144,26 @@ struct IntegrityWalk {
             return
         }
         if page.version > version { problem("\(name): node at offset \(ref) was written by version \(page.version), after \(version)") }
-        if node.keys.isEmpty { problem("\(name): node at offset \(ref) is empty") }
-        for i in 0..<node.keys.count {
-            let k = node.keys[i]
+        let keys = (0..<node.count).map { Array(node.key($0)) }
+        if keys.isEmpty { problem("\(name): node at offset \(ref) is empty") }
+        for i in 0..<keys.count {
+            let k = keys[i]
             let checkKey = node.isLeaf || i > 0
             if checkKey, let low, compareBytes(k, low) < 0 { problem("\(name): key below its parent's separator in node at offset \(ref)") }
             if checkKey, let high, compareBytes(k, high) >= 0 { problem("\(name): key at or above the next separator in node at offset \(ref)") }
-            if i > 0 && compareBytes(node.keys[i - 1], k) >= 0 && (node.isLeaf || i > 1) {
+            if i > 0 && compareBytes(keys[i - 1], k) >= 0 && (node.isLeaf || i > 1) {
                 problem("\(name): keys out of order in node at offset \(ref)")
             }
         }
         if node.isLeaf {
             if let d = leafDepth, d != depth { problem("\(name): leaves at depths \(d) and \(depth)") }
             leafDepth = depth
-            for i in 0..<node.keys.count {
-                if let l = last, compareBytes(l, node.keys[i]) >= 0 { problem("\(name): keys out of order across leaves at offset \(ref)") }
-                last = node.keys[i]
+            for i in 0..<keys.count {
+                if let l = last, compareBytes(l, keys[i]) >= 0 { problem("\(name): keys out of order across leaves at offset \(ref)") }
+                last = keys[i]
                 var value: [UInt8] = []
-                switch node.values[i] {
-                case .inline(let b), .large(let b): value = b
+                switch node.value(i) {
+                case .inline(let b): value = Array(b)
                 case .overflow(let r, let len):
                     do {
                         let ext = try pages.extent(r)
@@ -175,13 +176,13 @@ struct IntegrityWalk {
                         problem("\(name): overflow value at offset \(r): \(error)")
                     }
                 }
-                visit(node.keys[i], value)
+                visit(keys[i], value)
             }
         } else {
             for i in 0..<node.children.count {
                 guard case .page(let child) = node.children[i] else { continue }
-                let lo = i == 0 ? low : node.keys[i]
-                let hi = i + 1 < node.keys.count ? node.keys[i + 1] : high
+                let lo = i == 0 ? low : keys[i]
+                let hi = i + 1 < keys.count ? keys[i + 1] : high
                 walkNode(child, name: name, depth: depth + 1, low: lo, high: hi, leafDepth: &leafDepth, last: &last, visit)
             }
         }

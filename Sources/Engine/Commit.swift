@@ -129,10 +129,10 @@ extension WriteTransaction {
         case .dirty(let n):
             var refs: [UInt64] = []
             if n.isLeaf {
-                for i in n.values.indices {
-                    if case .large(let bytes) = n.values[i] {
-                        n.values[i] = .overflow(ref: try NodeWriter.overflow(bytes, version: version, &freeList, &out), length: bytes.count)
-                    }
+                for i in 0..<n.count where n.isPendingLarge(i) {
+                    guard case .inline(let bytes) = n.value(i) else { continue }
+                    let ref = try NodeWriter.overflow(bytes, version: version, &freeList, &out)
+                    n.setValue(at: i, .overflow(ref: ref, length: bytes.count))
                 }
             } else {
                 refs.reserveCapacity(n.children.count)
@@ -160,13 +160,13 @@ enum NodeWriter {
         return page * UInt64(Layout.pageSize)
     }
 
-    static func overflow(_ bytes: [UInt8], version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+    static func overflow(_ bytes: UnsafeRawBufferPointer, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let span = Layout.pages(forBytes: Layout.pageHeaderSize + bytes.count)
         let start = alloc.allocate(span)
         var buf = [UInt8](repeating: 0, count: span * Layout.pageSize)
         buf.withUnsafeMutableBytes { p in
             PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
-            bytes.withUnsafeBytes { p.copy($0, at: Layout.pageHeaderSize) }
+            p.copy(bytes, at: Layout.pageHeaderSize)
             PageHeader.seal(p)
         }
         try out.add(page: start, buf)

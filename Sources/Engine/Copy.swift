@@ -87,10 +87,10 @@ struct TreeCopier {
         let n = try DirtyNode.decode(try src.page(ref))
         var refs: [UInt64] = []
         if n.isLeaf {
-            for i in n.values.indices {
-                if case .overflow(let r, let len) = n.values[i] {
-                    let bytes = Array(try src.overflowValue(ref: r, length: len))
-                    n.values[i] = .overflow(ref: try NodeWriter.overflow(bytes, version: version, &alloc, &out), length: len)
+            for i in 0..<n.count {
+                if case .overflow(let r, let len) = n.value(i) {
+                    let bytes = try src.overflowValue(ref: r, length: len)
+                    n.setValue(at: i, .overflow(ref: try NodeWriter.overflow(bytes, version: version, &alloc, &out), length: len))
                 }
             }
         } else {

@@ -11,7 +11,7 @@ enum Tree {
             case .dirty(let n):
                 if n.isLeaf {
                     let (i, found) = n.search(key)
-                    return found ? try resolve(n.values[i], pages: pages) : nil
+                    return found ? try resolve(n.value(i), pages: pages) : nil
                 }
                 c = n.children[n.childIndex(key)]
             case .page(let ref):
@@ -37,13 +37,6 @@ enum Tree {
             }
         }
         throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
-    }
-
-    static func resolve(_ v: LeafValue, pages: PageSource) throws -> [UInt8] {
-        switch v {
-        case .inline(let b), .large(let b): return b
-        case .overflow(let r, let len): return Array(try pages.overflowValue(ref: r, length: len))
-        }
     }
 
     static func resolve(_ v: StoredValue, pages: PageSource) throws -> [UInt8] {
@@ -77,14 +70,16 @@ enum Tree {
         switch c {
         case .dirty(let n):
             if n.isLeaf {
-                let indices = reverse ? Array((0..<n.keys.count).reversed()) : Array(0..<n.keys.count)
-                for i in indices {
-                    let go: Bool = try n.keys[i].withUnsafeBytes { kb in
+                let indices = reverse ? Array((0..<n.count).reversed()) : Array(0..<n.count)
+                for i in indices where i < n.count {
+                    // Copies, not pointers into the node: `body` may change this very tree.
+                    let key = Array(n.key(i))
+                    let go: Bool = try key.withUnsafeBytes { kb in
                         let (above, below) = inRange(kb, from: from, to: to)
                         if !above { return reverse ? false : true }  // before the range
                         if !below { return reverse ? true : false }  // after the range
-                        switch n.values[i] {
-                        case .inline(let v), .large(let v): return try v.withUnsafeBytes { try body(kb, $0) }
+                        switch n.value(i) {
+                        case .inline(let v): return try Array(v).withUnsafeBytes { try body(kb, $0) }
                         case .overflow(let r, let len): return try body(kb, try pages.overflowValue(ref: r, length: len))
                         }
                     }

@@ -13,7 +13,7 @@ final class TreeWriter {
         freed.append((ref / UInt64(Layout.pageSize), UInt64(count)))
     }
 
-    private func freeValue(_ v: LeafValue) throws {
+    private func freeValue(_ v: StoredValue) throws {
         if case .overflow(let r, _) = v {
             free(ref: r, pages: try pages.page(r).span)
         }
@@ -34,13 +34,17 @@ final class TreeWriter {
     /// Inserts or replaces. Returns true when the key is new.
     func put(_ root: inout Child?, key: [UInt8], value: LeafValue) throws -> Bool {
         guard var r = root else {
-            root = .dirty(DirtyNode(leafKeys: [key], values: [value]))
+            let leaf = DirtyNode(isLeaf: true)
+            key.withUnsafeBytes { leaf.insertLeaf(at: 0, key: $0, value: value) }
+            root = .dirty(leaf)
             return true
         }
         let (inserted, split) = try insert(&r, key: key, value: value, depth: 0)
         if let right = split {
-            let left: Child = r
-            r = .dirty(DirtyNode(branchKeys: [[], right.keys[0]], children: [left, .dirty(right)]))
+            let top = DirtyNode(isLeaf: false)
+            top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: r)
+            top.insertBranch(at: 1, key: right.key(0), child: .dirty(right))
+            r = .dirty(top)
         }
         root = r
         return inserted
@@ -52,26 +56,20 @@ final class TreeWriter {
         if node.isLeaf {
             let (i, found) = node.search(key)
             if found {
-                try freeValue(node.values[i])
-                node.size -= node.cellSize(i)
-                node.values[i] = value
-                node.size += node.cellSize(i)
+                try freeValue(node.value(i))
+                node.setValue(at: i, value)
             } else {
-                node.keys.insert(key, at: i)
-                node.values.insert(value, at: i)
-                node.size += node.cellSize(i)
+                key.withUnsafeBytes { node.insertLeaf(at: i, key: $0, value: value) }
             }
-            let split = node.overflows ? node.split(appending: !found && i == node.keys.count - 1) : nil
+            let split = node.overflows ? node.split(appending: !found && i == node.count - 1) : nil
             return (!found, split)
         }
         let i = node.childIndex(key)
         let (inserted, childSplit) = try insert(&node.children[i], key: key, value: value, depth: depth + 1)
         if let right = childSplit {
-            node.keys.insert(right.keys[0], at: i + 1)
-            node.children.insert(.dirty(right), at: i + 1)
-            node.size += node.cellSize(i + 1)
+            node.insertBranch(at: i + 1, key: right.key(0), child: .dirty(right))
         }
-        let split = node.overflows ? node.split(appending: i + 1 == node.keys.count - 1) : nil
+        let split = node.overflows ? node.split(appending: i + 1 == node.count - 1) : nil
         return (inserted, split)
     }
 
@@ -81,7 +79,7 @@ final class TreeWriter {
         try remove(&r, key: key)
         // Shrink the root: an empty tree has no root; a branch with one child is that child.
         while case .dirty(let n) = r {
-            if n.keys.isEmpty { root = nil; return true }
+            if n.count == 0 { root = nil; return true }
             if !n.isLeaf && n.children.count == 1 { r = n.children[0]; continue }
             break
         }
@@ -94,10 +92,8 @@ final class TreeWriter {
         if node.isLeaf {
             let (i, found) = node.search(key)
             guard found else { return }
-            try freeValue(node.values[i])
-            node.size -= node.cellSize(i)
-            node.keys.remove(at: i)
-            node.values.remove(at: i)
+            try freeValue(node.value(i))
+            node.remove(at: i)
             return
         }
         let i = node.childIndex(key)
@@ -109,10 +105,8 @@ final class TreeWriter {
     /// sibling when it is under a quarter full and both fit in one node.
     private func rebalance(_ parent: DirtyNode, at i: Int) throws {
         guard case .dirty(let child) = parent.children[i] else { return }
-        if child.keys.isEmpty {
-            parent.size -= parent.cellSize(i)
-            parent.keys.remove(at: i)
-            parent.children.remove(at: i)
+        if child.count == 0 {
+            parent.remove(at: i)
             return
         }
         guard child.size < Layout.nodeCapacity / 4, parent.children.count > 1 else { return }
@@ -121,14 +115,11 @@ final class TreeWriter {
         guard try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= Layout.nodeCapacity else { return }
         let left = try materialize(&parent.children[l])
         let right = try materialize(&parent.children[r])
-        if !right.isLeaf { right.keys[0] = parent.keys[r]; right.recomputeSize() }
+        // A branch's key 0 is only a lower bound; merged, it needs the real separator.
+        if !right.isLeaf { right.setBranchKey(at: 0, parent.key(r)) }
         guard left.size + right.size <= Layout.nodeCapacity else { return }
-        left.keys += right.keys
-        if left.isLeaf { left.values += right.values } else { left.children += right.children }
-        left.size += right.size
-        parent.size -= parent.cellSize(r)
-        parent.keys.remove(at: r)
-        parent.children.remove(at: r)
+        left.append(contentsOf: right)
+        parent.remove(at: r)
     }
 
     private func approximateSize(_ c: Child) throws -> Int {
@@ -154,7 +145,7 @@ final class TreeWriter {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         switch c {
         case .dirty(let n):
-            if n.isLeaf { for v in n.values { try freeValue(v) } }
+            if n.isLeaf { for i in 0..<n.count { try freeValue(n.value(i)) } }
             else { for ch in n.children { try freeSubtree(ch, depth: depth + 1) } }
         case .page(let ref):
             let p = try pages.page(ref)
