@@ -9,7 +9,7 @@ public struct CrashPointsScenario: Scenario {
 
     public init() {}
 
-    public func plannedCycles(_ profile: TortureProfile) -> Int { 28 * profile.scale }
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 56 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var rng = SeededRandom(seed: seed)

@@ -15,7 +15,7 @@ public struct IOErrorScenario: Scenario {
 
     static let faults = ["fsync-fail", "eio-write", "enospc", "fsync-fail-late"]
 
-    public func plannedCycles(_ profile: TortureProfile) -> Int { 8 * profile.scale }
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 16 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()

@@ -9,7 +9,7 @@ public struct IsolationScenario: Scenario {
     public var name: String { "isolation" }
     public init() {}
 
-    public func plannedCycles(_ profile: TortureProfile) -> Int { 2 * profile.scale }
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 4 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()

@@ -27,7 +27,7 @@ public struct PowerCutScenario: Scenario {
     /// engine: they find the commit window from the outside, as they would in any database.
     static let eventsPerCycle = 4
 
-    public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
