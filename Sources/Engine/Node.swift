@@ -54,13 +54,20 @@ final class DirtyNode {
 
     private var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(arena.bytes) }
 
-    func key(_ i: Int) -> UnsafeRawBufferPointer {
-        let o = cells[i]
+    func key(_ i: Int) -> UnsafeRawBufferPointer { DirtyNode.key(raw, at: cells[i], isLeaf: isLeaf) }
+
+    /// The key of the cell at `o` in `raw` (a page or an arena).
+    @inline(__always)
+    static func key(_ raw: UnsafeRawBufferPointer, at o: Int, isLeaf: Bool) -> UnsafeRawBufferPointer {
+        let start: Int, length: Int
         if isLeaf {
-            let start = raw.u8(o + 2) & DirtyNode.overflowFlag != 0 ? 16 : 8
-            return arena.slice(o + start, Int(raw.u16(o)))
+            start = o + (raw.u8(o + 2) & DirtyNode.overflowFlag != 0 ? 16 : 8)
+            length = Int(raw.u16(o))
+        } else {
+            start = o + 10
+            length = Int(raw.u16(o + 8))
         }
-        return arena.slice(o + 10, Int(raw.u16(o + 8)))
+        return UnsafeRawBufferPointer(start: raw.baseAddress! + start, count: length)
     }
 
     /// A leaf's value; a pending large value is reported as inline bytes.
@@ -76,8 +83,14 @@ final class DirtyNode {
     func isPendingLarge(_ i: Int) -> Bool { raw.u8(cells[i] + 2) & DirtyNode.pendingLargeFlag != 0 }
 
     /// Bytes of cell `i` in the arena.
-    private func arenaLength(_ i: Int) -> Int {
-        let o = cells[i]
+    private func arenaLength(_ i: Int) -> Int { DirtyNode.cellLength(raw, at: cells[i], isLeaf: isLeaf) }
+
+    /// Bytes of the cell at `o` in `raw` (a page or an arena), whose header must lie inside it.
+    /// Static, on a local pointer: the loops over every cell of a node (decode, encode) then
+    /// make no calls that touch the node's stored properties, which in Swift cost a dynamic
+    /// exclusivity check each.
+    @inline(__always)
+    static func cellLength(_ raw: UnsafeRawBufferPointer, at o: Int, isLeaf: Bool) -> Int {
         guard isLeaf else { return 10 + Int(raw.u16(o + 8)) }
         let keyLength = Int(raw.u16(o))
         if raw.u8(o + 2) & DirtyNode.overflowFlag != 0 { return 16 + keyLength }
@@ -94,10 +107,11 @@ final class DirtyNode {
 
     /// Index of the first key >= `key`, and whether it is equal.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        let cells = self.cells, raw = self.raw, isLeaf = self.isLeaf
         var lo = 0, hi = cells.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            let c = compareBytes(self.key(mid), key)
+            let c = compareBytes(DirtyNode.key(raw, at: cells[mid], isLeaf: isLeaf), key)
             if c == 0 { return (mid, true) }
             if c < 0 { lo = mid + 1 } else { hi = mid }
         }
@@ -106,10 +120,11 @@ final class DirtyNode {
 
     /// Branch: the child whose range holds `key` (key 0 is a lower bound only).
     func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
+        let cells = self.cells, raw = self.raw
         var lo = 1, hi = cells.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if compareBytes(self.key(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+            if compareBytes(DirtyNode.key(raw, at: cells[mid], isLeaf: false), key) <= 0 { lo = mid + 1 } else { hi = mid }
         }
         return lo - 1
     }
@@ -256,8 +271,8 @@ final class DirtyNode {
 
     // MARK: Pages
 
-    /// Copies a node out of its page: the page's bytes into the arena, the offset array into
-    /// `cells`. Every cell is bounds-checked first, so a damaged node throws.
+    /// Copies a node out of its page: the page's bytes into the arena (one memcpy), its offset
+    /// array into `cells`. Every cell is bounds-checked, so a damaged node throws.
     static func decode(_ page: PageView) throws -> DirtyNode {
         guard PageHeader.checksumMatches(page.raw) else {
             throw CorruptNode(ref: page.ref, detail: "node checksum mismatch")
@@ -266,41 +281,63 @@ final class DirtyNode {
         guard kind == .leaf || kind == .branch else {
             throw CorruptNode(ref: page.ref, detail: "expected a tree node, found a \(kind.name) node")
         }
+        let isLeaf = kind == .leaf
         let n = page.count
-        let node = DirtyNode(isLeaf: kind == .leaf, capacity: 2 * Layout.pageSize)
-        node.arena.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: page.raw[0..<Layout.pageSize]))
-        node.arena.used = Layout.pageSize
-        node.cells.reserveCapacity(n + 1)
-        if !node.isLeaf { node.children.reserveCapacity(n + 1) }
-        for i in 0..<n {
-            if node.isLeaf {
-                _ = try page.leafKey(i)
-                _ = try page.leafValue(i)
-            } else {
-                _ = try page.branchKey(i)
-                node.children.append(.page(try page.branchChild(i)))
-            }
-            let o = Int(page.raw.u16(Layout.pageHeaderSize + 2 * i))
-            // Only the overflow bit means anything on a page.
-            if node.isLeaf { node.arena.bytes.setU8(page.raw.u8(o + 2) & DirtyNode.overflowFlag, at: o + 2) }
-            node.cells.append(o)
-            let len = node.arenaLength(i)
-            node.size += 2 + len
+        let src = page.raw
+        let firstCell = Layout.pageHeaderSize + 2 * n
+        guard firstCell <= Layout.pageSize else {
+            throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
+        let node = DirtyNode(isLeaf: isLeaf, capacity: 2 * Layout.pageSize)
+        let arena = node.arena
+        let dst = arena.bytes
+        dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[0..<Layout.pageSize]))
+        arena.used = Layout.pageSize
+        var cells: [Int] = []
+        cells.reserveCapacity(n + 1)
+        var children: [Child] = []
+        if !isLeaf { children.reserveCapacity(n + 1) }
+        var size = 0
+        for i in 0..<n {
+            let o = Int(src.u16(Layout.pageHeaderSize + 2 * i))
+            guard o >= firstCell, o + (isLeaf ? 8 : 10) <= Layout.pageSize else {
+                throw CorruptNode(ref: page.ref, detail: "cell \(i) offset \(o) outside the page")
+            }
+            let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
+            guard o + length <= Layout.pageSize else {
+                throw CorruptNode(ref: page.ref, detail: "cell runs past the end of the page")
+            }
+            if isLeaf {
+                // Only the overflow bit means anything on a page.
+                dst.setU8(src.u8(o + 2) & DirtyNode.overflowFlag, at: o + 2)
+            } else {
+                children.append(.page(src.u64(o)))
+            }
+            cells.append(o)
+            size += 2 + length
+        }
+        node.cells = cells
+        node.children = children
+        node.size = size
         return node
     }
 
-    /// Serializes into a zeroed page. Children and large values must already have refs.
+    /// Serializes into a zeroed page: the cells' bytes as they are, a branch's child refs
+    /// patched in. Children and large values must already have refs.
     func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64, childRefs: [UInt64]) {
+        let cells = self.cells
+        let isLeaf = self.isLeaf
+        let src = raw
         let n = cells.count
         PageHeader.fill(p, kind: isLeaf ? .leaf : .branch, count: n, span: 1, version: version, extra: 0)
         var end = Layout.pageSize
         for i in 0..<n {
-            precondition(!isLeaf || !isPendingLarge(i), "large value not yet written to an overflow extent")
-            let len = arenaLength(i)
-            end -= len
+            let o = cells[i]
+            precondition(!isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0, "large value not yet written to an overflow extent")
+            let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
+            end -= length
             p.setU16(UInt16(end), at: Layout.pageHeaderSize + 2 * i)
-            p.copy(arena.slice(cells[i], len), at: end)
+            (p.baseAddress! + end).copyMemory(from: src.baseAddress! + o, byteCount: length)
             if !isLeaf { p.setU64(childRefs[i], at: end) }
         }
         PageHeader.seal(p)
