@@ -127,24 +127,28 @@ extension WriteTransaction {
         case .page(let ref):
             return ref
         case .dirty(let n):
-            var refs: [UInt64] = []
             if n.isLeaf {
-                for i in 0..<n.count where n.isPendingLarge(i) {
-                    guard case .inline(let bytes) = n.value(i) else { continue }
-                    let ref = try NodeWriter.overflow(bytes, version: version, &freeList, &out)
-                    n.setValue(at: i, .overflow(ref: ref, length: bytes.count))
+                if n.mayHoldLargeValues {
+                    for i in 0..<n.count where n.isPendingLarge(i) {
+                        guard case .inline(let bytes) = n.value(i) else { continue }
+                        let ref = try NodeWriter.overflow(bytes, version: version, &freeList, &out)
+                        n.setValue(at: i, .overflow(ref: ref, length: bytes.count))
+                    }
                 }
             } else {
-                refs.reserveCapacity(n.children.count)
-                for ch in n.children { refs.append(try writeTree(ch, &out)) }
+                // Untouched children keep the ref their cell already holds.
+                for i in n.children.indices {
+                    guard case .dirty = n.children[i] else { continue }
+                    n.setChildRef(at: i, try writeTree(n.children[i], &out))
+                }
             }
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
                 var buf = [UInt8](repeating: 0, count: Layout.pageSize)
-                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: refs) }
+                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
                 try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
                 return n.origin
             }
-            return try NodeWriter.node(n, childRefs: refs, version: version, &freeList, &out)
+            return try NodeWriter.node(n, version: version, &freeList, &out)
         }
     }
 }
@@ -152,10 +156,10 @@ extension WriteTransaction {
 /// Puts nodes and overflow values into newly allocated pages. Shared by commits and by
 /// compacted copies.
 enum NodeWriter {
-    static func node(_ n: DirtyNode, childRefs: [UInt64], version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+    static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let page = alloc.allocate(1)
         var buf = [UInt8](repeating: 0, count: Layout.pageSize)
-        buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, childRefs: childRefs) }
+        buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
         try out.add(page: page, buf)
         return page * UInt64(Layout.pageSize)
     }

@@ -85,7 +85,6 @@ struct TreeCopier {
     func copy(_ ref: UInt64, depth: Int, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: ref, detail: "tree too deep") }
         let n = try DirtyNode.decode(try src.page(ref))
-        var refs: [UInt64] = []
         if n.isLeaf {
             for i in 0..<n.count {
                 if case .overflow(let r, let len) = n.value(i) {
@@ -94,12 +93,12 @@ struct TreeCopier {
                 }
             }
         } else {
-            for c in n.children {
-                guard case .page(let r) = c else { continue }
-                refs.append(try copy(r, depth: depth + 1, &alloc, &out))
+            for i in n.children.indices {
+                guard case .page(let r) = n.children[i] else { continue }
+                n.setChildRef(at: i, try copy(r, depth: depth + 1, &alloc, &out))
             }
         }
-        return try NodeWriter.node(n, childRefs: refs, version: version, &alloc, &out)
+        return try NodeWriter.node(n, version: version, &alloc, &out)
     }
 
     /// Writes a tree built in memory (no pages of its own yet).
@@ -108,9 +107,10 @@ struct TreeCopier {
         switch c {
         case .page(let r): return r
         case .dirty(let n):
-            var refs: [UInt64] = []
-            if !n.isLeaf { for ch in n.children { refs.append(try writeDirty(ch, &alloc, &out)) } }
-            return try NodeWriter.node(n, childRefs: refs, version: version, &alloc, &out)
+            if !n.isLeaf {
+                for i in n.children.indices { n.setChildRef(at: i, try writeDirty(n.children[i], &alloc, &out)) }
+            }
+            return try NodeWriter.node(n, version: version, &alloc, &out)
         }
     }
 }

@@ -23,9 +23,9 @@ enum Child {
 /// The cells are kept in their on-disk format (see `PageView`) in one `CellArena`, addressed
 /// by an offset table in key order, so copying a node in is one memcpy and writing it out is
 /// one memcpy per cell; only the cells that change are built anew. Two things differ from the
-/// page: a branch cell's child ref is stale when that child is dirty (`children` is the truth,
-/// and `encode` patches the ref in), and a leaf cell flagged `pendingLarge` holds a large value
-/// inline until the commit moves it to an overflow extent.
+/// page: a branch cell's child ref is stale while that child is dirty (`children` is the truth;
+/// the commit writes the child, then `setChildRef`), and a leaf cell flagged `pendingLarge`
+/// holds a large value inline until the commit moves it to an overflow extent.
 final class DirtyNode {
     let isLeaf: Bool
     /// Arena offsets of the cells, in key order.
@@ -37,6 +37,8 @@ final class DirtyNode {
     private var arena: CellArena
     /// The page this node was copied from (used only by the overwrite-in-place broken variant).
     var origin: UInt64 = 0
+    /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
+    private(set) var mayHoldLargeValues = false
 
     static let overflowFlag: UInt8 = 1
     /// In memory only, never on a page: a large value not yet written to an overflow extent.
@@ -167,7 +169,7 @@ final class DirtyNode {
             let q = arena.bytes
             let o = arena.claim(8 + key.count + v.count)
             let flag: UInt8
-            if case .large = value { flag = DirtyNode.pendingLargeFlag } else { flag = 0 }
+            if case .large = value { flag = DirtyNode.pendingLargeFlag; mayHoldLargeValues = true } else { flag = 0 }
             q.setU16(UInt16(key.count), at: o); q.setU8(flag, at: o + 2); q.setU8(0, at: o + 3)
             q.setU32(UInt32(v.count), at: o + 4)
             q.copy(key, at: o + 8)
@@ -208,6 +210,11 @@ final class DirtyNode {
         size += cellSize(i)
     }
 
+    /// Branch: records where child `i` was written.
+    func setChildRef(at i: Int, _ ref: UInt64) {
+        arena.bytes.setU64(ref, at: cells[i])
+    }
+
     /// Branch: gives cell `i` a new separator key, keeping its child.
     func setBranchKey(at i: Int, _ key: UnsafeRawBufferPointer) {
         let child = children[i]
@@ -232,6 +239,7 @@ final class DirtyNode {
             size += cellSize(cells.count - 1)
         }
         if !isLeaf { children += other.children }
+        mayHoldLargeValues = mayHoldLargeValues || other.mayHoldLargeValues
     }
 
     /// Splits an overfull node in two, both within capacity. `appending` (the change was at the
@@ -252,6 +260,7 @@ final class DirtyNode {
         }
         precondition(best > 0, "node of \(n) cells and \(total) bytes cannot split")
         let right = DirtyNode(isLeaf: isLeaf)
+        right.mayHoldLargeValues = mayHoldLargeValues
         for i in best..<n {
             let len = arenaLength(i)
             right.reserve(len)
@@ -322,9 +331,9 @@ final class DirtyNode {
         return node
     }
 
-    /// Serializes into a zeroed page: the cells' bytes as they are, a branch's child refs
-    /// patched in. Children and large values must already have refs.
-    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64, childRefs: [UInt64]) {
+    /// Serializes into a zeroed page: the cells' bytes as they are. Dirty children and large
+    /// values must already be written and their refs set.
+    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64) {
         let cells = self.cells
         let isLeaf = self.isLeaf
         let src = raw
@@ -338,7 +347,6 @@ final class DirtyNode {
             end -= length
             p.setU16(UInt16(end), at: Layout.pageHeaderSize + 2 * i)
             (p.baseAddress! + end).copyMemory(from: src.baseAddress! + o, byteCount: length)
-            if !isLeaf { p.setU64(childRefs[i], at: end) }
         }
         PageHeader.seal(p)
     }
