@@ -43,6 +43,8 @@ final class DirtyNode {
     static let overflowFlag: UInt8 = 1
     /// In memory only, never on a page: a large value not yet written to an overflow extent.
     static let pendingLargeFlag: UInt8 = 2
+    /// Arena bytes beyond the live cells, for the cells a transaction adds before a compaction.
+    static let headroom = Layout.pageSize / 2
 
     init(isLeaf: Bool, capacity: Int = Layout.pageSize) {
         self.isLeaf = isLeaf
@@ -137,12 +139,14 @@ final class DirtyNode {
     // MARK: Changing cells. A `key` argument must not point into this node's own arena.
 
     /// Makes room for a cell of `length` bytes. When the arena is full, the live cells move to
-    /// a fresh one twice their size, which drops the garbage of replaced and removed cells.
+    /// a fresh one with half a page to spare, which drops the garbage of replaced and removed
+    /// cells. (Live cells never hold much more than a page: the node splits first, so more
+    /// headroom would only cost memory in a large transaction, which keeps every node it touched.)
     private func reserve(_ length: Int) {
         guard arena.free < length else { return }
         var live = 0
         for i in cells.indices { live += arenaLength(i) }
-        let fresh = CellArena(capacity: max(Layout.pageSize, 2 * (live + length)))
+        let fresh = CellArena(capacity: max(Layout.pageSize, live + length + DirtyNode.headroom))
         for i in cells.indices {
             let n = arenaLength(i)
             let o = fresh.claim(n)
@@ -297,7 +301,7 @@ final class DirtyNode {
         guard firstCell <= Layout.pageSize else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
-        let node = DirtyNode(isLeaf: isLeaf, capacity: 2 * Layout.pageSize)
+        let node = DirtyNode(isLeaf: isLeaf, capacity: Layout.pageSize + DirtyNode.headroom)
         let arena = node.arena
         let dst = arena.bytes
         dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[0..<Layout.pageSize]))
