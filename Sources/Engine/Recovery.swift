@@ -28,10 +28,13 @@ public enum Recovery {
     /// One try: the header as read, and what it led to. Errors before the top is read are thrown.
     private static func validateOnce(_ file: DatabaseFile) throws -> (Result<(FileHeader, Meta, UInt64), Error>, [UInt8]) {
         let path = file.path
-        let size = try file.size()
-        guard size > 0 else { throw EngineError.emptyFile(path: path) }
         var head = [UInt8](repeating: 0, count: Layout.pageSize)
         let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        // The size is read after the header: a writer grows the file before it publishes a
+        // version, so a size read later covers the version the header names. Read before,
+        // it could miss the growth of a commit that lands in between.
+        let size = try file.size()
+        guard size > 0 else { throw EngineError.emptyFile(path: path) }
         guard got >= Layout.magic.count, Array(head[0..<Layout.magic.count]) == Layout.magic else {
             throw EngineError.notAFiefFile(path: path)
         }
