@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Measures FaultFS against the plain filesystem under it, same run, interleaved: 4 KiB
+# writes each followed by fdatasync, 1 MiB sequential writes, random reads through a shared
+# mmap. Prints medians of three rounds and the native/FaultFS ratio. Needs root (or FUSE
+# rights), python3, and a built fief (release by default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${FIEF_BIN:-$(swift build -c release --show-bin-path)/fief}"
+work="$(mktemp -d /tmp/fief-faultfs-overhead-XXXXXX)"
+mkdir -p "$work/native" "$work/backing" "$work/mnt"
+trap '"$bin" faultfs unmount "$work/mnt" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+"$bin" faultfs mount "$work/backing" "$work/mnt" --seed 1 >/dev/null
+python3 - "$work/native" "$work/mnt" <<'PY'
+import mmap, os, random, statistics, sys, time
+
+def small_synced(d, n=1500):
+    fd = os.open(d + "/s.dat", os.O_CREAT | os.O_RDWR | os.O_TRUNC)
+    buf = b"x" * 4096
+    t = time.perf_counter()
+    for i in range(n):
+        os.pwrite(fd, buf, (i % 64) * 4096)
+        os.fdatasync(fd)
+    dt = time.perf_counter() - t
+    os.close(fd)
+    return n / dt
+
+def sequential(d, mb=64):
+    fd = os.open(d + "/q.dat", os.O_CREAT | os.O_RDWR | os.O_TRUNC)
+    buf = b"y" * (1 << 20)
+    t = time.perf_counter()
+    for _ in range(mb):
+        os.write(fd, buf)
+    os.fsync(fd)
+    dt = time.perf_counter() - t
+    os.close(fd)
+    return mb / dt
+
+def mmap_reads(d, n=200000):
+    fd = os.open(d + "/q.dat", os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+    r = random.Random(1)
+    t = time.perf_counter()
+    s = 0
+    for _ in range(n):
+        s += m[r.randrange(size)]
+    dt = time.perf_counter() - t
+    m.close()
+    os.close(fd)
+    return n / dt
+
+work = [("4 KiB write + fdatasync /s", small_synced), ("sequential write MB/s", sequential), ("random mmap reads /s", mmap_reads)]
+results = {}
+for _ in range(3):
+    for where, d in (("native", sys.argv[1]), ("faultfs", sys.argv[2])):
+        for name, f in work:
+            results.setdefault((name, where), []).append(f(d))
+print(f"{'workload':28s} {'native':>12s} {'faultfs':>12s} {'native/faultfs':>15s}")
+for name, _ in work:
+    a = statistics.median(results[(name, "native")])
+    b = statistics.median(results[(name, "faultfs")])
+    print(f"{name:28s} {a:12.1f} {b:12.1f} {a / b:14.2f}x")
+PY
