@@ -178,7 +178,11 @@ public struct BenchRunner {
         let duration = Double(BenchClock.nanos() - started) / 1e9
         let versionDir = "\(work)/format"
         try? fm.createDirectory(atPath: versionDir, withIntermediateDirectories: true)
-        let git = RunContext.git(in: fm.currentDirectoryPath)
+        // The tree the run started in, else the one the binary was built in (.build is inside it).
+        var git = RunContext.git(in: fm.currentDirectoryPath)
+        if git.commit == "unknown", let exe = childExecutable {
+            git = RunContext.git(in: (exe as NSString).deletingLastPathComponent)
+        }
         let context = RunContext(
             gitCommit: git.commit, gitDirty: git.dirty, label: label,
             engineFormatVersion: FiefSubject.formatVersion(scratchDirectory: versionDir),
