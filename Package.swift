@@ -20,6 +20,8 @@ let package = Package(
             // Broken engine variants for the torture suite's self-test; never in release builds.
             swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
         ),
+        // One seeded generator for the suite, FaultFS and the benchmarks: one printed seed drives all.
+        .target(name: "SeededRandomness"),
         .systemLibrary(
             name: "CFuse3",
             pkgConfig: "fuse3",
@@ -27,16 +29,16 @@ let package = Package(
         ),
         .target(
             name: "FaultFS",
-            dependencies: ["CFuse3", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["CFuse3", "SeededRandomness", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        .target(name: "Torture", dependencies: ["Engine", "FaultFS"]),
+        .target(name: "Torture", dependencies: ["Engine", "FaultFS", "SeededRandomness"]),
         // Peers for `fief bench`, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "CSQLite", "CLMDB",
+                "Engine", "CSQLite", "CLMDB", "SeededRandomness",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -47,9 +49,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "EngineTests", dependencies: ["Engine"]),
-        .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture"]),
-        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness"]),
+        .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness"]),
+        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
     ],
     swiftLanguageModes: [.v5]

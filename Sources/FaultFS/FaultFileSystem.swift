@@ -125,16 +125,22 @@ public final class FaultFileSystem: @unchecked Sendable {
 
     /// Runs one operation: draws its faults, sleeps or fails as they say, runs `body` with
     /// the rest, kills the caller when asked, and traces what happened.
-    func perform(_ op: Operation, _ path: String, offset: Int64? = nil, length: Int = 0, growth: Int64 = 0,
+    func perform(_ op: Operation, _ path: String, offset: Int64? = nil, length: Int = 0, growth: () -> Int64 = { 0 },
                  _ body: ([FaultAction]) -> Int) -> Int {
         pthread_rwlock_rdlock(&cutLock)
         defer { pthread_rwlock_unlock(&cutLock) }
         lock.lock()
         seq += 1
         let mySeq = seq
-        let quotaUsage = plan.hasQuota && growth > 0 ? usage() : 0
+        // Growth and usage (a walk of the backing directory) are worked out only when a
+        // quota rule matches this operation, and at most once.
+        var needed: (growth: Int64, usage: Int64)?
         let fired = plan.decide(op, path: String(path.dropFirst()), length: length) { quota in
-            growth > 0 && quotaUsage + growth > quota
+            if needed == nil {
+                let g = growth()
+                needed = (g, g > 0 ? usage() : 0)
+            }
+            return needed!.growth > 0 && needed!.usage + needed!.growth > quota
         }
         lock.unlock()
         var actions: [FaultAction] = []

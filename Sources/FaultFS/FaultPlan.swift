@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import SeededRandomness
 #endif
 
 /// What a firing rule asks the operation to do.
@@ -35,8 +36,6 @@ public struct FaultPlan: Sendable {
     public var rules: [(number: Int, rule: FaultRule, matched: Int, fired: Int)] {
         armed.map { ($0.number, $0.rule, $0.matched, $0.fired) }
     }
-
-    public var hasQuota: Bool { armed.contains { $0.rule.quota != nil } }
 
     @discardableResult
     public mutating func add(_ rule: FaultRule) -> Int {

@@ -54,13 +54,8 @@ extension FaultFileSystem {
     func write(_ path: String, fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) -> Int {
         guard let h = handle(fh) else { return -Int(EIO) }
         if h.isControl { return writeControl(h, data) }
-        // Growth matters only to a quota; skip the fstat when none is armed.
-        lock.lock()
-        let quota = plan.hasQuota
-        lock.unlock()
-        var st = stat()
-        let size = quota && fstat(h.fd, &st) == 0 ? Int64(st.st_size) : Int64.max
-        return perform(.write, h.path, offset: offset, length: data.count, growth: max(0, offset + Int64(data.count) - size)) { actions in
+        return perform(.write, h.path, offset: offset, length: data.count,
+                       growth: { self.growth(to: offset + Int64(data.count), fd: h.fd, path: h.path) }) { actions in
             var count = data.count
             for case .shortWrite(let keep) in actions { count = min(count, keep) }
             do {
@@ -94,14 +89,19 @@ extension FaultFileSystem {
         }
     }
 
+    /// Bytes the file would grow by to reach `end`; asked only when a quota is armed.
+    func growth(to end: Int64, fd: Int32?, path: String) -> Int64 {
+        var st = stat()
+        let found = fd.map { fstat($0, &st) } ?? lstat(backingPath(path), &st)
+        return found == 0 ? max(0, end - Int64(st.st_size)) : 0
+    }
+
     func truncate(_ path: String, fh: UInt64?, size: Int64) -> Int {
         if path == "/" + FaultFileSystem.controlName { return 0 }
         var target = fh.flatMap { handle($0) }
         if fh != nil && target == nil { return -Int(EIO) }
-        var st = stat()
-        let current = target.map { fstat($0.fd, &st) } ?? lstat(backingPath(path), &st)
-        let growth = current == 0 ? max(0, size - Int64(st.st_size)) : 0
-        return perform(.truncate, target?.path ?? path, offset: size, growth: growth) { _ in
+        return perform(.truncate, target?.path ?? path, offset: size,
+                       growth: { [target] in self.growth(to: size, fd: target?.fd, path: path) }) { _ in
             var own: Int32 = -1
             if target == nil {
                 own = Glibc.open(backingPath(path), O_WRONLY | O_CLOEXEC)
@@ -120,7 +120,7 @@ extension FaultFileSystem {
         var st = stat()
         let size = fstat(h.fd, &st) == 0 ? Int64(st.st_size) : 0
         let end = offset + length
-        return perform(.fallocate, h.path, offset: offset, length: Int(length), growth: mode == 0 ? max(0, end - size) : 0) { _ in
+        return perform(.fallocate, h.path, offset: offset, length: Int(length), growth: { mode == 0 ? max(0, end - size) : 0 }) { _ in
             if mode == 0 && end > size {
                 // Growing the size is the part a power cut can lose, so it is tracked as a resize.
                 let r = resize(h, to: end)

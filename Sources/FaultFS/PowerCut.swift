@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import SeededRandomness
 #endif
 
 /// What a power cut keeps of the writes and directory changes that were never synced.

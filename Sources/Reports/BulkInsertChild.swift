@@ -65,7 +65,7 @@ public enum BulkInsertChild {
 /// The value every record carries: seeded random bytes, the same for every system.
 enum BenchValue {
     static func make(size: Int, seed: UInt64) -> [UInt8] {
-        var rng = BenchRandom(seed: seed, .values)
+        var rng = BenchRandom.stream(seed: seed, .values)
         return (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
 }

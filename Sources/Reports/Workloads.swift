@@ -122,7 +122,7 @@ enum Workloads {
                 var rec = LatencyRecorder()
                 var n = 0
                 var failure: Error?
-                var rng = BenchRandom(seed: seed, stream: BenchRandom.Stream.concurrent.rawValue &+ UInt64(i) &+ 100)
+                var rng = BenchRandom.stream(seed: seed, .concurrent, offset: UInt64(i) &+ 100)
                 do {
                     while !stop.isSet {
                         let k = Int64.random(in: 0..<Int64(records), using: &rng)
@@ -181,7 +181,7 @@ enum Workloads {
     /// operations. The curve is the size after the load and after each round; the value is
     /// the final size in bytes.
     static func churn<S: BenchStore>(_ store: S, records: Int, rounds: Int, value: [UInt8], seed: UInt64) throws -> Measurement {
-        var rng = BenchRandom(seed: seed, .churn)
+        var rng = BenchRandom.stream(seed: seed, .churn)
         var live = Array(0..<Int64(records))
         var next = Int64(records)
         try load(store, keys: live, value: value)

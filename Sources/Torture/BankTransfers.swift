@@ -1,4 +1,5 @@
 import Engine
+import SeededRandomness
 
 /// Bank transfers riding on every commit of `CommitWorkload`: commit 1 opens the accounts,
 /// each commit moves money between two of them and records both legs in a per-account

@@ -1,4 +1,5 @@
 import Engine
+import SeededRandomness
 
 /// A single-writer workload whose state after commit k is known exactly: commit i applies
 /// changes derived only from (seed, i) (puts, deletes, values large enough for overflow

@@ -1,4 +1,5 @@
 import Engine
+import SeededRandomness
 
 /// Writer processes (one to four threads each) die at every engine crash point and at seeded
 /// random times; after each death the file must recover to exactly one committed version

@@ -39,7 +39,7 @@ public final class FaultFSMount {
         try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let (code, text) = try FaultFSMount.run(
-            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath] + (configPath.map { ["--config", $0] } ?? []),
+            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log", mountpoint + ".daemon.log"] + (configPath.map { ["--config", $0] } ?? []),
             output: mountpoint + ".mount.out")
         guard code == 0 else { throw TortureError.invalid("faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))") }
         mounted = true

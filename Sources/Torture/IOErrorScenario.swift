@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Engine
 import Foundation
+import SeededRandomness
 
 /// FaultFS fails writes with EIO, runs out of space (ENOSPC past a quota), or fails an fsync
 /// (and, as Linux does, forgets the unsynced data) while a writer commits. The engine must

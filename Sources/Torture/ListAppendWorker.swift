@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import SeededRandomness
 
 /// A process of the isolation scenario: several threads run list-append transactions (Elle's
 /// model) against one database, some read-only, some reading then appending, some rolled back

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Engine
 import Foundation
+import SeededRandomness
 
 /// The workload runs on a FaultFS mount; power is cut under each mode (drop-all, drop-random,
 /// prefix, torn at 512 and 4096 bytes), either after a writer died at a crash point or while

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Engine
 import Foundation
+import SeededRandomness
 
 public enum TortureProfile: String, CaseIterable, Sendable {
     /// About two minutes on a 2-core machine.

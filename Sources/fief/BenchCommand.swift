@@ -1,8 +1,8 @@
 import ArgumentParser
-import FaultFS
 import Engine
 import Foundation
 import Reports
+import Torture
 
 extension SystemName: ExpressibleByArgument {}
 
@@ -78,7 +78,7 @@ struct BenchRunCommand: ParsableCommand {
             r.faultFSDirectory = faultfsDir
             let mount = try faultfsDir == nil && faultfs && !smoke && (workloads == nil || workloads!.contains("small-txns"))
                 ? BenchMount.start(seed: s, parent: workDir ?? NSTemporaryDirectory()) : nil
-            defer { mount?.stop() }
+            defer { mount.map(BenchMount.stop) }
             if let mount { r.faultFSDirectory = mount.mountpoint }
             let results = try r.run()
             printFlushed("")
@@ -91,34 +91,27 @@ struct BenchRunCommand: ParsableCommand {
 
 /// A FaultFS mount of a fresh folder for the length of one bench run, so small durable
 /// transactions can be compared on it and natively in the same run.
-struct BenchMount {
-    let backing: String
-    let mountpoint: String
-
-    static func start(seed: UInt64, parent: String) throws -> BenchMount? {
-        if let why = Mounter.fuseUnavailableReason() {
+enum BenchMount {
+    static func start(seed: UInt64, parent: String) throws -> FaultFSMount? {
+        if let why = FaultFSMount.unavailableReason() {
             printFlushed("fief bench: no FaultFS comparison: \(why)")
             return nil
         }
         let base = (parent as NSString).appendingPathComponent("fief-bench-faultfs-\(getpid())")
-        let m = BenchMount(backing: base + "/backing", mountpoint: base + "/mnt")
-        for d in [m.backing, m.mountpoint] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        let mount = FaultFSMount(backing: base + "/backing", mountpoint: base + "/mnt", seed: seed, tracePath: base + "/faults.jsonl")
         do {
-            _ = try Mounter.startDaemon(executable: try executablePath(),
-                                        arguments: ["faultfs", "mount", m.backing, m.mountpoint, "--foreground", "--seed", String(seed)],
-                                        mountpoint: m.mountpoint, log: base + "/faultfs.log")
+            try mount.mount()
         } catch {
             printFlushed("fief bench: no FaultFS comparison: \(error)")
-            try? FileManager.default.removeItem(atPath: base)
             return nil
         }
-        printFlushed("fief bench: FaultFS mounted at \(m.mountpoint) for small-txns.faultfs")
-        return m
+        printFlushed("fief bench: FaultFS mounted at \(mount.mountpoint) for small-txns.faultfs")
+        return mount
     }
 
-    func stop() {
-        _ = try? Mounter.unmount(mountpoint)
-        try? FileManager.default.removeItem(atPath: (mountpoint as NSString).deletingLastPathComponent)
+    static func stop(_ mount: FaultFSMount) {
+        mount.unmount()
+        try? FileManager.default.removeItem(atPath: (mount.mountpoint as NSString).deletingLastPathComponent)
     }
 }
 

@@ -15,11 +15,11 @@ struct FaultFSCommand: ParsableCommand {
             and removes faults, and reports what is unsynced. Every random choice comes from \
             the mount's seed; every injected fault goes to the trace (JSON lines).
             """,
-        subcommands: [FaultFSMount.self, FaultFSUnmount.self, FaultFSControl.self]
+        subcommands: [FaultFSMountCommand.self, FaultFSUnmount.self, FaultFSControl.self]
     )
 }
 
-struct FaultFSMount: ParsableCommand {
+struct FaultFSMountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount",
         abstract: "Mount BACKING_DIR at MOUNTPOINT through FaultFS.",

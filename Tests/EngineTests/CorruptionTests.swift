@@ -1,5 +1,6 @@
 import XCTest
 @testable import Engine
+import SeededRandomness
 
 /// Damaged files: open or check reports an error (or the damage is provably harmless), the
 /// process never traps, and the file is never written.

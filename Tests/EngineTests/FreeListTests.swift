@@ -1,5 +1,6 @@
 import XCTest
 @testable import Engine
+import SeededRandomness
 
 /// The chunked free list: its in-memory operations against a page-set model, and its
 /// incremental storage against a full decode of what each commit wrote.

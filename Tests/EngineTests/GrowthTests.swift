@@ -1,5 +1,6 @@
 import XCTest
 @testable import Engine
+import SeededRandomness
 
 /// A pinned version keeps its pages; once released, the space is reused and churn stops
 /// growing the file; compact brings the file back near the live data.

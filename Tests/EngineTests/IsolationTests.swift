@@ -1,5 +1,6 @@
 import XCTest
 @testable import Engine
+import SeededRandomness
 
 /// Readers hold snapshots while writers commit; a reader's view never changes.
 final class IsolationTests: XCTestCase {

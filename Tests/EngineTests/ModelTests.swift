@@ -1,5 +1,6 @@
 import XCTest
 @testable import Engine
+import SeededRandomness
 
 /// Random put/delete/commit/rollback/reopen sequences checked against an in-memory model.
 final class ModelTests: XCTestCase {

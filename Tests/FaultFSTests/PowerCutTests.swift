@@ -1,6 +1,7 @@
 import XCTest
 @testable import FaultFS
 import Torture
+import SeededRandomness
 
 /// Power cuts on real mounts: the backing directory afterwards holds only states a disk
 /// could hold after losing power.

@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import SeededRandomness
 
 /// Real writer processes die at every crash point and at seeded random times; each time the
 /// file must recover to exactly one committed version that includes every acknowledged commit.
