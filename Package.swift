@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Engine", targets: ["Engine"]),
+        .library(name: "FiefObjects", targets: ["FiefObjects"]),
         .executable(name: "fief", targets: ["fief"]),
     ],
     dependencies: [
@@ -19,6 +20,15 @@ let package = Package(
             dependencies: [.product(name: "SystemPackage", package: "swift-system")],
             // Broken engine variants for the torture suite's self-test; never in release builds.
             swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
+        ),
+        // Realm's object layer: models, links, queries, migrations, all on engine tables.
+        .target(
+            name: "FiefObjects",
+            dependencies: ["Engine"],
+            swiftSettings: [
+                .swiftLanguageMode(.v6),
+                .define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug)),
+            ]
         ),
         // One seeded generator for the suite, FaultFS and the benchmarks: one printed seed drives all.
         .target(name: "SeededRandomness"),
@@ -50,6 +60,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness"]),
+        .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness"]),
         .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),

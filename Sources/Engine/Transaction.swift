@@ -103,6 +103,12 @@ public class Transaction {
         try db.guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
     }
 
+    /// Lends the value of `key` (nil when absent) to `body` without a copy; the bytes are
+    /// valid only during the call. For the object layer, which decodes rows in place.
+    package func withValue<T>(table: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
+    }
+
     public func count(table: String) throws -> Int {
         try db.guarded { Int(try state(table).count) }
     }

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Conversions between Swift values of unknown type (dictionaries for `create`, migration
+/// objects, the CLI) and stored values, checked against a property's type.
+enum DynamicValue {
+    static func toStored(_ any: Any?, _ p: Property, className: String) throws -> ObjectValue {
+        func mismatch(_ v: Any) -> ObjectError {
+            .typeMismatch(className: className, property: p.name, expected: p.typeName, found: "\(type(of: v))")
+        }
+        guard let any, !isNil(any) else {
+            if p.optional || p.kind == .object { return .null }
+            throw ObjectError.typeMismatch(className: className, property: p.name, expected: p.typeName, found: "nil")
+        }
+        if let v = any as? ObjectValue { return v }
+        switch p.kind {
+        case .bool:
+            guard let b = any as? Bool else { throw mismatch(any) }
+            return .bool(b)
+        case .int, .int8, .int16, .int32, .int64:
+            let i: Int64?
+            switch any {
+            case let x as Int: i = Int64(x)
+            case let x as Int64: i = x
+            case let x as Int32: i = Int64(x)
+            case let x as Int16: i = Int64(x)
+            case let x as Int8: i = Int64(x)
+            case let x as Double where x.rounded() == x && abs(x) < 9.2e18: i = Int64(x)
+            default: i = nil
+            }
+            guard let i else { throw mismatch(any) }
+            let fits: Bool
+            switch p.kind {
+            case .int8: fits = Int8(exactly: i) != nil
+            case .int16: fits = Int16(exactly: i) != nil
+            case .int32: fits = Int32(exactly: i) != nil
+            default: fits = true
+            }
+            guard fits else { throw ObjectError.typeMismatch(className: className, property: p.name, expected: p.typeName, found: "\(i), out of range") }
+            return .int(i)
+        case .float:
+            switch any {
+            case let x as Float: return .float(x)
+            case let x as Double: return .float(Float(x))
+            case let x as Int: return .float(Float(x))
+            default: throw mismatch(any)
+            }
+        case .double:
+            switch any {
+            case let x as Double: return .double(x)
+            case let x as Float: return .double(Double(x))
+            case let x as Int: return .double(Double(x))
+            default: throw mismatch(any)
+            }
+        case .string:
+            guard let s = any as? String else { throw mismatch(any) }
+            return .string(s)
+        case .data, .bytes:
+            if let d = any as? Data { return .data([UInt8](d)) }
+            if let d = any as? [UInt8] { return .data(d) }
+            throw mismatch(any)
+        case .date:
+            guard let d = any as? Date else { throw mismatch(any) }
+            return .date(d)
+        case .uuid:
+            if let u = any as? UUID { return .uuid(u) }
+            if let s = any as? String, let u = UUID(uuidString: s) { return .uuid(u) }
+            throw mismatch(any)
+        case .object:
+            if let k = any as? Int64 { return .link(k) }
+            throw mismatch(any)
+        case .linkingObjects:
+            throw ObjectError.typeMismatch(className: className, property: p.name, expected: "nothing (computed)", found: "\(type(of: any))")
+        }
+    }
+
+    /// A stored value as the Swift value a dynamic reader expects (Int for every integer width).
+    static func toSwift(_ v: ObjectValue, _ p: Property) -> Any? {
+        switch v {
+        case .null: return nil
+        case .bool(let b): return b
+        case .int(let i):
+            switch p.kind {
+            case .int8: return Int8(truncatingIfNeeded: i)
+            case .int16: return Int16(truncatingIfNeeded: i)
+            case .int32: return Int32(truncatingIfNeeded: i)
+            case .int64: return i
+            default: return Int(i)
+            }
+        case .float(let f): return f
+        case .double(let d): return d
+        case .string(let s): return s
+        case .data(let d): return p.kind == .bytes ? d : Data(d)
+        case .date(let d): return d
+        case .uuid(let u): return u
+        case .link(let k): return k
+        }
+    }
+
+    static func isNil(_ v: Any) -> Bool {
+        let m = Mirror(reflecting: v)
+        return m.displayStyle == .optional && m.children.isEmpty
+    }
+
+    /// Unwraps an `Any` that holds an Optional.
+    static func unwrap(_ v: Any) -> Any? {
+        let m = Mirror(reflecting: v)
+        guard m.displayStyle == .optional else { return v }
+        return m.children.first?.value
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// Marks `List` for `@Persisted(onDelete:)`.
+public protocol _ListProtocol: _Persistable {}
+
+/// Type-erased view of a list's elements, for dynamic creation.
+protocol ListBase { var anyElements: [Any] { get } }
+
+/// An ordered to-many property: `@Persisted var dogs: List<Dog>` or `List<Int>`. Unmanaged, it
+/// holds its elements; managed, every read and change goes to the stored list.
+public final class List<Element: _Persistable>: _ListProtocol, RandomAccessCollection, ListBase {
+    private var items: [Element]
+    private var ref: ManagedRef?
+    private var property: Property?
+    private var cache: (stamp: Int, values: [ObjectValue])?
+
+    public init() { items = [] }
+    public init<S: Sequence>(_ s: S) where S.Element == Element { items = Array(s) }
+
+    private init(ref: ManagedRef, property: Property) {
+        items = []
+        self.ref = ref
+        self.property = property
+    }
+
+    private var stored: [ObjectValue] {
+        guard let ref, let property else { return [] }
+        if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
+        let v = ref.ctx.readList(ref, property)
+        cache = (ref.ctx.stamp, v)
+        return v
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { ref == nil ? items.count : stored.count }
+    public var isManaged: Bool { ref != nil }
+
+    public subscript(i: Int) -> Element {
+        get {
+            guard let ref else { return items[i] }
+            let s = stored
+            precondition(i >= 0 && i < s.count, "List index \(i) out of range (count \(s.count))")
+            return Element._fromStored(s[i], ref.ctx)
+        }
+        set { replace(index: i, with: newValue) }
+    }
+
+    var anyElements: [Any] { Array(self) }
+
+    private func change(_ what: String, _ body: (inout [ObjectValue], ObjectContext) throws -> Void) {
+        guard let ref, let property else { return }
+        ref.ctx.guardedWrite(ref, property.name) {
+            let t = try ref.ctx.writer(what)
+            let c = try t.cls(ref.className)
+            var v = try t.list(c, ref.key, property)
+            try body(&v, ref.ctx)
+            try t.setList(c, ref.key, property, v)
+        }
+    }
+
+    private func stored(_ e: Element) throws -> ObjectValue {
+        guard let ref else { return .null }
+        return try ref.ctx.resolve(e._unmanaged, .error, try ref.ctx.writer("changing a list"))
+    }
+
+    public func append(_ e: Element) {
+        guard ref != nil else { items.append(e); return }
+        change("List.append") { v, _ in v.append(try stored(e)) }
+    }
+
+    public func append<S: Sequence>(contentsOf s: S) where S.Element == Element {
+        for e in s { append(e) }
+    }
+
+    public func insert(_ e: Element, at i: Int) {
+        guard ref != nil else { items.insert(e, at: i); return }
+        change("List.insert") { v, _ in
+            precondition(i >= 0 && i <= v.count, "List insert index \(i) out of range (count \(v.count))")
+            v.insert(try stored(e), at: i)
+        }
+    }
+
+    public func remove(at i: Int) {
+        guard ref != nil else { items.remove(at: i); return }
+        change("List.remove") { v, _ in
+            precondition(i >= 0 && i < v.count, "List index \(i) out of range (count \(v.count))")
+            v.remove(at: i)
+        }
+    }
+
+    public func removeAll() {
+        guard ref != nil else { items.removeAll(); return }
+        change("List.removeAll") { v, _ in v.removeAll() }
+    }
+
+    public func move(from: Int, to: Int) {
+        guard ref != nil else { let e = items.remove(at: from); items.insert(e, at: to); return }
+        change("List.move") { v, _ in
+            precondition(from >= 0 && from < v.count && to >= 0 && to < v.count, "List move \(from)->\(to) out of range (count \(v.count))")
+            let e = v.remove(at: from)
+            v.insert(e, at: to)
+        }
+    }
+
+    public func replace(index i: Int, with e: Element) {
+        guard ref != nil else { items[i] = e; return }
+        change("List.replace") { v, _ in
+            precondition(i >= 0 && i < v.count, "List index \(i) out of range (count \(v.count))")
+            v[i] = try stored(e)
+        }
+    }
+
+    public func swapAt(_ i: Int, _ j: Int) {
+        guard ref != nil else { items.swapAt(i, j); return }
+        change("List.swapAt") { v, _ in v.swapAt(i, j) }
+    }
+
+    // MARK: _Persistable
+
+    public static var _fieldType: _FieldType {
+        var t = Element._fieldType
+        t.list = true
+        t.typeName = "List<\(t.typeName)>"
+        return t
+    }
+    public static func _defaultValue() -> List<Element> { List() }
+    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
+    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> List<Element> { List(ref: ref, property: p) }
+    public var _unmanaged: _UnmanagedValue { .list(map { $0._unmanaged }) }
+}
+
+extension List where Element: Object {
+    /// The list's objects matching a typed query, in list order.
+    public func `where`(_ q: (Query<Element>) -> Query<Bool>) -> Results<Element> { asResults().where(q) }
+    public func filter(_ format: String, _ args: Any...) throws -> Results<Element> { try asResults().filter(format, arguments: args) }
+    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Element> { asResults().sorted(byKeyPath: k, ascending: ascending) }
+
+    func asResults() -> Results<Element> {
+        guard let ref, let property else { preconditionFailure("queries need a managed list") }
+        return Results(ctx: ref.ctx, className: property.target ?? "", source: .list(ref.className, ref.key, property.name))
+    }
+}
+
+/// Marks `LinkingObjects` for `@Persisted(originProperty:)`.
+public protocol _LinkingObjectsProtocol: _Persistable {}
+
+/// The objects whose `originProperty` links to this one (computed from backlinks).
+public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, RandomAccessCollection {
+    private let results: Results<Origin>?
+
+    init(results: Results<Origin>?) { self.results = results }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { results?.count ?? 0 }
+    public subscript(i: Int) -> Origin { results![i] }
+
+    public func `where`(_ q: (Query<Origin>) -> Query<Bool>) -> Results<Origin> { managed.where(q) }
+    public func filter(_ format: String, _ args: Any...) throws -> Results<Origin> { try managed.filter(format, arguments: args) }
+    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Origin> { managed.sorted(byKeyPath: k, ascending: ascending) }
+
+    private var managed: Results<Origin> {
+        guard let results else { preconditionFailure("linking objects of an unmanaged object are empty and cannot be queried") }
+        return results
+    }
+
+    public static var _fieldType: _FieldType { _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>") }
+    public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
+    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
+    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
+        LinkingObjects(results: Results(ctx: ref.ctx, className: ModelInfo.of(Origin.self).name,
+                                        source: .backlinks(ref.className, ref.key, p.name)))
+    }
+    public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: Property) throws {}
+    public var _unmanaged: _UnmanagedValue { .computed }
+}

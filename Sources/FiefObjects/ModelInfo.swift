@@ -1,0 +1,95 @@
+import Foundation
+
+/// What the library learns once per model class: its schema (from `Mirror` on a fresh
+/// instance), and which property each key path names (learned on first use by probing).
+final class ModelInfo: @unchecked Sendable {
+    let type: Object.Type
+    let name: String
+    /// Properties in declaration order; pids are assigned by the store.
+    let properties: [Property]
+    let fieldTypes: [String: _FieldType]
+    private let names = Locked<[AnyKeyPath: String]>([:])
+
+    private static let registry = Locked<[ObjectIdentifier: ModelInfo]>([:])
+
+    static func of(_ type: Object.Type) -> ModelInfo {
+        if let m = registry.withLock({ $0[ObjectIdentifier(type)] }) { return m }
+        let m = ModelInfo(type)
+        registry.withLock { $0[ObjectIdentifier(type)] = m }
+        return m
+    }
+
+    private init(_ type: Object.Type) {
+        self.type = type
+        name = "\(type)"
+        var props: [Property] = [], fields: [String: _FieldType] = [:]
+        for (label, p) in ModelInfo.persistedChildren(of: type.init()) {
+            let f = p.fieldType
+            let o = p.options
+            fields[label] = f
+            props.append(Property(
+                name: label, kind: f.kind, optional: f.optional, list: f.list, primaryKey: o.primaryKey,
+                indexed: o.indexed, target: f.target.map { "\($0)" }, originProperty: o.originProperty,
+                onDelete: o.onDelete))
+        }
+        properties = props
+        fieldTypes = fields
+    }
+
+    /// The `@Persisted` wrappers of an instance, base classes first, in declaration order.
+    static func persistedChildren(of obj: Object) -> [(String, AnyPersisted)] {
+        var mirrors: [Mirror] = []
+        var m: Mirror? = Mirror(reflecting: obj)
+        while let cur = m, cur.subjectType != Object.self {
+            mirrors.insert(cur, at: 0)
+            m = cur.superclassMirror
+        }
+        var out: [(String, AnyPersisted)] = []
+        for mirror in mirrors {
+            for child in mirror.children {
+                guard let label = child.label, let p = child.value as? AnyPersisted else { continue }
+                out.append((label.hasPrefix("_") ? String(label.dropFirst()) : label, p))
+            }
+        }
+        return out
+    }
+
+    /// The property a wrapper's storage key path belongs to: set it to `.probe` on a scratch
+    /// instance and see which child changed. Once per key path.
+    func propertyName<Owner: Object, V>(_ kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> String {
+        if let n = names.withLock({ $0[kp] }) { return n }
+        let scratch = Owner()
+        scratch[keyPath: kp].storage = .probe
+        guard let hit = ModelInfo.persistedChildren(of: scratch).first(where: { $0.1.isProbe }) else {
+            preconditionFailure("\(name): a @Persisted key path names no declared property")
+        }
+        names.withLock { $0[kp] = hit.0 }
+        return hit.0
+    }
+
+    /// The name of the property a key path reads (`\Person.name` → "name"), by tracing one read.
+    func propertyName(reading kp: AnyKeyPath) -> String? {
+        if let n = names.withLock({ $0[kp] }) { return n }
+        let scratch = type.init()
+        let tracer = KeyPathTracer()
+        scratch._tracer = tracer
+        _ = scratch[keyPath: kp]
+        scratch._tracer = nil
+        guard tracer.names.count == 1, let n = tracer.names.first else { return nil }
+        names.withLock { $0[kp] = n }
+        return n
+    }
+
+    func unmanagedValue(_ obj: Object, _ name: String) -> Any? {
+        for (label, p) in ModelInfo.persistedChildren(of: obj) where label == name {
+            return DynamicValue.unwrap(p.anyValue)
+        }
+        return nil
+    }
+}
+
+/// Records which properties a key path reads.
+final class KeyPathTracer {
+    var names: [String] = []
+    func record(_ n: String) { names.append(n) }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// Where a managed object lives: its context, class and key.
+public final class ManagedRef {
+    unowned let ctx: ObjectContext
+    let className: String
+    let key: Int64
+
+    init(ctx: ObjectContext, className: String, key: Int64) {
+        self.ctx = ctx
+        self.className = className
+        self.key = key
+    }
+}
+
+/// The base class of every model: `final class Person: Object { @Persisted var name = "" }`.
+/// Unmanaged until added to a context (values live in the object); managed afterwards (every
+/// read and write goes to the context's version of the row).
+open class Object: _PersistableWrapped {
+    var _ref: ManagedRef?
+    var _tracer: KeyPathTracer?
+
+    public required init() {}
+
+    /// Whether the object is stored (added to a context, or read from one).
+    public var isManaged: Bool { _ref != nil }
+
+    /// Whether the object was deleted (or its context cannot read it any more).
+    public var isInvalidated: Bool {
+        guard let r = _ref else { return false }
+        return !r.ctx.exists(r)
+    }
+
+    /// The context the object belongs to, if it is managed.
+    public var context: ObjectContext? { _ref?.ctx }
+
+    /// Same stored object (same context, class and key), or the same instance when unmanaged.
+    public func isSameObject(as other: Object?) -> Bool {
+        guard let other else { return false }
+        if self === other { return true }
+        guard let a = _ref, let b = other._ref else { return false }
+        return a.ctx === b.ctx && a.className == b.className && a.key == b.key
+    }
+
+    /// The object's key in its class (its integer primary key, when it has one).
+    public var objectKey: Int64? { _ref?.key }
+
+    // MARK: _Persistable (an Object is only ever stored behind an Optional link)
+
+    public class var _fieldType: _FieldType { _FieldType(kind: .object, target: self, typeName: "\(self)") }
+    public class func _defaultValue() -> Self { self.init() }
+    public class func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self {
+        guard case .link(let k) = v else { return self.init() }
+        return ctx.accessor(self, key: k)
+    }
+    public var _unmanaged: _UnmanagedValue { .object(self) }
+
+    /// Dynamic access by property name (migrations, tools): nil for a null value.
+    public subscript(name: String) -> Any? {
+        get {
+            guard let r = _ref else { return ModelInfo.of(type(of: self)).unmanagedValue(self, name) }
+            return r.ctx.dynamicGet(r, name)
+        }
+        set {
+            guard let r = _ref else { preconditionFailure("dynamic set on an unmanaged object; use its properties") }
+            r.ctx.dynamicSet(r, name, newValue)
+        }
+    }
+}
+
+/// The options of one `@Persisted` property, as written at its declaration.
+public struct PropertyOptions: Sendable {
+    var primaryKey = false
+    var indexed = false
+    var onDelete: DeleteRule = .nullify
+    var originProperty: String?
+}
+
+/// Reads and writes of a property go through here: to the stored row when the object is
+/// managed, to the wrapper's own value when it is not.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        case unmanaged(Value)
+        /// Set on a scratch instance to learn which declared property a key path names.
+        case probe
+    }
+    var storage: Storage
+    let options: PropertyOptions
+
+    public init() { storage = .unmanaged(Value._defaultValue()); options = PropertyOptions() }
+    public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue); options = PropertyOptions() }
+    public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false) {
+        storage = .unmanaged(wrappedValue)
+        options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
+    }
+    public init(primaryKey: Bool, indexed: Bool = false) {
+        storage = .unmanaged(Value._defaultValue())
+        options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
+    }
+    public init(indexed: Bool) {
+        storage = .unmanaged(Value._defaultValue())
+        options = PropertyOptions(indexed: indexed)
+    }
+
+    @available(*, unavailable, message: "@Persisted works only on properties of Object subclasses")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() }
+    }
+
+    public static subscript<Owner: Object>(
+        _enclosingInstance obj: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
+    ) -> Value {
+        get {
+            if let r = obj._ref {
+                let p = r.ctx.property(r, ModelInfo.of(Owner.self).propertyName(storageKeyPath))
+                return Value._managedRead(r, p)
+            }
+            if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
+            switch obj[keyPath: storageKeyPath].storage {
+            case .unmanaged(let v): return v
+            case .probe: return Value._defaultValue()
+            }
+        }
+        set {
+            if let r = obj._ref {
+                let name = ModelInfo.of(Owner.self).propertyName(storageKeyPath)
+                r.ctx.guardedWrite(r, name) { try Value._managedWrite(newValue, r, r.ctx.property(r, name)) }
+                return
+            }
+            obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        }
+    }
+}
+
+extension Persisted where Value: _ListProtocol {
+    public init(onDelete: DeleteRule) {
+        storage = .unmanaged(Value._defaultValue())
+        options = PropertyOptions(onDelete: onDelete)
+    }
+}
+
+extension Persisted where Value: _LinkingObjectsProtocol {
+    public init(originProperty: String) {
+        storage = .unmanaged(Value._defaultValue())
+        options = PropertyOptions(originProperty: originProperty)
+    }
+}
+
+/// A `@Persisted` wrapper seen through `Mirror`, whatever its value type.
+protocol AnyPersisted {
+    var isProbe: Bool { get }
+    var options: PropertyOptions { get }
+    var fieldType: _FieldType { get }
+    var unmanagedValue: _UnmanagedValue { get }
+    var anyValue: Any { get }
+}
+
+extension Persisted: AnyPersisted {
+    var isProbe: Bool { if case .probe = storage { return true } else { return false } }
+    var fieldType: _FieldType { Value._fieldType }
+    var unmanagedValue: _UnmanagedValue {
+        if case .unmanaged(let v) = storage { return v._unmanaged }
+        return .computed
+    }
+    var anyValue: Any {
+        if case .unmanaged(let v) = storage { return v }
+        return Value._defaultValue()
+    }
+}

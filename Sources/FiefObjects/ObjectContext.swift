@@ -1,0 +1,416 @@
+import Engine
+import Foundation
+
+/// How `add` treats an object whose primary key exists already.
+public enum UpdatePolicy: Sendable {
+    /// Throw `duplicatePrimaryKey`.
+    case error
+    /// Write every property.
+    case all
+    /// Write only the properties whose values differ.
+    case modified
+}
+
+/// One thread's (or actor's) view of a store: it reads one version until `refresh()` or a
+/// `write { }`, and sees its own uncommitted writes inside `write { }`. Not Sendable.
+public final class ObjectContext {
+    public let store: ObjectStore
+    private var readTx: ReadTransaction?
+    private var readTables: ObjectTables?
+    private(set) var writeTables: ObjectTables?
+    /// A migration's context reads and writes these tables only.
+    private let fixedTables: ObjectTables?
+    /// Changes whenever what this context sees may have changed (results re-run then).
+    private(set) var stamp = 0
+    private var pendingError: Error?
+    private var invalidated = false
+
+    init(store: ObjectStore) {
+        self.store = store
+        fixedTables = nil
+    }
+
+    init(store: ObjectStore, tables: ObjectTables) {
+        self.store = store
+        fixedTables = tables
+    }
+
+    deinit { readTx?.end() }
+
+    var path: String { store.configuration.path }
+
+    func tables() throws -> ObjectTables {
+        if let t = fixedTables ?? writeTables { return t }
+        if let t = readTables { return t }
+        let tx = try store.database.beginRead()
+        let t = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+        readTx = tx
+        readTables = t
+        invalidated = false
+        return t
+    }
+
+    /// The version this context reads (inside a write: the version it will commit).
+    public var version: UInt64 { (try? tables().tx.version) ?? 0 }
+
+    public var isInWriteTransaction: Bool { writeTables != nil || fixedTables?.writer != nil }
+
+    /// Moves to the newest committed version.
+    public func refresh() throws {
+        guard fixedTables == nil, writeTables == nil else { return }
+        if let tx = readTx {
+            try tx.refresh()
+            readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+        } else {
+            _ = try tables()
+        }
+        invalidated = false
+        stamp += 1
+    }
+
+    /// Releases the version this context reads (its pin); the next read starts a new one.
+    public func invalidate() {
+        guard fixedTables == nil, writeTables == nil else { return }
+        readTx?.end()
+        readTx = nil
+        readTables = nil
+        invalidated = true
+        stamp += 1
+    }
+
+    /// Runs `body` as the store's only writer (across threads and processes), on the newest
+    /// version; commits when it returns, rolls everything back when it throws. Objects and
+    /// results read inside see the transaction's own changes.
+    @discardableResult
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        guard writeTables == nil, fixedTables == nil else { throw ObjectError.nestedWrite }
+        if store.configuration.readOnly { throw ObjectError.readOnly(path) }
+        defer { pendingError = nil }
+        let result: T = try store.database.write { wtx in
+            writeTables = ObjectTables(tx: wtx, schema: try store.schema(wtx), path: path)
+            stamp += 1
+            defer { writeTables = nil; stamp += 1 }
+            let r = try body()
+            if let e = pendingError { throw e }
+            return r
+        }
+        try refresh()
+        return result
+    }
+
+    func takePendingError() -> Error? {
+        defer { pendingError = nil }
+        return pendingError
+    }
+
+    func writer(_ what: String) throws -> ObjectTables {
+        let t = try tables()
+        guard t.writer != nil else { throw ObjectError.notInWriteTransaction(what) }
+        return t
+    }
+
+    // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage)
+
+    func classSchema(_ ref: ManagedRef) -> ClassSchema {
+        do {
+            return try tables().cls(ref.className)
+        } catch {
+            fatalError("\(ref.className): \(error)")
+        }
+    }
+
+    func property(_ ref: ManagedRef, _ name: String) -> Property {
+        guard let p = classSchema(ref).property(name) else { fatalError("\(ref.className) has no stored property '\(name)'") }
+        return p
+    }
+
+    func exists(_ ref: ManagedRef) -> Bool {
+        guard ref.ctx === self, let t = try? tables(), let c = try? t.cls(ref.className) else { return false }
+        return (try? t.exists(c, ref.key)) ?? false
+    }
+
+    func readValue(_ ref: ManagedRef, _ p: Property) -> ObjectValue {
+        do {
+            return try tables().value(try tables().cls(ref.className), ref.key, p)
+        } catch ObjectError.objectDeleted(let c) {
+            fatalError("reading \(c).\(p.name) of an object that was deleted (check isInvalidated first)")
+        } catch {
+            fatalError("reading \(ref.className).\(p.name): \(error)")
+        }
+    }
+
+    func readList(_ ref: ManagedRef, _ p: Property) -> [ObjectValue] {
+        do {
+            let t = try tables()
+            let c = try t.cls(ref.className)
+            guard try t.exists(c, ref.key) else { fatalError("reading \(c.name).\(p.name) of an object that was deleted") }
+            return try t.list(c, ref.key, p)
+        } catch {
+            fatalError("reading \(ref.className).\(p.name): \(error)")
+        }
+    }
+
+    /// Runs a managed write from a setter: outside a write it is a programmer error; inside,
+    /// a broken rule makes the enclosing `write` throw and roll back.
+    func guardedWrite(_ ref: ManagedRef, _ name: String, _ body: () throws -> Void) {
+        guard isInWriteTransaction else {
+            preconditionFailure("setting \(ref.className).\(name) on a managed object outside ctx.write { }")
+        }
+        do {
+            try body()
+            stamp += 1
+        } catch {
+            if pendingError == nil { pendingError = error }
+        }
+    }
+
+    func writeProperty(_ ref: ManagedRef, _ p: Property, _ u: _UnmanagedValue) throws {
+        let t = try writer("setting \(ref.className).\(p.name)")
+        let c = try t.cls(ref.className)
+        guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+        switch u {
+        case .list(let items): try t.setList(c, ref.key, p, try items.map { try resolve($0, .error, t) })
+        case .computed: break
+        default: try t.set(c, ref.key, p, try resolve(u, .error, t))
+        }
+    }
+
+    func resolve(_ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables) throws -> ObjectValue {
+        switch u {
+        case .value(let v): return v
+        case .object(let o): return try o.map { .link(try addObject($0, update, t)) } ?? .null
+        case .list, .computed: return .null
+        }
+    }
+
+    /// An accessor of a stored object.
+    func accessor<T: Object>(_ type: T.Type, key: Int64) -> T {
+        let o = T()
+        o._ref = ManagedRef(ctx: self, className: ModelInfo.of(type).name, key: key)
+        return o
+    }
+
+    // MARK: Adding, creating, deleting
+
+    /// Stores an unmanaged object and every unmanaged object it links to; the object becomes
+    /// managed. With `update`, an object whose primary key exists is updated instead.
+    public func add(_ obj: Object, update: UpdatePolicy = .error) throws {
+        let t = try writer("add")
+        _ = try addObject(obj, update, t)
+    }
+
+    public func add<S: Sequence>(_ objs: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for o in objs { try add(o, update: update) }
+    }
+
+    func addObject(_ obj: Object, _ update: UpdatePolicy, _ t: ObjectTables) throws -> Int64 {
+        if let r = obj._ref {
+            guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
+            return r.key
+        }
+        let info = ModelInfo.of(type(of: obj))
+        let c = try t.cls(info.name)
+        var unmanaged: [String: _UnmanagedValue] = [:]
+        for (n, p) in ModelInfo.persistedChildren(of: obj) { unmanaged[n] = p.unmanagedValue }
+        let (key, existing) = try keyFor(c, unmanaged[c.primaryKey?.name ?? ""].flatMap { if case .value(let v) = $0 { return v } else { return nil } }, update, t)
+        obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
+        var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
+        for p in c.storedProperties {
+            guard let u = unmanaged[p.name] else { continue }
+            if case .list(let items) = u { lists[p.pid] = try items.map { try resolve($0, update, t) } } else { values[p.pid] = try resolve(u, update, t) }
+        }
+        try store(c, key, existing: existing, values, lists, update, t)
+        return key
+    }
+
+    /// The key for a new or existing object with primary key value `pk`.
+    private func keyFor(_ c: ClassSchema, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables) throws -> (Int64, Bool) {
+        guard let p = c.primaryKey else { return (try t.nextKey(c), false) }
+        let v = pk ?? ObjectTables.defaultValue(p)
+        if let k = try t.lookupPrimaryKey(c, v) {
+            guard update != .error else { throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description) }
+            return (k, true)
+        }
+        if p.kind.isInteger {
+            guard case .int(let k) = v else { throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "nil") }
+            return (k, false)
+        }
+        return (try t.nextKey(c), false)
+    }
+
+    private func store(_ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue], _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables) throws {
+        if existing {
+            let old = try t.values(c, key)
+            for p in c.storedProperties where !p.primaryKey {
+                if p.list, let l = lists[p.pid] {
+                    if update == .all { try t.setList(c, key, p, l) } else if try t.list(c, key, p) != l { try t.setList(c, key, p, l) }
+                } else if !p.list, let v = values[p.pid], update == .all || old[p.pid] != v {
+                    try t.set(c, key, p, v)
+                }
+            }
+        } else {
+            try t.insert(c, key, values: values, lists: lists)
+        }
+        stamp += 1
+    }
+
+    /// Creates (or with `update`, updates) an object from a dictionary of property values, an
+    /// array of values in declaration order, or another object; nested values create linked objects.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        let t = try writer("create")
+        let key = try createDynamic(try t.cls(ModelInfo.of(type).name), value, update, t)
+        return accessor(type, key: key)
+    }
+
+    func createDynamic(_ c: ClassSchema, _ value: Any, _ update: UpdatePolicy, _ t: ObjectTables) throws -> Int64 {
+        if let o = value as? Object, o._ref == nil || ModelInfo.of(Swift.type(of: o)).name == c.name {
+            if o._ref == nil { return try addObject(o, update, t) }
+        }
+        var fields: [String: Any?] = [:]
+        let settable = c.properties.filter(\.isStored)
+        if let d = value as? [String: Any?] {
+            fields = d
+        } else if let d = value as? [String: Any] {
+            for (k, v) in d { fields[k] = DynamicValue.unwrap(v) }
+        } else if let a = value as? [Any] {
+            guard a.count <= settable.count else {
+                throw ObjectError.typeMismatch(className: c.name, property: "(array)", expected: "at most \(settable.count) values", found: "\(a.count)")
+            }
+            for (i, v) in a.enumerated() { fields[settable[i].name] = DynamicValue.unwrap(v) }
+        } else if let o = value as? Object, let r = o._ref {
+            let src = try r.ctx.tables()
+            let sc = try src.cls(r.className)
+            for p in sc.storedProperties { fields[p.name] = r.ctx.dynamicGet(r, p.name) }
+        } else {
+            throw ObjectError.typeMismatch(className: c.name, property: "(value)", expected: "a dictionary, an array or an object", found: "\(Swift.type(of: value))")
+        }
+        for k in fields.keys where c.property(k) == nil || c.property(k)?.isStored == false {
+            throw ObjectError.unknownProperty(className: c.name, property: k)
+        }
+        let pkValue = try c.primaryKey.flatMap { p in try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) } }
+        let (key, existing) = try keyFor(c, pkValue, update, t)
+        var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
+        for p in settable {
+            guard let entry = fields[p.name] else { continue }
+            if p.list {
+                let items = entry.map { DynamicValue.unwrap($0) } ?? nil
+                let arr: [Any] = (items as? [Any]) ?? ((items as? ListBase)?.anyElements ?? [])
+                lists[p.pid] = try arr.map { try dynamicElement($0, p, c, update, t) }
+            } else if p.isLink {
+                values[p.pid] = try entry.map { try dynamicElement($0, p, c, update, t) } ?? .null
+            } else {
+                values[p.pid] = try DynamicValue.toStored(entry, p, className: c.name)
+            }
+        }
+        try store(c, key, existing: existing, values, lists, update, t)
+        return key
+    }
+
+    private func dynamicElement(_ v: Any, _ p: Property, _ c: ClassSchema, _ update: UpdatePolicy, _ t: ObjectTables) throws -> ObjectValue {
+        guard p.isLink else { return try DynamicValue.toStored(v, Property(name: p.name, kind: p.kind, optional: p.optional), className: c.name) }
+        if DynamicValue.isNil(v) { return .null }
+        let target = try t.cls(p.target ?? "")
+        if let o = v as? Object {
+            if let r = o._ref {
+                guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
+                return .link(r.key)
+            }
+            return .link(try addObject(o, update, t))
+        }
+        if let m = v as? MigrationObject { return .link(m.key) }
+        return .link(try createDynamic(target, v, update, t))
+    }
+
+    /// Deletes an object: links to it become nil, lists drop it, cascade targets go too.
+    public func delete(_ obj: Object) throws {
+        let t = try writer("delete")
+        guard let r = obj._ref else { throw ObjectError.objectDeleted(className: "\(type(of: obj))") }
+        guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
+        try t.delete(try t.cls(r.className), r.key)
+        stamp += 1
+    }
+
+    public func delete<S: Sequence>(_ objs: S) throws where S.Element: Object {
+        let all = Array(objs)
+        for o in all where !o.isInvalidated { try delete(o) }
+    }
+
+    public func delete<T: Object>(_ results: Results<T>) throws {
+        let t = try writer("delete")
+        let c = try t.cls(results.className)
+        for k in try results.keys() { try t.delete(c, k) }
+        stamp += 1
+    }
+
+    /// Deletes every object of every class this context's store knows.
+    public func deleteAll() throws {
+        let t = try writer("deleteAll")
+        for c in t.schema.classes.values { try t.deleteAll(c) }
+        stamp += 1
+    }
+
+    /// Runs `body` on every object of `results` (as taken when the call starts), inside a write.
+    public func update<T: Object>(_ results: Results<T>, _ body: (T) throws -> Void) throws {
+        _ = try writer("update")
+        for k in try results.keys() { try body(accessor(T.self, key: k)) }
+    }
+
+    // MARK: Reading
+
+    /// Every object of a class, lazily.
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        Results(ctx: self, className: ModelInfo.of(type).name, source: .all)
+    }
+
+    /// The object with this primary key, or nil.
+    public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws -> T? {
+        let t = try tables()
+        let c = try t.cls(ModelInfo.of(type).name)
+        guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
+        guard let k = try t.lookupPrimaryKey(c, try DynamicValue.toStored(key, pk, className: c.name)) else { return nil }
+        return accessor(type, key: k)
+    }
+
+    // MARK: Dynamic access
+
+    func dynamicGet(_ r: ManagedRef, _ name: String) -> Any? {
+        let c = classSchema(r)
+        guard let p = c.property(name) else { fatalError("\(c.name) has no property '\(name)'") }
+        do {
+            let t = try tables()
+            if p.kind == .linkingObjects {
+                let oc = try t.cls(p.target ?? "")
+                guard let op = oc.property(p.originProperty ?? "") else { return [Any]() }
+                return try t.backlinks(to: c, r.key, from: oc, op).map { MigrationObject(ctx: self, className: oc.name, key: $0) }
+            }
+            if p.list {
+                return try t.list(c, r.key, p).map { v -> Any? in
+                    if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
+                    return DynamicValue.toSwift(v, p)
+                }
+            }
+            let v = try t.value(c, r.key, p)
+            if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
+            return DynamicValue.toSwift(v, p)
+        } catch {
+            fatalError("reading \(c.name).\(name): \(error)")
+        }
+    }
+
+    func dynamicSet(_ r: ManagedRef, _ name: String, _ value: Any?) {
+        guardedWrite(r, name) {
+            let t = try writer("setting \(r.className).\(name)")
+            let c = try t.cls(r.className)
+            guard let p = c.property(name), p.isStored else { throw ObjectError.unknownProperty(className: c.name, property: name) }
+            if p.list {
+                let arr = (value.flatMap { DynamicValue.unwrap($0) } as? [Any]) ?? []
+                try t.setList(c, r.key, p, try arr.map { try dynamicElement($0, p, c, .error, t) })
+            } else if p.isLink {
+                try t.set(c, r.key, p, try value.map { try dynamicElement($0, p, c, .error, t) } ?? .null)
+            } else {
+                try t.set(c, r.key, p, try DynamicValue.toStored(value, p, className: c.name))
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Engine
+import Foundation
+
+/// How to open an object store.
+public struct Configuration: Sendable {
+    public var path: String
+    /// The model classes this code uses. Other classes in the file are left untouched.
+    public var types: [Object.Type]
+    public var schemaVersion: UInt64
+    /// Runs inside the one write transaction that moves an older file to `schemaVersion`.
+    public var migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)?
+    /// Instead of migrating, delete the file and start empty (for caches).
+    public var deleteIfMigrationNeeded: Bool
+    /// Asked on open with (file size, bytes in use); true compacts the file first.
+    public var shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)?
+    public var readOnly: Bool
+    public var durability: Durability
+
+    public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
+                migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
+                deleteIfMigrationNeeded: Bool = false,
+                shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)? = nil,
+                readOnly: Bool = false, durability: Durability = .full) {
+        self.path = path
+        self.types = types
+        self.schemaVersion = schemaVersion
+        self.migrationBlock = migrationBlock
+        self.deleteIfMigrationNeeded = deleteIfMigrationNeeded
+        self.shouldCompactOnOpen = shouldCompactOnOpen
+        self.readOnly = readOnly
+        self.durability = durability
+    }
+}
+
+/// An open object database. Share it between threads; give each thread (or actor) its own
+/// `context()`.
+public final class ObjectStore: @unchecked Sendable {
+    public let configuration: Configuration
+    public let database: Database
+    let models: [String: ModelInfo]
+    /// The stored schema as of the last stamp seen, so a transaction decodes it only after a
+    /// migration changed it.
+    private let schemaCache = Locked<(stamp: Int64, schema: StoredSchema)?>(nil)
+
+    init(configuration: Configuration, database: Database, models: [String: ModelInfo]) {
+        self.configuration = configuration
+        self.database = database
+        self.models = models
+    }
+
+    /// Opens (or creates) the file, checks its schema against `types`, and migrates it when
+    /// `schemaVersion` is higher than the file's.
+    public convenience init(_ configuration: Configuration) throws {
+        let models = try SchemaValidation.models(configuration.types)
+        let path = configuration.path
+        if configuration.readOnly, access(path, F_OK) != 0 { throw EngineError.fileNotFound(path: path) }
+        var db = try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly))
+        if let ask = configuration.shouldCompactOnOpen, !configuration.readOnly {
+            let st = try db.stats()
+            if ask(st.fileSize, st.bytesInUse) { try? db.compact() }
+        }
+        do {
+            try SchemaMigrator(db: db, configuration: configuration, models: models).openOrMigrate()
+        } catch SchemaError.migrationRequired where configuration.deleteIfMigrationNeeded && !configuration.readOnly {
+            db = try ObjectStore.recreate(path, configuration: configuration)
+            try SchemaMigrator(db: db, configuration: configuration, models: models).openOrMigrate()
+        }
+        self.init(configuration: configuration, database: db, models: models)
+    }
+
+    private static func recreate(_ path: String, configuration: Configuration) throws -> Database {
+        unlink(path)
+        return try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: true))
+    }
+
+    func schema(_ tx: Transaction) throws -> StoredSchema {
+        let stamp = try SchemaStore.meta(tx, "schemaStamp") ?? 0
+        if let c = schemaCache.withLock({ $0 }), c.stamp == stamp { return c.schema }
+        let s = try SchemaStore.load(tx, path: configuration.path)
+        schemaCache.withLock { $0 = (stamp, s) }
+        return s
+    }
+
+    /// A context reading the newest version. Not Sendable: use it on one thread or actor.
+    public func context() -> ObjectContext { ObjectContext(store: self) }
+
+    /// Checks the object graph of the newest version (links resolve, backlinks are the
+    /// inverse of links, indexes match their rows, primary keys are unique, rows decode).
+    public func check() throws -> ObjectCheckReport {
+        try database.read { tx in try ObjectCheck.run(ObjectTables(tx: tx, schema: try SchemaStore.load(tx, path: configuration.path), path: configuration.path)) }
+    }
+}

@@ -1,0 +1,392 @@
+import Engine
+import Foundation
+
+/// The object layer's reads and writes of one engine transaction under one stored schema:
+/// rows, lists, out-of-row values, indexes and backlinks, kept consistent with each other.
+/// Typed contexts, dynamic tools, migrations and `check()` all go through here.
+final class ObjectTables {
+    let tx: Transaction
+    private(set) var schema: StoredSchema
+    private var codecs: [UInt32: RowCodec] = [:]
+    let path: String
+
+    init(tx: Transaction, schema: StoredSchema, path: String) {
+        self.tx = tx
+        self.schema = schema
+        self.path = path
+    }
+
+    var writer: WriteTransaction? { tx as? WriteTransaction }
+
+    func updateSchema(_ s: StoredSchema) {
+        schema = s
+        codecs = [:]
+    }
+
+    func cls(_ name: String) throws -> ClassSchema {
+        guard let c = schema.classes[name] else { throw ObjectError.unknownClass(name) }
+        return c
+    }
+
+    func codec(_ c: ClassSchema) -> RowCodec {
+        if let k = codecs[c.cid] { return k }
+        let k = RowCodec(c)
+        codecs[c.cid] = k
+        return k
+    }
+
+    func hasTable(_ name: String) throws -> Bool { try tx.tableInfo(name) != nil }
+
+    /// Creates the table on first write.
+    private func ensureTable(_ name: String, key: KeyKind = .bytes, value: KeyKind = .bytes) throws -> WriteTransaction {
+        guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
+        if try w.tableInfo(name) == nil {
+            try w.createTable(name, keyKind: key, valueKind: value)
+        }
+        return w
+    }
+
+    // MARK: Reads
+
+    func withRow<T>(_ c: ClassSchema, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        let t = Tables.objects(c.cid)
+        guard try hasTable(t) else { return try body(nil) }
+        return try tx.withValue(table: t, key: KeyBytes.obj(key), body)
+    }
+
+    func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
+
+    func outOfRow(_ c: ClassSchema, _ key: Int64, _ pid: UInt32) throws -> [UInt8]? {
+        try tx.get(table: Tables.outOfRow(c.cid), key: KeyBytes.property(key, pid))
+    }
+
+    /// A stored property's value (a list's element count for lists); the property's default
+    /// when the row predates it. Throws `objectDeleted` when the row is gone.
+    func value(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> ObjectValue {
+        try withRow(c, key) { row in
+            guard let row else { throw ObjectError.objectDeleted(className: c.name) }
+            return try decodeGuarded { try self.value(c, key, p, row: row) }
+        }
+    }
+
+    func value(_ c: ClassSchema, _ key: Int64, _ p: Property, row: UnsafeRawBufferPointer) throws -> ObjectValue {
+        if let v = try codec(c).value(row, pid: p.pid, outOfRow: { try self.outOfRow(c, key, p.pid) }) {
+            return v
+        }
+        return ObjectTables.defaultValue(p)
+    }
+
+    static func defaultValue(_ p: Property) -> ObjectValue {
+        if p.list { return .int(0) }
+        if p.optional || p.kind == .object { return .null }
+        switch p.kind {
+        case .bool: return .bool(false)
+        case .int, .int8, .int16, .int32, .int64: return .int(0)
+        case .float: return .float(0)
+        case .double: return .double(0)
+        case .string: return .string("")
+        case .data, .bytes: return .data([])
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .object, .linkingObjects: return .null
+        }
+    }
+
+    func decodeGuarded<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as RowError {
+            throw EngineError.corrupt(path: path, detail: "object row: \(e.description)")
+        }
+    }
+
+    /// All stored values of a row, by pid, in the class's current properties.
+    func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
+        try withRow(c, key) { row in
+            guard let row else { throw ObjectError.objectDeleted(className: c.name) }
+            var out: [UInt32: ObjectValue] = [:]
+            for p in c.storedProperties { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
+            return out
+        }
+    }
+
+    func list(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> [ObjectValue] {
+        let t = Tables.lists(c.cid)
+        guard try hasTable(t) else { return [] }
+        var out: [ObjectValue] = []
+        let prefix = KeyBytes.property(key, p.pid)
+        try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { _, v in
+            out.append(contentsOf: try decodeGuarded { try TaggedValue.decodeAll(v) })
+            return true
+        }
+        return out
+    }
+
+    /// Keys of a class in key order (all, or those in [from, to)).
+    func keys(_ c: ClassSchema, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let t = Tables.objects(c.cid)
+        guard try hasTable(t) else { return }
+        try tx.scan(table: t) { k, v in try body(KeyBytes.readObj(k, at: 0), v) }
+    }
+
+    func count(_ c: ClassSchema) throws -> Int {
+        let t = Tables.objects(c.cid)
+        return try hasTable(t) ? try tx.count(table: t) : 0
+    }
+
+    /// Origins linking to `key` through `origin`'s property `p`, each once, in key order.
+    func backlinks(to target: ClassSchema, _ key: Int64, from origin: ClassSchema, _ p: Property) throws -> [Int64] {
+        let t = Tables.backlinks(target.cid)
+        guard try hasTable(t) else { return [] }
+        let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
+        var out: [Int64] = []
+        try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
+            out.append(KeyBytes.readObj(k, at: 16))
+            return true
+        }
+        return out
+    }
+
+    /// Every backlink entry to `key`: (origin class id, property id, origin key, multiplicity).
+    func incoming(_ target: ClassSchema, _ key: Int64) throws -> [(cid: UInt32, pid: UInt32, origin: Int64, count: Int64)] {
+        let t = Tables.backlinks(target.cid)
+        guard try hasTable(t) else { return [] }
+        let prefix = KeyBytes.obj(key)
+        var out: [(UInt32, UInt32, Int64, Int64)] = []
+        try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
+            out.append((KeyBytes.readU32(k, at: 8), KeyBytes.readU32(k, at: 12), KeyBytes.readObj(k, at: 16), try Int64(valueBytes: v)))
+            return true
+        }
+        return out
+    }
+
+    /// Keys whose indexed value lies in [from, to) of index-key bytes.
+    func indexScan(_ c: ClassSchema, _ p: Property, from: [UInt8]?, to: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
+        let t = Tables.index(c.cid, p.pid)
+        guard try hasTable(t) else { return }
+        try tx.scan(table: t, from: from, to: to) { k, _ in try body(KeyBytes.readObj(k, at: k.count - 8)) }
+    }
+
+    func indexLookup(_ c: ClassSchema, _ p: Property, _ v: ObjectValue) throws -> [Int64] {
+        let prefix = KeyBytes.indexValue(v)
+        var out: [Int64] = []
+        try indexScan(c, p, from: prefix, to: KeyBytes.successor(prefix)) { out.append($0); return true }
+        return out
+    }
+
+    /// The object with primary key `v`, if any.
+    func lookupPrimaryKey(_ c: ClassSchema, _ v: ObjectValue) throws -> Int64? {
+        guard let pk = c.primaryKey else { return nil }
+        if pk.kind.isInteger {
+            guard case .int(let k) = v else { return nil }
+            return try exists(c, k) ? k : nil
+        }
+        return try indexLookup(c, pk, v).first
+    }
+
+    // MARK: Writes
+
+    /// A fresh key for a class without an integer primary key; never reused.
+    func nextKey(_ c: ClassSchema) throws -> Int64 {
+        let w = try ensureTable(Tables.meta)
+        let mk = Array("next/\(c.cid)".utf8)
+        let cur = try w.get(table: Tables.meta, key: mk).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
+        try w.put(table: Tables.meta, key: mk, value: (cur + 1).valueBytes)
+        return cur
+    }
+
+    /// Writes a new object's row, list contents, index entries and backlinks.
+    func insert(_ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]]) throws {
+        if try exists(c, key) { throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key)) }
+        var vals = values
+        for p in c.storedProperties where p.list { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
+        for p in c.properties where p.hasIndex {
+            let v = vals[p.pid] ?? ObjectTables.defaultValue(p)
+            if p.primaryKey, try !indexLookup(c, p, v).isEmpty {
+                throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
+            }
+            try ensureTable(Tables.index(c.cid, p.pid)).put(table: Tables.index(c.cid, p.pid), key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
+        }
+        try putRow(c, key, vals)
+        for p in c.storedProperties where p.isLink {
+            if p.list {
+                let items = lists[p.pid] ?? []
+                try writeList(c, key, p, items)
+                for case .link(let t) in items { try adjustBacklink(c, p, from: key, to: t, by: 1) }
+            } else if case .link(let t)? = vals[p.pid] {
+                try adjustBacklink(c, p, from: key, to: t, by: 1)
+            }
+        }
+        for p in c.storedProperties where p.list && !p.isLink { try writeList(c, key, p, lists[p.pid] ?? []) }
+    }
+
+    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue]) throws {
+        for p in c.storedProperties where p.kind.isVariableLength && !p.list {
+            let n: Int
+            switch vals[p.pid] {
+            case .string(let s)?: n = s.utf8.count
+            case .data(let d)?: n = d.count
+            default: n = 0
+            }
+            if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
+        }
+        let (row, moved) = codec(c).encode(vals)
+        let w = try ensureTable(Tables.objects(c.cid), key: .int64)
+        // Values that moved out before and stay in row now must not linger in fief/v.
+        let vt = Tables.outOfRow(c.cid)
+        if try hasTable(vt) {
+            for p in c.storedProperties where p.kind.isVariableLength && moved[p.pid] == nil {
+                try w.delete(table: vt, key: KeyBytes.property(key, p.pid))
+            }
+        }
+        if !moved.isEmpty {
+            let w2 = try ensureTable(vt)
+            for (pid, bytes) in moved { try w2.put(table: vt, key: KeyBytes.property(key, pid), value: bytes) }
+        }
+        try w.put(table: Tables.objects(c.cid), key: KeyBytes.obj(key), value: row)
+    }
+
+    private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64) throws {
+        guard let tname = p.target, let tc = schema.classes[tname] else { return }
+        let t = Tables.backlinks(tc.cid)
+        let w = try ensureTable(t, value: .int64)
+        let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
+        let cur = try w.get(table: t, key: k).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 0
+        let next = cur + delta
+        if next <= 0 { try w.delete(table: t, key: k) } else { try w.put(table: t, key: k, value: next.valueBytes) }
+    }
+
+    /// Sets one stored, non-list property, keeping its index and backlinks in step.
+    func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
+        var vals = try values(c, key)
+        let old = vals[p.pid] ?? ObjectTables.defaultValue(p)
+        if p.primaryKey {
+            if old != v { throw ObjectError.primaryKeyChange(className: c.name, property: p.name) }
+            return
+        }
+        if old == v, !(old.numeric?.isNaN ?? false) { return }
+        vals[p.pid] = v
+        if p.hasIndex {
+            let t = Tables.index(c.cid, p.pid)
+            let w = try ensureTable(t)
+            try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key))
+            try w.put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
+        }
+        if p.isLink {
+            if case .link(let t) = old { try adjustBacklink(c, p, from: key, to: t, by: -1) }
+            if case .link(let t) = v { try adjustBacklink(c, p, from: key, to: t, by: 1) }
+        }
+        try putRow(c, key, vals)
+    }
+
+    /// Replaces a list's contents (and its count in the row, and its backlinks).
+    func setList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue]) throws {
+        let old = try list(c, key, p)
+        if p.isLink {
+            var delta: [Int64: Int64] = [:]
+            for case .link(let t) in old { delta[t, default: 0] -= 1 }
+            for case .link(let t) in items { delta[t, default: 0] += 1 }
+            for (t, d) in delta where d != 0 { try adjustBacklink(c, p, from: key, to: t, by: d) }
+        }
+        try writeList(c, key, p, items)
+        var vals = try values(c, key)
+        vals[p.pid] = .int(Int64(items.count))
+        try putRow(c, key, vals)
+    }
+
+    static let listChunk = 240
+
+    private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue]) throws {
+        let t = Tables.lists(c.cid)
+        let w = try ensureTable(t)
+        try deleteList(c, key, p)
+        var chunk: UInt32 = 0
+        var i = 0
+        while i < items.count {
+            var bytes: [UInt8] = []
+            for v in items[i..<min(i + ObjectTables.listChunk, items.count)] { TaggedValue.encode(v, into: &bytes) }
+            try w.put(table: t, key: KeyBytes.listChunk(key, p.pid, chunk), value: bytes)
+            chunk += 1
+            i += ObjectTables.listChunk
+        }
+    }
+
+    private func deleteList(_ c: ClassSchema, _ key: Int64, _ p: Property) throws {
+        let t = Tables.lists(c.cid)
+        guard try hasTable(t), let w = writer else { return }
+        let prefix = KeyBytes.property(key, p.pid)
+        var old: [[UInt8]] = []
+        try w.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in old.append(Array(k)); return true }
+        for k in old { try w.delete(table: t, key: k) }
+    }
+
+    /// Deletes objects: removes their rows, lists, index entries and outgoing backlinks,
+    /// nullifies links to them and removes them from lists, then deletes cascade targets.
+    /// Cycle-safe: each object is deleted once.
+    func delete(_ c: ClassSchema, _ key: Int64) throws {
+        var pending: [(ClassSchema, Int64)] = [(c, key)]
+        var done = Set<String>()
+        while let (cc, k) = pending.popLast() {
+            let id = "\(cc.cid)/\(k)"
+            guard !done.contains(id), try exists(cc, k) else { continue }
+            done.insert(id)
+            pending.append(contentsOf: try deleteOne(cc, k))
+        }
+    }
+
+    /// Deletes one object; returns the cascade targets it linked to.
+    private func deleteOne(_ c: ClassSchema, _ key: Int64) throws -> [(ClassSchema, Int64)] {
+        let vals = try values(c, key)
+        var cascade: [(ClassSchema, Int64)] = []
+        for p in c.properties where p.hasIndex {
+            let t = Tables.index(c.cid, p.pid)
+            try ensureTable(t).delete(table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
+        }
+        for p in c.storedProperties where p.isLink {
+            guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }
+            let targets: [Int64]
+            if p.list {
+                targets = try list(c, key, p).compactMap { if case .link(let t) = $0 { return t } else { return nil } }
+            } else if case .link(let t)? = vals[p.pid] {
+                targets = [t]
+            } else {
+                targets = []
+            }
+            var seen = Set<Int64>()
+            for t in targets where seen.insert(t).inserted {
+                let k = KeyBytes.backlink(target: t, originClass: c.cid, pid: p.pid, origin: key)
+                try ensureTable(Tables.backlinks(tc.cid), value: .int64).delete(table: Tables.backlinks(tc.cid), key: k)
+                if p.onDelete == .cascade { cascade.append((tc, t)) }
+            }
+        }
+        for p in c.storedProperties where p.list { try deleteList(c, key, p) }
+        let vt = Tables.outOfRow(c.cid)
+        if try hasTable(vt) {
+            for p in c.storedProperties where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
+        }
+        try ensureTable(Tables.objects(c.cid), key: .int64).delete(table: Tables.objects(c.cid), key: KeyBytes.obj(key))
+        // Links into this object: nullify to-one links, drop list occurrences.
+        for (cid, pid, origin, _) in try incoming(c, key) {
+            guard let oc = schema.byCid(cid), let op = oc.property(pid: pid), try exists(oc, origin) else { continue }
+            if op.list {
+                let items = try list(oc, origin, op).filter { $0 != .link(key) }
+                try setList(oc, origin, op, items)
+            } else {
+                try set(oc, origin, op, .null)
+            }
+        }
+        let bt = Tables.backlinks(c.cid)
+        if try hasTable(bt) {
+            let prefix = KeyBytes.obj(key)
+            var left: [[UInt8]] = []
+            try tx.scan(table: bt, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in left.append(Array(k)); return true }
+            for k in left { try writer?.delete(table: bt, key: k) }
+        }
+        return cascade
+    }
+
+    /// Removes every object of a class (its tables go; the class stays in the schema).
+    func deleteAll(_ c: ClassSchema) throws {
+        var keys: [Int64] = []
+        try self.keys(c) { k, _ in keys.append(k); return true }
+        for k in keys { try delete(c, k) }
+    }
+}

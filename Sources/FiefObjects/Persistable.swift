@@ -1,0 +1,179 @@
+import Foundation
+
+/// The shape of a Swift property type as the schema sees it.
+public struct _FieldType {
+    var kind: PropertyKind
+    var optional = false
+    var list = false
+    var target: Object.Type?
+    var originProperty: String?
+    var typeName: String
+}
+
+/// What `add` finds in an unmanaged property: a value, an object (to add first), or a list.
+public enum _UnmanagedValue {
+    case value(ObjectValue)
+    case object(Object?)
+    case list([_UnmanagedValue])
+    case computed
+}
+
+/// Types a `@Persisted` property can hold. Conformances come with the library (scalars,
+/// optionals, `Object` subclasses as optional links, `List`, `LinkingObjects`).
+public protocol _Persistable {
+    static var _fieldType: _FieldType { get }
+    static func _defaultValue() -> Self
+    /// The Swift value of a stored one (for links, an accessor from `ctx`).
+    static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self
+    /// A managed read of the whole property (lists and linking objects return accessors).
+    static func _managedRead(_ ref: ManagedRef, _ p: Property) -> Self
+    /// A managed write of the whole property.
+    static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws
+    var _unmanaged: _UnmanagedValue { get }
+}
+
+extension _Persistable {
+    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> Self {
+        _fromStored(ref.ctx.readValue(ref, p), ref.ctx)
+    }
+    public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws {
+        try ref.ctx.writeProperty(ref, p, value._unmanaged)
+    }
+}
+
+/// Scalars: a Swift value that converts to and from one `ObjectValue`.
+public protocol _PersistableScalar: _Persistable {
+    static var _kind: PropertyKind { get }
+    init?(_stored v: ObjectValue)
+    var _stored: ObjectValue { get }
+    static var _zero: Self { get }
+}
+
+extension _PersistableScalar {
+    public static var _fieldType: _FieldType { _FieldType(kind: _kind, typeName: "\(Self.self)") }
+    public static func _defaultValue() -> Self { _zero }
+    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self { Self(_stored: v) ?? _zero }
+    public var _unmanaged: _UnmanagedValue { .value(_stored) }
+}
+
+extension Bool: _PersistableScalar {
+    public static var _kind: PropertyKind { .bool }
+    public init?(_stored v: ObjectValue) { guard case .bool(let b) = v else { return nil }; self = b }
+    public var _stored: ObjectValue { .bool(self) }
+    public static var _zero: Bool { false }
+}
+
+/// Integers of every width: stored as Int64, read back at their width.
+public protocol _PersistableInteger: _PersistableScalar, FixedWidthInteger {}
+extension _PersistableInteger {
+    public init?(_stored v: ObjectValue) {
+        guard case .int(let i) = v, let x = Self(exactly: i) else { return nil }
+        self = x
+    }
+    public var _stored: ObjectValue { .int(Int64(self)) }
+    public static var _zero: Self { 0 }
+}
+extension Int: _PersistableInteger { public static var _kind: PropertyKind { .int } }
+extension Int8: _PersistableInteger { public static var _kind: PropertyKind { .int8 } }
+extension Int16: _PersistableInteger { public static var _kind: PropertyKind { .int16 } }
+extension Int32: _PersistableInteger { public static var _kind: PropertyKind { .int32 } }
+extension Int64: _PersistableInteger { public static var _kind: PropertyKind { .int64 } }
+
+extension Float: _PersistableScalar {
+    public static var _kind: PropertyKind { .float }
+    public init?(_stored v: ObjectValue) {
+        switch v {
+        case .float(let f): self = f
+        case .double(let d): self = Float(d)
+        case .int(let i): self = Float(i)
+        default: return nil
+        }
+    }
+    public var _stored: ObjectValue { .float(self) }
+    public static var _zero: Float { 0 }
+}
+
+extension Double: _PersistableScalar {
+    public static var _kind: PropertyKind { .double }
+    public init?(_stored v: ObjectValue) {
+        switch v {
+        case .double(let d): self = d
+        case .float(let f): self = Double(f)
+        case .int(let i): self = Double(i)
+        default: return nil
+        }
+    }
+    public var _stored: ObjectValue { .double(self) }
+    public static var _zero: Double { 0 }
+}
+
+extension String: _PersistableScalar {
+    public static var _kind: PropertyKind { .string }
+    public init?(_stored v: ObjectValue) { guard case .string(let s) = v else { return nil }; self = s }
+    public var _stored: ObjectValue { .string(self) }
+    public static var _zero: String { "" }
+}
+
+extension Data: _PersistableScalar {
+    public static var _kind: PropertyKind { .data }
+    public init?(_stored v: ObjectValue) { guard case .data(let d) = v else { return nil }; self = Data(d) }
+    public var _stored: ObjectValue { .data([UInt8](self)) }
+    public static var _zero: Data { Data() }
+}
+
+extension Array: _PersistableScalar, _Persistable where Element == UInt8 {
+    public static var _kind: PropertyKind { .bytes }
+    public init?(_stored v: ObjectValue) { guard case .data(let d) = v else { return nil }; self = d }
+    public var _stored: ObjectValue { .data(self) }
+    public static var _zero: [UInt8] { [] }
+}
+
+extension Date: _PersistableScalar {
+    public static var _kind: PropertyKind { .date }
+    public init?(_stored v: ObjectValue) { guard case .date(let d) = v else { return nil }; self = d }
+    public var _stored: ObjectValue { .date(self) }
+    public static var _zero: Date { Date(timeIntervalSinceReferenceDate: 0) }
+}
+
+extension UUID: _PersistableScalar {
+    public static var _kind: PropertyKind { .uuid }
+    public init?(_stored v: ObjectValue) { guard case .uuid(let u) = v else { return nil }; self = u }
+    public var _stored: ObjectValue { .uuid(self) }
+    public static var _zero: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+}
+
+/// What may stand inside an Optional property: scalars, and objects (an optional link).
+public protocol _PersistableWrapped: _Persistable {}
+extension Bool: _PersistableWrapped {}
+extension Int: _PersistableWrapped {}
+extension Int8: _PersistableWrapped {}
+extension Int16: _PersistableWrapped {}
+extension Int32: _PersistableWrapped {}
+extension Int64: _PersistableWrapped {}
+extension Float: _PersistableWrapped {}
+extension Double: _PersistableWrapped {}
+extension String: _PersistableWrapped {}
+extension Data: _PersistableWrapped {}
+extension Array: _PersistableWrapped where Element == UInt8 {}
+extension Date: _PersistableWrapped {}
+extension UUID: _PersistableWrapped {}
+
+extension Optional: _Persistable where Wrapped: _PersistableWrapped {
+    public static var _fieldType: _FieldType {
+        var t = Wrapped._fieldType
+        t.optional = true
+        t.typeName += "?"
+        return t
+    }
+    public static func _defaultValue() -> Self { nil }
+    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self {
+        v.isNull ? nil : Wrapped._fromStored(v, ctx)
+    }
+    public var _unmanaged: _UnmanagedValue {
+        switch self {
+        case .none: return Wrapped._fieldType.kind == .object ? .object(nil) : .value(.null)
+        case .some(let w): return w._unmanaged
+        }
+    }
+}
+

@@ -1,0 +1,499 @@
+import Foundation
+
+/// Where a result set's candidates come from.
+enum ResultsSource {
+    case all
+    /// The elements of a list property of one object: (class, key, property).
+    case list(String, Int64, String)
+    /// The origins linking to one object through a linking-objects property: (class, key, property).
+    case backlinks(String, Int64, String)
+}
+
+/// Runs queries over `ObjectTables`: checks a predicate against the schema, picks an index
+/// or primary-key plan where one applies, filters, sorts and limits.
+struct QueryEvaluator {
+    let t: ObjectTables
+
+    // MARK: Validation
+
+    /// Resolves every key path against the schema and refuses comparisons that cannot match
+    /// by type, with the position in the query string.
+    func validate(_ p: Predicate, _ root: ClassSchema, vars: [String: ClassSchema] = [:]) throws {
+        switch p {
+        case .constant: return
+        case .and(let ps), .or(let ps): for q in ps { try validate(q, root, vars: vars) }
+        case .not(let q): try validate(q, root, vars: vars)
+        case .compare(let l, let op, let r, _, _):
+            let lt = try type(of: l, root, vars), rt = try type(of: r, root, vars)
+            try checkComparable(lt, rt, op, position(l) ?? position(r) ?? 1)
+        case .between(let x, let lo, let hi, _):
+            let xt = try type(of: x, root, vars)
+            try checkComparable(xt, try type(of: lo, root, vars), .greaterOrEqual, position(x) ?? 1)
+            try checkComparable(xt, try type(of: hi, root, vars), .lessOrEqual, position(x) ?? 1)
+        case .in(let l, let r, _):
+            let lt = try type(of: l, root, vars), rt = try type(of: r, root, vars)
+            try checkComparable(lt, rt, .equal, position(l) ?? position(r) ?? 1)
+        }
+    }
+
+    /// The kind of value an expression yields (nil: any, as for the null constant).
+    private func type(of e: Expression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> PropertyKind? {
+        switch e {
+        case .value(let v): return kind(of: v)
+        case .values(let vs): return vs.lazy.compactMap { kind(of: $0) }.first
+        case .keyPath(let k): return try resolve(k, root, vars).kind
+        case .aggregate(let k, let op, let rest):
+            let last = try resolve(k, root, vars)
+            guard last.collection else {
+                throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs a list or linking objects, \(k.components.joined(separator: ".")) is neither")
+            }
+            if op == .count { return .int }
+            if rest.isEmpty {
+                guard last.kind != .object else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) of objects needs a property: \(k.components.joined(separator: ".")).\(op.rawValue).<property>") }
+                guard last.kind.isNumeric || last.kind == .date || op == .min || op == .max else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs numbers") }
+                return op == .avg ? .double : last.kind
+            }
+            guard let target = last.target else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue).\(rest.joined(separator: ".")) needs a list of objects") }
+            let inner = try resolve(KeyPathExpression(components: rest, position: k.position), target, vars)
+            guard inner.kind.isNumeric || inner.kind == .date else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs a numeric property, \(rest.joined(separator: ".")) is \(inner.kind.rawValue)") }
+            return op == .avg ? .double : inner.kind
+        case .subqueryCount(let k, let v, let pred):
+            let last = try resolve(k, root, vars)
+            guard last.collection, let target = last.target else { throw QueryError.typeMismatch(position: k.position, detail: "SUBQUERY needs a list of objects or linking objects") }
+            var inner = vars
+            inner[v] = target
+            try validate(pred, root, vars: inner)
+            return .int
+        }
+    }
+
+    private func kind(of v: ObjectValue) -> PropertyKind? {
+        switch v {
+        case .null: return nil
+        case .bool: return .bool
+        case .int: return .int
+        case .float: return .float
+        case .double: return .double
+        case .string: return .string
+        case .data: return .data
+        case .date: return .date
+        case .uuid: return .uuid
+        case .link: return .object
+        }
+    }
+
+    private func position(_ e: Expression) -> Int? {
+        switch e {
+        case .keyPath(let k), .aggregate(let k, _, _), .subqueryCount(let k, _, _): return k.position
+        default: return nil
+        }
+    }
+
+    struct Resolved {
+        var kind: PropertyKind
+        var collection: Bool
+        var target: ClassSchema?
+    }
+
+    func resolve(_ k: KeyPathExpression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> Resolved {
+        var cls = root
+        if let v = k.variable {
+            guard let c = vars[v] else { throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)") }
+            cls = c
+        }
+        var out = Resolved(kind: .object, collection: false, target: cls)
+        for (i, name) in k.components.enumerated() {
+            guard let p = cls.property(name) else {
+                throw QueryError.unknownProperty(position: k.position, className: cls.name, property: name)
+            }
+            let last = i == k.components.count - 1
+            out.kind = p.kind == .linkingObjects ? .object : p.kind
+            if p.list || p.kind == .linkingObjects { out.collection = true }
+            if p.kind == .object || p.kind == .linkingObjects {
+                guard let tc = p.target.flatMap({ t.schema.classes[$0] }) else {
+                    throw QueryError.unknownProperty(position: k.position, className: p.target ?? "?", property: name)
+                }
+                cls = tc
+                out.target = tc
+            } else {
+                out.target = nil
+                if !last { throw QueryError.typeMismatch(position: k.position, detail: "\(cls.name).\(name) is \(p.typeName), not a link; it has no property '\(k.components[i + 1])'") }
+            }
+        }
+        return out
+    }
+
+    private func checkComparable(_ a: PropertyKind?, _ b: PropertyKind?, _ op: CompareOperator, _ pos: Int) throws {
+        guard let a, let b else {
+            if op.isOrdering || op.isStringOperator, a == nil || b == nil {
+                throw QueryError.typeMismatch(position: pos, detail: "\(op.rawValue) cannot compare with nil")
+            }
+            return
+        }
+        func group(_ k: PropertyKind) -> String {
+            if k.isNumeric { return "number" }
+            if k == .bytes || k == .data { return "data" }
+            return k.rawValue
+        }
+        if op.isStringOperator {
+            let textual: Set<PropertyKind> = [.string, .data, .bytes]
+            guard textual.contains(a), textual.contains(b) else {
+                throw QueryError.typeMismatch(position: pos, detail: "\(op.rawValue) needs strings, found \(a.rawValue) and \(b.rawValue)")
+            }
+            return
+        }
+        let ga = group(a), gb = group(b)
+        let pair: Set<String> = [ga, gb]
+        let uuidString = pair == ["uuid", "string"]
+        guard ga == gb || uuidString else {
+            throw QueryError.typeMismatch(position: pos, detail: "cannot compare \(a.rawValue) with \(b.rawValue)")
+        }
+        let unordered: [PropertyKind] = [.bool, .object, .uuid]
+        if op.isOrdering, unordered.contains(a) {
+            throw QueryError.unsupportedOperator(position: pos, detail: "\(op.rawValue) on \(a.rawValue)")
+        }
+    }
+
+    // MARK: Evaluation
+
+    struct Env {
+        var root: (ClassSchema, Int64)
+        var vars: [String: (ClassSchema, Int64)] = [:]
+    }
+
+    func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
+        let c = try t.cls(className)
+        var candidates: [Int64]
+        var planned = false
+        switch source {
+        case .all:
+            if let p = predicate, let plan = try plan(p, c) {
+                candidates = plan
+                planned = true
+            } else {
+                candidates = []
+                candidates.reserveCapacity(try t.count(c))
+                if let p = predicate {
+                    try t.keys(c) { k, _ in
+                        if try self.matches(p, Env(root: (c, k))) { candidates.append(k) }
+                        return true
+                    }
+                    planned = false
+                    return try finish(c, candidates, sorts, limit)
+                }
+                try t.keys(c) { k, _ in candidates.append(k); return true }
+            }
+        case .list(let owner, let key, let prop):
+            let oc = try t.cls(owner)
+            guard let p = oc.property(prop), try t.exists(oc, key) else { return [] }
+            candidates = try t.list(oc, key, p).compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+        case .backlinks(let target, let key, let prop):
+            let tc = try t.cls(target)
+            guard let lp = tc.property(prop), let op = c.property(lp.originProperty ?? "") else { return [] }
+            candidates = try t.backlinks(to: tc, key, from: c, op)
+        }
+        if let p = predicate {
+            candidates = try candidates.filter { k in
+                if planned { guard try t.exists(c, k) else { return false } }
+                return try matches(p, Env(root: (c, k)))
+            }
+        }
+        return try finish(c, candidates, sorts, limit)
+    }
+
+    private func finish(_ c: ClassSchema, _ keys: [Int64], _ sorts: [SortDescriptor], _ limit: Int?) throws -> [Int64] {
+        var out = keys
+        if !sorts.isEmpty {
+            let paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init) }
+            var rows: [(Int, Int64, [ObjectValue])] = []
+            rows.reserveCapacity(out.count)
+            for (i, k) in out.enumerated() {
+                rows.append((i, k, try paths.map { try walk(c, k, $0[...]).first ?? .null }))
+            }
+            rows.sort { a, b in
+                for (j, s) in sorts.enumerated() {
+                    let o = ObjectValue.order(a.2[j], b.2[j])
+                    if o != 0 { return s.ascending ? o < 0 : o > 0 }
+                }
+                return a.0 < b.0
+            }
+            out = rows.map(\.1)
+        }
+        if let limit, out.count > limit { out = Array(out.prefix(max(0, limit))) }
+        return out
+    }
+
+    /// Candidate keys from the primary key or an index, for the first conjunct that has one;
+    /// nil when the whole class must be scanned. The full predicate is checked on each after.
+    private func plan(_ p: Predicate, _ c: ClassSchema) throws -> [Int64]? {
+        let conjuncts: [Predicate]
+        if case .and(let ps) = p { conjuncts = ps } else { conjuncts = [p] }
+        for q in conjuncts {
+            if let keys = try planOne(q, c) { return Array(Set(keys)).sorted() }
+        }
+        return nil
+    }
+
+    private func planOne(_ q: Predicate, _ c: ClassSchema) throws -> [Int64]? {
+        func direct(_ e: Expression) -> Property? {
+            guard case .keyPath(let k) = e, k.variable == nil, k.components.count == 1, let p = c.property(k.components[0]), !p.list else { return nil }
+            return p
+        }
+        func sameKind(_ p: Property, _ v: ObjectValue) -> Bool {
+            switch (p.kind, v) {
+            case (.int, .int), (.int8, .int), (.int16, .int), (.int32, .int), (.int64, .int), (.string, .string),
+                 (.bool, .bool), (.date, .date), (.uuid, .uuid): return true
+            default: return false
+            }
+        }
+        func lookup(_ p: Property, _ v: ObjectValue) throws -> [Int64] {
+            if p.primaryKey && p.kind.isInteger { return try t.lookupPrimaryKey(c, v).map { [$0] } ?? [] }
+            return try t.indexLookup(c, p, v)
+        }
+        func range(_ p: Property, from: [UInt8], to: [UInt8]) throws -> [Int64] {
+            if p.primaryKey && p.kind.isInteger {
+                var out: [Int64] = []
+                try t.keys(c) { k, _ in
+                    let kb = ObjectValue.int(k)
+                    let e = KeyBytes.indexValue(kb)
+                    if e.lexicographicallyPrecedes(from) { return true }
+                    if !e.lexicographicallyPrecedes(to) { return false }
+                    out.append(k)
+                    return true
+                }
+                return out
+            }
+            var out: [Int64] = []
+            try t.indexScan(c, p, from: from, to: to) { out.append($0); return true }
+            return out
+        }
+        func usable(_ p: Property) -> Bool { p.hasIndex || (p.primaryKey && p.kind.isInteger) }
+        switch q {
+        case .compare(let l, let op, .value(let v), let opts, let quant) where opts.isEmpty && quant != .all && quant != .none:
+            guard let p = direct(l), usable(p), sameKind(p, v) else { return nil }
+            let enc = KeyBytes.indexValue(v)
+            let kindStart = [enc[0]], kindEnd = [enc[0] + 1]
+            switch op {
+            case .equal: return try lookup(p, v)
+            case .greater: return try range(p, from: KeyBytes.successor(enc) ?? kindEnd, to: kindEnd)
+            case .greaterOrEqual: return try range(p, from: enc, to: kindEnd)
+            case .less: return try range(p, from: kindStart, to: enc)
+            case .lessOrEqual: return try range(p, from: kindStart, to: KeyBytes.successor(enc) ?? kindEnd)
+            case .beginsWith:
+                guard case .string(let s) = v, !(p.primaryKey && p.kind.isInteger) else { return nil }
+                let pre = KeyBytes.indexStringPrefix(s)
+                return try range(p, from: pre, to: KeyBytes.successor(pre) ?? kindEnd)
+            default: return nil
+            }
+        case .in(let l, .values(let vs), let quant) where quant != .all && quant != .none:
+            guard let p = direct(l), usable(p), vs.allSatisfy({ sameKind(p, $0) }) else { return nil }
+            return try vs.flatMap { try lookup(p, $0) }
+        case .between(let l, .value(let lo), .value(let hi), let quant) where quant != .all && quant != .none:
+            guard let p = direct(l), usable(p), sameKind(p, lo), sameKind(p, hi) else { return nil }
+            let a = KeyBytes.indexValue(lo), b = KeyBytes.indexValue(hi)
+            return try range(p, from: a, to: KeyBytes.successor(b) ?? [b[0] + 1])
+        default:
+            return nil
+        }
+    }
+
+    func matches(_ p: Predicate, _ env: Env) throws -> Bool {
+        switch p {
+        case .constant(let b): return b
+        case .and(let ps):
+            for q in ps where try !matches(q, env) { return false }
+            return true
+        case .or(let ps):
+            for q in ps where try matches(q, env) { return true }
+            return false
+        case .not(let q): return try !matches(q, env)
+        case .compare(let l, let op, let r, let opts, let quant):
+            let lv = try values(l, env), rv = try values(r, env)
+            return quantify(lv, quant) { a in rv.contains { b in QueryEvaluator.compare(a, op, b, opts) } }
+        case .between(let x, let lo, let hi, let quant):
+            let xv = try values(x, env)
+            guard let a = try values(lo, env).first, let b = try values(hi, env).first else { return false }
+            return quantify(xv, quant) { v in
+                QueryEvaluator.compare(v, .greaterOrEqual, a, []) && QueryEvaluator.compare(v, .lessOrEqual, b, [])
+            }
+        case .in(let l, let r, let quant):
+            let lv = try values(l, env), rv = try values(r, env)
+            return quantify(lv, quant) { a in rv.contains { QueryEvaluator.compare(a, .equal, $0, []) } }
+        }
+    }
+
+    private func quantify(_ vs: [ObjectValue], _ q: Quantifier, _ test: (ObjectValue) -> Bool) -> Bool {
+        switch q {
+        case .implicit, .any: return vs.contains(where: test)
+        case .all: return vs.allSatisfy(test)
+        case .none: return !vs.contains(where: test)
+        }
+    }
+
+    func values(_ e: Expression, _ env: Env) throws -> [ObjectValue] {
+        switch e {
+        case .value(let v): return [v]
+        case .values(let vs): return vs
+        case .keyPath(let k):
+            let (c, key) = try start(k, env)
+            return try walk(c, key, k.components[...])
+        case .aggregate(let k, let op, let rest):
+            let (c, key) = try start(k, env)
+            let items = try walk(c, key, k.components[...])
+            if op == .count { return [.int(Int64(items.count))] }
+            var vals = items
+            if !rest.isEmpty {
+                let target = try QueryEvaluator(t: t).resolve(k, c, [:]).target
+                vals = try items.flatMap { v -> [ObjectValue] in
+                    guard case .link(let tk) = v, let target else { return [] }
+                    return try walk(target, tk, rest[...])
+                }
+            }
+            vals = vals.filter { !$0.isNull }
+            switch op {
+            case .count: return [.int(Int64(vals.count))]
+            case .min: return [vals.min { ObjectValue.order($0, $1) < 0 } ?? .null]
+            case .max: return [vals.max { ObjectValue.order($0, $1) < 0 } ?? .null]
+            case .sum:
+                if vals.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+                    return [.int(vals.reduce(0) { if case .int(let i) = $1 { return $0 &+ i } else { return $0 } })]
+                }
+                return [.double(vals.reduce(0) { $0 + ($1.numeric ?? 0) })]
+            case .avg:
+                guard !vals.isEmpty else { return [.null] }
+                return [.double(vals.reduce(0) { $0 + ($1.numeric ?? 0) } / Double(vals.count))]
+            }
+        case .subqueryCount(let k, let v, let pred):
+            let (c, key) = try start(k, env)
+            let target = try QueryEvaluator(t: t).resolve(k, c, [:]).target
+            var n: Int64 = 0
+            for case .link(let ik) in try walk(c, key, k.components[...]) {
+                guard let target else { break }
+                var inner = env
+                inner.vars[v] = (target, ik)
+                if try matches(pred, inner) { n += 1 }
+            }
+            return [.int(n)]
+        }
+    }
+
+    private func start(_ k: KeyPathExpression, _ env: Env) throws -> (ClassSchema, Int64) {
+        if let v = k.variable {
+            guard let b = env.vars[v] else { throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)") }
+            return b
+        }
+        return env.root
+    }
+
+    /// The values a key path reaches from one object: one value through to-one links (nil when a
+    /// link on the way is nil), every element's through lists and linking objects.
+    func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>) throws -> [ObjectValue] {
+        guard let name = comps.first else { return [.link(key)] }
+        guard let p = c.property(name) else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
+        let rest = comps.dropFirst()
+        if p.kind == .linkingObjects {
+            let oc = try t.cls(p.target ?? "")
+            guard let op = oc.property(p.originProperty ?? "") else { return [] }
+            let origins = try t.backlinks(to: c, key, from: oc, op)
+            if rest.isEmpty { return origins.map { .link($0) } }
+            return try origins.flatMap { try walk(oc, $0, rest) }
+        }
+        if p.list {
+            let items = try t.list(c, key, p)
+            guard p.isLink, !rest.isEmpty else { return items }
+            let tc = try t.cls(p.target ?? "")
+            return try items.flatMap { v -> [ObjectValue] in
+                guard case .link(let k) = v else { return [] }
+                return try walk(tc, k, rest)
+            }
+        }
+        let v = try t.value(c, key, p)
+        guard p.isLink, !rest.isEmpty else { return [v] }
+        guard case .link(let k) = v else { return [.null] }
+        return try walk(try t.cls(p.target ?? ""), k, rest)
+    }
+
+    // MARK: Comparison
+
+    static func fold(_ s: String, _ o: StringOptions) -> String {
+        var f: String.CompareOptions = []
+        if o.contains(.caseInsensitive) { f.insert(.caseInsensitive) }
+        if o.contains(.diacriticInsensitive) { f.insert(.diacriticInsensitive) }
+        return f.isEmpty ? s : s.folding(options: f, locale: nil)
+    }
+
+    static func compare(_ a: ObjectValue, _ op: CompareOperator, _ b: ObjectValue, _ o: StringOptions) -> Bool {
+        switch op {
+        case .equal: return equal(a, b, o)
+        case .notEqual: return !equal(a, b, o)
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            if a.isNull || b.isNull { return false }
+            if let x = a.numeric, let y = b.numeric, x.isNaN || y.isNaN { return false }
+            var c: Int
+            if case .string(let x) = a, case .string(let y) = b, !o.isEmpty { c = compareUTF8(fold(x, o), fold(y, o)) } else { c = ObjectValue.order(a, b) }
+            switch op {
+            case .less: return c < 0
+            case .lessOrEqual: return c <= 0
+            case .greater: return c > 0
+            default: return c >= 0
+            }
+        case .beginsWith, .endsWith, .contains, .like:
+            switch (a, b) {
+            case (.string(let x), .string(let y)):
+                let s = fold(x, o), p = fold(y, o)
+                switch op {
+                case .beginsWith: return s.utf8.starts(with: p.utf8)
+                case .endsWith: return s.utf8.reversed().starts(with: p.utf8.reversed())
+                case .contains: return p.isEmpty || s.utf8.count >= p.utf8.count && s.contains(p)
+                default: return like(Array(s.unicodeScalars), Array(p.unicodeScalars))
+                }
+            case (.data(let x), .data(let y)):
+                switch op {
+                case .beginsWith: return x.starts(with: y)
+                case .endsWith: return x.reversed().starts(with: y.reversed())
+                case .contains: return y.isEmpty || (0...max(0, x.count - y.count)).contains { x.count >= y.count && Array(x[$0..<($0 + y.count)]) == y }
+                default: return false
+                }
+            default: return false
+            }
+        }
+    }
+
+    static func equal(_ a: ObjectValue, _ b: ObjectValue, _ o: StringOptions) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        case (.string(let x), .string(let y)): return o.isEmpty ? x.utf8.elementsEqual(y.utf8) : fold(x, o) == fold(y, o)
+        case (.int(let x), .int(let y)): return x == y
+        case (.uuid(let x), .string(let y)), (.string(let y), .uuid(let x)): return UUID(uuidString: y) == x
+        default:
+            if let x = a.numeric, let y = b.numeric, a.isNumberLike == b.isNumberLike { return x == y }
+            return a == b
+        }
+    }
+
+    /// `*` any run, `?` one character.
+    static func like(_ s: [Unicode.Scalar], _ p: [Unicode.Scalar]) -> Bool {
+        var si = 0, pi = 0, star = -1, mark = 0
+        while si < s.count {
+            if pi < p.count, p[pi] == "?" || p[pi] == s[si] { si += 1; pi += 1 }
+            else if pi < p.count, p[pi] == "*" { star = pi; mark = si; pi += 1 }
+            else if star >= 0 { pi = star + 1; mark += 1; si = mark }
+            else { return false }
+        }
+        while pi < p.count, p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}
+
+extension ObjectValue {
+    /// Numbers compare with numbers, dates with dates, bools with bools.
+    var isNumberLike: Int {
+        switch self {
+        case .int, .float, .double: return 0
+        case .date: return 1
+        case .bool: return 2
+        default: return 3
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// A lazy, chainable query over one class: nothing runs until it is read, and each read shows
+/// the context's current version, including the context's own uncommitted writes. Iteration
+/// (`for … in`) walks the keys taken when it starts.
+public final class Results<T: Object>: RandomAccessCollection {
+    let ctx: ObjectContext
+    let className: String
+    let source: ResultsSource
+    let predicate: Predicate?
+    let sorts: [SortDescriptor]
+    let limitCount: Int?
+    private var cache: (stamp: Int, keys: [Int64])?
+
+    init(ctx: ObjectContext, className: String, source: ResultsSource, predicate: Predicate? = nil,
+         sorts: [SortDescriptor] = [], limit: Int? = nil) {
+        self.ctx = ctx
+        self.className = className
+        self.source = source
+        self.predicate = predicate
+        self.sorts = sorts
+        self.limitCount = limit
+    }
+
+    private func with(predicate: Predicate? = nil, sorts: [SortDescriptor]? = nil, limit: Int? = nil) -> Results<T> {
+        var p = self.predicate
+        if let predicate { p = p.map { .and([$0, predicate]) } ?? predicate }
+        return Results(ctx: ctx, className: className, source: source, predicate: p,
+                       sorts: sorts ?? self.sorts, limit: limit ?? limitCount)
+    }
+
+    /// The matching keys, in result order (throws on a damaged file).
+    public func keys() throws -> [Int64] {
+        if let c = cache, c.stamp == ctx.stamp { return c.keys }
+        let k = try QueryEvaluator(t: try ctx.tables()).keys(className, source: source, predicate: predicate, sorts: sorts, limit: limitCount)
+        cache = (ctx.stamp, k)
+        return k
+    }
+
+    private var fetched: [Int64] {
+        do { return try keys() } catch { fatalError("query on \(className): \(error)") }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { fetched.count }
+    public subscript(i: Int) -> T {
+        let k = fetched
+        precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")
+        return ctx.accessor(T.self, key: k[i])
+    }
+
+    public struct Iterator: IteratorProtocol {
+        let ctx: ObjectContext
+        let keys: [Int64]
+        var i = 0
+        public mutating func next() -> T? {
+            guard i < keys.count else { return nil }
+            defer { i += 1 }
+            return ctx.accessor(T.self, key: keys[i])
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(ctx: ctx, keys: fetched) }
+
+    /// The objects now, as an array (throws instead of trapping on a damaged file).
+    public func objects() throws -> [T] { try keys().map { ctx.accessor(T.self, key: $0) } }
+
+    // MARK: Chaining
+
+    /// Narrows with an NSPredicate-format query: `filter("age > %@ AND name BEGINSWITH[c] %@", 20, "a")`.
+    public func filter(_ format: String, _ args: Any...) throws -> Results<T> { try filter(format, arguments: args) }
+
+    public func filter(_ format: String, arguments: [Any]) throws -> Results<T> {
+        let p = try PredicateParser.parse(format, arguments)
+        try QueryEvaluator(t: try ctx.tables()).validate(p, try ctx.tables().cls(className))
+        return with(predicate: p)
+    }
+
+    /// Narrows with a predicate built elsewhere (the CLI, tests).
+    public func filter(_ p: Predicate) throws -> Results<T> {
+        try QueryEvaluator(t: try ctx.tables()).validate(p, try ctx.tables().cls(className))
+        return with(predicate: p)
+    }
+
+    /// Narrows with a typed query: `where { $0.age > 5 && $0.name.starts(with: "A") }`.
+    public func `where`(_ q: (Query<T>) -> Query<Bool>) -> Results<T> {
+        let p = q(Query<T>(path: [])).predicate
+        do {
+            try QueryEvaluator(t: try ctx.tables()).validate(p, try ctx.tables().cls(className))
+        } catch {
+            preconditionFailure("typed query on \(className): \(error)")
+        }
+        return with(predicate: p)
+    }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<T> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// Sorted by several keys; ties keep their previous order (stable).
+    public func sorted(by descriptors: [SortDescriptor]) -> Results<T> { with(sorts: descriptors + sorts) }
+
+    public func sorted<V>(by keyPath: KeyPath<T, V>, ascending: Bool = true) -> Results<T> {
+        guard let name = ModelInfo.of(T.self).propertyName(reading: keyPath) else { preconditionFailure("key path of \(T.self) names no @Persisted property") }
+        return sorted(byKeyPath: name, ascending: ascending)
+    }
+
+    /// At most `n` results (after sorting: the top n).
+    public func limit(_ n: Int) -> Results<T> { with(limit: Swift.min(n, limitCount ?? .max)) }
+
+    // MARK: Aggregates
+
+    private func numbers(_ property: String) throws -> [ObjectValue] {
+        let t = try ctx.tables()
+        let c = try t.cls(className)
+        let ev = QueryEvaluator(t: t)
+        let path = property.split(separator: ".").map(String.init)
+        return try keys().flatMap { try ev.walk(c, $0, path[...]) }.filter { !$0.isNull }
+    }
+
+    public func min<V: _PersistableScalar>(ofProperty p: String) -> V? {
+        (try? numbers(p))?.min { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
+    }
+
+    public func max<V: _PersistableScalar>(ofProperty p: String) -> V? {
+        (try? numbers(p))?.max { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
+    }
+
+    public func sum(ofProperty p: String) -> Double { ((try? numbers(p)) ?? []).reduce(0) { $0 + ($1.numeric ?? 0) } }
+
+    public func average(ofProperty p: String) -> Double? {
+        let v = (try? numbers(p)) ?? []
+        return v.isEmpty ? nil : v.reduce(0) { $0 + ($1.numeric ?? 0) } / Double(v.count)
+    }
+}

@@ -1,0 +1,147 @@
+import Engine
+import Foundation
+
+/// The engine tables the object layer keeps, all under the reserved prefix `fief/`, and the
+/// byte encodings of their keys. Keys sort in the engine's byte order, so every encoding here
+/// preserves the order of what it encodes.
+enum Tables {
+    static let schema = "fief/schema"
+    static let meta = "fief/meta"
+    static func objects(_ cid: UInt32) -> String { "fief/o/\(cid)" }
+    static func index(_ cid: UInt32, _ pid: UInt32) -> String { "fief/x/\(cid)/\(pid)" }
+    static func lists(_ cid: UInt32) -> String { "fief/l/\(cid)" }
+    static func backlinks(_ cid: UInt32) -> String { "fief/b/\(cid)" }
+    static func outOfRow(_ cid: UInt32) -> String { "fief/v/\(cid)" }
+    static func all(_ c: ClassSchema) -> [String] {
+        [objects(c.cid), lists(c.cid), backlinks(c.cid), outOfRow(c.cid)] + c.properties.filter(\.hasIndex).map { index(c.cid, $0.pid) }
+    }
+}
+
+enum KeyBytes {
+    /// Object keys sort numerically (sign bit flipped, big-endian), as the engine's Int64 keys.
+    static func obj(_ k: Int64) -> [UInt8] { k.keyBytes }
+    static func u32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
+    static func readObj(_ b: UnsafeRawBufferPointer, at o: Int) -> Int64 {
+        var u: UInt64 = 0
+        for i in 0..<8 { u = (u << 8) | UInt64(b[o + i]) }
+        return Int64(bitPattern: u ^ (1 << 63))
+    }
+    static func readU32(_ b: UnsafeRawBufferPointer, at o: Int) -> UInt32 {
+        var u: UInt32 = 0
+        for i in 0..<4 { u = (u << 8) | UInt32(b[o + i]) }
+        return u
+    }
+
+    /// `fief/v/<cid>` and list chunks: object ‖ pid (‖ chunk number).
+    static func property(_ key: Int64, _ pid: UInt32) -> [UInt8] { obj(key) + u32(pid) }
+    static func listChunk(_ key: Int64, _ pid: UInt32, _ chunk: UInt32) -> [UInt8] { obj(key) + u32(pid) + u32(chunk) }
+
+    /// `fief/b/<target cid>`: target ‖ origin class ‖ origin property ‖ origin → multiplicity.
+    static func backlink(target: Int64, originClass: UInt32, pid: UInt32, origin: Int64) -> [UInt8] {
+        obj(target) + u32(originClass) + u32(pid) + obj(origin)
+    }
+
+    /// An order-preserving encoding of a value, for index keys: a kind byte, then the value.
+    /// Strings and data escape 0x00 as 00 01 and end with 00 00, so a prefix of the escaped
+    /// bytes (without the end mark) finds every key that starts with it.
+    static func indexValue(_ v: ObjectValue) -> [UInt8] {
+        switch v {
+        case .null: return [0]
+        case .bool(let b): return [1, b ? 1 : 0]
+        case .int(let i), .link(let i): return [2] + obj(i)
+        case .float(let f): return [3] + orderedDouble(Double(f))
+        case .double(let d): return [3] + orderedDouble(d)
+        case .date(let d): return [4] + orderedDouble(d.timeIntervalSinceReferenceDate)
+        case .string(let s): return [5] + escaped(Array(s.utf8)) + [0, 0]
+        case .data(let d): return [5] + escaped(d) + [0, 0]
+        case .uuid(let u): return [6] + withUnsafeBytes(of: u.uuid) { Array($0) }
+        }
+    }
+
+    /// The prefix every index key of a string starting with `prefix` has.
+    static func indexStringPrefix(_ prefix: String) -> [UInt8] { [5] + escaped(Array(prefix.utf8)) }
+
+    static func escaped(_ b: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count + 2)
+        for x in b {
+            out.append(x)
+            if x == 0 { out.append(1) }
+        }
+        return out
+    }
+
+    static func orderedDouble(_ d: Double) -> [UInt8] {
+        let bits = d.bitPattern
+        let u = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        return (0..<8).map { UInt8(truncatingIfNeeded: u >> (56 - 8 * UInt64($0))) }
+    }
+
+    /// The smallest key greater than every key starting with `prefix`.
+    static func successor(_ prefix: [UInt8]) -> [UInt8]? {
+        var p = prefix
+        while let last = p.last {
+            if last < 0xFF { p[p.count - 1] = last + 1; return p }
+            p.removeLast()
+        }
+        return nil
+    }
+}
+
+/// A self-describing value encoding (kind byte, then payload), for list elements and `fief/meta`.
+enum TaggedValue {
+    static func encode(_ v: ObjectValue, into out: inout [UInt8]) {
+        switch v {
+        case .null: out.append(0)
+        case .bool(let b): out.append(b ? 2 : 1)
+        case .int(let i): out.append(3); append64(&out, UInt64(bitPattern: i))
+        case .float(let f): out.append(4); append64(&out, UInt64(f.bitPattern))
+        case .double(let d): out.append(5); append64(&out, d.bitPattern)
+        case .date(let d): out.append(6); append64(&out, d.timeIntervalSinceReferenceDate.bitPattern)
+        case .uuid(let u): out.append(7); withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .link(let k): out.append(8); append64(&out, UInt64(bitPattern: k))
+        case .string(let s): out.append(9); append64(&out, UInt64(s.utf8.count)); out.append(contentsOf: s.utf8)
+        case .data(let d): out.append(10); append64(&out, UInt64(d.count)); out.append(contentsOf: d)
+        }
+    }
+
+    static func decodeAll(_ b: UnsafeRawBufferPointer) throws -> [ObjectValue] {
+        var out: [ObjectValue] = []
+        var o = 0
+        func u64() throws -> UInt64 {
+            guard o + 8 <= b.count else { throw RowError("list element truncated") }
+            defer { o += 8 }
+            return b.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
+        }
+        while o < b.count {
+            let tag = b[o]; o += 1
+            switch tag {
+            case 0: out.append(.null)
+            case 1, 2: out.append(.bool(tag == 2))
+            case 3: out.append(.int(Int64(bitPattern: try u64())))
+            case 4: out.append(.float(Float(bitPattern: UInt32(truncatingIfNeeded: try u64()))))
+            case 5: out.append(.double(Double(bitPattern: try u64())))
+            case 6: out.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64()))))
+            case 7:
+                guard o + 16 <= b.count else { throw RowError("list element truncated") }
+                var u = UUID().uuid
+                withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[o..<(o + 16)])) }
+                o += 16
+                out.append(.uuid(UUID(uuid: u)))
+            case 8: out.append(.link(Int64(bitPattern: try u64())))
+            case 9, 10:
+                let n = Int(try u64())
+                guard n >= 0, o + n <= b.count else { throw RowError("list element truncated") }
+                let slice = UnsafeRawBufferPointer(rebasing: b[o..<(o + n)])
+                out.append(tag == 9 ? .string(String(decoding: slice, as: UTF8.self)) : .data(Array(slice)))
+                o += n
+            default: throw RowError("unknown list element tag \(tag)")
+            }
+        }
+        return out
+    }
+
+    private static func append64(_ out: inout [UInt8], _ v: UInt64) {
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+}

@@ -1,0 +1,146 @@
+import XCTest
+import Foundation
+import Engine
+@testable import FiefObjects
+
+final class BasicsTests: XCTestCase {
+    func testAddReadLinksListsBacklinks() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let ann = Person()
+        ann.id = 1
+        ann.name = "Ann"
+        ann.age = 30
+        let rex = Dog()
+        rex.name = "Rex"
+        rex.age = 3
+        ann.dogs.append(rex)
+        let car = Car()
+        car.plate = "AB-1"
+        car.model = "Zoe"
+        car.owner = ann
+        try ctx.write {
+            try ctx.add(ann)
+            try ctx.add(car)
+        }
+        XCTAssertTrue(ann.isManaged)
+        XCTAssertEqual(ann.name, "Ann")
+        XCTAssertEqual(ann.dogs.count, 1)
+        XCTAssertEqual(ann.dogs[0].name, "Rex")
+        XCTAssertEqual(rex.owners.count, 1)
+        XCTAssertEqual(rex.owners[0].name, "Ann")
+        XCTAssertEqual(ann.ownedCars.count, 1)
+        XCTAssertEqual(ann.ownedCars.first?.plate, "AB-1")
+
+        // Another context (another "thread") sees the committed objects.
+        let other = store.context()
+        let people = other.objects(Person.self)
+        XCTAssertEqual(people.count, 1)
+        XCTAssertEqual(people[0].dogs.first?.name, "Rex")
+        XCTAssertEqual(try other.object(ofType: Car.self, forPrimaryKey: "AB-1")?.owner?.name, "Ann")
+
+        // Writes in one context are not visible in the other until refresh.
+        try ctx.write { ann.age = 31 }
+        XCTAssertEqual(people[0].age, 30)
+        try other.refresh()
+        XCTAssertEqual(people[0].age, 31)
+        let report = try store.check()
+        XCTAssertTrue(report.isSound, "\(report)")
+    }
+
+    func testDeleteNullifiesLinksAndCascades() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            let p = try ctx.create(Person.self, value: ["id": 7, "name": "Bo", "dogs": [["name": "A"], ["name": "B"]]])
+            try ctx.create(Car.self, value: ["plate": "X", "owner": p])
+        }
+        XCTAssertEqual(ctx.objects(Dog.self).count, 2)
+        let bo = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: 7))
+        try ctx.write { try ctx.delete(bo) }
+        XCTAssertTrue(bo.isInvalidated)
+        XCTAssertEqual(ctx.objects(Dog.self).count, 0, "cascade deletes the dogs")
+        XCTAssertNil(try ctx.object(ofType: Car.self, forPrimaryKey: "X")?.owner, "the car's link is nullified")
+        XCTAssertTrue(try store.check().isSound)
+    }
+
+    func testDuplicatePrimaryKeyRollsBackTheWholeWrite() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write { try ctx.create(Person.self, value: ["id": 1, "name": "A"]) }
+        XCTAssertThrowsError(try ctx.write {
+            try ctx.create(Person.self, value: ["id": 2, "name": "B"])
+            try ctx.create(Person.self, value: ["id": 1, "name": "C"])
+        }) { e in
+            XCTAssertEqual(e as? ObjectError, .duplicatePrimaryKey(className: "Person", value: "1"))
+        }
+        XCTAssertEqual(ctx.objects(Person.self).count, 1)
+        try ctx.write { try ctx.create(Person.self, value: ["id": 1, "name": "C"], update: .modified) }
+        XCTAssertEqual(ctx.objects(Person.self).first?.name, "C")
+        // A primary key change inside a setter makes the write throw and roll back.
+        let p = ctx.objects(Person.self)[0]
+        XCTAssertThrowsError(try ctx.write { p.id = 9; p.name = "D" }) { e in
+            XCTAssertEqual(e as? ObjectError, .primaryKeyChange(className: "Person", property: "id"))
+        }
+        XCTAssertEqual(p.name, "C")
+    }
+
+    func testQueriesBothFrontEnds() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            for i in 0..<50 {
+                let dogs = (0..<(i % 3)).map { ["name": "d\(i)-\($0)", "age": $0 + i % 5] as [String: Any] }
+                try ctx.create(Person.self, value: ["id": i, "name": i % 2 == 0 ? "Ann\(i)" : "bob\(i)", "age": i, "dogs": dogs])
+            }
+        }
+        let all = ctx.objects(Person.self)
+        let s = try all.filter("age BETWEEN {%@, %@} AND name BEGINSWITH[c] %@", 20, 30, "a")
+        let typed = all.where { $0.age >= 20 && $0.age <= 30 && $0.name.starts(with: "A", caseInsensitive: true) }
+        XCTAssertEqual(s.map(\.id), [20, 22, 24, 26, 28, 30])
+        XCTAssertEqual(typed.map(\.id), s.map(\.id))
+        XCTAssertEqual(try all.filter("dogs.@count == 2").count, all.where { $0.dogs.count == 2 }.count)
+        XCTAssertEqual(try all.filter("ANY dogs.age > 5").map(\.id), all.where { $0.dogs.age > 5 }.map(\.id))
+        XCTAssertEqual(try all.filter("SUBQUERY(dogs, $d, $d.age >= 2).@count > 0").count,
+                       try all.filter("ANY dogs.age >= 2").count)
+        let dogs = ctx.objects(Dog.self)
+        XCTAssertEqual(try dogs.filter("ANY owners.name == %@", "Ann2").count, 2)
+        XCTAssertEqual(dogs.where { $0.owners.count > 0 }.count, dogs.count)
+        XCTAssertEqual(all.sorted(byKeyPath: "age", ascending: false).limit(3).map(\.id), [49, 48, 47])
+        XCTAssertEqual(try all.filter("id == 7").first?.name, "bob7")
+        XCTAssertEqual(try all.filter("name IN %@", ["Ann4", "bob5", "zzz"]).map(\.id), [4, 5])
+        XCTAssertEqual(all.sum(ofProperty: "age"), Double((0..<50).reduce(0, +)))
+        XCTAssertThrowsError(try all.filter("age >")) { e in
+            XCTAssertEqual((e as? QueryError)?.position, 6)
+        }
+        XCTAssertThrowsError(try all.filter("nme == 'x'")) { e in
+            XCTAssertEqual(e as? QueryError, .unknownProperty(position: 1, className: "Person", property: "nme"))
+        }
+        XCTAssertThrowsError(try all.filter("age == 'x'")) { e in
+            guard case .typeMismatch(1, _)? = e as? QueryError else { return XCTFail("\(e)") }
+        }
+    }
+
+    func testResultsSeeOwnUncommittedWrites() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let young = ctx.objects(Person.self).where { $0.age < 10 }
+        XCTAssertEqual(young.count, 0)
+        try ctx.write {
+            try ctx.create(Person.self, value: ["id": 1, "age": 5])
+            XCTAssertEqual(young.count, 1)
+        }
+        XCTAssertEqual(young.count, 1)
+        XCTAssertThrowsError(try ctx.write {
+            try ctx.create(Person.self, value: ["id": 2, "age": 6])
+            XCTAssertEqual(young.count, 2)
+            throw CancellationError()
+        })
+        XCTAssertEqual(young.count, 1)
+    }
+}
