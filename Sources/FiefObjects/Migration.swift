@@ -37,6 +37,8 @@ struct SchemaMigrator {
             throw e
         } catch let e as EngineError {
             throw e
+        } catch let e as ObjectError {
+            throw e
         } catch {
             throw SchemaError.migrationFailed(path: path, detail: "\(error)")
         }
@@ -62,6 +64,7 @@ struct SchemaMigrator {
         }
         s.version = configuration.schemaVersion
         let tables = ObjectTables(tx: tx, schema: s, path: path)
+        tables.migrating = true
         if migrate {
             for (name, sc) in stored.classes where models[name] != nil {
                 try checkIntegerPrimaryKey(old: sc, new: s.classes[name]!, tables)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a managed object lives: its context, class and key.
 public final class ManagedRef {
-    unowned let ctx: ObjectContext
+    let ctx: ObjectContext
     let className: String
     let key: Int64
 

@@ -9,6 +9,9 @@ final class ObjectTables {
     private(set) var schema: StoredSchema
     private var codecs: [UInt32: RowCodec] = [:]
     let path: String
+    /// A migration may give objects new values of a String or UUID primary key (uniqueness
+    /// is verified when it ends); an integer primary key is the object key and never changes.
+    var migrating = false
 
     init(tx: Transaction, schema: StoredSchema, path: String) {
         self.tx = tx
@@ -258,7 +261,7 @@ final class ObjectTables {
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
         var vals = try values(c, key)
         let old = vals[p.pid] ?? ObjectTables.defaultValue(p)
-        if p.primaryKey {
+        if p.primaryKey && (!migrating || p.kind.isInteger) {
             if old != v { throw ObjectError.primaryKeyChange(className: c.name, property: p.name) }
             return
         }

@@ -1,0 +1,166 @@
+import XCTest
+import Foundation
+import Engine
+@testable import FiefObjects
+
+enum V1 {
+    final class User: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var firstname = ""
+        @Persisted var lastname = ""
+        @Persisted var yearsSinceBirth = 0
+        @Persisted var email = ""
+    }
+}
+
+enum V2 {
+    final class User: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var fullname = ""
+        @Persisted var age = 0
+        @Persisted(indexed: true) var email = ""
+        @Persisted var nickname: String?
+    }
+}
+
+enum V3 {
+    /// The email becomes the primary key.
+    final class User: Object {
+        @Persisted var id = ""
+        @Persisted var fullname = ""
+        @Persisted var age = 0
+        @Persisted(primaryKey: true) var email = ""
+        @Persisted var nickname: String?
+    }
+}
+
+final class MigrationTests: XCTestCase {
+    func seedV1(_ path: String, _ n: Int = 3) throws {
+        let store = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
+        let ctx = store.context()
+        try ctx.write {
+            for i in 0..<n {
+                try ctx.create(V1.User.self, value: ["id": "u\(i)", "firstname": "First\(i)", "lastname": "Last\(i)",
+                                                     "yearsSinceBirth": 20 + i, "email": "u\(i)@x"])
+            }
+        }
+    }
+
+    /// The seeds' example: merge first and last name, rename yearsSinceBirth to age.
+    func testMergeNamesAndRename() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { migration, oldSchemaVersion in
+            if oldSchemaVersion < 2 {
+                try migration.renameProperty(onType: "User", from: "yearsSinceBirth", to: "age")
+                try migration.enumerateObjects(ofType: "User") { oldObject, newObject in
+                    let firstname = oldObject!["firstname"] as! String
+                    let lastname = oldObject!["lastname"] as! String
+                    newObject!["fullname"] = "\(firstname) \(lastname)"
+                }
+            }
+        }))
+        let ctx = store.context()
+        let users = ctx.objects(V2.User.self).sorted(byKeyPath: "id")
+        XCTAssertEqual(users.map(\.fullname), ["First0 Last0", "First1 Last1", "First2 Last2"])
+        XCTAssertEqual(users.map(\.age), [20, 21, 22])
+        XCTAssertEqual(users.map(\.email), ["u0@x", "u1@x", "u2@x"])
+        XCTAssertEqual(try users.filter("email == 'u1@x'").first?.id, "u1", "the new index is built from existing rows")
+        XCTAssertNil(users[0].nickname)
+        XCTAssertTrue(try store.check().isSound)
+        // Opening again with the same code needs nothing.
+        _ = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2))
+    }
+
+    func testSameVersionDifferentSchemaListsEveryChange() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 1))) { e in
+            guard case .migrationRequired(_, let changes)? = e as? SchemaError else { return XCTFail("\(e)") }
+            XCTAssertEqual(Set(changes), [
+                "User.fullname added (string)", "User.age added (int)", "User.email index added", "User.nickname added (string?)",
+                "User.firstname removed", "User.lastname removed", "User.yearsSinceBirth removed",
+            ])
+        }
+    }
+
+    func testDowngradeIsRefused() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 0))) { e in
+            XCTAssertEqual(e as? SchemaError, .schemaVersionDowngrade(path: path, stored: 1, code: 0))
+        }
+    }
+
+    func testPrimaryKeyOverDuplicatesFailsAndLeavesTheFileAsItWas() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        _ = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
+            try m.enumerateObjects(ofType: "User") { _, new in new!["email"] = "same@x" }
+        }))
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V3.User.self], schemaVersion: 3))) { e in
+            guard case .migrationFailed(_, let d)? = e as? SchemaError else { return XCTFail("\(e)") }
+            XCTAssertTrue(d.contains("appears more than once"), d)
+        }
+        // Untouched: same stored schema, still opens with V2 at version 2.
+        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2))
+        XCTAssertEqual(store.context().objects(V2.User.self).count, 3)
+        _ = before
+        // With unique emails the same migration goes through.
+        let fixed = try ObjectStore(Configuration(path: path, types: [V3.User.self], schemaVersion: 3, migrationBlock: { m, _ in
+            try m.enumerateObjects(ofType: "User") { old, new in new!["email"] = "\(old!["id"] as! String)@y" }
+        }))
+        XCTAssertEqual(try fixed.context().object(ofType: V3.User.self, forPrimaryKey: "u2@y")?.id, "u2")
+        XCTAssertTrue(try fixed.check().isSound)
+    }
+
+    func testBlockThatThrowsLeavesTheFileAsItWas() throws {
+        struct Boom: Error {}
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
+            try m.enumerateObjects(ofType: "User") { _, new in new!["fullname"] = "changed" }
+            throw Boom()
+        })))
+        let store = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
+        XCTAssertEqual(store.context().objects(V1.User.self).map(\.firstname).sorted(), ["First0", "First1", "First2"])
+    }
+
+    func testTypeMismatchInsideTheBlockFailsTheMigration() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
+            try m.enumerateObjects(ofType: "User") { _, new in new!["age"] = "not a number" }
+        }))) { e in
+            guard case .typeMismatch(className: "User", property: "age", _, _)? = e as? ObjectError else { return XCTFail("\(e)") }
+        }
+        _ = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
+    }
+
+    func testDeleteIfMigrationNeededStartsEmpty() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 1, deleteIfMigrationNeeded: true))
+        XCTAssertEqual(store.context().objects(V2.User.self).count, 0)
+    }
+
+    func testDeleteDataAndCreateInsideMigration() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        try seedV1(path)
+        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
+            XCTAssertTrue(try m.deleteData(forType: "User"))
+            try m.create("User", value: ["id": "new", "fullname": "N N", "email": "n@x"])
+        }))
+        XCTAssertEqual(store.context().objects(V2.User.self).map(\.id), ["new"])
+        XCTAssertTrue(try store.check().isSound)
+    }
+}
