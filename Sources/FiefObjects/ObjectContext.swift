@@ -272,16 +272,16 @@ public final class ObjectContext {
         if let d = value as? [String: Any?] {
             fields = d
         } else if let d = value as? [String: Any] {
-            for (k, v) in d { fields[k] = DynamicValue.unwrap(v) }
+            for (k, v) in d { fields[k] = .some(DynamicValue.unwrap(v)) }
         } else if let a = value as? [Any] {
             guard a.count <= settable.count else {
                 throw ObjectError.typeMismatch(className: c.name, property: "(array)", expected: "at most \(settable.count) values", found: "\(a.count)")
             }
-            for (i, v) in a.enumerated() { fields[settable[i].name] = DynamicValue.unwrap(v) }
+            for (i, v) in a.enumerated() { fields[settable[i].name] = .some(DynamicValue.unwrap(v)) }
         } else if let o = value as? Object, let r = o._ref {
             let src = try r.ctx.tables()
             let sc = try src.cls(r.className)
-            for p in sc.storedProperties { fields[p.name] = r.ctx.dynamicGet(r, p.name) }
+            for p in sc.storedProperties { fields[p.name] = .some(r.ctx.dynamicGet(r, p.name)) }
         } else {
             throw ObjectError.typeMismatch(className: c.name, property: "(value)", expected: "a dictionary, an array or an object", found: "\(Swift.type(of: value))")
         }
