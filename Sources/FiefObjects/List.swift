@@ -72,6 +72,9 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         for e in s { append(e) }
     }
 
+    /// Realm's spelling of `append(contentsOf:)`.
+    public func append<S: Sequence>(objectsIn s: S) where S.Element == Element { append(contentsOf: s) }
+
     public func insert(_ e: Element, at i: Int) {
         guard ref != nil else { items.insert(e, at: i); return }
         change("List.insert") { v, _ in

@@ -4,10 +4,10 @@ public indirect enum Predicate: Sendable, Equatable {
     case and([Predicate])
     case or([Predicate])
     case not(Predicate)
-    case compare(Expression, CompareOperator, Expression, StringOptions, Quantifier)
-    case between(Expression, Expression, Expression, Quantifier)
+    case compare(QueryExpression, CompareOperator, QueryExpression, StringOptions, Quantifier)
+    case between(QueryExpression, QueryExpression, QueryExpression, Quantifier)
     /// `lhs IN rhs`: rhs a list of values or a collection key path.
-    case `in`(Expression, Expression, Quantifier)
+    case `in`(QueryExpression, QueryExpression, Quantifier)
 }
 
 public enum CompareOperator: String, Sendable, Equatable {
@@ -45,7 +45,7 @@ public struct KeyPathExpression: Sendable, Equatable {
     }
 }
 
-public indirect enum Expression: Sendable, Equatable {
+public indirect enum QueryExpression: Sendable, Equatable {
     case keyPath(KeyPathExpression)
     /// `dogs.@count`, `dogs.@sum.age`, `scores.@max`.
     case aggregate(KeyPathExpression, AggregateOperator, [String])

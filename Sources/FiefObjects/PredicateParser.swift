@@ -261,7 +261,7 @@ struct PredicateParser {
         return .compare(lhs, op, rhs, opts, quant)
     }
 
-    private mutating func parseExpression() throws -> Expression {
+    private mutating func parseExpression() throws -> QueryExpression {
         let at = pos
         switch peek {
         case .string(let s): advance(); return .value(.string(s))
@@ -332,7 +332,7 @@ struct PredicateParser {
     }
 
     /// `.@count`, `.@sum.age` after a key path.
-    private mutating func keyPathTail(_ k: KeyPathExpression) throws -> Expression {
+    private mutating func keyPathTail(_ k: KeyPathExpression) throws -> QueryExpression {
         guard peek == .punct("."), case .aggregate(let a) = tokens[i + 1].0 else { return .keyPath(k) }
         advance()
         let at = pos
@@ -348,7 +348,7 @@ struct PredicateParser {
         return .aggregate(k, op, rest)
     }
 
-    private mutating func parseSubquery() throws -> Expression {
+    private mutating func parseSubquery() throws -> QueryExpression {
         let at = pos
         advance()
         try expect("(")
@@ -370,7 +370,7 @@ struct PredicateParser {
     }
 
     /// A `%@` argument: a value, or a list of values for an array.
-    private mutating func nextArgument(_ at: Int) throws -> Expression {
+    private mutating func nextArgument(_ at: Int) throws -> QueryExpression {
         guard argIndex < args.count else { throw QueryError.argumentCount(position: at, expected: argIndex + 1, given: args.count) }
         let a = args[argIndex]
         argIndex += 1

@@ -37,7 +37,7 @@ struct QueryEvaluator {
     }
 
     /// The kind of value an expression yields (nil: any, as for the null constant).
-    private func type(of e: Expression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> PropertyKind? {
+    private func type(of e: QueryExpression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> PropertyKind? {
         switch e {
         case .value(let v): return kind(of: v)
         case .values(let vs): return vs.lazy.compactMap { kind(of: $0) }.first
@@ -82,7 +82,7 @@ struct QueryEvaluator {
         }
     }
 
-    private func position(_ e: Expression) -> Int? {
+    private func position(_ e: QueryExpression) -> Int? {
         switch e {
         case .keyPath(let k), .aggregate(let k, _, _), .subqueryCount(let k, _, _): return k.position
         default: return nil
@@ -235,7 +235,7 @@ struct QueryEvaluator {
     }
 
     private func planOne(_ q: Predicate, _ c: ClassSchema) throws -> [Int64]? {
-        func direct(_ e: Expression) -> Property? {
+        func direct(_ e: QueryExpression) -> Property? {
             guard case .keyPath(let k) = e, k.variable == nil, k.components.count == 1, let p = c.property(k.components[0]), !p.list else { return nil }
             return p
         }
@@ -330,7 +330,7 @@ struct QueryEvaluator {
         }
     }
 
-    func values(_ e: Expression, _ env: Env) throws -> [ObjectValue] {
+    func values(_ e: QueryExpression, _ env: Env) throws -> [ObjectValue] {
         switch e {
         case .value(let v): return [v]
         case .values(let vs): return vs

@@ -15,7 +15,7 @@ public struct Query<T> {
         self.built = predicate
     }
 
-    var keyPath: Expression { .keyPath(KeyPathExpression(components: path)) }
+    var keyPath: QueryExpression { .keyPath(KeyPathExpression(components: path)) }
 
     /// A Bool property used as a condition means `== true`.
     var predicate: Predicate { built ?? .compare(keyPath, .equal, .value(.bool(true)), [], .implicit) }
@@ -57,7 +57,7 @@ extension Query {
         return q
     }
 
-    var expression: Expression {
+    var expression: QueryExpression {
         if let (op, rest) = aggregateOp { return .aggregate(KeyPathExpression(components: path), op, rest) }
         return keyPath
     }
