@@ -41,7 +41,7 @@ let package = Package(
             name: "FaultFS",
             dependencies: ["CFuse3", "SeededRandomness", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        .target(name: "Torture", dependencies: ["Engine", "FaultFS", "SeededRandomness"]),
+        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness"]),
         // Peers for `fief bench`, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "fief",
             dependencies: [
-                "Engine", "FaultFS", "Torture", "Reports",
+                "Engine", "FiefObjects", "FaultFS", "Torture", "Reports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -32,6 +32,13 @@ struct SchemaMigrator {
             throw SchemaError.migrationRequired(path: path, changes: changes.isEmpty ? ["schema version \(stored.version) -> \(code)"] : changes)
         }
         do {
+            if BrokenObjectLayer.on(.migrationSplit) && migrate {
+                // Broken on purpose: the new schema is committed before the data is migrated.
+                try db.write { tx in try self.apply(stored, tx, migrate: false) }
+                let mid = try db.read { try SchemaStore.load($0, path: path) }
+                try db.write { tx in try self.apply(mid, tx, migrate: true, oldSchema: stored) }
+                return
+            }
             try db.write { tx in try self.apply(stored, tx, migrate: migrate) }
         } catch let e as SchemaError {
             throw e
@@ -44,7 +51,7 @@ struct SchemaMigrator {
         }
     }
 
-    private func apply(_ stored: StoredSchema, _ tx: WriteTransaction, migrate: Bool) throws {
+    private func apply(_ stored: StoredSchema, _ tx: WriteTransaction, migrate: Bool, oldSchema: StoredSchema? = nil) throws {
         // Read again inside the writer lock: another process may have done this meanwhile.
         let current = try SchemaStore.load(tx, path: path)
         guard current == stored else {
@@ -63,6 +70,7 @@ struct SchemaMigrator {
             }
         }
         s.version = configuration.schemaVersion
+        let stored = oldSchema ?? stored
         let tables = ObjectTables(tx: tx, schema: s, path: path)
         tables.migrating = true
         if migrate {

@@ -372,6 +372,12 @@ public final class ObjectContext {
         return accessor(type, key: k)
     }
 
+    /// The object with this object key (see `Object.objectKey`), or nil.
+    public func object<T: Object>(ofType type: T.Type, objectKey key: Int64) throws -> T? {
+        let t = try tables()
+        return try t.exists(try t.cls(ModelInfo.of(type).name), key) ? accessor(type, key: key) : nil
+    }
+
     // MARK: Dynamic access
 
     func dynamicGet(_ r: ManagedRef, _ name: String) -> Any? {

@@ -84,6 +84,16 @@ public final class ObjectStore: @unchecked Sendable {
     /// A context reading the newest version. Not Sendable: use it on one thread or actor.
     public func context() -> ObjectContext { ObjectContext(store: self) }
 
+    /// The schema version stored in a file (nil when it holds no object schema yet), without
+    /// opening it as a store: to pick the model classes that match it.
+    public static func storedSchemaVersion(at path: String) throws -> UInt64? {
+        let db = try Database(path: path, options: DatabaseOptions(create: false))
+        return try db.read { tx in
+            let s = try SchemaStore.load(tx, path: path)
+            return s.classes.isEmpty ? nil : s.version
+        }
+    }
+
     /// Checks the object graph of the newest version (links resolve, backlinks are the
     /// inverse of links, indexes match their rows, primary keys are unique, rows decode).
     public func check() throws -> ObjectCheckReport {

@@ -249,6 +249,7 @@ final class ObjectTables {
 
     private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64) throws {
         guard let tname = p.target, let tc = schema.classes[tname] else { return }
+        if BrokenObjectLayer.on(.skipBacklink) && p.list && delta > 0 { return }
         let t = Tables.backlinks(tc.cid)
         let w = try ensureTable(t, value: .int64)
         let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
@@ -270,7 +271,7 @@ final class ObjectTables {
         if p.hasIndex {
             let t = Tables.index(c.cid, p.pid)
             let w = try ensureTable(t)
-            try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key))
+            if !BrokenObjectLayer.on(.staleIndex) { try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key)) }
             try w.put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
         }
         if p.isLink {
@@ -357,7 +358,7 @@ final class ObjectTables {
             for t in targets where seen.insert(t).inserted {
                 let k = KeyBytes.backlink(target: t, originClass: c.cid, pid: p.pid, origin: key)
                 try ensureTable(Tables.backlinks(tc.cid), value: .int64).delete(table: Tables.backlinks(tc.cid), key: k)
-                if p.onDelete == .cascade { cascade.append((tc, t)) }
+                if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) { cascade.append((tc, t)) }
             }
         }
         for p in c.storedProperties where p.list { try deleteList(c, key, p) }

@@ -316,6 +316,10 @@ struct PredicateParser {
             default: break
             }
             if keyword(s) == "SUBQUERY" { return try parseSubquery() }
+            if s.uppercased() == "SELF" {
+                advance()
+                return .keyPath(KeyPathExpression(components: [], position: at))
+            }
             if let k = keyword(s), k != "ANY", k != "ALL", k != "NONE", k != "SOME" {
                 throw QueryError.syntax(position: at, detail: "expected a key path or a value, found keyword \(k)")
             }

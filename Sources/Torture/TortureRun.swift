@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Engine
+import FiefObjects
 import Foundation
 import SeededRandomness
 
@@ -33,6 +34,17 @@ public struct TortureOptions: Sendable {
     public var out: String = "fief-out/torture"
     /// Run the writers on a deliberately broken engine (debug builds), to see the checkers fire.
     public var broken: BrokenVariant?
+    /// Run the object writers on a deliberately broken object layer (debug builds).
+    public var brokenObjects: BrokenObjectLayer?
+    /// The name of whichever broken variant is chosen.
+    public var brokenName: String? { broken?.rawValue ?? brokenObjects?.rawValue }
+
+    /// Chooses an engine or object-layer variant by name; nil when the name is neither.
+    public mutating func chooseBroken(_ name: String) -> Bool {
+        if let v = BrokenVariant(rawValue: name) { broken = v; return true }
+        if let v = BrokenObjectLayer(rawValue: name) { brokenObjects = v; return true }
+        return false
+    }
     /// Run only this cycle (reproduction).
     public var onlyCycle: Int?
 
@@ -61,12 +73,12 @@ public struct ScenarioContext: Sendable {
     public let options: TortureOptions
     /// Environment for writer processes.
     public var writerEnvironment: [String: String] {
-        options.broken.map { [BrokenVariant.environmentVariable: $0.rawValue] } ?? [:]
+        options.brokenName.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
     }
 }
 
 public enum Scenarios {
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario()]
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario()]
 
     public static func named(_ names: [String]) throws -> [Scenario] {
         if names.contains("all") { return all }
@@ -212,13 +224,13 @@ public final class TortureRun {
         try? FileManager.default.removeItem(atPath: target)
         let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
         let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
-                                        profile: options.profile.rawValue, broken: options.broken?.rawValue,
+                                        profile: options.profile.rawValue, broken: options.brokenName,
                                         violations: outcome.violations)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
         var command = "fief torture run --scenario \(scenario) --seed \(options.seed) --only-cycle \(cycle)"
-        if let b = options.broken { command += " --broken \(b.rawValue)" }
+        if let b = options.brokenName { command += " --broken \(b)" }
         if kept { command = "fief torture reproduce \(target)   (or: \(command))" }
         return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
                             violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Engine
+import FiefObjects
 import Foundation
 import Torture
 
@@ -7,7 +8,8 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self]
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+                      TortureObjectsWriter.self, TortureObjectsMigrate.self]
     )
 }
 
@@ -35,9 +37,11 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Cycles to run at once.") var jobs: Int = 1
     @Option(help: "Run slice K of N of the cycles, as K/N.") var shard: String = "1/1"
     @Option(help: "Folder for results and artifacts.") var out: String = "fief-out/torture"
-    @Option(help: "Run writers on a deliberately broken engine (debug builds): \(BrokenVariant.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Run writers on a deliberately broken engine or object layer (debug builds): \(TortureRunCommand.brokenNames.joined(separator: ", ")).")
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+
+    static var brokenNames: [String] { BrokenVariant.allCases.map(\.rawValue) + BrokenObjectLayer.allCases.map(\.rawValue) }
 
     func parsedShard() throws -> (Int, Int) {
         let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -53,8 +57,9 @@ struct TortureRunCommand: ParsableCommand {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let broken {
-            guard BrokenVariant(rawValue: broken) != nil else {
-                throw ValidationError("unknown broken variant '\(broken)'; known: \(BrokenVariant.allCases.map(\.rawValue).joined(separator: ", "))")
+            var probe = TortureOptions(seed: 0)
+            guard probe.chooseBroken(broken) else {
+                throw ValidationError("unknown broken variant '\(broken)'; known: \(TortureRunCommand.brokenNames.joined(separator: ", "))")
             }
             guard BrokenVariant.available else { throw ValidationError("--broken needs a debug build (release builds carry no broken variants)") }
         }
@@ -75,7 +80,7 @@ struct TortureRunCommand: ParsableCommand {
         o.jobs = jobs
         o.shard = try parsedShard()
         o.out = out
-        o.broken = broken.flatMap(BrokenVariant.init(rawValue:))
+        if let broken { _ = o.chooseBroken(broken) }
         o.onlyCycle = onlyCycle
         let results: TortureResults
         do {
@@ -106,7 +111,7 @@ struct TortureReproduce: ParsableCommand {
         o.profile = TortureProfile(rawValue: record.profile) ?? .quick
         o.scenarios = [record.scenario]
         o.onlyCycle = record.cycle
-        o.broken = record.broken.flatMap(BrokenVariant.init(rawValue:))
+        if let b = record.broken { _ = o.chooseBroken(b) }
         o.out = out ?? (dir + "/rerun")
         let results = try TortureRun(options: o).run()
         print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")
@@ -172,6 +177,39 @@ struct TortureListAppend: ParsableCommand {
             try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run()
         } catch {
             FileHandle.standardError.write(Data("fief torture list-append: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The process the `objects` scenario kills. Not for direct use.
+struct TortureObjectsWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.", shouldDisplay: false)
+    @Option var db: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Option var maxCommit: UInt64
+
+    func run() throws {
+        do {
+            try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture objects-writer: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The migration the `objects` scenario kills. Not for direct use.
+struct TortureObjectsMigrate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.", shouldDisplay: false)
+    @Option var db: String
+
+    func run() throws {
+        do {
+            try ObjectsWriter.migrate(dbPath: db)
+        } catch {
+            FileHandle.standardError.write(Data("fief torture objects-migrate: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }

@@ -112,6 +112,9 @@ final class BasicsTests: XCTestCase {
         XCTAssertEqual(dogs.where { $0.owners.count > 0 }.count, dogs.count)
         XCTAssertEqual(all.sorted(byKeyPath: "age", ascending: false).limit(3).map(\.id), [49, 48, 47])
         XCTAssertEqual(try all.filter("id == 7").first?.name, "bob7")
+        let seven = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: 7))
+        XCTAssertEqual(try all.filter("SELF == %@", seven).map(\.id), [7])
+        XCTAssertEqual(try all.filter("SELF != %@ AND id < 3", seven).map(\.id), [0, 1, 2])
         XCTAssertEqual(try all.filter("name IN %@", ["Ann4", "bob5", "zzz"]).map(\.id), [4, 5])
         XCTAssertEqual(all.sum(ofProperty: "age"), Double((0..<50).reduce(0, +)))
         XCTAssertThrowsError(try all.filter("age >")) { e in

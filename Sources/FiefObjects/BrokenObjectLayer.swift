@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Deliberately broken object layers, which exist only to prove that the torture suite's
+/// object checks catch real bugs. Selected with `FIEF_BROKEN=<name>` (the engine's variable),
+/// and only in builds compiled with `-D FIEF_BROKEN_VARIANTS` (debug builds); release builds
+/// never read the variable.
+public enum BrokenObjectLayer: String, CaseIterable, Sendable {
+    /// Links added to a list get no backlink entry.
+    case skipBacklink = "skip-backlink"
+    /// Changing an indexed property leaves its old index entry behind.
+    case staleIndex = "stale-index"
+    /// Deleting an object never deletes its `.cascade` targets.
+    case noCascade = "no-cascade"
+    /// A migration commits the new schema and the migrated data in two transactions.
+    case migrationSplit = "migration-split"
+
+    #if FIEF_BROKEN_VARIANTS
+    static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }
+    public static let available = true
+    #else
+    static let active: BrokenObjectLayer? = nil
+    public static let available = false
+    #endif
+
+    @inline(__always) static func on(_ v: BrokenObjectLayer) -> Bool {
+        #if FIEF_BROKEN_VARIANTS
+        return active == v
+        #else
+        return false
+        #endif
+    }
+}

@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import FiefObjects
+import Foundation
+import SeededRandomness
+
+/// An object graph (links, lists, backlinks, an index, cascading deletes, upserts) written
+/// through the object layer, one engine commit per object write. Writer processes die at
+/// every engine crash point and at random times, power is cut under every FaultFS mode, and
+/// each cycle ends with a schema migration killed at a crash point. After every death the
+/// file must hold exactly the graph after one commit k (acknowledged <= k <= attempted), pass
+/// the engine's and the object layer's checks, and be wholly before or wholly after the
+/// migration.
+public struct ObjectsScenario: Scenario {
+    public var name: String { "objects" }
+    public init() {}
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 9 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        if index % 3 == 2 { return try powerCutCycle(index, seed: seed, dir: dir, context: context) }
+        var rng = SeededRandom(seed: seed)
+        var outcome = CycleOutcome()
+        let db = dir + "/objects.fief", oracle = dir + "/oracle.log"
+        let workload = ObjectGraphWorkload(seed: seed)
+        let points = CrashPoint.allCases
+        var current: UInt64 = 0
+        for e in 0..<3 {
+            let kind = (index * 3 + e) % (points.count + 1)
+            let log = "\(dir)/writer-\(e).out"
+            var description: String
+            var ending: ChildProcess.Ending
+            if kind < points.count {
+                // Every commit passes each point once, so the writer reaches the n-th well
+                // before it runs out of commits.
+                let nth = Int.random(in: 1...6, using: &rng)
+                let args = writerArguments(db, oracle, seed, current + UInt64(nth) + 3)
+                let child = try ChildProcess(arguments: args, environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(points[kind].rawValue):\(nth)"]) { $1 },
+                                             output: log, label: "objects writer")
+                ending = child.wait()
+                description = "objects writer killed at \(points[kind].rawValue):\(nth) from commit \(current)"
+                outcome.crashPoints.insert(points[kind].rawValue)
+            } else {
+                let child = try ChildProcess(arguments: writerArguments(db, oracle, seed, UInt64.max / 2), environment: context.writerEnvironment,
+                                             output: log, label: "objects writer")
+                let delay = UInt32.random(in: 30_000...400_000, using: &rng)
+                usleep(delay)
+                child.kill9()
+                ending = child.wait()
+                description = "objects writer SIGKILLed after \(delay / 1000) ms from commit \(current)"
+                outcome.crashPoints.insert("random-kill")
+            }
+            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+            if ending != .signaled(SIGKILL) {
+                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
+            }
+            current = verdict.recoveredCommit
+            outcome.events.append(("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
+            if !verdict.violations.isEmpty { return outcome }
+        }
+        // A migration to schema 2, killed at a crash point (rotating over the cycles).
+        let point = points[index % points.count]
+        let child = try ChildProcess(arguments: ["torture", "objects-migrate", "--db", db],
+                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
+                                     output: "\(dir)/migrate.out", label: "objects migration")
+        let ending = child.wait()
+        var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+        if ending != .signaled(SIGKILL) {
+            verdict.violations.append("migration armed at \(point.rawValue):1 \(ending), but should have been killed there; see \(dir)/migrate.out")
+        } else if let s = try? ObjectStore.storedSchemaVersion(at: db), (s == 2) != point.newVersionSurvivesProcessKill && !BrokenObjectLayer.available {
+            verdict.violations.append("migration killed at \(point.rawValue): expected schema \(point.newVersionSurvivesProcessKill ? 2 : 1), found \(s)")
+        }
+        outcome.crashPoints.insert("migration-\(point.rawValue)")
+        outcome.events.append(("objects-migration", verdict.violations, "migration to schema 2 killed at \(point.rawValue):1 at commit \(current)"))
+        return outcome
+    }
+
+    func writerArguments(_ db: String, _ oracle: String, _ seed: UInt64, _ maxCommit: UInt64) -> [String] {
+        ["torture", "objects-writer", "--db", db, "--oracle", oracle, "--seed", String(seed), "--max-commit", String(maxCommit)]
+    }
+
+    /// On a FaultFS mount: a writer killed at a crash point, then a cut; a cut while a writer runs.
+    func powerCutCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append(("no-fuse", ["objects power cuts cannot run on this machine: \(why)"], "objects power-cut cycle \(index)"))
+            return outcome
+        }
+        var rng = SeededRandom(seed: seed)
+        let mode = PowerCutScenario.modes[(index / 3) % PowerCutScenario.modes.count]
+        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
+        let workload = ObjectGraphWorkload(seed: seed)
+        var current: UInt64 = 0
+        for e in 0..<2 {
+            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl")
+            try fs.mount()
+            defer { fs.unmount() }
+            let args = writerArguments(mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)
+            var description: String
+            if e == 0 {
+                let p = CrashPoint.allCases[(index / 3) % CrashPoint.allCases.count]
+                let nth = Int.random(in: 1...6, using: &rng)
+                let child = try ChildProcess(arguments: args, environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"]) { $1 },
+                                             output: "\(dir)/writer-\(e).out", label: "objects writer")
+                let ending = child.wait()
+                try fs.ctl(["power-cut"] + mode.args)
+                description = "\(mode.name) power cut after the objects writer died at \(p.rawValue):\(nth)"
+                if ending != .signaled(SIGKILL) {
+                    outcome.events.append(("objects-\(mode.name)", ["objects writer \(ending) instead of dying at \(p.rawValue):\(nth); see \(dir)/writer-\(e).out"], description))
+                    break
+                }
+                outcome.crashPoints.insert(p.rawValue)
+            } else {
+                let child = try ChildProcess(arguments: args, environment: context.writerEnvironment, output: "\(dir)/writer-\(e).out", label: "objects writer")
+                let delay = UInt32.random(in: 100_000...500_000, using: &rng)
+                usleep(delay)
+                try fs.ctl(["power-cut"] + mode.args)
+                child.kill9()
+                _ = child.wait()
+                description = "\(mode.name) power cut \(delay / 1000) ms into an objects writer's run"
+            }
+            outcome.faults += 1
+            fs.unmount()
+            let verdict = ObjectRecoveryCheck.verify(dbPath: backing + "/objects.fief", oraclePath: oracle, workload: workload)
+            current = verdict.recoveredCommit
+            outcome.events.append(("objects-\(mode.name)", verdict.violations, description))
+            if !verdict.violations.isEmpty { break }
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,54 @@
+import XCTest
+import Engine
+import FaultFS
+import FiefObjects
+@testable import Torture
+
+/// The `objects` scenario: crash points, random kills, power cuts and killed migrations on an
+/// object graph. The correct object layer shows no violation; each object layer broken on
+/// purpose is caught, by the check that should catch it.
+final class ObjectsScenarioTests: XCTestCase {
+    func run(seed: UInt64, cycles: Int = 9, broken: BrokenObjectLayer? = nil) throws -> ScenarioResult {
+        if let why = Mounter.fuseUnavailableReason() {
+            FileHandle.standardError.write(Data("\n*** objects (its power-cut cycles) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("the objects scenario's power-cut cycles need FUSE: \(why)")
+        }
+        let dir = try TempFolder()
+        var o = TortureOptions(seed: seed)
+        o.scenarios = ["objects"]
+        o.cycles = cycles
+        o.out = dir.file("out")
+        o.brokenObjects = broken
+        return try TortureRun(options: o).run().scenarios[0]
+    }
+
+    func testCorrectObjectLayerShowsNoViolation() throws {
+        for seed: UInt64 in [42, 43] {
+            let r = try run(seed: seed)
+            XCTAssertTrue(r.passed, "seed \(seed): \(r.failures.map(\.violations))")
+            XCTAssertEqual(r.cycles, 9)
+            XCTAssertTrue(r.crashPointsCovered.contains("after-select-flip"))
+            XCTAssertTrue(r.crashPointsCovered.contains { $0.hasPrefix("migration-") })
+        }
+    }
+
+    func testEveryBrokenObjectLayerIsCaught() throws {
+        guard BrokenObjectLayer.available else { return XCTFail("broken object layers exist only in debug builds") }
+        // What each variant breaks, and the words of the check that must report it.
+        let expected: [(BrokenObjectLayer, String)] = [
+            (.skipBacklink, "objects: "),
+            (.staleIndex, "index has"),
+            (.noCascade, "atomicity: graph is not the graph"),
+            (.migrationSplit, "migration to schema 2 killed"),
+        ]
+        for (variant, words) in expected {
+            let r = try run(seed: 42, broken: variant)
+            XCTAssertFalse(r.passed, "\(variant.rawValue) went unnoticed")
+            let all = r.failures.flatMap(\.violations)
+            XCTAssertTrue(all.contains { $0.contains(words) }, "\(variant.rawValue): expected a violation with '\(words)', found \(all.prefix(3))")
+            XCTAssertFalse(all.contains { $0.contains("instead of being killed") || $0.contains("failed on its own") },
+                           "\(variant.rawValue): a harness failure is not a catch: \(all.prefix(3))")
+            print("\(variant.rawValue) caught: \(all.first ?? "")")
+        }
+    }
+}
