@@ -184,9 +184,9 @@ public final class ObjectContext {
     }
 
     /// An accessor of a stored object.
-    func accessor<T: Object>(_ type: T.Type, key: Int64) -> T {
+    func accessor<T: Object>(_ type: T.Type, key: Int64, className: String? = nil) -> T {
         let o = T()
-        o._ref = ManagedRef(ctx: self, className: ModelInfo.of(type).name, key: key)
+        o._ref = ManagedRef(ctx: self, className: className ?? ModelInfo.of(type).name, key: key)
         return o
     }
 
@@ -362,6 +362,26 @@ public final class ObjectContext {
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
         Results(ctx: self, className: ModelInfo.of(type).name, source: .all)
     }
+
+    /// Every object of a class known only by name (tools, other languages' files).
+    public func dynamicObjects(_ className: String) throws -> Results<DynamicObject> {
+        _ = try tables().cls(className)
+        return Results(ctx: self, className: className, source: .all)
+    }
+
+    /// The classes stored in the version this context reads.
+    public func storedClasses() throws -> [ClassSchema] {
+        try tables().schema.classes.values.sorted { $0.cid < $1.cid }
+    }
+
+    /// The object count of a stored class.
+    public func count(ofClass className: String) throws -> Int {
+        let t = try tables()
+        return try t.count(try t.cls(className))
+    }
+
+    /// The stored schema version.
+    public var schemaVersion: UInt64 { (try? tables().schema.version) ?? 0 }
 
     /// The object with this primary key, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws -> T? {

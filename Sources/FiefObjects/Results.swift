@@ -46,24 +46,25 @@ public final class Results<T: Object>: RandomAccessCollection {
     public subscript(i: Int) -> T {
         let k = fetched
         precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")
-        return ctx.accessor(T.self, key: k[i])
+        return ctx.accessor(T.self, key: k[i], className: className)
     }
 
     public struct Iterator: IteratorProtocol {
         let ctx: ObjectContext
         let keys: [Int64]
+        let className: String
         var i = 0
         public mutating func next() -> T? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return ctx.accessor(T.self, key: keys[i])
+            return ctx.accessor(T.self, key: keys[i], className: className)
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(ctx: ctx, keys: fetched) }
+    public func makeIterator() -> Iterator { Iterator(ctx: ctx, keys: fetched, className: className) }
 
     /// The objects now, as an array (throws instead of trapping on a damaged file).
-    public func objects() throws -> [T] { try keys().map { ctx.accessor(T.self, key: $0) } }
+    public func objects() throws -> [T] { try keys().map { ctx.accessor(T.self, key: $0, className: className) } }
 
     // MARK: Chaining
 

@@ -13,7 +13,7 @@ struct DBCommand: ParsableCommand {
             --value-format hex (e.g. 00ff10). `put` creates the file and the table when missing; \
             every other command on a missing file is an error.
             """,
-        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self]
+        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBSchema.self, DBQuery.self]
     )
 }
 
@@ -107,6 +107,8 @@ struct DBStat: ParsableCommand {
 struct DBCheck: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
     @Argument(help: "Database file.") var path: String
+    @Flag(help: "Also check the object graph: links resolve, backlinks are the inverse of links, indexes match rows, primary keys unique.")
+    var objects = false
 
     func run() throws {
         var sound = true
@@ -120,6 +122,11 @@ struct DBCheck: ParsableCommand {
                 sound = false
                 print("\(path): \(r.problems.count) problem(s) in version \(r.version):")
                 for p in r.problems { print("  - \(p)") }
+            }
+            if objects && sound {
+                let o = try openObjectStore(path).check()
+                print("\(path): \(o)")
+                if !o.isSound { sound = false }
             }
         }
         if !sound { throw ExitCode(1) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Engine
 import FaultFS
+import FiefObjects
 import Foundation
 import Reports
 import Torture
@@ -20,6 +21,12 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let e as BenchError {
         try fail(e.description)
     } catch let e as TortureError {
+        try fail(e.description)
+    } catch let e as SchemaError {
+        try fail(e.description)
+    } catch let e as ObjectError {
+        try fail(e.description)
+    } catch let e as QueryError {
         try fail(e.description)
     }
 }
