@@ -159,6 +159,9 @@ struct QueryEvaluator {
     struct Env {
         var root: (ClassSchema, Int64)
         var vars: [String: (ClassSchema, Int64)] = [:]
+        /// The root object's row, borrowed from a scan (valid only during its callback), so
+        /// its properties are read in place instead of looked up again.
+        var row: UnsafeRawBufferPointer?
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
@@ -174,8 +177,8 @@ struct QueryEvaluator {
                 candidates = []
                 candidates.reserveCapacity(try t.count(c))
                 if let p = predicate {
-                    try t.keys(c) { k, _ in
-                        if try self.matches(p, Env(root: (c, k))) { candidates.append(k) }
+                    try t.keys(c) { k, row in
+                        if try self.matches(p, Env(root: (c, k), row: row)) { candidates.append(k) }
                         return true
                     }
                     planned = false
@@ -336,7 +339,7 @@ struct QueryEvaluator {
         case .values(let vs): return vs
         case .keyPath(let k):
             let (c, key) = try start(k, env)
-            return try walk(c, key, k.components[...])
+            return try walk(c, key, k.components[...], row: k.variable == nil ? env.row : nil)
         case .aggregate(let k, let op, let rest):
             let (c, key) = try start(k, env)
             let items = try walk(c, key, k.components[...])
@@ -387,7 +390,7 @@ struct QueryEvaluator {
 
     /// The values a key path reaches from one object: one value through to-one links (nil when a
     /// link on the way is nil), every element's through lists and linking objects.
-    func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>) throws -> [ObjectValue] {
+    func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
         guard let name = comps.first else { return [.link(key)] }
         guard let p = c.property(name) else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
         let rest = comps.dropFirst()
@@ -407,7 +410,7 @@ struct QueryEvaluator {
                 return try walk(tc, k, rest)
             }
         }
-        let v = try t.value(c, key, p)
+        let v = try row.map { r in try t.decodeGuarded { try t.value(c, key, p, row: r) } } ?? t.value(c, key, p)
         guard p.isLink, !rest.isEmpty else { return [v] }
         guard case .link(let k) = v else { return [.null] }
         return try walk(try t.cls(p.target ?? ""), k, rest)
