@@ -42,6 +42,8 @@ public final class ThreadSafeReference<T: Object>: @unchecked Sendable {
         guard !resolved else { throw ObjectError.referenceAlreadyResolved }
         resolved = true
         defer { pinned?.version.release(); pinned = nil }
+        // A context behind the reference's version moves up to it first (as Realm does).
+        if let v = pinned?.version.version, ctx.version < v { try ctx.refresh() }
         let t = try ctx.tables()
         guard try t.exists(try t.cls(className), key) else { return nil }
         return ctx.accessor(T.self, key: key)
