@@ -59,10 +59,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness"]),
-        .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite"]),
-        .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness"]),
-        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness"]),
+        // What every test target shares: temporary folders, printed seeds.
+        .target(name: "FiefTestSupport", path: "Tests/FiefTestSupport"),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness", "FiefTestSupport"]),
+        .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
+        .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness", "FiefTestSupport"]),
+        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "FiefObjects", "SeededRandomness", "FiefTestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
     ],
     swiftLanguageModes: [.v5]

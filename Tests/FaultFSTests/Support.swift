@@ -1,18 +1,8 @@
 import XCTest
 @testable import FaultFS
 import Torture
+@_exported import FiefTestSupport
 
-/// A fresh directory per test, removed afterwards.
-final class TempDir {
-    let path: String
-    init() {
-        var template = Array("/tmp/fief-faultfs-test-XXXXXX".utf8CString)
-        let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = String(cString: p!)
-    }
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-    deinit { _ = try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// FaultFS tests mount for real. Where FUSE is missing they say so on stderr and are
 /// reported as skipped, never as passed.
@@ -24,11 +14,6 @@ func requireFUSE() throws {
     }
 }
 
-func testSeed(_ name: String, default d: UInt64) -> UInt64 {
-    let s = ProcessInfo.processInfo.environment["FIEF_TEST_SEED"].flatMap(UInt64.init) ?? d
-    print("\(name): seed \(s) (rerun with FIEF_TEST_SEED=\(s))")
-    return s
-}
 
 /// A real FaultFS mount of a fresh backing directory, through the `fief` executable.
 final class LiveMount {

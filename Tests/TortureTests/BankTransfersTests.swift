@@ -4,8 +4,8 @@ import Engine
 
 /// The bank checker passes a sound history and fires on each kind of damage.
 final class BankTransfersTests: XCTestCase {
-    func bank(commits: UInt64) throws -> (TempFolder, Database, CommitWorkload) {
-        let dir = try TempFolder()
+    func bank(commits: UInt64) throws -> (TempDir, Database, CommitWorkload) {
+        let dir = TempDir()
         let db = try Database(path: dir.file("bank.fief"), options: DatabaseOptions(durability: .none))
         let w = CommitWorkload(seed: 5)
         for i in 1...commits { try db.write { try w.apply(commit: i, in: $0) } }

@@ -14,7 +14,7 @@ final class BrokenEngineTests: XCTestCase {
 
     /// Sweeps every crash point; returns every violation found.
     func sweep(_ variant: BrokenVariant, seed: UInt64) throws -> [String] {
-        let dir = try TempFolder()
+        let dir = TempDir()
         var cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: seed, logPath: dir.file("writer.out"))
         cycle.environment = [BrokenVariant.environmentVariable: variant.rawValue]
         var found: [String] = []
@@ -52,7 +52,7 @@ final class BrokenEngineTests: XCTestCase {
     }
 
     func testCorrectEngineShowsNoViolationOnTheSameSeeds() throws {
-        let dir = try TempFolder()
+        let dir = TempDir()
         for s: UInt64 in [11, 12, 13, 14] {
             let cycle = CrashCycle(dbPath: dir.file("db\(s).fief"), oraclePath: dir.file("oracle\(s).log"), seed: s)
             for nth in [3, 5] {

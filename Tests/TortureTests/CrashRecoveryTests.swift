@@ -1,4 +1,5 @@
 import XCTest
+@_exported import FiefTestSupport
 import Engine
 @testable import Torture
 import SeededRandomness
@@ -14,7 +15,7 @@ final class CrashRecoveryTests: XCTestCase {
 
     func testEveryCrashPointLeavesExactlyTheExpectedVersion() throws {
         let s = seed("crash-points", 7001)
-        let dir = try TempFolder()
+        let dir = TempDir()
         let cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: s, logPath: dir.file("writer.out"))
         var rng = SeededRandom(seed: s)
         var cycles = 0
@@ -32,7 +33,7 @@ final class CrashRecoveryTests: XCTestCase {
 
     func testRandomKillsNeverLoseAcknowledgedCommits() throws {
         let s = seed("random-kill", 7002)
-        let dir = try TempFolder()
+        let dir = TempDir()
         var rng = SeededRandom(seed: s)
         for threads in [1, 3] {
             let cycle = CrashCycle(dbPath: dir.file("db\(threads).fief"), oraclePath: dir.file("oracle\(threads).log"), seed: s, threads: threads, logPath: dir.file("writer.out"))
@@ -48,16 +49,3 @@ final class CrashRecoveryTests: XCTestCase {
     }
 }
 
-/// A temporary folder removed after the test.
-final class TempFolder {
-    let path: String
-    init() throws {
-        var template = Array("/tmp/fief-torture-XXXXXX".utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TortureError.io("mkdtemp", errno)
-        }
-        path = String(cString: p)
-    }
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-    deinit { _ = try? FileManager.default.removeItem(atPath: path) }
-}

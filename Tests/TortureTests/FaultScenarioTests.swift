@@ -12,7 +12,7 @@ final class FaultScenarioTests: XCTestCase {
             FileHandle.standardError.write(Data("\n*** \(scenario) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("\(scenario) needs FUSE: \(why)")
         }
-        let dir = try TempFolder()
+        let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = [scenario]
         o.cycles = cycles

@@ -88,7 +88,7 @@ final class HistoryCheckerTests: XCTestCase {
 /// The runner end to end: results files, shards, and a failing run keeping its artifacts.
 final class TortureRunTests: XCTestCase {
     func testQuickRunWritesResultsAndShardsAreDisjoint() throws {
-        let dir = try TempFolder()
+        let dir = TempDir()
         var o = TortureOptions(seed: 77)
         o.scenarios = ["crash-points"]
         o.cycles = 4
@@ -123,7 +123,7 @@ final class TortureRunTests: XCTestCase {
 
     func testBrokenEngineRunFailsWithArtifactsAndReproduceCommand() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
-        let dir = try TempFolder()
+        let dir = TempDir()
         var o = TortureOptions(seed: 78)
         o.scenarios = ["crash-points"]
         o.cycles = 3
@@ -144,7 +144,7 @@ final class TortureRunTests: XCTestCase {
 /// engine that reads uncommitted or reused pages must fail.
 final class ScenarioTests: XCTestCase {
     func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4) throws -> ScenarioResult {
-        let dir = try TempFolder()
+        let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = [name]
         o.cycles = 1

@@ -13,7 +13,7 @@ final class ObjectsScenarioTests: XCTestCase {
             FileHandle.standardError.write(Data("\n*** objects (its power-cut cycles) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("the objects scenario's power-cut cycles need FUSE: \(why)")
         }
-        let dir = try TempFolder()
+        let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = ["objects"]
         o.cycles = cycles

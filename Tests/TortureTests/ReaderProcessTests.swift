@@ -33,7 +33,7 @@ final class ReaderProcessTests: XCTestCase {
     }
 
     func testReaderProcessesKeepTheirSnapshotsWhileWritersCommit() throws {
-        let dir = try TempFolder()
+        let dir = TempDir()
         let db = try seedDatabase(dir.file("db.fief"))
         var readers: [(ChildProcess, String)] = []
         for i in 0..<3 {
@@ -52,7 +52,7 @@ final class ReaderProcessTests: XCTestCase {
     /// reader process.
     func testReusingPinnedPagesIsCaught() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
-        let dir = try TempFolder()
+        let dir = TempDir()
         _ = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
         let reader = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "4"], output: dir.file("reader.out"), label: "reader")
@@ -65,7 +65,7 @@ final class ReaderProcessTests: XCTestCase {
     }
 
     func testPinOfAKilledReaderIsReclaimed() throws {
-        let dir = try TempFolder()
+        let dir = TempDir()
         let db = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
         let reader = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "60"], output: dir.file("reader.out"), label: "reader")
