@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "CSQLite", "CLMDB", "SeededRandomness",
+                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),

@@ -24,13 +24,20 @@ public struct BenchParameters: Codable, Equatable, Sendable {
     public var opens: Int
     /// Run each bulk insert in its own child process so its peak memory is its own.
     public var memoryInChild: Bool
+    /// "engine" (nil), "objects" or "all".
+    public var suite: String?
+    /// The objects suite's data set and query count (nil: the profile's).
+    public var objectPersons: Int?
+    public var objectDogs: Int?
+    public var objectQueries: Int?
 
     public static func quick(seed: UInt64) -> BenchParameters {
         BenchParameters(
             profile: "quick", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
             records: 200_000, valueSize: 100, pointReads: 300_000, latencySamples: 20_000, scanPasses: 5,
             smallTxnsFull: 500, smallTxnsNone: 5_000, concurrentSeconds: 1.0, readerThreads: 1,
-            churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true)
+            churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true,
+            objectPersons: 20_000, objectDogs: 10_000, objectQueries: 2_000)
     }
 
     public static func standard(seed: UInt64) -> BenchParameters {
@@ -38,7 +45,8 @@ public struct BenchParameters: Codable, Equatable, Sendable {
             profile: "default", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
             records: 1_000_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 3,
             smallTxnsFull: 2_000, smallTxnsNone: 20_000, concurrentSeconds: 3.0, readerThreads: 1,
-            churnRecords: 100_000, churnRounds: 10, opens: 20, memoryInChild: true)
+            churnRecords: 100_000, churnRounds: 10, opens: 20, memoryInChild: true,
+            objectPersons: 200_000, objectDogs: 100_000, objectQueries: 10_000)
     }
 
     public static func smoke(seed: UInt64) -> BenchParameters {
@@ -46,6 +54,7 @@ public struct BenchParameters: Codable, Equatable, Sendable {
             profile: "smoke", seed: seed, repetitions: 2, durability: "none", systems: SystemName.allCases,
             records: 2_000, valueSize: 32, pointReads: 2_000, latencySamples: 200, scanPasses: 2,
             smallTxnsFull: 5, smallTxnsNone: 20, concurrentSeconds: 0.1, readerThreads: 1,
-            churnRecords: 500, churnRounds: 2, opens: 2, memoryInChild: false)
+            churnRecords: 500, churnRounds: 2, opens: 2, memoryInChild: false,
+            objectPersons: 300, objectDogs: 150, objectQueries: 100)
     }
 }

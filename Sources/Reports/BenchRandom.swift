@@ -6,7 +6,7 @@ import SeededRandomness
 enum BenchRandom {
     /// Named streams, so adding draws to one workload never shifts another's.
     enum Stream: UInt64 {
-        case insertOrder = 1, readKeys, values, churn, concurrent, smallTxns
+        case insertOrder = 1, readKeys, values, churn, concurrent, smallTxns, objects, objectQueries
     }
 
     static func stream(seed: UInt64, _ stream: Stream, offset: UInt64 = 0) -> SeededRandom {

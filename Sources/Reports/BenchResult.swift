@@ -55,7 +55,7 @@ public struct TargetStatus: Codable, Equatable, Sendable {
     public var ratio: Double?
     public var met: Bool?
 
-    public var requirement: String { "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) \(peer.label)" }
+    public var requirement: String { "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) \(peer.label)\(metric == "vs raw engine" ? "'s raw engine" : "")" }
 }
 
 /// Everything one `fief bench` run found, with the context needed to trust a comparison.

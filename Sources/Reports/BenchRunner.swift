@@ -37,15 +37,20 @@ public struct BenchRunner {
         return (0..<s.count).map { s[($0 + rep) % s.count] }
     }
 
-    func wants(_ name: String) -> Bool { only.map { $0.contains(name) } ?? true }
+    /// Which suites run: "engine" (the default), "objects" or "all".
+    var suite: String { parameters.suite ?? "engine" }
+
+    func wants(_ name: String) -> Bool { suite != "objects" && (only.map { $0.contains(name) } ?? true) }
 
     public func run() throws -> BenchResults {
         let p = parameters
         guard let durability = Durability(rawValue: p.durability) else { throw BenchError.badArgument("unknown durability '\(p.durability)' (use full or none)") }
         guard !p.systems.isEmpty else { throw BenchError.badArgument("no systems to run") }
-        if let only, let bad = only.first(where: { !BenchRunner.workloadNames.contains($0) }) {
-            throw BenchError.badArgument("unknown workload '\(bad)' (known: \(BenchRunner.workloadNames.joined(separator: ", ")))")
+        let known = BenchRunner.workloadNames + BenchRunner.objectWorkloadNames + ["objects"]
+        if let only, let bad = only.first(where: { !known.contains($0) }) {
+            throw BenchError.badArgument("unknown workload '\(bad)' (known: \(known.joined(separator: ", ")))")
         }
+        guard ["engine", "objects", "all"].contains(suite) else { throw BenchError.badArgument("unknown suite '\(suite)' (use engine, objects or all)") }
         let fm = FileManager.default
         let work = workDirectory + "/fief-bench-\(getpid())"
         try? fm.removeItem(atPath: work)
@@ -175,6 +180,8 @@ public struct BenchRunner {
             }
         }
 
+        if suite != "engine" { try runObjects(&table, work: work, durability: durability) }
+
         let duration = Double(BenchClock.nanos() - started) / 1e9
         let versionDir = "\(work)/format"
         try? fm.createDirectory(atPath: versionDir, withIntermediateDirectories: true)
@@ -194,11 +201,12 @@ public struct BenchRunner {
     }
 
     /// Runs `body` for every repetition and every system in rotated order, printing a line each.
-    func repeatInterleaved(_ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in }, _ body: (SystemName) throws -> Measurement) throws {
+    func repeatInterleaved(_ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil,
+                           _ body: (SystemName) throws -> Measurement) throws {
         let unit = BenchCatalog.entry(id).unit
         for rep in 0..<parameters.repetitions {
             perRep(rep)
-            for s in order(rep) {
+            for s in (systems ?? order)(rep) {
                 let m = try body(s)
                 table.add(id, s, m)
                 var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
@@ -238,6 +246,17 @@ enum BenchCatalog {
         case "readers-while-writing": return Entry(title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction, under a committing writer")
         case "open": return Entry(title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
         case "churn": return Entry(title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)
+        case "obj.insert": return Entry(title: "Objects: insert persons and dogs, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "obj.file-size": return Entry(title: "Objects: file size of the data set", unit: "bytes", higherIsBetter: false, latencyOf: nil)
+        case "obj.count": return Entry(title: "Objects: count with a non-indexed predicate (full scan)", unit: "ops/s", higherIsBetter: true, latencyOf: "one count")
+        case "obj.query": return Entry(title: "Objects: index prefix + filter, reading each name", unit: "ops/s", higherIsBetter: true, latencyOf: "one query")
+        case "obj.pk-get": return Entry(title: "Objects: get by primary key, read one property", unit: "ops/s", higherIsBetter: true, latencyOf: "one get")
+        case "obj.enumerate": return Entry(title: "Objects: read one property of every object", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "obj.sort-limit": return Entry(title: "Objects: top 100 by a non-indexed property", unit: "ops/s", higherIsBetter: true, latencyOf: "one query")
+        case "obj.links": return Entry(title: "Objects: person -> dogs -> owners", unit: "ops/s", higherIsBetter: true, latencyOf: "one walk")
+        case "obj.update": return Entry(title: "Objects: update one property of many, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "obj.delete-cascade": return Entry(title: "Objects: delete persons, dogs cascade, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "obj.small-txns": return Entry(title: "Objects: one object per durable write", unit: "ops/s", higherIsBetter: true, latencyOf: "one write")
         default: return Entry(title: id, unit: "ops/s", higherIsBetter: true, latencyOf: nil)
         }
     }

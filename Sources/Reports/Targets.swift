@@ -18,6 +18,18 @@ public enum Targets {
         Rule(benchmark: "bulk-insert", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
         Rule(benchmark: "small-txns.full", metric: "throughput", peer: .lmdb, bound: 0.9, atLeast: true),
         Rule(benchmark: "bulk-insert", metric: "peak memory", peer: .lmdb, bound: 2.0, atLeast: false),
+        Rule(benchmark: "obj.insert", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.count", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
+        Rule(benchmark: "obj.query", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.pk-get", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
+        Rule(benchmark: "obj.enumerate", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
+        Rule(benchmark: "obj.sort-limit", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.links", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.update", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.delete-cascade", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
+        Rule(benchmark: "obj.file-size", metric: "size", peer: .sqlite, bound: 1.5, atLeast: false),
+        // Against Fief's own raw engine, measured in the same repetitions.
+        Rule(benchmark: "obj.small-txns", metric: "vs raw engine", peer: .fief, bound: 0.8, atLeast: true),
     ]
 
     public static func evaluate(_ benchmarks: [BenchmarkResult]) -> [TargetStatus] {
@@ -28,6 +40,10 @@ public enum Targets {
                 if let f = b.result(.fief)?.peakMemory?.median, let p = b.result(rule.peer)?.peakMemory?.median, p > 0 {
                     ratio = f / p
                 }
+            } else if rule.metric == "size" {
+                if let f = b.result(.fief)?.value.median, let p = b.result(rule.peer)?.value.median, p > 0 { ratio = f / p }
+            } else if rule.metric == "vs raw engine" {
+                if let f = b.result(.fief)?.value.median, let raw = b.result(.fief)?.extra?["rawEngineOpsPerSecond"], raw > 0 { ratio = f / raw }
             } else {
                 ratio = b.advantage(.fief, over: rule.peer)
             }

@@ -30,6 +30,7 @@ struct BenchRunCommand: ParsableCommand {
     )
 
     @Flag(help: "The quick profile (under two minutes).") var quick = false
+    @Option(help: "engine (the key-value workloads), objects (the object layer against SQLite) or all.") var suite: String = "engine"
     @Flag(help: "A tiny run that only proves everything works (seconds; numbers meaningless).") var smoke = false
     @Option(help: "Folder for results.json, report.md and report.html.") var out: String = "fief-out/bench"
     @Option(help: "Seed for every random choice (default: a random one, printed).") var seed: UInt64?
@@ -54,9 +55,11 @@ struct BenchRunCommand: ParsableCommand {
         for s in systems.split(separator: ",") where SystemName(rawValue: String(s)) == nil {
             throw ValidationError("unknown system '\(s)'; known: fief, sqlite, lmdb")
         }
-        for w in (workloads ?? "").split(separator: ",") where !BenchRunner.workloadNames.contains(String(w)) {
-            throw ValidationError("unknown workload '\(w)'; known: \(BenchRunner.workloadNames.joined(separator: ", "))")
+        let known = BenchRunner.workloadNames + BenchRunner.objectWorkloadNames
+        for w in (workloads ?? "").split(separator: ",") where !known.contains(String(w)) {
+            throw ValidationError("unknown workload '\(w)'; known: \(known.joined(separator: ", "))")
         }
+        guard ["engine", "objects", "all"].contains(suite) else { throw ValidationError("--suite must be engine, objects or all") }
     }
 
     func run() throws {
@@ -68,6 +71,7 @@ struct BenchRunCommand: ParsableCommand {
             if let records { p.records = records; p.churnRecords = min(p.churnRecords, records) }
             if let valueSize { p.valueSize = valueSize }
             p.durability = durability
+            p.suite = suite
             p.systems = systems.split(separator: ",").compactMap { SystemName(rawValue: String($0)) }
             let torture = try self.torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
             let runner = BenchRunner(
@@ -76,7 +80,7 @@ struct BenchRunCommand: ParsableCommand {
                 progress: { printFlushed("  " + $0) })
             var r = runner
             r.faultFSDirectory = faultfsDir
-            let mount = try faultfsDir == nil && faultfs && !smoke && (workloads == nil || workloads!.contains("small-txns"))
+            let mount = try faultfsDir == nil && faultfs && !smoke && suite != "objects" && (workloads == nil || workloads!.contains("small-txns"))
                 ? BenchMount.start(seed: s, parent: workDir ?? NSTemporaryDirectory()) : nil
             defer { mount.map(BenchMount.stop) }
             if let mount { r.faultFSDirectory = mount.mountpoint }

@@ -1,0 +1,124 @@
+import Engine
+import Foundation
+
+/// The objects suite: Fief's object layer against SQLite with the same schema, on the same
+/// seeded data, repetitions interleaved like the engine suite's.
+extension BenchRunner {
+    public static let objectWorkloadNames = ["obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
+                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.small-txns"]
+
+    func runObjects(_ table: inout ResultTable, work: String, durability: Durability) throws {
+        let p = parameters
+        let persons = p.objectPersons ?? 20_000, dogs = p.objectDogs ?? persons / 2, queries = p.objectQueries ?? 2_000
+        let systems = p.systems.filter { $0 != .lmdb }
+        guard !systems.isEmpty else { return }
+        let data = ObjectDataSet(persons: persons, dogs: dogs, seed: p.seed)
+        let fm = FileManager.default
+        func open(_ s: SystemName, _ dir: String) throws -> any ObjectBenchSystem {
+            try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            return s == .fief ? try FiefObjectSystem(directory: dir, durability: durability) : try SQLiteObjectSystem(directory: dir, durability: durability)
+        }
+        progress("objects: \(persons) persons, \(dogs) dogs, systems \(systems.map(\.rawValue).joined(separator: " "))")
+        let objectOrder = { (rep: Int) in (0..<systems.count).map { systems[($0 + rep) % systems.count] } }
+
+        if wantsObjects("obj.insert") {
+            try repeatInterleaved("obj.insert", &table, systems: objectOrder) { s in
+                let dir = "\(work)/obj-insert-\(s.rawValue)"
+                let sys = try open(s, dir)
+                defer { sys.close(); try? fm.removeItem(atPath: dir) }
+                let t = try BenchClock.seconds { try sys.load(data) }
+                return Measurement(value: Double(persons + dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
+            }
+        }
+        // The data set every other workload reads, loaded once per system.
+        var loaded: [SystemName: any ObjectBenchSystem] = [:]
+        defer { for s in loaded.values { s.close() } }
+        for s in systems {
+            let sys = try open(s, "\(work)/obj-data-\(s.rawValue)")
+            try sys.load(data)
+            loaded[s] = sys
+            if wantsObjects("obj.file-size") { table.add("obj.file-size", s, Measurement(value: Double(sys.fileBytes()))) }
+        }
+        var rng = BenchRandom.stream(seed: p.seed, .objectQueries)
+        let ids = (0..<queries).map { _ in Int64.random(in: 0..<Int64(persons), using: &rng) }
+        let cities = (0..<max(1, queries / 100)).map { _ in "c\(Int.random(in: 0..<50, using: &rng))" }
+        let prefixes = (0..<max(1, queries / 10)).map { _ in "p\(Int.random(in: 10..<100, using: &rng))" }
+
+        func ops(_ id: String, _ n: Int, _ body: @escaping (any ObjectBenchSystem, Int) throws -> Void) throws {
+            guard wantsObjects(id) else { return }
+            try repeatInterleaved(id, &table, systems: objectOrder) { s in
+                let sys = loaded[s]!
+                var m = Measurement(value: 0)
+                let t0 = BenchClock.nanos()
+                for i in 0..<n {
+                    let a = BenchClock.nanos()
+                    try body(sys, i)
+                    m.latency.record(nanos: BenchClock.nanos() - a)
+                }
+                m.value = Double(n) / (Double(BenchClock.nanos() - t0) / 1e9)
+                return m
+            }
+        }
+        try ops("obj.count", cities.count) { sys, i in _ = try sys.count(ageAbove: 40, city: cities[i]) }
+        try ops("obj.query", prefixes.count) { sys, i in _ = try sys.prefixQuery(prefixes[i], ageAbove: 30) }
+        try ops("obj.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count]) }
+        if wantsObjects("obj.enumerate") {
+            try repeatInterleaved("obj.enumerate", &table, systems: objectOrder) { s in
+                let t = try BenchClock.seconds { _ = try loaded[s]!.sumOfAges() }
+                return Measurement(value: Double(persons) / t)
+            }
+        }
+        try ops("obj.sort-limit", 5) { sys, _ in _ = try sys.oldest(100) }
+        try ops("obj.links", ids.count) { sys, i in _ = try sys.walkLinks(ofPerson: ids[i]) }
+        let batch = max(10, persons / 20)
+        if wantsObjects("obj.update") {
+            var rep = 0
+            try repeatInterleaved("obj.update", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
+                let chosen = (0..<batch).map { Int64(($0 * 7919 + rep * 104_729) % persons) }
+                let t = try BenchClock.seconds { try loaded[s]!.birthday(chosen) }
+                return Measurement(value: Double(batch) / t)
+            }
+        }
+        if wantsObjects("obj.delete-cascade") {
+            var rep = 0
+            let per = max(1, min(batch / 2, persons / (2 * max(1, p.repetitions))))
+            try repeatInterleaved("obj.delete-cascade", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
+                let chosen = (0..<per).map { Int64(rep * per + $0) }
+                let t = try BenchClock.seconds { try loaded[s]!.delete(chosen) }
+                return Measurement(value: Double(per) / t)
+            }
+        }
+        if wantsObjects("obj.small-txns") {
+            let n = max(5, p.smallTxnsFull / 2)
+            var rep = 0
+            try repeatInterleaved("obj.small-txns", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
+                let base = Int64(persons) + 1_000_000 + Int64(rep * n)
+                var m = Measurement(value: 0)
+                let t = try BenchClock.seconds {
+                    for i in 0..<n {
+                        let a = BenchClock.nanos()
+                        try loaded[s]!.insertOne(base + Int64(i))
+                        m.latency.record(nanos: BenchClock.nanos() - a)
+                    }
+                }
+                m.value = Double(n) / t
+                if s == .fief {
+                    // The raw engine's own one-record durable commits, same count, same run.
+                    let dir = "\(work)/obj-raw-\(rep)"
+                    try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                    defer { try? fm.removeItem(atPath: dir) }
+                    let raw = try FiefSubject(directory: dir, durability: durability)
+                    defer { raw.close() }
+                    let value = [UInt8](repeating: 7, count: 48)
+                    let rt = try BenchClock.seconds {
+                        for i in 0..<n { try raw.write { try $0.put(Int64(i), value) } }
+                    }
+                    m.extra["rawEngineOpsPerSecond"] = Double(n) / rt
+                }
+                return m
+            }
+        }
+    }
+
+    func wantsObjects(_ id: String) -> Bool { only.map { $0.contains(id) || $0.contains("objects") } ?? true }
+}
