@@ -91,6 +91,7 @@ struct SchemaMigrator {
                 try rebuildIndexes(stored.classes[c.name], c, tables)
             }
         }
+        try tables.flush()
         let gone = stored.classes.values.filter { old in !tables.schema.classes.values.contains { $0.cid == old.cid } }
         try SchemaStore.save(tables.schema, tx, removed: gone)
     }
@@ -112,7 +113,10 @@ struct SchemaMigrator {
         let newIndexed = Set(c.properties.filter(\.hasIndex).map(\.pid))
         for pid in oldIndexed.union(newIndexed) {
             let name = Tables.index(c.cid, pid)
-            if try w.tableInfo(name) != nil { try w.dropTable(name) }
+            if try w.tableInfo(name) != nil {
+                try w.dropTable(name)
+                t.forgetTable(name)
+            }
         }
         let props = c.properties.filter(\.hasIndex)
         guard !props.isEmpty else { return }
@@ -190,7 +194,10 @@ public final class Migration {
         let t = try new.tables()
         guard let c = t.schema.classes[className] else { return false }
         try t.deleteAll(c)
-        for name in Tables.all(c) where try t.hasTable(name) { try t.writer!.dropTable(name) }
+        for name in Tables.all(c) where try t.hasTable(name) {
+            try t.writer!.dropTable(name)
+            t.forgetTable(name)
+        }
         var s = t.schema
         if new.store.models[className] != nil {
             // The code still has the class: keep it, empty.

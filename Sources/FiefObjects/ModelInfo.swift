@@ -1,3 +1,4 @@
+@_spi(Reflection) import Swift
 import Foundation
 
 /// What the library learns once per model class: its schema (from `Mirror` on a fresh
@@ -8,6 +9,9 @@ final class ModelInfo: @unchecked Sendable {
     /// Properties in declaration order; pids are assigned by the store.
     let properties: [Property]
     let fieldTypes: [String: _FieldType]
+    /// Where each `@Persisted` wrapper sits inside an instance, so `add` reads an unmanaged
+    /// object's values without `Mirror` (nil where the runtime cannot list the fields).
+    private let fields: [(name: String, offset: Int, type: any AnyPersisted.Type)]?
     private let names = Locked<[AnyKeyPath: String]>([:])
 
     private static let registry = Locked<[ObjectIdentifier: ModelInfo]>([:])
@@ -34,6 +38,28 @@ final class ModelInfo: @unchecked Sendable {
         }
         properties = props
         fieldTypes = fields
+        var found: [(String, Int, any AnyPersisted.Type)] = []
+        // `.classType` (bit 0) is declared as a mutable static, which Swift 6 will not read.
+        let listed = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, ty, _ in
+            if let p = ty as? any AnyPersisted.Type {
+                let n = String(cString: name)
+                found.append((n.hasPrefix("_") ? String(n.dropFirst()) : n, offset, p))
+            }
+            return true
+        }
+        self.fields = listed && found.map(\.0) == props.map(\.name) ? found : nil
+    }
+
+    /// Whether `add` reads values at field offsets (else through `Mirror`).
+    var readsFieldsInPlace: Bool { fields != nil }
+
+    /// The unmanaged values of an object's properties, by name.
+    func unmanagedValues(_ obj: Object) -> [(String, _UnmanagedValue)] {
+        guard let fields else { return ModelInfo.persistedChildren(of: obj).map { ($0.0, $0.1.unmanagedValue) } }
+        return withExtendedLifetime(obj) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
+            return fields.map { ($0.name, $0.type.unmanagedValue(at: base + $0.offset)) }
+        }
     }
 
     /// The `@Persisted` wrappers of an instance, base classes first, in declaration order.

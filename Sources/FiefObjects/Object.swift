@@ -152,6 +152,8 @@ extension Persisted where Value: _LinkingObjectsProtocol {
 
 /// A `@Persisted` wrapper seen through `Mirror`, whatever its value type.
 protocol AnyPersisted {
+    /// The unmanaged value of the wrapper stored at `p` (inside a live object).
+    static func unmanagedValue(at p: UnsafeRawPointer) -> _UnmanagedValue
     var isProbe: Bool { get }
     var options: PropertyOptions { get }
     var fieldType: _FieldType { get }
@@ -160,6 +162,10 @@ protocol AnyPersisted {
 }
 
 extension Persisted: AnyPersisted {
+    static func unmanagedValue(at p: UnsafeRawPointer) -> _UnmanagedValue {
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
+    }
+
     var isProbe: Bool { if case .probe = storage { return true } else { return false } }
     var fieldType: _FieldType { Value._fieldType }
     var unmanagedValue: _UnmanagedValue {

@@ -92,6 +92,7 @@ public final class ObjectContext {
             defer { writeTables = nil; stamp += 1 }
             let r = try body()
             if let e = pendingError { throw e }
+            try writeTables?.flush()
             return r
         }
         try refresh()
@@ -211,7 +212,7 @@ public final class ObjectContext {
         let info = ModelInfo.of(type(of: obj))
         let c = try t.cls(info.name)
         var unmanaged: [String: _UnmanagedValue] = [:]
-        for (n, p) in ModelInfo.persistedChildren(of: obj) { unmanaged[n] = p.unmanagedValue }
+        for (n, v) in info.unmanagedValues(obj) { unmanaged[n] = v }
         let (key, existing) = try keyFor(c, unmanaged[c.primaryKey?.name ?? ""].flatMap { if case .value(let v) = $0 { return v } else { return nil } }, update, t)
         obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]

@@ -24,7 +24,38 @@ final class ObjectTables {
     func updateSchema(_ s: StoredSchema) {
         schema = s
         codecs = [:]
+        plans = [:]
+        knownTables = []
     }
+
+    /// What every row operation of a class needs, worked out once per transaction.
+    struct ClassPlan {
+        let stored: [Property]
+        let indexed: [Property]
+        let links: [Property]
+        let lists: [Property]
+        let varLength: [Property]
+        let byName: [String: Property]
+    }
+    private var plans: [UInt32: ClassPlan] = [:]
+
+    func plan(_ c: ClassSchema) -> ClassPlan {
+        if let p = plans[c.cid] { return p }
+        let stored = c.storedProperties
+        let p = ClassPlan(stored: stored, indexed: c.properties.filter(\.hasIndex), links: stored.filter(\.isLink),
+                          lists: stored.filter(\.list), varLength: stored.filter { $0.kind.isVariableLength && !$0.list },
+                          byName: Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) }))
+        plans[c.cid] = p
+        return p
+    }
+
+    /// Tables seen to exist in this transaction (they only go away in a migration, which
+    /// resets this through `updateSchema` or `forgetTable`).
+    private var knownTables = Set<String>()
+    /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
+    private var pendingKeys: [UInt32: Int64] = [:]
+
+    func forgetTable(_ name: String) { knownTables.remove(name) }
 
     func cls(_ name: String) throws -> ClassSchema {
         guard let c = schema.classes[name] else { throw ObjectError.unknownClass(name) }
@@ -38,13 +69,19 @@ final class ObjectTables {
         return k
     }
 
-    func hasTable(_ name: String) throws -> Bool { try tx.tableInfo(name) != nil }
+    func hasTable(_ name: String) throws -> Bool {
+        if knownTables.contains(name) { return true }
+        guard try tx.tableInfo(name) != nil else { return false }
+        knownTables.insert(name)
+        return true
+    }
 
     /// Creates the table on first write.
     private func ensureTable(_ name: String, key: KeyKind = .bytes, value: KeyKind = .bytes) throws -> WriteTransaction {
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
-        if try w.tableInfo(name) == nil {
+        if try !hasTable(name) {
             try w.createTable(name, keyKind: key, valueKind: value)
+            knownTables.insert(name)
         }
         return w
     }
@@ -106,7 +143,7 @@ final class ObjectTables {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
             var out: [UInt32: ObjectValue] = [:]
-            for p in c.storedProperties { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
+            for p in plan(c).stored { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
             return out
         }
     }
@@ -189,40 +226,52 @@ final class ObjectTables {
 
     /// A fresh key for a class without an integer primary key; never reused.
     func nextKey(_ c: ClassSchema) throws -> Int64 {
+        if let k = pendingKeys[c.cid] {
+            pendingKeys[c.cid] = k + 1
+            return k
+        }
         let w = try ensureTable(Tables.meta)
-        let mk = Array("next/\(c.cid)".utf8)
-        let cur = try w.get(table: Tables.meta, key: mk).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
-        try w.put(table: Tables.meta, key: mk, value: (cur + 1).valueBytes)
+        let cur = try w.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
+        pendingKeys[c.cid] = cur + 1
         return cur
+    }
+
+    /// Writes the key counters this write advanced; call before the commit.
+    func flush() throws {
+        guard let w = writer, !pendingKeys.isEmpty else { return }
+        for (cid, next) in pendingKeys { try w.put(table: Tables.meta, key: Array("next/\(cid)".utf8), value: next.valueBytes) }
+        pendingKeys = [:]
     }
 
     /// Writes a new object's row, list contents, index entries and backlinks.
     func insert(_ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]]) throws {
         if try exists(c, key) { throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key)) }
         var vals = values
-        for p in c.storedProperties where p.list { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
-        for p in c.properties where p.hasIndex {
+        let plan = plan(c)
+        for p in plan.lists { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
+        for p in plan.indexed {
             let v = vals[p.pid] ?? ObjectTables.defaultValue(p)
             if p.primaryKey, try !indexLookup(c, p, v).isEmpty {
                 throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
             }
             try ensureTable(Tables.index(c.cid, p.pid)).put(table: Tables.index(c.cid, p.pid), key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
         }
-        try putRow(c, key, vals)
-        for p in c.storedProperties where p.isLink {
+        try putRow(c, key, vals, fresh: true)
+        for p in plan.links {
             if p.list {
                 let items = lists[p.pid] ?? []
-                try writeList(c, key, p, items)
+                try writeList(c, key, p, items, fresh: true)
                 for case .link(let t) in items { try adjustBacklink(c, p, from: key, to: t, by: 1) }
             } else if case .link(let t)? = vals[p.pid] {
                 try adjustBacklink(c, p, from: key, to: t, by: 1)
             }
         }
-        for p in c.storedProperties where p.list && !p.isLink { try writeList(c, key, p, lists[p.pid] ?? []) }
+        for p in plan.lists where !p.isLink { try writeList(c, key, p, lists[p.pid] ?? [], fresh: true) }
     }
 
-    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue]) throws {
-        for p in c.storedProperties where p.kind.isVariableLength && !p.list {
+    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], fresh: Bool = false) throws {
+        let plan = plan(c)
+        for p in plan.varLength {
             let n: Int
             switch vals[p.pid] {
             case .string(let s)?: n = s.utf8.count
@@ -235,8 +284,8 @@ final class ObjectTables {
         let w = try ensureTable(Tables.objects(c.cid), key: .int64)
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = Tables.outOfRow(c.cid)
-        if try hasTable(vt) {
-            for p in c.storedProperties where p.kind.isVariableLength && moved[p.pid] == nil {
+        if !fresh, try hasTable(vt) {
+            for p in plan.varLength where moved[p.pid] == nil {
                 try w.delete(table: vt, key: KeyBytes.property(key, p.pid))
             }
         }
@@ -298,10 +347,11 @@ final class ObjectTables {
 
     static let listChunk = 240
 
-    private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue]) throws {
+    private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue], fresh: Bool = false) throws {
+        if fresh && items.isEmpty { return }
         let t = Tables.lists(c.cid)
         let w = try ensureTable(t)
-        try deleteList(c, key, p)
+        if !fresh { try deleteList(c, key, p) }
         var chunk: UInt32 = 0
         var i = 0
         while i < items.count {

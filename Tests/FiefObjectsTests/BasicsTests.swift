@@ -25,6 +25,7 @@ final class BasicsTests: XCTestCase {
             try ctx.add(car)
         }
         XCTAssertTrue(ann.isManaged)
+        XCTAssertTrue(ModelInfo.of(Person.self).readsFieldsInPlace, "add reads unmanaged values at field offsets, not through Mirror")
         XCTAssertEqual(ann.name, "Ann")
         XCTAssertEqual(ann.dogs.count, 1)
         XCTAssertEqual(ann.dogs[0].name, "Rex")
