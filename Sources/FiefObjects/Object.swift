@@ -115,10 +115,7 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
     ) -> Value {
         get {
-            if let r = obj._ref {
-                let p = r.ctx.property(r, ModelInfo.of(Owner.self).propertyName(storageKeyPath))
-                return Value._managedRead(r, p)
-            }
+            if let r = obj._ref { return Value._managedRead(r, r.ctx.property(r, storage: storageKeyPath)) }
             if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
             switch obj[keyPath: storageKeyPath].storage {
             case .unmanaged(let v): return v
@@ -127,8 +124,8 @@ public struct Persisted<Value: _Persistable> {
         }
         set {
             if let r = obj._ref {
-                let name = ModelInfo.of(Owner.self).propertyName(storageKeyPath)
-                r.ctx.guardedWrite(r, name) { try Value._managedWrite(newValue, r, r.ctx.property(r, name)) }
+                let p = r.ctx.property(r, storage: storageKeyPath)
+                r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
                 return
             }
             obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)

@@ -24,6 +24,9 @@ public final class ObjectContext {
     private(set) var stamp = 0
     private var pendingError: Error?
     private var invalidated = false
+    /// Property of each `@Persisted` storage key path (the runtime gives one key path object
+    /// per property), for the tables this context reads now; emptied when they change.
+    private var propertyCache: [ObjectIdentifier: Property] = [:]
 
     init(store: ObjectStore) {
         self.store = store
@@ -46,6 +49,7 @@ public final class ObjectContext {
         let t = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
         readTx = tx
         readTables = t
+        propertyCache = [:]
         invalidated = false
         return t
     }
@@ -61,6 +65,7 @@ public final class ObjectContext {
         if let tx = readTx {
             try tx.refresh()
             readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+            propertyCache = [:]
         } else {
             _ = try tables()
         }
@@ -88,8 +93,9 @@ public final class ObjectContext {
         defer { pendingError = nil }
         let result: T = try store.database.write { wtx in
             writeTables = ObjectTables(tx: wtx, schema: try store.schema(wtx), path: path)
+            propertyCache = [:]
             stamp += 1
-            defer { writeTables = nil; stamp += 1 }
+            defer { writeTables = nil; propertyCache = [:]; stamp += 1 }
             let r = try body()
             if let e = pendingError { throw e }
             try writeTables?.flush()
@@ -120,9 +126,21 @@ public final class ObjectContext {
         }
     }
 
-    func property(_ ref: ManagedRef, _ name: String) -> Property {
-        guard let p = classSchema(ref).property(name) else { fatalError("\(ref.className) has no stored property '\(name)'") }
+    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> Property {
+        if let p = propertyCache[ObjectIdentifier(kp)] { return p }
+        let p = property(ref, ModelInfo.of(Owner.self).propertyName(kp))
+        if propertyCache.count < 4096 { propertyCache[ObjectIdentifier(kp)] = p }
         return p
+    }
+
+    func property(_ ref: ManagedRef, _ name: String) -> Property {
+        do {
+            let t = try tables()
+            guard let p = t.plan(try t.cls(ref.className)).byName[name] else { fatalError("\(ref.className) has no stored property '\(name)'") }
+            return p
+        } catch {
+            fatalError("\(ref.className): \(error)")
+        }
     }
 
     func exists(_ ref: ManagedRef) -> Bool {
@@ -132,7 +150,8 @@ public final class ObjectContext {
 
     func readValue(_ ref: ManagedRef, _ p: Property) -> ObjectValue {
         do {
-            return try tables().value(try tables().cls(ref.className), ref.key, p)
+            let t = try tables()
+            return try t.value(try t.cls(ref.className), ref.key, p)
         } catch ObjectError.objectDeleted(let c) {
             fatalError("reading \(c).\(p.name) of an object that was deleted (check isInvalidated first)")
         } catch {

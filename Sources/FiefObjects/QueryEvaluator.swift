@@ -103,7 +103,7 @@ struct QueryEvaluator {
         }
         var out = Resolved(kind: .object, collection: false, target: cls)
         for (i, name) in k.components.enumerated() {
-            guard let p = cls.property(name) else {
+            guard let p = t.plan(cls).byName[name] else {
                 throw QueryError.unknownProperty(position: k.position, className: cls.name, property: name)
             }
             let last = i == k.components.count - 1
@@ -166,64 +166,73 @@ struct QueryEvaluator {
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
         let c = try t.cls(className)
+        let paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init)[...] }
         var candidates: [Int64]
-        var planned = false
         switch source {
         case .all:
             if let p = predicate, let plan = try plan(p, c) {
-                candidates = plan
-                planned = true
+                candidates = try plan.filter { try matches(p, Env(root: (c, $0))) }
             } else {
-                candidates = []
-                candidates.reserveCapacity(try t.count(c))
-                if let p = predicate {
-                    try t.keys(c) { k, row in
-                        if try self.matches(p, Env(root: (c, k), row: row)) { candidates.append(k) }
-                        return true
-                    }
-                    planned = false
-                    return try finish(c, candidates, sorts, limit)
+                // One pass over the rows: the predicate and the sort keys read each row in place.
+                var rows: [Ranked] = []
+                try t.keys(c) { k, row in
+                    let env = Env(root: (c, k), row: row)
+                    if let p = predicate, try !self.matches(p, env) { return true }
+                    rows.append(Ranked(index: rows.count, key: k, values: try paths.map { try self.walk(c, k, $0, row: row).first ?? .null }))
+                    return true
                 }
-                try t.keys(c) { k, _ in candidates.append(k); return true }
+                return QueryEvaluator.ordered(rows, sorts, limit)
             }
         case .list(let owner, let key, let prop):
             let oc = try t.cls(owner)
             guard let p = oc.property(prop), try t.exists(oc, key) else { return [] }
             candidates = try t.list(oc, key, p).compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+            if let p = predicate { candidates = try candidates.filter { try matches(p, Env(root: (c, $0))) } }
         case .backlinks(let target, let key, let prop):
             let tc = try t.cls(target)
             guard let lp = tc.property(prop), let op = c.property(lp.originProperty ?? "") else { return [] }
             candidates = try t.backlinks(to: tc, key, from: c, op)
+            if let p = predicate { candidates = try candidates.filter { try matches(p, Env(root: (c, $0))) } }
         }
-        if let p = predicate {
-            candidates = try candidates.filter { k in
-                if planned { guard try t.exists(c, k) else { return false } }
-                return try matches(p, Env(root: (c, k)))
-            }
-        }
-        return try finish(c, candidates, sorts, limit)
+        if sorts.isEmpty { return limit.map { Array(candidates.prefix(max(0, $0))) } ?? candidates }
+        let rows = try candidates.enumerated().map { i, k in Ranked(index: i, key: k, values: try paths.map { try walk(c, k, $0).first ?? .null }) }
+        return QueryEvaluator.ordered(rows, sorts, limit)
     }
 
-    private func finish(_ c: ClassSchema, _ keys: [Int64], _ sorts: [SortDescriptor], _ limit: Int?) throws -> [Int64] {
-        var out = keys
-        if !sorts.isEmpty {
-            let paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init) }
-            var rows: [(Int, Int64, [ObjectValue])] = []
-            rows.reserveCapacity(out.count)
-            for (i, k) in out.enumerated() {
-                rows.append((i, k, try paths.map { try walk(c, k, $0[...]).first ?? .null }))
+    /// A result with its sort values and its place before sorting (ties keep it: stable).
+    struct Ranked {
+        let index: Int
+        let key: Int64
+        let values: [ObjectValue]
+    }
+
+    static func ordered(_ rows: [Ranked], _ sorts: [SortDescriptor], _ limit: Int?) -> [Int64] {
+        guard !sorts.isEmpty else { return Array(rows.prefix(limit ?? rows.count).map(\.key)) }
+        func before(_ a: Ranked, _ b: Ranked) -> Bool {
+            for (j, s) in sorts.enumerated() {
+                let o = ObjectValue.order(a.values[j], b.values[j])
+                if o != 0 { return s.ascending ? o < 0 : o > 0 }
             }
-            rows.sort { a, b in
-                for (j, s) in sorts.enumerated() {
-                    let o = ObjectValue.order(a.2[j], b.2[j])
-                    if o != 0 { return s.ascending ? o < 0 : o > 0 }
-                }
-                return a.0 < b.0
-            }
-            out = rows.map(\.1)
+            return a.index < b.index
         }
-        if let limit, out.count > limit { out = Array(out.prefix(max(0, limit))) }
-        return out
+        if let limit, limit < rows.count / 8 {
+            // Top k: keep the best `limit` in order, inserting by binary search.
+            var best: [Ranked] = []
+            best.reserveCapacity(limit + 1)
+            for r in rows {
+                if best.count == limit, let last = best.last, !before(r, last) { continue }
+                var lo = 0, hi = best.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if before(best[mid], r) { lo = mid + 1 } else { hi = mid }
+                }
+                best.insert(r, at: lo)
+                if best.count > limit { best.removeLast() }
+            }
+            return best.map(\.key)
+        }
+        let sorted = rows.sorted(by: before)
+        return (limit.map { Array(sorted.prefix(max(0, $0))) } ?? sorted).map(\.key)
     }
 
     /// Candidate keys from the primary key or an index, for the first conjunct that has one;
@@ -310,6 +319,14 @@ struct QueryEvaluator {
             for q in ps where try matches(q, env) { return true }
             return false
         case .not(let q): return try !matches(q, env)
+        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
+            // The common case, a property of the object against a constant: no arrays.
+            let c = env.root.0
+            guard let p = t.plan(c).byName[k.components[0]], !p.list, p.kind != .linkingObjects else {
+                return try quantify(values(.keyPath(k), env), .implicit) { QueryEvaluator.compare($0, op, v, opts) }
+            }
+            let x = try env.row.map { r in try t.decodeGuarded { try t.value(c, env.root.1, p, row: r) } } ?? t.value(c, env.root.1, p)
+            return QueryEvaluator.compare(x, op, v, opts)
         case .compare(let l, let op, let r, let opts, let quant):
             let lv = try values(l, env), rv = try values(r, env)
             return quantify(lv, quant) { a in rv.contains { b in QueryEvaluator.compare(a, op, b, opts) } }
@@ -392,7 +409,7 @@ struct QueryEvaluator {
     /// link on the way is nil), every element's through lists and linking objects.
     func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
         guard let name = comps.first else { return [.link(key)] }
-        guard let p = c.property(name) else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
+        guard let p = t.plan(c).byName[name] else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
         let rest = comps.dropFirst()
         if p.kind == .linkingObjects {
             let oc = try t.cls(p.target ?? "")
