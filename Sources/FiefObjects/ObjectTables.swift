@@ -7,7 +7,6 @@ import Foundation
 final class ObjectTables {
     let tx: Transaction
     private(set) var schema: StoredSchema
-    private var codecs: [UInt32: RowCodec] = [:]
     let path: String
     /// A migration may give objects new values of a String or UUID primary key (uniqueness
     /// is verified when it ends); an integer primary key is the object key and never changes.
@@ -23,28 +22,40 @@ final class ObjectTables {
 
     func updateSchema(_ s: StoredSchema) {
         schema = s
-        codecs = [:]
         plans = [:]
         knownTables = []
     }
 
-    /// What every row operation of a class needs, worked out once per transaction.
-    struct ClassPlan {
+    /// What every row operation of a class needs, worked out once per transaction (a class,
+    /// so handing it around costs one reference, not a copy of its arrays).
+    final class ClassPlan {
         let stored: [Property]
         let indexed: [Property]
         let links: [Property]
         let lists: [Property]
         let varLength: [Property]
         let byName: [String: Property]
+        let codec: RowCodec
+        let objectsTable: String
+        let outOfRowTable: String
+
+        init(_ c: ClassSchema) {
+            stored = c.storedProperties
+            indexed = c.properties.filter(\.hasIndex)
+            links = stored.filter(\.isLink)
+            lists = stored.filter(\.list)
+            varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
+            byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
+            codec = RowCodec(c)
+            objectsTable = Tables.objects(c.cid)
+            outOfRowTable = Tables.outOfRow(c.cid)
+        }
     }
     private var plans: [UInt32: ClassPlan] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
         if let p = plans[c.cid] { return p }
-        let stored = c.storedProperties
-        let p = ClassPlan(stored: stored, indexed: c.properties.filter(\.hasIndex), links: stored.filter(\.isLink),
-                          lists: stored.filter(\.list), varLength: stored.filter { $0.kind.isVariableLength && !$0.list },
-                          byName: Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) }))
+        let p = ClassPlan(c)
         plans[c.cid] = p
         return p
     }
@@ -62,12 +73,7 @@ final class ObjectTables {
         return c
     }
 
-    func codec(_ c: ClassSchema) -> RowCodec {
-        if let k = codecs[c.cid] { return k }
-        let k = RowCodec(c)
-        codecs[c.cid] = k
-        return k
-    }
+    func codec(_ c: ClassSchema) -> RowCodec { plan(c).codec }
 
     func hasTable(_ name: String) throws -> Bool {
         if knownTables.contains(name) { return true }
@@ -89,7 +95,7 @@ final class ObjectTables {
     // MARK: Reads
 
     func withRow<T>(_ c: ClassSchema, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        let t = Tables.objects(c.cid)
+        let t = plan(c).objectsTable
         guard try hasTable(t) else { return try body(nil) }
         return try tx.withValue(table: t, key: KeyBytes.obj(key), body)
     }
@@ -97,7 +103,7 @@ final class ObjectTables {
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
 
     func outOfRow(_ c: ClassSchema, _ key: Int64, _ pid: UInt32) throws -> [UInt8]? {
-        try tx.get(table: Tables.outOfRow(c.cid), key: KeyBytes.property(key, pid))
+        try tx.get(table: plan(c).outOfRowTable, key: KeyBytes.property(key, pid))
     }
 
     /// A stored property's value (a list's element count for lists); the property's default
@@ -162,7 +168,7 @@ final class ObjectTables {
 
     /// Keys of a class in key order (all, or those in [from, to)).
     func keys(_ c: ClassSchema, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let t = Tables.objects(c.cid)
+        let t = plan(c).objectsTable
         guard try hasTable(t) else { return }
         try tx.scan(table: t) { k, v in try body(KeyBytes.readObj(k, at: 0), v) }
     }

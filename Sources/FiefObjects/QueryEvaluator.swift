@@ -175,9 +175,13 @@ struct QueryEvaluator {
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 var rows: [Ranked] = []
+                let compiled = predicate.flatMap { CompiledPredicate($0, t.plan(c)) }
                 try t.keys(c) { k, row in
-                    let env = Env(root: (c, k), row: row)
-                    if let p = predicate, try !self.matches(p, env) { return true }
+                    if let compiled {
+                        guard try t.decodeGuarded({ try compiled.matches(row) { try self.t.outOfRow(c, k, $0) } }) else { return true }
+                    } else if let p = predicate, try !self.matches(p, Env(root: (c, k), row: row)) {
+                        return true
+                    }
                     rows.append(Ranked(index: rows.count, key: k, values: try paths.map { try self.walk(c, k, $0, row: row).first ?? .null }))
                     return true
                 }

@@ -1,0 +1,81 @@
+/// A predicate over one class's own scalar properties, resolved once per query so a scan
+/// tests each row in place: no name lookups, no arrays, and string equality and prefixes
+/// compared on the row's bytes. Anything else (links, lists, aggregates, subqueries) is left
+/// to `QueryEvaluator.matches`.
+struct CompiledPredicate {
+    indirect enum Node {
+        case constant(Bool)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        case compare(Property, CompareOperator, ObjectValue, StringOptions, utf8: [UInt8]?)
+    }
+
+    let root: Node
+    let codec: RowCodec
+
+    init?(_ p: Predicate, _ plan: ObjectTables.ClassPlan) {
+        guard let n = CompiledPredicate.node(p, plan) else { return nil }
+        root = n
+        codec = plan.codec
+    }
+
+    private static func node(_ p: Predicate, _ plan: ObjectTables.ClassPlan) -> Node? {
+        switch p {
+        case .constant(let b): return .constant(b)
+        case .and(let ps):
+            let ns = ps.compactMap { node($0, plan) }
+            return ns.count == ps.count ? .and(ns) : nil
+        case .or(let ps):
+            let ns = ps.compactMap { node($0, plan) }
+            return ns.count == ps.count ? .or(ns) : nil
+        case .not(let q): return node(q, plan).map { .not($0) }
+        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
+            guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
+            var utf8: [UInt8]?
+            if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith { utf8 = Array(s.utf8) }
+            return .compare(prop, op, v, opts, utf8: utf8)
+        case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
+            guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
+                  let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan) else { return nil }
+            return .and([a, b])
+        case .in(.keyPath(let k), .values(let vs), .implicit):
+            let ns = vs.compactMap { node(.compare(.keyPath(k), .equal, .value($0), [], .implicit), plan) }
+            return ns.count == vs.count ? .or(ns) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the row of object `key` matches; `outOfRow` fetches values kept outside it.
+    func matches(_ row: UnsafeRawBufferPointer, _ outOfRow: (UInt32) throws -> [UInt8]?) throws -> Bool {
+        let layout = try codec.layout(of: row)
+        return try test(root, row, layout, outOfRow)
+    }
+
+    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ outOfRow: (UInt32) throws -> [UInt8]?) throws -> Bool {
+        switch n {
+        case .constant(let b): return b
+        case .and(let ns):
+            for x in ns where try !test(x, row, l, outOfRow) { return false }
+            return true
+        case .or(let ns):
+            for x in ns where try test(x, row, l, outOfRow) { return true }
+            return false
+        case .not(let x): return try !test(x, row, l, outOfRow)
+        case .compare(let p, let op, let v, let opts, let utf8):
+            guard let s = l.slot(of: p.pid) else {
+                return QueryEvaluator.compare(ObjectTables.defaultValue(p), op, v, opts)
+            }
+            if let utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
+                switch op {
+                case .equal: return inRow.elementsEqual(utf8)
+                case .notEqual: return !inRow.elementsEqual(utf8)
+                default: return inRow.starts(with: utf8)
+                }
+            }
+            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try outOfRow(p.pid) })
+            return QueryEvaluator.compare(x, op, v, opts)
+        }
+    }
+}
