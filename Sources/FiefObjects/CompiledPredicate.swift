@@ -1,3 +1,5 @@
+import Engine
+
 /// A predicate over one class's own scalar properties, resolved once per query so a scan
 /// tests each row in place: no name lookups, no arrays, and string equality and prefixes
 /// compared on the row's bytes. Anything else (links, lists, aggregates, subqueries) is left
@@ -8,7 +10,8 @@ struct CompiledPredicate {
         case and([Node])
         case or([Node])
         case not(Node)
-        case compare(Property, CompareOperator, ObjectValue, StringOptions, utf8: [UInt8]?)
+        /// Property id, its value when a row predates it, the operator, the constant.
+        case compare(UInt32, absent: ObjectValue, CompareOperator, ObjectValue, StringOptions, utf8: [UInt8]?)
     }
 
     let root: Node
@@ -34,7 +37,7 @@ struct CompiledPredicate {
             guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
             var utf8: [UInt8]?
             if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith { utf8 = Array(s.utf8) }
-            return .compare(prop, op, v, opts, utf8: utf8)
+            return .compare(prop.pid, absent: ObjectTables.defaultValue(prop), op, v, opts, utf8: utf8)
         case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
             guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
                   let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan) else { return nil }
@@ -47,26 +50,32 @@ struct CompiledPredicate {
         }
     }
 
-    /// Whether the row of object `key` matches; `outOfRow` fetches values kept outside it.
-    func matches(_ row: UnsafeRawBufferPointer, _ outOfRow: (UInt32) throws -> [UInt8]?) throws -> Bool {
+    /// Whether the row of object `key` matches; values kept out of the row come from
+    /// `outOfRowTable` in `tx`.
+    func matches(_ row: UnsafeRawBufferPointer, key: Int64, tx: Transaction, outOfRowTable: String) throws -> Bool {
         let layout = try codec.layout(of: row)
-        return try test(root, row, layout, outOfRow)
+        return try test(root, row, layout, Source(key: key, tx: tx, table: outOfRowTable))
     }
 
-    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ outOfRow: (UInt32) throws -> [UInt8]?) throws -> Bool {
+    private struct Source {
+        let key: Int64
+        let tx: Transaction
+        let table: String
+        func get(_ pid: UInt32) throws -> [UInt8]? { try tx.get(table: table, key: KeyBytes.property(key, pid)) }
+    }
+
+    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ src: Source) throws -> Bool {
         switch n {
         case .constant(let b): return b
         case .and(let ns):
-            for x in ns where try !test(x, row, l, outOfRow) { return false }
+            for x in ns where try !test(x, row, l, src) { return false }
             return true
         case .or(let ns):
-            for x in ns where try test(x, row, l, outOfRow) { return true }
+            for x in ns where try test(x, row, l, src) { return true }
             return false
-        case .not(let x): return try !test(x, row, l, outOfRow)
-        case .compare(let p, let op, let v, let opts, let utf8):
-            guard let s = l.slot(of: p.pid) else {
-                return QueryEvaluator.compare(ObjectTables.defaultValue(p), op, v, opts)
-            }
+        case .not(let x): return try !test(x, row, l, src)
+        case .compare(let pid, let absent, let op, let v, let opts, let utf8):
+            guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, v, opts) }
             if let utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
                 switch op {
                 case .equal: return inRow.elementsEqual(utf8)
@@ -74,7 +83,7 @@ struct CompiledPredicate {
                 default: return inRow.starts(with: utf8)
                 }
             }
-            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try outOfRow(p.pid) })
+            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(pid) })
             return QueryEvaluator.compare(x, op, v, opts)
         }
     }

@@ -176,9 +176,10 @@ struct QueryEvaluator {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 var rows: [Ranked] = []
                 let compiled = predicate.flatMap { CompiledPredicate($0, t.plan(c)) }
+                let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
                 try t.keys(c) { k, row in
                     if let compiled {
-                        guard try t.decodeGuarded({ try compiled.matches(row) { try self.t.outOfRow(c, k, $0) } }) else { return true }
+                        guard try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) else { return true }
                     } else if let p = predicate, try !self.matches(p, Env(root: (c, k), row: row)) {
                         return true
                     }
