@@ -11,6 +11,6 @@ mkdir -p "$out"
 status=0
 "$bin" torture run --scenario all --profile quick --out "$out/torture" || status=$?
 # The bench's HTML report also shows the torture pass/fail matrix and the growth curve.
-"$bin" bench --quick --out "$out/bench" --torture "$out/torture/results.json" || status=$?
+"$bin" bench --quick --suite all --out "$out/bench" --torture "$out/torture/results.json" || status=$?
 echo "reports: $out/torture (results.json, junit.xml, summary.md), $out/bench (results.json, report.md, report.html)"
 exit $status

@@ -27,3 +27,24 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertFalse(r.targets.isEmpty)
     }
 }
+
+/// The objects suite on tiny sizes: every workload runs on Fief's object layer and on SQLite
+/// with the same schema, and the objects targets are evaluated.
+final class ObjectBenchSmokeTests: XCTestCase {
+    func testObjectsSuiteCoversEveryWorkloadOnBothSystems() throws {
+        let dir = NSTemporaryDirectory() + "fief-objbench-smoke-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var p = BenchParameters.smoke(seed: 9)
+        p.suite = "objects"
+        let r = try BenchRunner(parameters: p, workDirectory: dir).run()
+        XCTAssertEqual(r.benchmarks.map(\.id), BenchRunner.objectWorkloadNames)
+        for b in r.benchmarks {
+            XCTAssertEqual(b.systems.map(\.system), [.fief, .sqlite], b.id)
+            for s in b.systems { XCTAssertGreaterThan(s.value.median, 0, "\(b.id) \(s.system)") }
+        }
+        XCTAssertNotNil(r.benchmark("obj.small-txns")?.result(.fief)?.extra?["rawEngineOpsPerSecond"])
+        let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
+        XCTAssertEqual(objectTargets.count, 11)
+        XCTAssertTrue(objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))")
+    }
+}
