@@ -16,6 +16,9 @@ public struct DatabaseOptions: Sendable {
     public var durability: Durability
     /// Create the file when it does not exist.
     public var create: Bool
+    /// Open the file O_RDONLY and refuse every write; when the directory cannot hold the
+    /// `.lock` file (a read-only filesystem, an immutable file), read without one.
+    package var readOnly = false
 
     public init(durability: Durability = .full, create: Bool = true) {
         self.durability = durability
@@ -39,7 +42,9 @@ public final class Database: @unchecked Sendable {
     public let path: String
     public let options: DatabaseOptions
     private var openFile: DatabaseFile
-    let lockFile: LockFile
+    /// nil only for a read-only handle whose directory cannot hold the lock file: no writer
+    /// can be running on such a file, so its readers need no pins.
+    let lockFile: LockFile?
     let readers: ReaderTable
     private var fileID: String
     /// Which file (device and inode) the handle has open now; `compact` changes it.
@@ -60,10 +65,10 @@ public final class Database: @unchecked Sendable {
         try CrashArming.validate()
         self.path = path
         self.options = options
-        if options.create && access(path, F_OK) != 0 && errno == ENOENT {
+        if options.create && !options.readOnly && access(path, F_OK) != 0 && errno == ENOENT {
             try Database.createFile(at: path)
         }
-        let file = try DatabaseFile.open(path: path, writable: true)
+        let file = try DatabaseFile.open(path: path, writable: !options.readOnly)
         do {
             guard try file.isRegularFile() else { throw EngineError.notARegularFile(path: path) }
             let (_, meta, size) = try Recovery.validate(file)
@@ -71,7 +76,7 @@ public final class Database: @unchecked Sendable {
             var st = stat()
             fstat(file.fd.rawValue, &st)
             fileID = "\(st.st_dev):\(st.st_ino)"
-            lockFile = try LockFile(path: path + ".lock")
+            lockFile = try LockFile.openIfPossible(path: path + ".lock", required: !options.readOnly)
             readers = ReaderTable(lockFile: lockFile)
             mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: size)
             knownSize = size
@@ -279,6 +284,7 @@ public final class Database: @unchecked Sendable {
 
     /// Holds the writer role (this thread, this handle, every process) while `body` runs.
     func asWriter<T>(_ body: () throws -> T) throws -> T {
+        guard !options.readOnly, let lockFile else { throw EngineError.readOnly(path: path) }
         let me = pthread_self()
         let id = currentFileID
         guard !WriterRegistry.isWriting(id, thread: me) else { throw EngineError.nestedWrite }
@@ -294,7 +300,7 @@ public final class Database: @unchecked Sendable {
     /// As writer, and as the only open handle on the file.
     func exclusiveWrite<T>(_ body: () throws -> T) throws -> T {
         try asWriter {
-            guard try lockFile.tryExclusiveOpen() else {
+            guard let lockFile, try lockFile.tryExclusiveOpen() else {
                 throw EngineError.databaseInUse(path: path, detail: "another handle or process has it open")
             }
             defer { try? lockFile.shareOpen() }

@@ -64,6 +64,16 @@ final class LockFile {
         table = mapped!
     }
 
+    /// The lock file, or nil when it is not `required` and its directory cannot hold one
+    /// (read-only filesystem or permissions).
+    static func openIfPossible(path: String, required: Bool) throws -> LockFile? {
+        do {
+            return try LockFile(path: path)
+        } catch EngineError.io(_, _, let e) where !required && [EROFS, EACCES, EPERM].contains(e) {
+            return nil
+        }
+    }
+
     deinit {
         munmap(table, LockFile.fileSize)
         Glibc.close(fd)

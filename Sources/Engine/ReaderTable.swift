@@ -7,18 +7,23 @@ import Glibc
 /// counted in memory, so most read transactions take no system call. A slot whose process is
 /// gone (or whose pid now names a different process) is reclaimed by the next scan.
 final class ReaderTable {
-    private let lockFile: LockFile
+    /// nil: a read-only handle without a lock file; pins are counted here only.
+    private let lockFile: LockFile?
     private let lock = Lock()
     private var pins: [UInt64: (slot: Int, refs: Int)] = [:]
     private let pid = UInt32(getpid())
     private let startTime = ProcessIdentity.startTime(of: getpid()) ?? 0
 
-    init(lockFile: LockFile) { self.lockFile = lockFile }
+    init(lockFile: LockFile?) { self.lockFile = lockFile }
 
     func pin(_ version: UInt64) throws {
         try lock.withLock {
             if let e = pins[version] {
                 pins[version] = (e.slot, e.refs + 1)
+                return
+            }
+            guard let lockFile else {
+                pins[version] = (-1, 1)
                 return
             }
             let slot = try lockFile.withTableLock { () throws -> Int in
@@ -48,6 +53,7 @@ final class ReaderTable {
                 return
             }
             pins[version] = nil
+            guard let lockFile else { return }
             _ = try? lockFile.withTableLock {
                 let s = lockFile.slot(e.slot)
                 s.setU32(0, at: 0)
@@ -58,7 +64,8 @@ final class ReaderTable {
 
     /// Pins of live processes, after clearing those of dead ones.
     func livePins() throws -> [(pid: Int32, version: UInt64)] {
-        try lockFile.withTableLock {
+        guard let lockFile else { return lock.withLock { pins.keys.sorted().map { (Int32(bitPattern: pid), $0) } } }
+        return try lockFile.withTableLock {
             reclaimDeadLocked()
             var out: [(Int32, UInt64)] = []
             for i in 0..<lockFile.slotCount {
@@ -80,6 +87,7 @@ final class ReaderTable {
     /// made visible (table lock released) before its reader last saw that version current,
     /// so before the commit that superseded it, so before this writer's lock.
     func oldestPinned(olderThan current: UInt64) throws -> UInt64? {
+        guard let lockFile else { return nil }
         var anyOlder = false
         for i in 0..<lockFile.slotCount {
             let s = UnsafeRawBufferPointer(lockFile.slot(i))
@@ -91,6 +99,7 @@ final class ReaderTable {
     }
 
     private func reclaimDeadLocked() {
+        guard let lockFile else { return }
         for i in 0..<lockFile.slotCount {
             let s = lockFile.slot(i)
             let p = UnsafeRawBufferPointer(s).u32(0)

@@ -53,8 +53,9 @@ public final class ObjectStore: @unchecked Sendable {
     public convenience init(_ configuration: Configuration) throws {
         let models = try SchemaValidation.models(configuration.types)
         let path = configuration.path
-        if configuration.readOnly, access(path, F_OK) != 0 { throw EngineError.fileNotFound(path: path) }
-        var db = try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly))
+        var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly)
+        options.readOnly = configuration.readOnly
+        var db = try Database(path: path, options: options)
         if let ask = configuration.shouldCompactOnOpen, !configuration.readOnly {
             let st = try db.stats()
             if ask(st.fileSize, st.bytesInUse) { try? db.compact() }

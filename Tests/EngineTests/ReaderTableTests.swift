@@ -8,8 +8,8 @@ final class ReaderTableTests: XCTestCase {
     let deadPid: UInt32 = 0x7FFF_FFF0
 
     private func plantPin(_ db: Database, pid: UInt32, version: UInt64) -> Int {
-        let i = (0..<db.lockFile.slotCount).first { UnsafeRawBufferPointer(db.lockFile.slot($0)).u32(0) == 0 }!
-        let s = db.lockFile.slot(i)
+        let i = (0..<db.lockFile!.slotCount).first { UnsafeRawBufferPointer(db.lockFile!.slot($0)).u32(0) == 0 }!
+        let s = db.lockFile!.slot(i)
         s.setU64(1, at: 8)
         s.setU64(version, at: 16)
         s.setU32(pid, at: 0)
@@ -46,7 +46,7 @@ final class ReaderTableTests: XCTestCase {
         let old = try db.latestVersion() - 3
         let slot = plantPin(db, pid: deadPid, version: old)
         try churn(db, 1)
-        XCTAssertEqual(UnsafeRawBufferPointer(db.lockFile.slot(slot)).u32(0), 0, "the dead pin was not reclaimed")
+        XCTAssertEqual(UnsafeRawBufferPointer(db.lockFile!.slot(slot)).u32(0), 0, "the dead pin was not reclaimed")
         try churn(db, 1)
         XCTAssertEqual(try db.stats().bytesPinned, 0)
     }
@@ -58,7 +58,7 @@ final class ReaderTableTests: XCTestCase {
         let slot = plantPin(db, pid: deadPid, version: try db.latestVersion())
         try churn(db, 1)   // the pin names the base: live anyway, the table lock is not needed
         try churn(db, 1)   // now it is older than the base: checked, found dead, cleared
-        XCTAssertEqual(UnsafeRawBufferPointer(db.lockFile.slot(slot)).u32(0), 0)
+        XCTAssertEqual(UnsafeRawBufferPointer(db.lockFile!.slot(slot)).u32(0), 0)
         try churn(db, 1)
         XCTAssertEqual(try db.stats().bytesPinned, 0)
         XCTAssertTrue(try db.check().isSound)
