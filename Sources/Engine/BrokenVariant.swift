@@ -19,6 +19,11 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case reusePinned = "reuse-pinned"
     /// Readers take the slot holding the highest version, flipped or not.
     case readUncommitted = "read-uncommitted"
+    /// compact renames its copy over the file but never syncs the directory: a power cut can
+    /// bring the old file back, without the commits made after compact returned.
+    case compactNoDirSync = "compact-no-dir-sync"
+    /// compact and writeCopy never sync the copy before putting it in place.
+    case copyNoSync = "copy-no-sync"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

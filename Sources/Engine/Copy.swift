@@ -17,6 +17,7 @@ extension Database {
             let e = errno
             throw e == EEXIST ? EngineError.alreadyExists(path: destination) : EngineError.io(path: destination, operation: "link", errno: e)
         }
+        CrashArming.reach(.copyLinked)
         try DatabaseFile.syncDirectory(of: destination)
     }
 
@@ -31,7 +32,9 @@ extension Database {
                 unlink(tmp)
                 throw EngineError.io(path: path, operation: "rename compacted copy", errno: e)
             }
-            try DatabaseFile.syncDirectory(of: path)
+            CrashArming.reach(.compactRenamed)
+            if !BrokenVariant.on(.compactNoDirSync) { try DatabaseFile.syncDirectory(of: path) }
+            CrashArming.reach(.compactDirSynced)
             try reopenFile()
         }
     }
@@ -67,7 +70,9 @@ extension Database {
                 try pw.flush()
                 let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
                 try out.write(FileHeader.initialPage(firstSlot: slot), at: 0)
-                try out.fullSync()
+                CrashArming.reach(.copyWritten)
+                if !BrokenVariant.on(.copyNoSync) { try out.fullSync() }
+                CrashArming.reach(.copySynced)
             }
         } catch {
             unlink(tmp)

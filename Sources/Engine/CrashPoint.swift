@@ -20,14 +20,47 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     /// Readers in this process see the new version; the caller has not been told yet.
     case afterPublish = "after-publish"
 
+    // Creating a file (`Database(path:)` on a missing path): built in a temporary file beside it.
+    /// The new file's header and top node written to the temporary file, not synced.
+    case createTempWritten = "create-temp-written"
+    /// The temporary file synced, not yet linked to the path.
+    case createTempSynced = "create-temp-synced"
+    /// Linked to the path; the directory not yet synced.
+    case createLinked = "create-linked"
+
+    // `compact()` and `writeCopy(to:)`: a compacted copy built in a temporary file.
+    /// The copy's pages and header written, not synced.
+    case copyWritten = "copy-written"
+    /// The copy synced; not yet renamed over the file (compact) or linked (writeCopy).
+    case copySynced = "copy-synced"
+    /// compact: renamed over the original; the directory not yet synced.
+    case compactRenamed = "compact-renamed"
+    /// compact: the directory synced; this handle not yet moved to the new file.
+    case compactDirSynced = "compact-dir-synced"
+    /// writeCopy: linked to the destination; the directory not yet synced.
+    case copyLinked = "copy-linked"
+
     public static let environmentVariable = "FIEF_CRASH_AT"
 
-    /// Whether a commit that died at this point must be visible after restart (process
-    /// crash: the kernel keeps every write made before the kill).
+    /// The points of the commit path, in the order a commit reaches them.
+    public static let commitPoints: [CrashPoint] = [.afterNodesWritten, .afterTopWritten, .afterDataSync, .afterSelectFlip, .afterSelectSync, .afterPublish]
+    public static let createPoints: [CrashPoint] = [.createTempWritten, .createTempSynced, .createLinked]
+    public static let compactPoints: [CrashPoint] = [.copyWritten, .copySynced, .compactRenamed, .compactDirSynced]
+    public static let writeCopyPoints: [CrashPoint] = [.copyWritten, .copySynced, .copyLinked]
+
+    /// A commit that died here had written its select-bit flip (it may survive a power cut).
+    public var selectFlipWritten: Bool { [.afterSelectFlip, .afterSelectSync, .afterPublish].contains(self) }
+    /// A commit that died here had made its flip durable (it must survive a power cut).
+    public var selectFlipDurable: Bool { [.afterSelectSync, .afterPublish].contains(self) }
+
+    /// Whether what died at this point must be visible after restart (process crash: the
+    /// kernel keeps every write made before the kill): the new version of a commit once its
+    /// select bit is flipped, a created or copied file once it is linked, a compacted file
+    /// once it is renamed in.
     public var newVersionSurvivesProcessKill: Bool {
         switch self {
-        case .afterNodesWritten, .afterTopWritten, .afterDataSync: return false
-        case .afterSelectFlip, .afterSelectSync, .afterPublish: return true
+        case .afterNodesWritten, .afterTopWritten, .afterDataSync, .createTempWritten, .createTempSynced, .copyWritten, .copySynced: return false
+        case .afterSelectFlip, .afterSelectSync, .afterPublish, .createLinked, .compactRenamed, .compactDirSynced, .copyLinked: return true
         }
     }
 }

@@ -123,13 +123,16 @@ public final class Database: @unchecked Sendable {
         let metaPage = meta.encode()
         let slot = TopSlot(ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
         try f.write(FileHeader.initialPage(firstSlot: slot) + metaPage, at: 0)
+        CrashArming.reach(.createTempWritten)
         try f.fullSync()
+        CrashArming.reach(.createTempSynced)
         if link(tmp, path) != 0 {
             let e = errno
             if e == EEXIST { return }  // another process created it first; use theirs
             if e == ENOENT { throw EngineError.fileNotFound(path: DatabaseFile.parentDirectory(of: path)) }
             throw EngineError.io(path: path, operation: "create", errno: e)
         }
+        CrashArming.reach(.createLinked)
         try DatabaseFile.syncDirectory(of: path)
     }
 

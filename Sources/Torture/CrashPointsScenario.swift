@@ -15,16 +15,16 @@ public struct CrashPointsScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var rng = SeededRandom(seed: seed)
         var outcome = CycleOutcome()
-        let kinds = CrashPoint.allCases.count + 1
+        let kinds = CrashPoint.commitPoints.count + 1
         for e in 0..<CrashPointsScenario.eventsPerCycle {
             // Cycle i starts at kind i, so every point is covered in the first cycles.
             let kind = (index * CrashPointsScenario.eventsPerCycle + e) % kinds
-            let threads = kind < CrashPoint.allCases.count ? 1 : Int.random(in: 1...4, using: &rng)
+            let threads = kind < CrashPoint.commitPoints.count ? 1 : Int.random(in: 1...4, using: &rng)
             var cycle = CrashCycle(dbPath: dir + "/db.fief", oraclePath: dir + "/oracle.log", seed: seed,
                                    threads: threads, logPath: dir + "/writer-\(e).out")
             cycle.environment = context.writerEnvironment
-            if kind < CrashPoint.allCases.count {
-                let point = CrashPoint.allCases[kind]
+            if kind < CrashPoint.commitPoints.count {
+                let point = CrashPoint.commitPoints[kind]
                 let nth = Int.random(in: 1...10, using: &rng)
                 let o = try cycle.crash(at: point, nth: nth)
                 outcome.events.append((point.rawValue, o.violations, o.description))

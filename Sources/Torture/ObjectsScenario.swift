@@ -25,7 +25,7 @@ public struct ObjectsScenario: Scenario {
         var outcome = CycleOutcome()
         let db = dir + "/objects.fief", oracle = dir + "/oracle.log"
         let workload = ObjectGraphWorkload(seed: seed)
-        let points = CrashPoint.allCases
+        let points = CrashPoint.commitPoints
         var current: UInt64 = 0
         for e in 0..<3 {
             let kind = (index * 3 + e) % (points.count + 1)
@@ -100,7 +100,7 @@ public struct ObjectsScenario: Scenario {
             let args = writerArguments(mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)
             var description: String
             if e == 0 {
-                let p = CrashPoint.allCases[(index / 3) % CrashPoint.allCases.count]
+                let p = CrashPoint.commitPoints[(index / 3) % CrashPoint.commitPoints.count]
                 let nth = Int.random(in: 1...6, using: &rng)
                 let child = try ChildProcess(arguments: args, environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"]) { $1 },
                                              output: "\(dir)/writer-\(e).out", label: "objects writer")

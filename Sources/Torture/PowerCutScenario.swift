@@ -53,7 +53,7 @@ public struct PowerCutScenario: Scenario {
             var expect: (dying: UInt64, flipWritten: Bool, flipSynced: Bool)?
             switch e {
             case 0:
-                let p = CrashPoint.allCases[index % CrashPoint.allCases.count]
+                let p = CrashPoint.commitPoints[index % CrashPoint.commitPoints.count]
                 let nth = Int.random(in: 1...8, using: &rng)
                 let dying = current + UInt64(nth)
                 let child = try ChildProcess(arguments: cycle.writerArguments(maxCommit: dying + 2),
@@ -63,11 +63,7 @@ public struct PowerCutScenario: Scenario {
                 try fs.ctl(["power-cut"] + mode.args)
                 description = "\(mode.name) power cut after a crash at \(p.rawValue):\(nth) (commit \(dying))"
                 outcome.crashPoints.insert(p.rawValue)
-                switch p {
-                case .afterNodesWritten, .afterTopWritten, .afterDataSync: expect = (dying, false, false)
-                case .afterSelectFlip: expect = (dying, true, false)
-                case .afterSelectSync, .afterPublish: expect = (dying, true, true)
-                }
+                expect = (dying, p.selectFlipWritten, p.selectFlipDurable)
             case 1, 2:
                 // A commit syncs the database twice: odd counts are data syncs, even ones the
                 // select-bit sync that follows the flip.

@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
         subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
-                      TortureObjectsWriter.self, TortureObjectsMigrate.self]
+                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self]
     )
 }
 
@@ -210,6 +210,30 @@ struct TortureObjectsMigrate: ParsableCommand {
             try ObjectsWriter.migrate(dbPath: db)
         } catch {
             FileHandle.standardError.write(Data("fief torture objects-migrate: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The file operation the `file-ops` scenario kills. Not for direct use.
+struct TortureFileOperation: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)
+    @Option var op: String
+    @Option var db: String
+    @Option var dest: String?
+
+    func run() throws {
+        do {
+            switch op {
+            case "create": _ = try Database(path: db)
+            case "compact": try Database(path: db, options: DatabaseOptions(create: false)).compact()
+            case "copy":
+                guard let dest else { throw ValidationError("--dest is required for copy") }
+                try Database(path: db, options: DatabaseOptions(create: false)).writeCopy(to: dest)
+            default: throw ValidationError("--op must be create, compact or copy")
+            }
+        } catch let e as EngineError {
+            FileHandle.standardError.write(Data("fief torture file-op: \(e)\n".utf8))
             throw ExitCode(1)
         }
     }

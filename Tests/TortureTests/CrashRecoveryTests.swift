@@ -20,7 +20,7 @@ final class CrashRecoveryTests: XCTestCase {
         var rng = SeededRandom(seed: s)
         var cycles = 0
         for round in 0..<2 {
-            for point in CrashPoint.allCases {
+            for point in CrashPoint.commitPoints {
                 let nth = round == 0 ? 1 : Int.random(in: 2...6, using: &rng)
                 let outcome = try cycle.crash(at: point, nth: nth)
                 cycles += 1

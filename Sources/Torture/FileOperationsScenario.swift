@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+import SeededRandomness
+
+/// The operations that change files outside a commit: creating a database, `compact()` and
+/// `writeCopy(to:)`. Each cycle commits (acknowledged, in the oracle), runs one operation in
+/// a child process that dies at one of its crash points (rotating over them), checks what is
+/// left, commits again and checks again. Every other cycle runs on a FaultFS mount instead:
+/// the operation completes, more commits are acknowledged after it, and the power is cut
+/// under a rotating mode. The path must open, check clean and hold exactly the acknowledged
+/// state; a copy or a new file exists exactly when the crash point says it must.
+public struct FileOperationsScenario: Scenario {
+    public var name: String { "file-ops" }
+    public init() {}
+
+    enum Operation: String, CaseIterable { case create, compact, copy }
+
+    static func points(_ op: Operation) -> [CrashPoint] {
+        switch op {
+        case .create: return CrashPoint.createPoints
+        case .compact: return CrashPoint.compactPoints
+        case .copy: return CrashPoint.writeCopyPoints
+        }
+    }
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        let op = Operation.allCases[(index / 2) % Operation.allCases.count]
+        return index % 2 == 0 ? try killCycle(index, op, seed: seed, dir: dir, context: context)
+                              : try powerCutCycle(index, op, seed: seed, dir: dir, context: context)
+    }
+
+    func commit(_ db: String, _ oracle: String, _ seed: UInt64, upTo maxCommit: UInt64, _ dir: String, _ context: ScenarioContext, log: String) throws -> String? {
+        let w = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        let child = try ChildProcess(arguments: w.writerArguments(maxCommit: maxCommit), environment: context.writerEnvironment, output: log, label: "writer")
+        let ending = child.wait()
+        return ending == .exited(0) ? nil : "the writer \(ending) while committing up to \(maxCommit); see \(log)"
+    }
+
+    func operationArguments(_ op: Operation, db: String, dest: String) -> [String] {
+        ["torture", "file-op", "--op", op.rawValue, "--db", db] + (op == .copy ? ["--dest", dest] : [])
+    }
+
+    func killCycle(_ index: Int, _ op: Operation, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var rng = SeededRandom(seed: seed)
+        var outcome = CycleOutcome()
+        let db = dir + "/db.fief", oracle = dir + "/oracle.log", dest = dir + "/copy.fief", fresh = dir + "/new.fief"
+        let workload = CommitWorkload(seed: seed)
+        let points = FileOperationsScenario.points(op)
+        let point = points[(index / 2 / Operation.allCases.count) % points.count]
+        let first = UInt64(Int.random(in: 2...8, using: &rng))
+        if let e = try commit(db, oracle, seed, upTo: first, dir, context, log: dir + "/writer-0.out") {
+            outcome.events.append(("file-ops-\(op.rawValue)", [e], "commits before \(op.rawValue)"))
+            return outcome
+        }
+        let target = op == .create ? fresh : db
+        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: dest),
+                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
+                                     output: dir + "/op.out", label: op.rawValue)
+        let ending = child.wait()
+        let description = "\(op.rawValue) killed at \(point.rawValue) after commit \(first)"
+        outcome.crashPoints.insert(point.rawValue)
+        var violations: [String] = []
+        if ending != .signaled(SIGKILL) { violations.append("\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out") }
+        violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
+        violations += checkResult(op, point: point, db: db, dest: dest, fresh: fresh, copiedCommit: first, workload: workload, completed: false)
+        if violations.isEmpty {
+            // Commits after the operation, on whatever file it left.
+            let more = first + UInt64(Int.random(in: 1...4, using: &rng))
+            if let e = try commit(db, oracle, seed, upTo: more, dir, context, log: dir + "/writer-1.out") { violations.append(e) }
+            violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
+        }
+        outcome.events.append(("file-ops-\(op.rawValue)", violations, description))
+        return outcome
+    }
+
+    /// What the operation's own file must look like: a copy or a new file exists exactly when
+    /// the point says it is in place (or the operation completed), and then opens, checks
+    /// clean and (a copy) holds the acknowledged state.
+    func checkResult(_ op: Operation, point: CrashPoint?, db: String, dest: String, fresh: String, copiedCommit: UInt64, workload: CommitWorkload, completed: Bool) -> [String] {
+        let mustExist = completed || (point?.newVersionSurvivesProcessKill ?? false)
+        switch op {
+        case .compact:
+            return []
+        case .copy:
+            let exists = access(dest, F_OK) == 0
+            if exists != mustExist { return ["writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): the destination \(exists ? "exists" : "is missing")"] }
+            guard exists else { return [] }
+            // The copy holds exactly the commit that was current when it was made.
+            let copyOracle = dest + ".oracle"
+            FileManager.default.createFile(atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8))
+            defer { unlink(copyOracle) }
+            return RecoveryCheck.verify(dbPath: dest, oraclePath: copyOracle, workload: workload).violations.map { "copy: \($0)" }
+        case .create:
+            let exists = access(fresh, F_OK) == 0
+            if exists != mustExist { return ["create \(completed ? "returned" : "died at \(point!.rawValue)"): the file \(exists ? "exists" : "is missing")"] }
+            guard exists else { return [] }
+            do {
+                let d = try Database(path: fresh, options: DatabaseOptions(create: false))
+                let r = try d.check()
+                let tables = try d.read { try $0.tableNames() }
+                return r.problems.map { "new file: \($0)" } + (tables.isEmpty ? [] : ["new file: holds tables \(tables)"])
+            } catch {
+                return ["new file does not open: \(error)"]
+            }
+        }
+    }
+
+    func powerCutCycle(_ index: Int, _ op: Operation, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append(("no-fuse", ["file-ops power cuts cannot run on this machine: \(why)"], "file-ops cycle \(index)"))
+            return outcome
+        }
+        var rng = SeededRandom(seed: seed)
+        let mode = PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count]
+        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
+        let workload = CommitWorkload(seed: seed)
+        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        try fs.mount()
+        defer { fs.unmount() }
+        let first = UInt64(Int.random(in: 2...6, using: &rng))
+        let description = "\(mode.name) power cut after \(op.rawValue) returned and more commits were acknowledged"
+        if let e = try commit(mnt + "/db.fief", oracle, seed, upTo: first, dir, context, log: dir + "/writer-0.out") {
+            outcome.events.append(("file-ops-\(mode.name)", [e], description))
+            return outcome
+        }
+        let target = op == .create ? mnt + "/new.fief" : mnt + "/db.fief"
+        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: context.writerEnvironment,
+                                     output: dir + "/op.out", label: op.rawValue)
+        let ending = child.wait()
+        guard ending == .exited(0) else {
+            outcome.events.append(("file-ops-\(mode.name)", ["\(op.rawValue) \(ending); see \(dir)/op.out"], description))
+            return outcome
+        }
+        if let e = try commit(mnt + "/db.fief", oracle, seed, upTo: first + UInt64(Int.random(in: 1...4, using: &rng)), dir, context, log: dir + "/writer-1.out") {
+            outcome.events.append(("file-ops-\(mode.name)", [e], description))
+            return outcome
+        }
+        try fs.ctl(["power-cut"] + mode.args)
+        fs.unmount()
+        outcome.faults += 1
+        outcome.crashPoints.insert("\(op.rawValue)-then-power-cut")
+        var violations = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload).violations
+        violations += checkResult(op, point: nil, db: backing + "/db.fief", dest: backing + "/copy.fief", fresh: backing + "/new.fief",
+                                  copiedCommit: first, workload: workload, completed: true)
+        outcome.events.append(("file-ops-\(mode.name)", violations, description))
+        return outcome
+    }
+}
