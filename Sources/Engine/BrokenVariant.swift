@@ -24,6 +24,10 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case compactNoDirSync = "compact-no-dir-sync"
     /// compact and writeCopy never sync the copy before putting it in place.
     case copyNoSync = "copy-no-sync"
+    /// A write that returns fewer bytes than asked is taken as complete.
+    case ignoreShortWrite = "ignore-short-write"
+    /// `DatabaseOptions.verifyChecksums` is ignored: pages are used as read.
+    case noChecksumVerify = "no-checksum-verify"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -19,6 +19,10 @@ public struct DatabaseOptions: Sendable {
     /// Open the file O_RDONLY and refuse every write; when the directory cannot hold the
     /// `.lock` file (a read-only filesystem, an immutable file), read without one.
     package var readOnly = false
+    /// Check each node's checksum whenever it is read, not only in `check()`: storage that
+    /// returns damaged bytes (a bit flip on the way) gives a `corrupt` error instead of wrong
+    /// data. Costs a hash of every page a transaction touches (LMDB and SQLite do not do this).
+    public var verifyChecksums = false
 
     public init(durability: Durability = .full, create: Bool = true) {
         self.durability = durability
@@ -220,7 +224,7 @@ public final class Database: @unchecked Sendable {
                 }
                 return mapping
             }
-            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit))
+            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)))
         }
     }
 

@@ -71,7 +71,7 @@ final class DatabaseFile {
                 throw ioError("write")
             }
             if n == 0 { throw EngineError.io(path: path, operation: "write", errno: EIO) }
-            done += n
+            done += BrokenVariant.on(.ignoreShortWrite) ? buffer.count - done : n
         }
     }
 

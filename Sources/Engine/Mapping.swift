@@ -31,13 +31,21 @@ final class Mapping: @unchecked Sendable {
 struct PageSource {
     let mapping: Mapping
     let limit: UInt64
+    /// Check every node's checksum as it is read (`DatabaseOptions.verifyChecksums`), so a
+    /// page the storage returned damaged is an error, never data.
+    var verifyChecksums = false
 
     func page(_ ref: UInt64) throws -> PageView {
         let ps = UInt64(Layout.pageSize)
         guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
             throw CorruptNode(ref: ref, detail: "reference \(ref) is outside the file's \(limit) bytes or misaligned")
         }
-        return PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
+        let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
+        // Extents of several pages are checked whole, in `extent`.
+        if verifyChecksums, v.span == 1, !PageHeader.checksumMatches(v.raw) {
+            throw CorruptNode(ref: ref, detail: "page fails its checksum (damaged on the way from storage?)")
+        }
+        return v
     }
 
     /// The whole extent starting at `ref` (its span from the first page's header).
@@ -48,7 +56,11 @@ struct PageSource {
         guard span >= 1, ref + bytes <= limit else {
             throw CorruptNode(ref: ref, detail: "extent of \(span) pages runs past the end of the file")
         }
-        return UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
+        let ext = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
+        if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext) {
+            throw CorruptNode(ref: ref, detail: "extent of \(span) pages fails its checksum (damaged on the way from storage?)")
+        }
+        return ext
     }
 
     /// The bytes of a value stored out of line.

@@ -14,9 +14,9 @@ public struct IOErrorScenario: Scenario {
     public var name: String { "io-errors" }
     public init() {}
 
-    static let faults = ["fsync-fail", "eio-write", "enospc", "fsync-fail-late"]
+    static let faults = ["fsync-fail", "eio-write", "enospc", "fsync-fail-late", "edquot"]
 
-    public func plannedCycles(_ profile: TortureProfile) -> Int { 16 * profile.scale }
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
@@ -56,14 +56,14 @@ public struct IOErrorScenario: Scenario {
             try fs.ctl(["inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
         default:
             let lockAndOracle: UInt64 = 64 << 10
-            try fs.ctl(["inject", "enospc", "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"])
+            try fs.ctl(["inject", fault, "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"])
         }
         outcome.faults += 1
         // A reader pins the current version while the faulted writer runs, so freed pages
         // cannot be reused and the file must grow into the quota: an engine that reuses its
         // free space well would otherwise never ask for more.
         var holder: ChildProcess?
-        if fault == "enospc" {
+        if fault == "enospc" || fault == "edquot" {
             let ready = dir + "/holder.ready"
             holder = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", mnt + "/db.fief", "--ready", ready, "--seconds", "60"],
                                       output: dir + "/holder.out", label: "snapshot holder")

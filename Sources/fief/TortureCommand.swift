@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
         subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
-                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self]
+                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self]
     )
 }
 
@@ -236,5 +236,20 @@ struct TortureFileOperation: ParsableCommand {
             FileHandle.standardError.write(Data("fief torture file-op: \(e)\n".utf8))
             throw ExitCode(1)
         }
+    }
+}
+
+/// The reader the `faults` scenario runs under bit flips. Not for direct use.
+struct TortureCheckedRead: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "checked-read", abstract: "(internal) Read everything and compare it with the oracle.", shouldDisplay: false)
+    @Option var db: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Flag var verifyChecksums = false
+
+    func run() throws {
+        let (outcome, detail) = CheckedReader.run(dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
+        print(detail)
+        if outcome != .correct { throw ExitCode(outcome.rawValue) }
     }
 }

@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+import SeededRandomness
+
+/// The FaultFS faults the other scenarios do not use, one per cycle in turn, each on a
+/// committing writer and followed by a power cut:
+///
+/// - `short-write`: a write returns fewer bytes than asked. The engine must finish the write
+///   or fail with a typed error; never treat it as complete.
+/// - `latency`: random delays on every operation while a writer is SIGKILLed at a random
+///   time. Timing changes, verdicts must not.
+/// - `bitflip`: reads return flipped bits (on a cold page cache). A reader verifying
+///   checksums must get a typed error or exactly the committed data, never other data. The
+///   same reader without verification is run too, and what it got is noted.
+/// - `kill-caller`: FaultFS kills the writer at the n-th write or sync of the file, before
+///   or after it takes effect, walking every syscall of the first commits over the cycles.
+/// - `fsync-lie`: fsync succeeds but makes nothing durable, then the power is cut. The
+///   suite must see acknowledged commits lost and name the lying fsync as the cause; that
+///   loss is the expected outcome (it shows what a lying disk does to any engine), and the
+///   absence of a loss is the violation.
+public struct FaultKindsScenario: Scenario {
+    public var name: String { "faults" }
+    public init() {}
+
+    public static let kinds = ["short-write", "latency", "bitflip", "kill-caller", "fsync-lie"]
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        let kind = FaultKindsScenario.kinds[index % FaultKindsScenario.kinds.count]
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append((kind, ["faults cannot run on this machine: \(why)"], "faults cycle \(index)"))
+            return outcome
+        }
+        var rng = SeededRandom(seed: seed)
+        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
+        let workload = CommitWorkload(seed: seed)
+        var fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        try fs.mount()
+        defer { fs.unmount() }
+        var violations: [String] = []
+        var notes: [String] = []
+        func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
+            let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
+            return try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
+                                    output: "\(dir)/writer-\(tag).out", label: "writer")
+        }
+        func said(_ tag: String) -> String {
+            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let warm = UInt64.random(in: 3...10, using: &rng)
+        if try writer(upTo: warm, "warm").wait() != .exited(0) {
+            outcome.events.append((kind, ["the writer failed before any fault: \(said("warm"))"], "\(kind) cycle \(index)"))
+            return outcome
+        }
+        var cut = "drop-random"
+        switch kind {
+        case "short-write":
+            // Within the next commit, which is the last: later commits could free a damaged
+            // page before anything looks at it.
+            try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(Int.random(in: 1...3, using: &rng))", "once"])
+            let ending = try writer(upTo: warm + 1, "fault").wait()
+            if case .signaled(let s) = ending { violations.append("after a short write the writer died of signal \(s)") }
+            if case .exited(let c) = ending, c != 0, !said("fault").contains("fief torture writer:") {
+                violations.append("after a short write the writer failed without a clear error: \(said("fault"))")
+            }
+            notes.append("short write: writer \(ending)")
+        case "latency":
+            try fs.ctl(["inject", "latency", "op=any", "min-ms=0", "max-ms=3", "probability=0.3"])
+            let child = try writer(upTo: UInt64.max / 2, "fault")
+            usleep(UInt32.random(in: 100_000...600_000, using: &rng))
+            child.kill9()
+            _ = child.wait()
+            cut = "torn-4096"
+        case "kill-caller":
+            let nth = 1 + (index / FaultKindsScenario.kinds.count) % 12
+            let when = (index / FaultKindsScenario.kinds.count / 12) % 2 == 0 ? "before" : "after"
+            try fs.ctl(["inject", "kill-caller", "op=write,fsync", "path=db.fief", "nth=\(nth)", "when=\(when)", "once"])
+            let ending = try writer(upTo: warm + 20, "fault").wait()
+            if ending != .signaled(SIGKILL) { violations.append("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)") }
+            outcome.crashPoints.insert("kill-caller-\(when)-\(nth)")
+            cut = "prefix"
+        case "bitflip":
+            // A cold page cache, so the reader's pages come through FaultFS's reads.
+            fs.unmount()
+            fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ 1, tracePath: dir + "/faultfs-trace-2.jsonl")
+            try fs.mount()
+            try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.5", "bits=8"])
+            for verify in [true, false] {
+                let out = "\(dir)/reader-\(verify ? "verified" : "plain").out"
+                let child = try ChildProcess(arguments: ["torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed", String(seed)] + (verify ? ["--verify-checksums"] : []),
+                                             environment: context.writerEnvironment, output: out, label: "reader")
+                let ending = child.wait()
+                let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                switch (verify, ending) {
+                case (_, .exited(CheckedReader.Outcome.correct.rawValue)), (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
+                    notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)")
+                case (true, _):
+                    violations.append("bit flips with checksums verified: the reader \(ending): \(text)")
+                case (false, _):
+                    notes.append("bit flips without checksum verification: the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
+                }
+            }
+            try fs.ctl(["clear"])
+            cut = "drop-all"
+        default: // fsync-lie
+            try fs.ctl(["inject", "fsync-lie", "path=db.fief"])
+            if try writer(upTo: warm + UInt64.random(in: 3...8, using: &rng), "fault").wait() != .exited(0) {
+                violations.append("under a lying fsync the writer failed: \(said("fault"))")
+            }
+            cut = "drop-all"
+        }
+        outcome.faults += 1
+        try fs.ctl(["clear"])
+        if kind != "fsync-lie" {
+            let through = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
+            violations += through.violations.map { "after \(kind), through the mount: \($0)" }
+        }
+        try fs.ctl(["power-cut", "--mode", cut])
+        fs.unmount()
+        let after = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
+        if kind == "fsync-lie" {
+            let lost = after.violations.filter { $0.hasPrefix("durability:") }
+            let other = after.violations.filter { !$0.hasPrefix("durability:") }
+            violations += other.map { "after a lying fsync and a power cut: \($0)" }
+            if lost.isEmpty {
+                violations.append("a lying fsync and a drop-all power cut lost no acknowledged commit: the durability check cannot see a lying disk")
+            } else {
+                notes.append("as expected, the lying fsync lost acknowledged commits at the power cut (cause: fsync-lie on db.fief): \(lost[0])")
+            }
+        } else {
+            violations += after.violations.map { "after \(kind) and a \(cut) power cut: \($0)" }
+        }
+        outcome.notes += notes
+        outcome.events.append((kind, violations, "\(kind) cycle \(index)" + (notes.isEmpty ? "" : ": " + notes.joined(separator: "; "))))
+        return outcome
+    }
+}
