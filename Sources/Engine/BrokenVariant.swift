@@ -28,6 +28,8 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case ignoreShortWrite = "ignore-short-write"
     /// `DatabaseOptions.verifyChecksums` is ignored: pages are used as read.
     case noChecksumVerify = "no-checksum-verify"
+    /// Pins of dead reader processes are never reclaimed.
+    case noReclaim = "no-reclaim"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
         subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
-                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self]
+                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
 }
 
@@ -251,5 +251,30 @@ struct TortureCheckedRead: ParsableCommand {
         let (outcome, detail) = CheckedReader.run(dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
         print(detail)
         if outcome != .correct { throw ExitCode(outcome.rawValue) }
+    }
+}
+
+/// A reader process of the `readers` scenario. Not for direct use.
+struct TortureChurnReader: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "churn-reader", abstract: "(internal) Many short checked reads.", shouldDisplay: false)
+    @Option var db: String
+    @Option var seed: UInt64
+    @Option var seconds: Double = 1
+    @Option var threads: Int = 2
+
+    func run() throws {
+        do {
+            switch try ChurnReader(dbPath: db, seed: seed, seconds: seconds, threads: threads).run() {
+            case .success(let n): print("\(n) reads, each exactly its commit's state")
+            case .failure(let e):
+                print("wrong read: \(e)")
+                throw ExitCode(3)
+            }
+        } catch let e as ExitCode {
+            throw e
+        } catch {
+            print("fief torture churn-reader: \(error)")
+            throw ExitCode(1)
+        }
     }
 }

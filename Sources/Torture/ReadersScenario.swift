@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+import SeededRandomness
+
+/// Readers that die and readers that race. Even cycles: reader processes holding pins are
+/// SIGKILLed at seeded moments (while opening and pinning, while reading, while idle); the
+/// writer that follows must reclaim their pins, so the file levels off instead of growing
+/// with every commit. Odd cycles: reader processes (two threads each) run many short read
+/// transactions while a writer commits as fast as it can (durability none); every read must
+/// be exactly the state of the commit it claims to see.
+public struct ReadersScenario: Scenario {
+    public var name: String { "readers" }
+    public init() {}
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 6 * profile.scale }
+
+    /// Growth allowed over the measured commits once every reader is gone: free-list churn
+    /// and live data moving, not held pages.
+    static let slackPages: UInt64 = 160
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        index % 2 == 0 ? try deaths(index, seed: seed, dir: dir, context: context) : try churn(index, seed: seed, dir: dir, context: context)
+    }
+
+    func deaths(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var rng = SeededRandom(seed: seed)
+        var outcome = CycleOutcome()
+        let db = dir + "/readers.fief", oracle = dir + "/oracle.log"
+        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        var committed: UInt64 = 0
+        var violations: [String] = []
+        func commit(_ n: UInt64, _ tag: String) throws {
+            committed += n
+            let c = try ChildProcess(arguments: cycle.writerArguments(maxCommit: committed), environment: context.writerEnvironment,
+                                     output: "\(dir)/writer-\(tag).out", label: "writer")
+            let e = c.wait()
+            if e != .exited(0) { violations.append("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out") }
+        }
+        try commit(60, "warm")
+        var moments: [String] = []
+        for r in 0..<4 {
+            let ready = "\(dir)/reader-\(r).ready"
+            let child = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", db, "--ready", ready, "--seconds", "60"],
+                                         output: "\(dir)/reader-\(r).out", label: "reader")
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0:
+                usleep(UInt32.random(in: 0...20_000, using: &rng))
+                moments.append("opening or pinning")
+            default:
+                let deadline = Date().addingTimeInterval(10)
+                while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && child.isRunning { usleep(2_000) }
+                usleep(UInt32.random(in: 0...60_000, using: &rng))
+                moments.append("holding its snapshot")
+            }
+            child.kill9()
+            _ = child.wait()
+            try commit(5, "between-\(r)")
+        }
+        outcome.crashPoints.formUnion(moments.map { "reader-killed-\($0.replacingOccurrences(of: " ", with: "-"))" })
+        try commit(20, "after")
+        let before = fileSize(db)
+        try commit(40, "measured")
+        let grown = fileSize(db) &- before
+        if fileSize(db) > before && grown > ReadersScenario.slackPages * 4096 {
+            violations.append("after 4 readers died (\(moments.joined(separator: ", "))), 40 commits grew the file by \(grown / 4096) pages (allowed \(ReadersScenario.slackPages)): their pins still hold pages")
+        }
+        violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: CommitWorkload(seed: seed)).violations
+        outcome.events.append(("reader-deaths", violations, "4 readers killed (\(moments.joined(separator: ", "))), then 60 commits"))
+        return outcome
+    }
+
+    func churn(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        let db = dir + "/churn.fief", oracle = dir + "/oracle.log"
+        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        let writer = try ChildProcess(arguments: cycle.writerArguments(maxCommit: UInt64.max / 2) + ["--durability", "none"],
+                                      environment: context.writerEnvironment, output: dir + "/writer.out", label: "writer")
+        // Readers start once the file exists.
+        let deadline = Date().addingTimeInterval(10)
+        while access(db, F_OK) != 0 && Date() < deadline && writer.isRunning { usleep(2_000) }
+        let readers = try (0..<2).map { r in
+            try ChildProcess(arguments: ["torture", "churn-reader", "--db", db, "--seed", String(seed), "--seconds", "1.5", "--threads", "2"],
+                             environment: context.writerEnvironment, output: "\(dir)/reader-\(r).out", label: "reader")
+        }
+        var violations: [String] = []
+        var reads = 0
+        for (r, c) in readers.enumerated() {
+            let e = c.wait()
+            let text = ((try? String(contentsOfFile: "\(dir)/reader-\(r).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            if e == .exited(0) { reads += Int(text.split(separator: " ").first ?? "") ?? 0 } else { violations.append("reader \(r) \(e): \(text)") }
+        }
+        writer.kill9()
+        _ = writer.wait()
+        let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: CommitWorkload(seed: seed))
+        violations += verdict.violations
+        if reads == 0 && violations.isEmpty { violations.append("the readers made no read at all") }
+        outcome.events.append(("reader-churn", violations, "2 processes x 2 threads made \(reads) checked reads while the writer reached commit \(verdict.recoveredCommit)"))
+        return outcome
+    }
+
+    func fileSize(_ path: String) -> UInt64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+}

@@ -1,0 +1,30 @@
+import XCTest
+import Engine
+@testable import Torture
+
+/// Reader processes killed while holding pins, and short readers racing a fast writer.
+final class ReadersTests: XCTestCase {
+    func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
+        let dir = TempDir()
+        var o = TortureOptions(seed: seed)
+        o.scenarios = ["readers"]
+        o.cycles = cycles
+        o.out = dir.file("out")
+        o.broken = broken
+        return try TortureRun(options: o).run().scenarios[0]
+    }
+
+    func testDeadReadersAreReclaimedAndRacingReadsAreExact() throws {
+        let r = try run(seed: 3, cycles: 4)
+        XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
+        XCTAssertEqual(Set(r.modes.map(\.name)), ["reader-deaths", "reader-churn"])
+    }
+
+    func testPinsOfDeadReadersThatAreNeverReclaimedAreCaught() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try run(seed: 3, cycles: 2, broken: .noReclaim)
+        let all = r.failures.flatMap(\.violations)
+        XCTAssertTrue(all.contains { $0.contains("their pins still hold pages") }, "no-reclaim went unnoticed: \(all.prefix(3))")
+        print("no-reclaim caught: \(all.first ?? "")")
+    }
+}
