@@ -78,7 +78,7 @@ public struct ScenarioContext: Sendable {
 }
 
 public enum Scenarios {
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario()]
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario()]
 
     public static func named(_ names: [String]) throws -> [Scenario] {
         if names.contains("all") { return all }

@@ -1,0 +1,36 @@
+import XCTest
+import Engine
+import FaultFS
+@testable import Torture
+
+/// Crash states enumerated from FaultFS's record of what a dying commit left unsynced.
+final class CrashStatesTests: XCTestCase {
+    func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
+        if let why = Mounter.fuseUnavailableReason() {
+            FileHandle.standardError.write(Data("\n*** crash-states NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("crash-states needs FUSE: \(why)")
+        }
+        let dir = TempDir()
+        var o = TortureOptions(seed: seed)
+        o.scenarios = ["crash-states"]
+        o.cycles = cycles
+        o.out = dir.file("out")
+        o.broken = broken
+        return try TortureRun(options: o).run().scenarios[0]
+    }
+
+    func testEveryEnumeratedStateOfTheCorrectEngineRecovers() throws {
+        let r = try run(seed: 3, cycles: 4)
+        XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
+        XCTAssertEqual(r.notes.filter { $0.contains("explored") }.count, 4, "coverage is reported per commit: \(r.notes)")
+        XCTAssertTrue(r.notes.contains { $0.contains("after-select-flip: 1 unsynced sectors; explored 2 of 2 states") }, "\(r.notes)")
+    }
+
+    func testAMissingDataSyncIsFoundAmongTheStates() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try run(seed: 3, cycles: 4, broken: .noDataSync)
+        let all = r.failures.flatMap(\.violations)
+        XCTAssertTrue(all.contains { $0.contains("after-select-flip") && $0.contains("crash states") }, "no-data-sync went unnoticed: \(all.prefix(2))")
+        print("no-data-sync caught: \(all.first ?? "")")
+    }
+}
