@@ -85,27 +85,30 @@ public struct FaultKindsScenario: Scenario {
             outcome.crashPoints.insert("kill-caller-\(when)-\(nth)")
             cut = "prefix"
         case "bitflip":
-            // A cold page cache, so the reader's pages come through FaultFS's reads.
-            fs.unmount()
-            fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ 1, tracePath: dir + "/faultfs-trace-2.jsonl")
-            try fs.mount()
-            try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.5", "bits=8"])
-            for verify in [true, false] {
-                let out = "\(dir)/reader-\(verify ? "verified" : "plain").out"
-                let child = try ChildProcess(arguments: ["torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed", String(seed)] + (verify ? ["--verify-checksums"] : []),
-                                             environment: context.writerEnvironment, output: out, label: "reader")
-                let ending = child.wait()
-                let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                switch (verify, ending) {
-                case (_, .exited(CheckedReader.Outcome.correct.rawValue)), (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
-                    notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)")
-                case (true, _):
-                    violations.append("bit flips with checksums verified: the reader \(ending): \(text)")
-                case (false, _):
-                    notes.append("bit flips without checksum verification: the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
+            // Several rounds, each on a cold page cache (a fresh mount), so the reader's pages
+            // come through FaultFS's reads; each round flips different bits.
+            for round in 0..<6 {
+                fs.unmount()
+                fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(round) &+ 1, tracePath: dir + "/faultfs-trace-\(round).jsonl")
+                try fs.mount()
+                try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.3", "bits=2", "nth=2"])
+                for verify in [true, false] {
+                    let out = "\(dir)/reader-\(round)-\(verify ? "verified" : "plain").out"
+                    let child = try ChildProcess(arguments: ["torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed", String(seed)] + (verify ? ["--verify-checksums"] : []),
+                                                 environment: context.writerEnvironment, output: out, label: "reader")
+                    let ending = child.wait()
+                    let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                    switch (verify, ending) {
+                    case (_, .exited(CheckedReader.Outcome.correct.rawValue)), (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
+                        if round == 0 { notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)") }
+                    case (true, _):
+                        violations.append("bit flips with checksums verified (round \(round)): the reader \(ending): \(text)")
+                    case (false, _):
+                        notes.append("bit flips without checksum verification (round \(round)): the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
+                    }
                 }
+                try fs.ctl(["clear"])
             }
-            try fs.ctl(["clear"])
             cut = "drop-all"
         default: // fsync-lie
             try fs.ctl(["inject", "fsync-lie", "path=db.fief"])

@@ -8,7 +8,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
 }
@@ -275,6 +275,24 @@ struct TortureChurnReader: ParsableCommand {
         } catch {
             print("fief torture churn-reader: \(error)")
             throw ExitCode(1)
+        }
+    }
+}
+
+/// Runs every broken variant under the scenario meant to catch it and writes the table.
+struct TortureDetect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "detect",
+        abstract: "Run every broken variant under its scenario; write detection.json and detection.md (debug builds).")
+    @Option(help: "Seed for every random choice.") var seed: UInt64 = 1
+    @Option(help: "At most this many cycles per variant.") var cycles: Int = 12
+    @Option(help: "Folder for detection.json, detection.md and each run.") var out: String = "fief-out/detection"
+
+    func run() throws {
+        try reportingErrors {
+            let rows = try Detection(seed: seed, cycles: cycles, out: out).run { print($0) }
+            print("fief torture detect: \(rows.filter(\.caught).count) of \(rows.count) caught; wrote \(out)/detection.md and detection.json")
+            if rows.contains(where: { !$0.caught }) { throw ExitCode(1) }
         }
     }
 }

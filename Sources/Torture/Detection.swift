@@ -1,0 +1,73 @@
+import Engine
+import FiefObjects
+import Foundation
+
+/// The proof that the checkers fire, as a table: every broken variant run under the scenario
+/// meant to catch it, with how many cycles it took. Debug builds only (release builds carry
+/// no broken variants).
+public struct Detection {
+    public struct Row: Codable, Sendable {
+        public var variant: String
+        public var scenario: String
+        public var caught: Bool
+        /// The 1-based number of the first cycle that found a violation.
+        public var cyclesToDetection: Int?
+        public var cyclesRun: Int
+        public var firstViolation: String?
+    }
+
+    /// Which scenario is meant to catch each variant.
+    public static let plan: [(variant: String, scenario: String)] = [
+        ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"), ("overwrite-in-place", "crash-points"),
+        ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"),
+        ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
+        ("no-checksum-verify", "faults"), ("no-reclaim", "readers"),
+        ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
+    ]
+
+    public let seed: UInt64
+    public let cycles: Int
+    public let out: String
+
+    public init(seed: UInt64, cycles: Int, out: String) {
+        self.seed = seed
+        self.cycles = cycles
+        self.out = out
+    }
+
+    public func run(progress: (String) -> Void = { _ in }) throws -> [Row] {
+        guard BrokenVariant.available else { throw TortureError.invalid("the detection table needs a debug build (release builds carry no broken variants)") }
+        var rows: [Row] = []
+        for (variant, scenario) in Detection.plan {
+            var o = TortureOptions(seed: seed)
+            o.scenarios = [scenario]
+            o.cycles = cycles
+            o.out = "\(out)/runs/\(variant)-\(scenario)"
+            _ = o.chooseBroken(variant)
+            var quiet = Progress()
+            quiet.quiet = true
+            let r = try TortureRun(options: o, progress: quiet).run().scenarios[0]
+            let first = r.failures.min { $0.cycle < $1.cycle }
+            let row = Row(variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
+                          cyclesRun: r.cycles, firstViolation: first?.violations.first)
+            progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
+            rows.append(row)
+        }
+        try write(rows)
+        return rows
+    }
+
+    func write(_ rows: [Row]) throws {
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try enc.encode(rows).write(to: URL(fileURLWithPath: out + "/detection.json"))
+        var md = "# Fief torture: detection\n\nseed `\(seed)`, at most \(cycles) cycles per variant\n\n"
+        md += "| broken variant | scenario | caught | cycles to detection | first violation |\n|---|---|---|---:|---|\n"
+        for r in rows {
+            let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\\\|").prefix(160)
+            md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | \(v) |\n"
+        }
+        try Data(md.utf8).write(to: URL(fileURLWithPath: out + "/detection.md"))
+    }
+}
