@@ -164,3 +164,33 @@ final class MigrationTests: XCTestCase {
         XCTAssertTrue(try store.check().isSound)
     }
 }
+
+enum V4 {
+    /// `age` becomes a String: a new property id; the block converts the old values.
+    final class User: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var fullname = ""
+        @Persisted var age = ""
+        @Persisted(indexed: true) var email = ""
+        @Persisted var nickname: String?
+    }
+}
+
+final class MigrationTypeChangeTests: XCTestCase {
+    func testTypeChangeGetsANewPropertyAndTheBlockConverts() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        let v2 = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2))
+        let ctx = v2.context()
+        try ctx.write { for i in 0..<3 { try ctx.create(V2.User.self, value: ["id": "u\(i)", "age": 20 + i, "email": "u\(i)@x"]) } }
+        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V4.User.self], schemaVersion: 2))) { e in
+            guard case .migrationRequired(_, let changes)? = e as? SchemaError else { return XCTFail("\(e)") }
+            XCTAssertEqual(changes, ["User.age changed type from int to string"])
+        }
+        let v4 = try ObjectStore(Configuration(path: path, types: [V4.User.self], schemaVersion: 4, migrationBlock: { m, _ in
+            try m.enumerateObjects(ofType: "User") { old, new in new!["age"] = "\(old!["age"] as! Int) years" }
+        }))
+        XCTAssertEqual(v4.context().objects(V4.User.self).sorted(byKeyPath: "id").map(\.age), ["20 years", "21 years", "22 years"])
+        XCTAssertTrue(try v4.check().isSound)
+    }
+}
