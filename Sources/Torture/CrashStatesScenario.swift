@@ -31,15 +31,12 @@ public struct CrashStatesScenario: Scenario {
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(("no-fuse", ["crash-states cannot run on this machine: \(why)"], "crash-states cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome(name, mode: "no-fuse", cycle: index) { return missing }
         var rng = SeededRandom(seed: seed)
         let point = CrashStatesScenario.points[index % CrashStatesScenario.points.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        let fs = FaultFSMount.forCycle(dir, seed: seed)
         try fs.mount()
         defer { fs.unmount() }
         let cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)

@@ -25,6 +25,20 @@ public final class FaultFSMount {
     /// Why FaultFS cannot run on this machine, or nil when it can.
     public static func unavailableReason() -> String? { Mounter.fuseUnavailableReason() }
 
+    /// The outcome of a cycle that needs FaultFS on a machine without FUSE: a violation that
+    /// says so (such a scenario never passes silently), or nil when FUSE is there.
+    static func missingOutcome(_ scenario: String, mode: String, cycle: Int) -> CycleOutcome? {
+        guard let why = unavailableReason() else { return nil }
+        var o = CycleOutcome()
+        o.events.append((mode, ["\(scenario) cannot run on this machine: \(why)"], "\(scenario) cycle \(cycle)"))
+        return o
+    }
+
+    /// A mount of `dir/backing` at `dir/mnt` for one cycle, tracing to `dir/faultfs-trace<suffix>.jsonl`.
+    static func forCycle(_ dir: String, seed: UInt64, suffix: String = "") -> FaultFSMount {
+        FaultFSMount(backing: dir + "/backing", mountpoint: dir + "/mnt", seed: seed, tracePath: dir + "/faultfs-trace\(suffix).jsonl")
+    }
+
     static func run(_ args: [String], output: String) throws -> (Int32, String) {
         let child = try ChildProcess(arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
         let ending = child.wait()

@@ -32,14 +32,11 @@ public struct FaultKindsScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let kind = FaultKindsScenario.kinds[index % FaultKindsScenario.kinds.count]
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append((kind, ["faults cannot run on this machine: \(why)"], "faults cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome(name, mode: kind, cycle: index) { return missing }
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        var fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        var fs = FaultFSMount.forCycle(dir, seed: seed)
         try fs.mount()
         defer { fs.unmount() }
         var violations: [String] = []
@@ -89,7 +86,7 @@ public struct FaultKindsScenario: Scenario {
             // come through FaultFS's reads; each round flips different bits.
             for round in 0..<6 {
                 fs.unmount()
-                fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(round) &+ 1, tracePath: dir + "/faultfs-trace-\(round).jsonl")
+                fs = FaultFSMount.forCycle(dir, seed: seed &+ UInt64(round) &+ 1, suffix: "-\(round)")
                 try fs.mount()
                 try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.3", "bits=2", "nth=2"])
                 for verify in [true, false] {

@@ -112,15 +112,12 @@ public struct FileOperationsScenario: Scenario {
 
     func powerCutCycle(_ index: Int, _ op: Operation, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(("no-fuse", ["file-ops power cuts cannot run on this machine: \(why)"], "file-ops cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome("file-ops power cuts", mode: "no-fuse", cycle: index) { return missing }
         var rng = SeededRandom(seed: seed)
         let mode = PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        let fs = FaultFSMount.forCycle(dir, seed: seed)
         try fs.mount()
         defer { fs.unmount() }
         let first = UInt64(Int.random(in: 2...6, using: &rng))

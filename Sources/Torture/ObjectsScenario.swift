@@ -84,10 +84,7 @@ public struct ObjectsScenario: Scenario {
     /// On a FaultFS mount: a writer killed at a crash point, then a cut; a cut while a writer runs.
     func powerCutCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(("no-fuse", ["objects power cuts cannot run on this machine: \(why)"], "objects power-cut cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome("objects power cuts", mode: "no-fuse", cycle: index) { return missing }
         var rng = SeededRandom(seed: seed)
         let mode = PowerCutScenario.modes[(index / 3) % PowerCutScenario.modes.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"

@@ -6,17 +6,7 @@ import FaultFS
 /// Crash states enumerated from FaultFS's record of what a dying commit left unsynced.
 final class CrashStatesTests: XCTestCase {
     func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
-        if let why = Mounter.fuseUnavailableReason() {
-            FileHandle.standardError.write(Data("\n*** crash-states NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("crash-states needs FUSE: \(why)")
-        }
-        let dir = TempDir()
-        var o = TortureOptions(seed: seed)
-        o.scenarios = ["crash-states"]
-        o.cycles = cycles
-        o.out = dir.file("out")
-        o.broken = broken
-        return try TortureRun(options: o).run().scenarios[0]
+        try runScenario("crash-states", seed: seed, cycles: cycles, broken: broken)
     }
 
     func testEveryEnumeratedStateOfTheCorrectEngineRecovers() throws {

@@ -7,17 +7,7 @@ import FaultFS
 /// killing the writer at a write or sync, and a lying fsync before a power cut.
 final class FaultKindsTests: XCTestCase {
     func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
-        if let why = Mounter.fuseUnavailableReason() {
-            FileHandle.standardError.write(Data("\n*** faults NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("faults needs FUSE: \(why)")
-        }
-        let dir = TempDir()
-        var o = TortureOptions(seed: seed)
-        o.scenarios = ["faults"]
-        o.cycles = cycles
-        o.out = dir.file("out")
-        o.broken = broken
-        return try TortureRun(options: o).run().scenarios[0]
+        try runScenario("faults", seed: seed, cycles: cycles, broken: broken)
     }
 
     func testCorrectEngineUnderEveryFaultKind() throws {

@@ -8,17 +8,7 @@ import FaultFS
 /// directory sync after compact's rename, or the sync of the copy, is caught by power cuts.
 final class FileOperationsTests: XCTestCase {
     func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
-        if let why = Mounter.fuseUnavailableReason() {
-            FileHandle.standardError.write(Data("\n*** file-ops (its power-cut cycles) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("file-ops needs FUSE for its power-cut cycles: \(why)")
-        }
-        let dir = TempDir()
-        var o = TortureOptions(seed: seed)
-        o.scenarios = ["file-ops"]
-        o.cycles = cycles
-        o.out = dir.file("out")
-        o.broken = broken
-        return try TortureRun(options: o).run().scenarios[0]
+        try runScenario("file-ops", seed: seed, cycles: cycles, broken: broken)
     }
 
     func testCorrectEngineSurvivesEveryFileOperationCrashPoint() throws {

@@ -9,17 +9,7 @@ import FiefObjects
 /// purpose is caught, by the check that should catch it.
 final class ObjectsScenarioTests: XCTestCase {
     func run(seed: UInt64, cycles: Int = 9, broken: BrokenObjectLayer? = nil) throws -> ScenarioResult {
-        if let why = Mounter.fuseUnavailableReason() {
-            FileHandle.standardError.write(Data("\n*** objects (its power-cut cycles) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("the objects scenario's power-cut cycles need FUSE: \(why)")
-        }
-        let dir = TempDir()
-        var o = TortureOptions(seed: seed)
-        o.scenarios = ["objects"]
-        o.cycles = cycles
-        o.out = dir.file("out")
-        o.brokenObjects = broken
-        return try TortureRun(options: o).run().scenarios[0]
+        try runScenario("objects", seed: seed, cycles: cycles, brokenObjects: broken)
     }
 
     func testCorrectObjectLayerShowsNoViolation() throws {

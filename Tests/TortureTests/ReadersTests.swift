@@ -5,13 +5,7 @@ import Engine
 /// Reader processes killed while holding pins, and short readers racing a fast writer.
 final class ReadersTests: XCTestCase {
     func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
-        let dir = TempDir()
-        var o = TortureOptions(seed: seed)
-        o.scenarios = ["readers"]
-        o.cycles = cycles
-        o.out = dir.file("out")
-        o.broken = broken
-        return try TortureRun(options: o).run().scenarios[0]
+        try runScenario("readers", seed: seed, cycles: cycles, broken: broken, needsFUSE: false)
     }
 
     func testDeadReadersAreReclaimedAndRacingReadsAreExact() throws {

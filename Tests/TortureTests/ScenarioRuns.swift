@@ -1,0 +1,23 @@
+import XCTest
+import Engine
+import FaultFS
+import FiefObjects
+@testable import Torture
+
+/// Runs one scenario of the suite as `fief torture run` would, in a fresh folder. Scenarios on
+/// FaultFS say loudly that they cannot run where FUSE is missing, and are skipped, never passed.
+func runScenario(_ name: String, seed: UInt64, cycles: Int, broken: BrokenVariant? = nil,
+                 brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true) throws -> ScenarioResult {
+    if needsFUSE, let why = Mounter.fuseUnavailableReason() {
+        FileHandle.standardError.write(Data("\n*** \(name) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+        throw XCTSkip("\(name) needs FUSE: \(why)")
+    }
+    let dir = TempDir()
+    var o = TortureOptions(seed: seed)
+    o.scenarios = [name]
+    o.cycles = cycles
+    o.out = dir.file("out")
+    o.broken = broken
+    o.brokenObjects = brokenObjects
+    return try TortureRun(options: o).run().scenarios[0]
+}
