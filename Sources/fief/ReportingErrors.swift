@@ -21,6 +21,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try fail(e.description)
     } catch let e as TortureError {
         try fail(e.description)
+    } catch let e as TargetError {
+        try fail(e.description)
     }
 }
 

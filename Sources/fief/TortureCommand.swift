@@ -7,7 +7,8 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self]
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+                      TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self]
     )
 }
 
@@ -18,7 +19,10 @@ struct TortureRunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run torture scenarios and write results.json, junit.xml and summary.md.",
         discussion: """
-            Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite).
+            Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite); \
+            on targets other than fief: \(Scenarios.generic.map(\.name).joined(separator: ", ")).
+            Targets: fief (default), fief:generic, sqlite[:journal=wal|delete,synchronous=full|normal|off|extra], \
+            lmdb[:default|nosync|nometasync|writemap], exec:COMMAND (a program speaking the JSON-lines adapter protocol).
             The seed is printed first; the same seed and scenario choose the same crash points, \
             faults and operations. --shard K/N runs the K-th of N disjoint slices of the cycles, \
             so a CI matrix can spread a soak over machines; merge the results with \
@@ -38,6 +42,8 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Run writers on a deliberately broken engine (debug builds): \(BrokenVariant.allCases.map(\.rawValue).joined(separator: ", ")).")
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+    @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
+    var target: String = "fief"
 
     func parsedShard() throws -> (Int, Int) {
         let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -59,15 +65,24 @@ struct TortureRunCommand: ParsableCommand {
             guard BrokenVariant.available else { throw ValidationError("--broken needs a debug build (release builds carry no broken variants)") }
         }
         if profile == .soak && duration == nil && cycles == nil { throw ValidationError("--profile soak needs --duration SECONDS (or --cycles)") }
-        let names = scenario.flatMap { $0.split(separator: ",").map(String.init) }
-        do { _ = try Scenarios.named(names) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
+        // A bad target or a scenario it cannot run: one line, exit 1 (not a usage screen).
+        let spec: TargetSpec
+        do {
+            spec = try TargetSpec(parsing: target)
+            _ = try Scenarios.named(scenario.flatMap { $0.split(separator: ",").map(String.init) }, for: spec)
+            if broken != nil && !spec.usesFiefScenarios { throw TortureError.invalid("--broken needs --target fief, not \(spec)") }
+        } catch {
+            FileHandle.standardError.write(Data("fief: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: seed \(s) (rerun with --seed \(s))")
+        print("fief torture: target \(spec), seed \(s) (rerun with --seed \(s))")
         fflush(stdout)
         var o = TortureOptions(seed: s)
+        o.target = spec
         o.profile = profile
         o.scenarios = scenario.flatMap { $0.split(separator: ",").map(String.init) }
         o.cycles = cycles
@@ -100,9 +115,17 @@ struct TortureReproduce: ParsableCommand {
             FileHandle.standardError.write(Data("fief: \(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run\n".utf8))
             throw ExitCode(2)
         }
-        print("fief torture reproduce: scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
+        let target: TargetSpec
+        do {
+            target = try record.target.map(TargetSpec.init(parsing:)) ?? .default
+        } catch {
+            FileHandle.standardError.write(Data("fief: \(dir)/cycle.json: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        print("fief torture reproduce: target \(target), scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
         print("originally: \(record.violations.prefix(3).joined(separator: "; "))")
         var o = TortureOptions(seed: record.runSeed)
+        o.target = target
         o.profile = TortureProfile(rawValue: record.profile) ?? .quick
         o.scenarios = [record.scenario]
         o.onlyCycle = record.cycle
@@ -172,6 +195,69 @@ struct TortureListAppend: ParsableCommand {
             try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run()
         } catch {
             FileHandle.standardError.write(Data("fief torture list-append: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension TargetSpec: ExpressibleByArgument {
+    public init?(argument: String) { try? self.init(parsing: argument) }
+}
+
+/// The writer process of the generic scenarios. Not for direct use.
+struct TortureTargetWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-writer", abstract: "(internal) Commit the seeded workload on a target, logging to an oracle.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Option var maxCommit: UInt64
+
+    func run() throws {
+        do {
+            try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture target-writer: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Verifies a target's store after a crash and writes the verdict as JSON. Not for direct use.
+struct TortureTargetVerify: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-verify", abstract: "(internal) Verify a target's store against an oracle.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Option var out: String
+
+    func run() throws {
+        let verdict = TargetRecoveryCheck.verify(spec: target, directory: dir, oraclePath: oracle, seed: seed)
+        do {
+            try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out))
+        } catch {
+            FileHandle.standardError.write(Data("fief torture target-verify: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// A process of the generic isolation scenario. Not for direct use.
+struct TortureTargetListAppend: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-list-append", abstract: "(internal) Run list-append transactions on a target.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
+    @Option var history: String
+    @Option var process: Int
+    @Option var seed: UInt64
+    @Option var transactions: Int = 80
+
+    func run() throws {
+        do {
+            try TargetListAppendWorker(spec: target, directory: dir, historyPath: history, process: process, seed: seed, transactions: transactions).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture target-list-append: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }
