@@ -15,8 +15,7 @@ final class TargetVerdictTests: XCTestCase {
     func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17) throws -> [String: ScenarioResult] {
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            XCTFail("the target verdict tests need FUSE: \(why)")
-            throw XCTSkip("no FUSE")  // stops the test; the failure above is what counts
+            throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
         }
         let dir = try TempFolder()
         var out: [String: ScenarioResult] = [:]
@@ -100,7 +99,6 @@ final class TargetVerdictTests: XCTestCase {
         let results = try run(TargetVerdictTests.unsafeAdapter, [("crash-points", 2), ("power-cut", 2)])
         let power = results["power-cut"]!
         XCTAssertGreaterThan(power.durabilityViolations + power.atomicityIntegrityViolations, 0, "the unsafe adapter survived power cuts")
-        XCTAssertTrue(power.notes.isEmpty || true)
         for (name, r) in results { print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first ?? "")") }
     }
 }
