@@ -36,9 +36,14 @@ public final class ChildProcess {
         }
     }
 
-    public init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+    public convenience init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+        try self.init(executable: try FiefExecutable.path(), arguments: arguments, environment: extra, output: output, label: label)
+    }
+
+    /// Any program (the others are `fief` itself).
+    public init(executable: String, arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
         self.label = label
-        process.executableURL = URL(fileURLWithPath: try FiefExecutable.path())
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env[CrashPointEnvironment.name] = nil

@@ -67,12 +67,13 @@ public struct TargetPowerCutScenario: Scenario {
             outcome.crashPoints.insert(event)
             outcome.faults += 1
             fs.unmount()
+            // The store as the cut left it, before recovery (the verifier's own open) changes
+            // it: kept as evidence when the verdict fails.
+            let found = "\(dir)/store-after-event-\(e)"
+            p.snapshot(backing, to: found)
             let verdict = try p.verify(directory: backing, tag: "\(e)")
             current = verdict.recoveredCommit
-            if !verdict.passed {
-                // Evidence as found: later events of this cycle change the backing folder.
-                try? FileManager.default.copyItem(atPath: backing, toPath: "\(dir)/store-after-event-\(e)")
-            }
+            if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
             outcome.events.append((mode.name, verdict.violations, "\(description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)" + notes.map { "; \($0)" }.joined()))
             // A lost commit leaves a usable store to cut again; a damaged one does not.
             if verdict.violations.contains(where: { ViolationKind.of($0).verdictClass != .durability }) { break }

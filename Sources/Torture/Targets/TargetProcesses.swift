@@ -43,6 +43,13 @@ struct TargetProcesses {
         return String(text.split(separator: "\n").last ?? "")
     }
 
+    /// Copies the folder `from` to `to`, keeping sparse files sparse (LMDB's `writemap` file
+    /// is its whole map size).
+    func snapshot(_ from: String, to: String) {
+        try? FileManager.default.removeItem(atPath: to)
+        if let cp = try? ChildProcess(executable: "/bin/cp", arguments: ["-a", "--sparse=always", from, to], label: "cp") { _ = cp.wait() }
+    }
+
     func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY)
         guard fd >= 0 else { throw TortureError.io("open directory \(path)", errno) }
