@@ -41,10 +41,10 @@ let package = Package(
             name: "FaultFS",
             dependencies: ["CFuse3", "SeededRandomness", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness"]),
-        // Peers for `fief bench`, through their C libraries.
+        // Peers for `fief bench` and torture targets, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "CSQLite", "CLMDB"]),
         .target(
             name: "Reports",
             dependencies: [

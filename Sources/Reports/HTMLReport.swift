@@ -17,13 +17,14 @@ public enum HTMLReport {
 
     static func esc(_ s: String) -> String { SVGChart.esc(s) }
 
-    public static func page(bench: BenchResults?, torture: TortureSummary?, comparison: Comparison? = nil) -> String {
+    public static func page(bench: BenchResults?, torture: TortureSummary?, comparison: Comparison? = nil, targetRuns: [TortureSummary] = []) -> String {
         var h = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fief report</title><style>\(style)</style></head><body>"
         h += "<h1>Fief report</h1>"
         if let comparison { h += comparisonSection(comparison) }
         if let bench { h += benchSections(bench) }
         if let torture { h += tortureSections(torture) }
-        if bench == nil && torture == nil && comparison == nil { h += "<p>No results given.</p>" }
+        if targetRuns.count > 1 || targetRuns.contains(where: { $0.target.spec != "fief" }) { h += TargetMatrix.section(targetRuns) }
+        if bench == nil && torture == nil && comparison == nil && targetRuns.isEmpty { h += "<p>No results given.</p>" }
         return h + "</body></html>\n"
     }
 

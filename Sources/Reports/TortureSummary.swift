@@ -25,8 +25,13 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         public var passed: Bool
         public var durationSeconds: Double
         public var modes: [Mode]
+        /// Lost acknowledged commits, and states no commit made or failed integrity checks.
+        public var durabilityViolations = 0
+        public var atomicityIntegrityViolations = 0
+        /// `clean`, `durability loss`, `atomicity/integrity violation`, … (older files: from `passed`).
+        public var verdict = ""
 
-        enum CodingKeys: String, CodingKey { case name, cycles, violations, passed, durationSeconds, modes }
+        enum CodingKeys: String, CodingKey { case name, cycles, violations, passed, durationSeconds, modes, durabilityViolations, atomicityIntegrityViolations, verdict }
         public init(name: String, cycles: Int, violations: Int, passed: Bool, durationSeconds: Double = 0, modes: [Mode] = []) {
             self.name = name; self.cycles = cycles; self.violations = violations; self.passed = passed; self.durationSeconds = durationSeconds; self.modes = modes
         }
@@ -38,6 +43,19 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
             passed = try c.decodeIfPresent(Bool.self, forKey: .passed) ?? (violations == 0)
             durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds) ?? 0
             modes = try c.decodeIfPresent([Mode].self, forKey: .modes) ?? []
+            durabilityViolations = try c.decodeIfPresent(Int.self, forKey: .durabilityViolations) ?? 0
+            atomicityIntegrityViolations = try c.decodeIfPresent(Int.self, forKey: .atomicityIntegrityViolations) ?? 0
+            verdict = try c.decodeIfPresent(String.self, forKey: .verdict) ?? (passed ? "clean" : "violations")
+        }
+    }
+
+    /// The store a run drove (older files: Fief's engine).
+    public struct Target: Decodable, Equatable, Sendable {
+        public var spec: String
+        public var kind: String
+        public var configuration: String
+        public init(spec: String = "fief", kind: String = "fief", configuration: String = "") {
+            self.spec = spec; self.kind = kind; self.configuration = configuration
         }
     }
 
@@ -73,9 +91,10 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     public var durationSeconds: Double
     public var scenarios: [Scenario]
     public var growth: Growth?
+    public var target = Target()
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target }
 
     public init(seed: UInt64, profile: String = "quick", shard: String = "1/1", started: String = "", durationSeconds: Double = 0, scenarios: [Scenario], growth: Growth? = nil) {
         self.seed = seed; self.profile = profile; self.shard = shard; self.started = started
@@ -94,6 +113,7 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds) ?? 0
         scenarios = try c.decode([Scenario].self, forKey: .scenarios)
         growth = try c.decodeIfPresent(Growth.self, forKey: .growth)
+        target = try c.decodeIfPresent(Target.self, forKey: .target) ?? Target()
     }
 
     /// The pass/fail matrix: one row per scenario, one cell per mode (or the scenario itself).

@@ -36,9 +36,14 @@ public final class ChildProcess {
         }
     }
 
-    public init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+    public convenience init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+        try self.init(executable: try FiefExecutable.path(), arguments: arguments, environment: extra, output: output, label: label)
+    }
+
+    /// Any program (the others are `fief` itself).
+    public init(executable: String, arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
         self.label = label
-        process.executableURL = URL(fileURLWithPath: try FiefExecutable.path())
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env[CrashPointEnvironment.name] = nil
@@ -67,6 +72,52 @@ public final class ChildProcess {
     }
 
     public var isRunning: Bool { process.isRunning }
+
+    /// Waits at most `timeoutSeconds`; past that the child is SIGKILLed and nil returned.
+    public func wait(timeoutSeconds: Double) -> Ending? {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill9Tree()
+            _ = wait()
+            return nil
+        }
+        return wait()
+    }
+
+    /// SIGSTOPs the child and every process under it: frozen, none of them can write again
+    /// (not even through a file it opens after a power cut); SIGKILL them afterwards.
+    public func stopTree() {
+        _ = Glibc.kill(process.processIdentifier, SIGSTOP)
+        for pid in ChildProcess.descendants(of: pid) { _ = Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// SIGKILLs the child and every process under it (an `exec` target's adapter runs under
+    /// the writer), deepest first, so no orphan keeps writing to the store.
+    public func kill9Tree() {
+        for pid in ChildProcess.descendants(of: pid).reversed() { _ = Glibc.kill(pid, SIGKILL) }
+        kill9()
+    }
+
+    /// Every process under `pid`, parents before children, from /proc.
+    static func descendants(of pid: Int32) -> [Int32] {
+        var children: [Int32: [Int32]] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let p = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            // After "pid (comm)": state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(p) }
+        }
+        var out: [Int32] = []
+        var queue = children[pid] ?? []
+        while !queue.isEmpty {
+            let p = queue.removeFirst()
+            out.append(p)
+            queue += children[p] ?? []
+        }
+        return out
+    }
 }
 
 enum CrashPointEnvironment {

@@ -21,6 +21,8 @@ public final class OracleLog {
 
     public func intent(_ commit: UInt64) throws { try append("intent \(commit)\n") }
     public func ack(_ commit: UInt64, version: UInt64) throws { try append("ack \(commit) \(version)\n") }
+    /// For targets without version numbers: `ack <commit>`.
+    public func ack(_ commit: UInt64) throws { try append("ack \(commit)\n") }
 
     private func append(_ line: String) throws {
         let bytes = Array(line.utf8)

@@ -21,13 +21,17 @@ public enum ResultFiles {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         let tests = r.scenarios.reduce(0) { $0 + max(1, $1.modes.count) }
         let failures = r.scenarios.reduce(0) { $0 + ($1.modes.isEmpty ? ($1.passed ? 0 : 1) : $1.modes.filter { !$0.passed }.count) }
-        out += "<testsuites name=\"fief torture\" tests=\"\(tests)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", r.durationSeconds))\">\n"
+        out += "<testsuites name=\"fief torture \(xml(r.target.spec))\" tests=\"\(tests)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", r.durationSeconds))\">\n"
+        // Fief's own run keeps the names CI history already knows; other targets are prefixed.
+        let qualifier = r.target.spec == TargetSpec.default.description ? "" : xml(r.target.spec) + "."
         for s in r.scenarios {
             let modes = s.modes.isEmpty ? [ModeResult(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))] : s.modes
-            out += "  <testsuite name=\"\(xml(s.name))\" tests=\"\(modes.count)\" failures=\"\(modes.filter { !$0.passed }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
-            out += "    <properties><property name=\"seed\" value=\"\(r.seed)\"/><property name=\"cycles\" value=\"\(s.cycles)\"/></properties>\n"
+            out += "  <testsuite name=\"\(qualifier)\(xml(s.name))\" tests=\"\(modes.count)\" failures=\"\(modes.filter { !$0.passed }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
+            out += "    <properties><property name=\"seed\" value=\"\(r.seed)\"/><property name=\"cycles\" value=\"\(s.cycles)\"/>"
+                + "<property name=\"target\" value=\"\(xml(r.target.kind))\"/><property name=\"configuration\" value=\"\(xml(r.target.configuration))\"/>"
+                + "<property name=\"verdict\" value=\"\(xml(s.verdict))\"/></properties>\n"
             for m in modes {
-                out += "    <testcase classname=\"torture.\(xml(s.name))\" name=\"\(xml(m.name))\">\n"
+                out += "    <testcase classname=\"torture.\(qualifier)\(xml(s.name))\" name=\"\(xml(m.name))\">\n"
                 if !m.passed {
                     let related = s.failures.filter { $0.description.contains(m.name) || s.modes.isEmpty }
                     let text = (related.isEmpty ? s.failures : related).prefix(5).map { "\($0.description): \($0.violations.joined(separator: "; "))\nreproduce: \($0.reproduce)" }.joined(separator: "\n\n")
@@ -43,10 +47,13 @@ public enum ResultFiles {
 
     public static func markdown(_ r: TortureResults) -> String {
         var md = "# Fief torture: \(r.passed ? "passed" : "FAILED")\n\n"
-        md += "seed `\(r.seed)`, profile `\(r.profile)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
-        md += "| scenario | result | cycles | cycles/min | violations | faults injected | crash points |\n|---|---|---:|---:|---:|---:|---|\n"
+        md += "target `\(r.target.kind)`" + (r.target.configuration.isEmpty ? "" : " (`\(r.target.configuration)`)")
+        md += ", seed `\(r.seed)`, profile `\(r.profile)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
+        md += "| scenario | result | verdict | cycles | cycles/min | durability | atomicity/integrity | violations | faults injected | crash points |\n"
+        md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for s in r.scenarios {
-            md += "| \(s.name) | \(s.passed ? "pass" : "**FAIL**") | \(s.cycles) | \(String(format: "%.0f", s.cyclesPerMinute)) | \(s.violations) | \(s.faultsInjected) | \(s.crashPointsCovered.joined(separator: ", ")) |\n"
+            md += "| \(s.name) | \(s.passed ? "pass" : "**FAIL**") | \(s.verdict) | \(s.cycles) | \(String(format: "%.0f", s.cyclesPerMinute))"
+            md += " | \(s.durabilityViolations) | \(s.atomicityIntegrityViolations) | \(s.violations) | \(s.faultsInjected) | \(s.crashPointsCovered.joined(separator: ", ")) |\n"
         }
         for s in r.scenarios where !s.modes.isEmpty {
             md += "\n### \(s.name)\n\n| mode | cycles | violations |\n|---|---:|---:|\n"

@@ -5,6 +5,9 @@ import Foundation
 extension TortureResults {
     public static func merge(_ shards: [TortureResults]) throws -> TortureResults {
         guard let first = shards.first else { throw TortureError.invalid("nothing to merge: give the shards' results.json files") }
+        for s in shards.dropFirst() where s.target != first.target {
+            throw TortureError.invalid("shard \(s.shard) ran target \(s.target.spec); shard \(first.shard) ran \(first.target.spec): only shards of one run merge")
+        }
         for s in shards.dropFirst() where s.seed != first.seed || s.profile != first.profile {
             throw TortureError.invalid("shard \(s.shard) ran seed \(s.seed), profile \(s.profile); shard \(first.shard) ran seed \(first.seed), profile \(first.profile): only shards of one run merge")
         }
@@ -20,6 +23,7 @@ extension TortureResults {
         merged.engineFormatVersion = first.engineFormatVersion
         merged.durationSeconds = shards.map(\.durationSeconds).max() ?? 0
         merged.growth = shards.lazy.compactMap(\.growth).first
+        merged.target = first.target
         var order: [String] = []
         var byName: [String: ScenarioResult] = [:]
         for s in shards.flatMap(\.scenarios) {
@@ -38,6 +42,8 @@ extension TortureResults {
                 }
             }
             m.failures += s.failures
+            m.durabilityViolations += s.durabilityViolations
+            m.atomicityIntegrityViolations += s.atomicityIntegrityViolations
             m.notes += s.notes.filter { !m.notes.contains($0) }
             byName[s.name] = m
         }

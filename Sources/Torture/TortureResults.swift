@@ -60,12 +60,30 @@ public struct ScenarioResult: Codable, Sendable {
     public var modes: [ModeResult] = []
     public var failures: [CycleFailure] = []
     public var notes: [String] = []
+    /// Violations that lost an acknowledged commit.
+    public var durabilityViolations: Int = 0
+    /// Violations that left a state no commit made, or failed an integrity check.
+    public var atomicityIntegrityViolations: Int = 0
     public var passed: Bool { violations == 0 && failures.isEmpty }
+
+    /// The scenario's verdict in words: `clean`, `durability loss`, `atomicity/integrity
+    /// violation`, both, or `other violations` (isolation anomalies, harness failures).
+    public var verdict: String {
+        switch (durabilityViolations > 0, atomicityIntegrityViolations > 0) {
+        case (false, false):
+            if passed && !modes.isEmpty && modes.allSatisfy({ $0.name == "not-applicable" }) { return "not applicable" }
+            return passed ? "clean" : "other violations"
+        case (true, false): return "durability loss"
+        case (false, true): return "atomicity/integrity violation"
+        case (true, true): return "durability loss + atomicity/integrity violation"
+        }
+    }
 
     public init(name: String) { self.name = name }
 
     enum CodingKeys: String, CodingKey {
         case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed
+        case durabilityViolations, atomicityIntegrityViolations, verdict
     }
     public init(from d: Decoder) throws {
         let c = try d.container(keyedBy: CodingKeys.self)
@@ -79,6 +97,8 @@ public struct ScenarioResult: Codable, Sendable {
         modes = try c.decodeIfPresent([ModeResult].self, forKey: .modes) ?? []
         failures = try c.decodeIfPresent([CycleFailure].self, forKey: .failures) ?? []
         notes = try c.decodeIfPresent([String].self, forKey: .notes) ?? []
+        durabilityViolations = try c.decodeIfPresent(Int.self, forKey: .durabilityViolations) ?? 0
+        atomicityIntegrityViolations = try c.decodeIfPresent(Int.self, forKey: .atomicityIntegrityViolations) ?? 0
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -92,7 +112,18 @@ public struct ScenarioResult: Codable, Sendable {
         try c.encode(modes, forKey: .modes)
         try c.encode(failures, forKey: .failures)
         try c.encode(notes, forKey: .notes)
+        try c.encode(durabilityViolations, forKey: .durabilityViolations)
+        try c.encode(atomicityIntegrityViolations, forKey: .atomicityIntegrityViolations)
+        try c.encode(verdict, forKey: .verdict)
         try c.encode(passed, forKey: .passed)
+    }
+
+    mutating func classify(_ violation: String) {
+        switch ViolationKind.of(violation).verdictClass {
+        case .durability: durabilityViolations += 1
+        case .atomicityIntegrity: atomicityIntegrityViolations += 1
+        case .isolation, .harness: break
+        }
     }
 
     mutating func record(mode: String, violations v: Int) {
@@ -116,9 +147,10 @@ public struct TortureResults: Codable, Sendable {
     public var engineFormatVersion: Int = Database.formatVersion
     public var scenarios: [ScenarioResult] = []
     public var growth: GrowthCurve?
+    public var target = TargetInfo(.default)
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target }
 
     public init(seed: UInt64, profile: String, shard: String, started: String) {
         self.seed = seed
@@ -136,6 +168,7 @@ public struct TortureResults: Codable, Sendable {
         engineFormatVersion = try c.decodeIfPresent(Int.self, forKey: .engineFormatVersion) ?? 1
         scenarios = try c.decode([ScenarioResult].self, forKey: .scenarios)
         growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
+        target = try c.decodeIfPresent(TargetInfo.self, forKey: .target) ?? TargetInfo(.default)
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -148,6 +181,20 @@ public struct TortureResults: Codable, Sendable {
         try c.encode(engineFormatVersion, forKey: .engineFormatVersion)
         try c.encode(scenarios, forKey: .scenarios)
         try c.encodeIfPresent(growth, forKey: .growth)
+        try c.encode(target, forKey: .target)
         try c.encode(passed, forKey: .passed)
+    }
+}
+
+/// The target a run drove, as results.json carries it: `spec` parses back with `--target`.
+public struct TargetInfo: Codable, Sendable, Equatable {
+    public var spec: String
+    public var kind: String
+    public var configuration: String
+
+    public init(_ target: TargetSpec) {
+        spec = target.description
+        kind = target.kind
+        configuration = target.configuration
     }
 }

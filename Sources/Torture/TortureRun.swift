@@ -47,6 +47,8 @@ public struct TortureOptions: Sendable {
     }
     /// Run only this cycle (reproduction).
     public var onlyCycle: Int?
+    /// The store under test (default: Fief's engine with its own scenarios).
+    public var target: TargetSpec = .default
 
     public init(seed: UInt64) { self.seed = seed }
 }
@@ -78,13 +80,20 @@ public struct ScenarioContext: Sendable {
 }
 
 public enum Scenarios {
+    /// Fief's engine and object layer, with their named crash points, version checks and growth under pins.
     public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario()]
+    /// Every other target, through `TortureTarget`.
+    public static let generic: [Scenario] = [TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()]
 
-    public static func named(_ names: [String]) throws -> [Scenario] {
-        if names.contains("all") { return all }
+    public static func available(for target: TargetSpec) -> [Scenario] { target.usesFiefScenarios ? all : generic }
+
+    public static func named(_ names: [String], for target: TargetSpec = .default) throws -> [Scenario] {
+        let known = available(for: target)
+        if names.contains("all") { return known }
         return try names.map { n in
-            guard let s = all.first(where: { $0.name == n }) else {
-                throw TortureError.invalid("unknown scenario '\(n)'; known: \(all.map(\.name).joined(separator: ", ")), all")
+            guard let s = known.first(where: { $0.name == n }) else {
+                let onlyFief = all.contains { $0.name == n } ? " ('\(n)' runs only on target fief)" : ""
+                throw TortureError.invalid("unknown scenario '\(n)' for target \(target)\(onlyFief); known: \(known.map(\.name).joined(separator: ", ")), all")
             }
             return s
         }
@@ -109,10 +118,14 @@ public final class TortureRun {
     }
 
     public func run() throws -> TortureResults {
-        let scenarios = try Scenarios.named(options.scenarios)
+        let scenarios = try Scenarios.named(options.scenarios, for: options.target)
+        if options.broken != nil && !options.target.usesFiefScenarios {
+            throw TortureError.invalid("--broken runs Fief's broken engine variants; it needs --target fief, not \(options.target)")
+        }
         let started = ISO8601DateFormatter().string(from: Date())
         var results = TortureResults(seed: options.seed, profile: options.profile.rawValue,
                                      shard: "\(options.shard.index)/\(options.shard.count)", started: started)
+        results.target = TargetInfo(options.target)
         let t0 = Date()
         try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
         let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
@@ -189,7 +202,10 @@ public final class TortureRun {
                     done += 1
                     result.cycles += 1
                     result.faultsInjected += outcome.faults
-                    for e in outcome.events { result.record(mode: e.mode, violations: e.violations.count) }
+                    for e in outcome.events {
+                        result.record(mode: e.mode, violations: e.violations.count)
+                        for v in e.violations { result.classify(v) }
+                    }
                     result.violations += outcome.violations.count
                     result.notes += outcome.notes
                     points.formUnion(outcome.crashPoints)
@@ -212,7 +228,7 @@ public final class TortureRun {
         result.cyclesPerMinute = result.durationSeconds > 0 ? Double(result.cycles) * 60 / result.durationSeconds : 0
         result.crashPointsCovered = CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) } + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
         result.failures.sort { $0.cycle < $1.cycle }
-        progress.say("\(s.name): \(result.passed ? "passed" : "FAILED"), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
+        progress.say("\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") (\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
         return (result, growth)
     }
 
@@ -225,15 +241,24 @@ public final class TortureRun {
         let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
         let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
                                         profile: options.profile.rawValue, broken: options.brokenName,
-                                        violations: outcome.violations)
+                                        violations: outcome.violations, target: options.target.description)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
         var command = "fief torture run --scenario \(scenario) --seed \(options.seed) --only-cycle \(cycle)"
         if let b = options.brokenName { command += " --broken \(b)" }
+        if options.target != .default { command += " --target \(TortureRun.shellQuoted(options.target.description))" }
         if kept { command = "fief torture reproduce \(target)   (or: \(command))" }
         return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
                             violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)
+    }
+}
+
+extension TortureRun {
+    /// `text` as one shell word.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "-_=,.:/".contains($0) }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
@@ -246,4 +271,6 @@ public struct ReproductionRecord: Codable, Sendable {
     public var profile: String
     public var broken: String?
     public var violations: [String]
+    /// The target, canonical (`sqlite:journal=wal,synchronous=full`); absent in older records: fief.
+    public var target: String?
 }

@@ -52,12 +52,15 @@ struct ReportHTML: ParsableCommand {
 
     @Option(help: "A bench results.json.") var bench: String?
     @Option(help: "A torture results.json (pass/fail matrix and growth curve).") var torture: String?
+    @Option(name: .customLong("targets"), parsing: .upToNextOption,
+            help: "Torture results.json files of several targets or configurations: a target × configuration × scenario matrix.")
+    var targetResults: [String] = []
     @Option(help: "A base bench results.json to compare --bench against.") var base: String?
     @Option(help: "Threshold for the comparison, e.g. 5%.") var threshold: String = "5%"
     @Option(help: "The HTML file to write.") var out: String = "fief-out/report.html"
 
     func validate() throws {
-        if bench == nil && torture == nil { throw ValidationError("give --bench, --torture or both") }
+        if bench == nil && torture == nil && targetResults.isEmpty { throw ValidationError("give --bench, --torture, --targets or several") }
         if base != nil && bench == nil { throw ValidationError("--base needs --bench") }
     }
 
@@ -65,11 +68,12 @@ struct ReportHTML: ParsableCommand {
         try reportingErrors {
             let b = try bench.map { try ResultIO.loadBench($0) }
             let t = try torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            let runs = try targetResults.map { try ResultIO.load(TortureSummary.self, from: $0) }
             var c: Comparison?
             if let base, let b { c = Comparison.compare(base: try ResultIO.loadBench(base), new: b, threshold: try Comparison.parseThreshold(threshold)) }
             let dir = (out as NSString).deletingLastPathComponent
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c), to: out)
+            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c, targetRuns: runs), to: out)
             print("wrote \(out)")
         }
     }

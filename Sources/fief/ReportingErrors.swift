@@ -28,6 +28,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try fail(e.description)
     } catch let e as QueryError {
         try fail(e.description)
+    } catch let e as TargetError {
+        try fail(e.description)
     }
 }
 

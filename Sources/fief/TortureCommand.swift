@@ -9,6 +9,7 @@ struct TortureCommand: ParsableCommand {
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
         subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+                      TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
 }
@@ -20,7 +21,10 @@ struct TortureRunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run torture scenarios and write results.json, junit.xml and summary.md.",
         discussion: """
-            Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite).
+            Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite); \
+            on targets other than fief: \(Scenarios.generic.map(\.name).joined(separator: ", ")).
+            Targets: fief (default), fief:generic, sqlite[:journal=wal|delete,synchronous=full|normal|off|extra], \
+            lmdb[:default|nosync|nometasync|writemap], exec:COMMAND (a program speaking the JSON-lines adapter protocol).
             The seed is printed first; the same seed and scenario choose the same crash points, \
             faults and operations. --shard K/N runs the K-th of N disjoint slices of the cycles, \
             so a CI matrix can spread a soak over machines; merge the results with \
@@ -40,6 +44,8 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Run writers on a deliberately broken engine or object layer (debug builds): \(TortureRunCommand.brokenNames.joined(separator: ", ")).")
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+    @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
+    var target: String = "fief"
 
     static var brokenNames: [String] { BrokenVariant.allCases.map(\.rawValue) + BrokenObjectLayer.allCases.map(\.rawValue) }
 
@@ -64,15 +70,24 @@ struct TortureRunCommand: ParsableCommand {
             guard BrokenVariant.available else { throw ValidationError("--broken needs a debug build (release builds carry no broken variants)") }
         }
         if profile == .soak && duration == nil && cycles == nil { throw ValidationError("--profile soak needs --duration SECONDS (or --cycles)") }
-        let names = scenario.flatMap { $0.split(separator: ",").map(String.init) }
-        do { _ = try Scenarios.named(names) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
+        // A bad target or a scenario it cannot run: one line, exit 1 (not a usage screen).
+        let spec: TargetSpec
+        do {
+            spec = try TargetSpec(parsing: target)
+            _ = try Scenarios.named(scenario.flatMap { $0.split(separator: ",").map(String.init) }, for: spec)
+            if broken != nil && !spec.usesFiefScenarios { throw TortureError.invalid("--broken needs --target fief, not \(spec)") }
+        } catch {
+            FileHandle.standardError.write(Data("fief: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: seed \(s) (rerun with --seed \(s))")
+        print("fief torture: target \(spec), seed \(s) (rerun with --seed \(s))")
         fflush(stdout)
         var o = TortureOptions(seed: s)
+        o.target = spec
         o.profile = profile
         o.scenarios = scenario.flatMap { $0.split(separator: ",").map(String.init) }
         o.cycles = cycles
@@ -105,9 +120,17 @@ struct TortureReproduce: ParsableCommand {
             FileHandle.standardError.write(Data("fief: \(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run\n".utf8))
             throw ExitCode(2)
         }
-        print("fief torture reproduce: scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
+        let target: TargetSpec
+        do {
+            target = try record.target.map(TargetSpec.init(parsing:)) ?? .default
+        } catch {
+            FileHandle.standardError.write(Data("fief: \(dir)/cycle.json: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        print("fief torture reproduce: target \(target), scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
         print("originally: \(record.violations.prefix(3).joined(separator: "; "))")
         var o = TortureOptions(seed: record.runSeed)
+        o.target = target
         o.profile = TortureProfile(rawValue: record.profile) ?? .quick
         o.scenarios = [record.scenario]
         o.onlyCycle = record.cycle
@@ -182,117 +205,65 @@ struct TortureListAppend: ParsableCommand {
     }
 }
 
-/// The process the `objects` scenario kills. Not for direct use.
-struct TortureObjectsWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.", shouldDisplay: false)
-    @Option var db: String
+extension TargetSpec: ExpressibleByArgument {
+    public init?(argument: String) { try? self.init(parsing: argument) }
+}
+
+/// The writer process of the generic scenarios. Not for direct use.
+struct TortureTargetWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-writer", abstract: "(internal) Commit the seeded workload on a target, logging to an oracle.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
     @Option var oracle: String
     @Option var seed: UInt64
     @Option var maxCommit: UInt64
 
     func run() throws {
         do {
-            try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
+            try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
         } catch {
-            FileHandle.standardError.write(Data("fief torture objects-writer: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("fief torture target-writer: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }
 }
 
-/// The migration the `objects` scenario kills. Not for direct use.
-struct TortureObjectsMigrate: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.", shouldDisplay: false)
-    @Option var db: String
-
-    func run() throws {
-        do {
-            try ObjectsWriter.migrate(dbPath: db)
-        } catch {
-            FileHandle.standardError.write(Data("fief torture objects-migrate: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
-    }
-}
-
-/// The file operation the `file-ops` scenario kills. Not for direct use.
-struct TortureFileOperation: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)
-    @Option var op: String
-    @Option var db: String
-    @Option var dest: String?
-
-    func run() throws {
-        do {
-            switch op {
-            case "create": _ = try Database(path: db)
-            case "compact": try Database(path: db, options: DatabaseOptions(create: false)).compact()
-            case "copy":
-                guard let dest else { throw ValidationError("--dest is required for copy") }
-                try Database(path: db, options: DatabaseOptions(create: false)).writeCopy(to: dest)
-            default: throw ValidationError("--op must be create, compact or copy")
-            }
-        } catch let e as EngineError {
-            FileHandle.standardError.write(Data("fief torture file-op: \(e)\n".utf8))
-            throw ExitCode(1)
-        }
-    }
-}
-
-/// The reader the `faults` scenario runs under bit flips. Not for direct use.
-struct TortureCheckedRead: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "checked-read", abstract: "(internal) Read everything and compare it with the oracle.", shouldDisplay: false)
-    @Option var db: String
+/// Verifies a target's store after a crash and writes the verdict as JSON. Not for direct use.
+struct TortureTargetVerify: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-verify", abstract: "(internal) Verify a target's store against an oracle.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
     @Option var oracle: String
     @Option var seed: UInt64
-    @Flag var verifyChecksums = false
+    @Option var out: String
 
     func run() throws {
-        let (outcome, detail) = CheckedReader.run(dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
-        print(detail)
-        if outcome != .correct { throw ExitCode(outcome.rawValue) }
-    }
-}
-
-/// A reader process of the `readers` scenario. Not for direct use.
-struct TortureChurnReader: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "churn-reader", abstract: "(internal) Many short checked reads.", shouldDisplay: false)
-    @Option var db: String
-    @Option var seed: UInt64
-    @Option var seconds: Double = 1
-    @Option var threads: Int = 2
-
-    func run() throws {
+        let verdict = TargetRecoveryCheck.verify(spec: target, directory: dir, oraclePath: oracle, seed: seed)
         do {
-            switch try ChurnReader(dbPath: db, seed: seed, seconds: seconds, threads: threads).run() {
-            case .success(let n): print("\(n) reads, each exactly its commit's state")
-            case .failure(let e):
-                print("wrong read: \(e)")
-                throw ExitCode(3)
-            }
-        } catch let e as ExitCode {
-            throw e
+            try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out))
         } catch {
-            print("fief torture churn-reader: \(error)")
+            FileHandle.standardError.write(Data("fief torture target-verify: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }
 }
 
-/// Runs every broken variant under the scenario meant to catch it and writes the table.
-struct TortureDetect: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "detect",
-        abstract: "Run every broken variant under its scenario; write detection.json and detection.md (debug builds).")
-    @Option(help: "Seed for every random choice.") var seed: UInt64 = 1
-    @Option(help: "At most this many cycles per variant.") var cycles: Int = 12
-    @Option(help: "Folder for detection.json, detection.md and each run.") var out: String = "fief-out/detection"
+/// A process of the generic isolation scenario. Not for direct use.
+struct TortureTargetListAppend: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "target-list-append", abstract: "(internal) Run list-append transactions on a target.", shouldDisplay: false)
+    @Option var target: TargetSpec
+    @Option var dir: String
+    @Option var history: String
+    @Option var process: Int
+    @Option var seed: UInt64
+    @Option var transactions: Int = 80
 
     func run() throws {
-        try reportingErrors {
-            let rows = try Detection(seed: seed, cycles: cycles, out: out).run { print($0) }
-            print("fief torture detect: \(rows.filter(\.caught).count) of \(rows.count) caught; wrote \(out)/detection.md and detection.json")
-            if rows.contains(where: { !$0.caught }) { throw ExitCode(1) }
+        do {
+            try TargetListAppendWorker(spec: target, directory: dir, historyPath: history, process: process, seed: seed, transactions: transactions).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture target-list-append: \(error)\n".utf8))
+            throw ExitCode(1)
         }
     }
 }

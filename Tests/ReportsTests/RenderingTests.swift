@@ -110,3 +110,37 @@ final class RenderingTests: XCTestCase {
         }
     }
 }
+
+/// Torture runs of several targets render as one target × configuration × scenario matrix.
+final class TargetMatrixTests: XCTestCase {
+    func run(_ kind: String, _ configuration: String, _ scenario: String, durability: Int, integrity: Int) throws -> TortureSummary {
+        let verdict = durability > 0 ? "durability loss" : (integrity > 0 ? "atomicity/integrity violation" : "clean")
+        let json = """
+            {"tool":"fief torture","seed":1,"profile":"quick","shard":"1/1","started":"","durationSeconds":1,
+             "target":{"spec":"\(kind):\(configuration)","kind":"\(kind)","configuration":"\(configuration)"},
+             "scenarios":[{"name":"\(scenario)","cycles":5,"violations":\(durability + integrity),"passed":\(durability + integrity == 0),
+               "durabilityViolations":\(durability),"atomicityIntegrityViolations":\(integrity),"verdict":"\(verdict)"}]}
+            """
+        return try JSONDecoder().decode(TortureSummary.self, from: Data(json.utf8))
+    }
+
+    func testVerdictsOfSeveralTargetsShareOneMatrix() throws {
+        let runs = [
+            try run("sqlite", "journal=wal,synchronous=full", "power-cut", durability: 0, integrity: 0),
+            try run("sqlite", "journal=wal,synchronous=full", "crash-points", durability: 0, integrity: 0),
+            try run("sqlite", "journal=wal,synchronous=normal", "power-cut", durability: 3, integrity: 0),
+            try run("lmdb", "nosync", "power-cut", durability: 2, integrity: 1),
+        ]
+        XCTAssertEqual(runs[2].target.configuration, "journal=wal,synchronous=normal")
+        let html = HTMLReport.page(bench: nil, torture: nil, targetRuns: runs)
+        XCTAssertTrue(html.contains("target-matrix"))
+        XCTAssertEqual(html.components(separatedBy: "<tr><td>sqlite</td>").count - 1, 2, "one row per configuration")
+        XCTAssertTrue(html.contains("durability loss"))
+        XCTAssertTrue(html.contains("<th>crash-points</th>"))
+    }
+
+    func testOlderResultsReadAsFief() throws {
+        let t = try JSONDecoder().decode(TortureSummary.self, from: Data(Fixtures.tortureJSON.utf8))
+        XCTAssertEqual(t.target.kind, "fief")
+    }
+}

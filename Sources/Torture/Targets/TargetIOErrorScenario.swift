@@ -1,0 +1,73 @@
+import Foundation
+import SeededRandomness
+
+/// `io-errors` for any target on the FaultFS mount: EIO on a write, an fsync that fails (and,
+/// as Linux does, forgets the unsynced data), or ENOSPC past a quota, while a writer commits.
+/// The target must report the error (the writer exits with it; a signal is a violation), lose
+/// no acknowledged commit, and once the fault clears open clean and take new commits; a power
+/// cut afterwards must lose nothing acknowledged. A fault that never fires (a target that
+/// never syncs meets no failing fsync) is noted, not counted.
+public struct TargetIOErrorScenario: Scenario {
+    public var name: String { "io-errors" }
+    public init() {}
+
+    static let faults = ["fsync-fail", "eio-write", "enospc"]
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 6 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append((fault, ["io-errors cannot run on this machine: \(why)"], "io-errors cycle \(index)"))
+            return outcome
+        }
+        var rng = SeededRandom(seed: seed)
+        let backing = dir + "/backing", mnt = dir + "/mnt"
+        let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
+        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        try fs.mount()
+        defer { fs.unmount() }
+        try p.setUp()
+        var violations: [String] = []
+        func flag(_ kind: ViolationKind, _ text: String) { violations.append(Violation(kind, text).description) }
+        let warm = UInt64.random(in: 5...20, using: &rng)
+        let warmEnding = try p.writer(maxCommit: warm, tag: "warm").wait()
+        if warmEnding != .exited(0) { flag(.harness, "the writer failed before any fault (\(warmEnding)): \(p.lastLine("warm"))") }
+        switch fault {
+        case "fsync-fail":
+            try fs.ctl(["inject", "fsync-fail", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
+        case "eio-write":
+            try fs.ctl(["inject", "eio", "op=write", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
+        default:
+            let used = ((try? FileManager.default.contentsOfDirectory(atPath: backing)) ?? []).reduce(UInt64(0)) { sum, f in
+                sum + ((try? FileManager.default.attributesOfItem(atPath: backing + "/" + f)[.size] as? UInt64) ?? 0)
+            }
+            try fs.ctl(["inject", "enospc", "quota=\(used + UInt64.random(in: 8_192...200_000, using: &rng))"])
+        }
+        outcome.faults += 1
+        let faulted = try p.writer(maxCommit: warm + 200, tag: "fault").wait(timeoutSeconds: 180)
+        let said = p.lastLine("fault")
+        switch faulted {
+        case .none:
+            flag(.integrity, "under \(fault) the writer hung for 180 s")
+        case .some(.signaled(let s)):
+            flag(.integrity, "under \(fault) the target crashed (signal \(s)) instead of reporting the error")
+        case .some(.exited(0)):
+            outcome.notes.append("\(fault) never fired in cycle \(index): the writer made all its commits")
+        case .some(.exited(_)):
+            if said.isEmpty { flag(.harness, "under \(fault) the writer failed without saying why") }
+        }
+        try fs.ctl(["clear"])
+        var verdict = try p.verify(tag: "through-mount")
+        violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
+        let resumed = try p.writer(maxCommit: verdict.recoveredCommit + 10, tag: "resume").wait(timeoutSeconds: 120)
+        if resumed != .exited(0) { flag(.integrity, "after the fault cleared, new commits failed (\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))") }
+        try fs.ctl(["power-cut", "--mode", "drop-all"])
+        fs.unmount()
+        verdict = try p.verify(directory: backing, tag: "after-cut")
+        violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
+        outcome.events.append((fault, violations, "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), said: \(said.prefix(200))"))
+        return outcome
+    }
+}

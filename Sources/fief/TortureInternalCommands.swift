@@ -1,0 +1,120 @@
+import ArgumentParser
+import Engine
+import FiefObjects
+import Foundation
+import Torture
+
+/// The process the `objects` scenario kills. Not for direct use.
+struct TortureObjectsWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.", shouldDisplay: false)
+    @Option var db: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Option var maxCommit: UInt64
+
+    func run() throws {
+        do {
+            try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
+        } catch {
+            FileHandle.standardError.write(Data("fief torture objects-writer: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The migration the `objects` scenario kills. Not for direct use.
+struct TortureObjectsMigrate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.", shouldDisplay: false)
+    @Option var db: String
+
+    func run() throws {
+        do {
+            try ObjectsWriter.migrate(dbPath: db)
+        } catch {
+            FileHandle.standardError.write(Data("fief torture objects-migrate: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The file operation the `file-ops` scenario kills. Not for direct use.
+struct TortureFileOperation: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)
+    @Option var op: String
+    @Option var db: String
+    @Option var dest: String?
+
+    func run() throws {
+        do {
+            switch op {
+            case "create": _ = try Database(path: db)
+            case "compact": try Database(path: db, options: DatabaseOptions(create: false)).compact()
+            case "copy":
+                guard let dest else { throw ValidationError("--dest is required for copy") }
+                try Database(path: db, options: DatabaseOptions(create: false)).writeCopy(to: dest)
+            default: throw ValidationError("--op must be create, compact or copy")
+            }
+        } catch let e as EngineError {
+            FileHandle.standardError.write(Data("fief torture file-op: \(e)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The reader the `faults` scenario runs under bit flips. Not for direct use.
+struct TortureCheckedRead: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "checked-read", abstract: "(internal) Read everything and compare it with the oracle.", shouldDisplay: false)
+    @Option var db: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Flag var verifyChecksums = false
+
+    func run() throws {
+        let (outcome, detail) = CheckedReader.run(dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
+        print(detail)
+        if outcome != .correct { throw ExitCode(outcome.rawValue) }
+    }
+}
+
+/// A reader process of the `readers` scenario. Not for direct use.
+struct TortureChurnReader: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "churn-reader", abstract: "(internal) Many short checked reads.", shouldDisplay: false)
+    @Option var db: String
+    @Option var seed: UInt64
+    @Option var seconds: Double = 1
+    @Option var threads: Int = 2
+
+    func run() throws {
+        do {
+            switch try ChurnReader(dbPath: db, seed: seed, seconds: seconds, threads: threads).run() {
+            case .success(let n): print("\(n) reads, each exactly its commit's state")
+            case .failure(let e):
+                print("wrong read: \(e)")
+                throw ExitCode(3)
+            }
+        } catch let e as ExitCode {
+            throw e
+        } catch {
+            print("fief torture churn-reader: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Runs every broken variant under the scenario meant to catch it and writes the table.
+struct TortureDetect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "detect",
+        abstract: "Run every broken variant under its scenario; write detection.json and detection.md (debug builds).")
+    @Option(help: "Seed for every random choice.") var seed: UInt64 = 1
+    @Option(help: "At most this many cycles per variant.") var cycles: Int = 12
+    @Option(help: "Folder for detection.json, detection.md and each run.") var out: String = "fief-out/detection"
+
+    func run() throws {
+        try reportingErrors {
+            let rows = try Detection(seed: seed, cycles: cycles, out: out).run { print($0) }
+            print("fief torture detect: \(rows.filter(\.caught).count) of \(rows.count) caught; wrote \(out)/detection.md and detection.json")
+            if rows.contains(where: { !$0.caught }) { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import XCTest
+import FaultFS
+@testable import Torture
+
+/// The generic scenarios on real stores: real SQLite and LMDB libraries, Python adapters,
+/// FaultFS mounts, SIGKILL. Safe configurations must come out clean; unsafe ones must be
+/// caught, and caught for the right reason (durability apart from atomicity and integrity).
+/// These need /dev/fuse: without it they fail, loudly, never skip.
+final class TargetVerdictTests: XCTestCase {
+    static let sqliteAdapter = "exec:python3 \(TargetVerdictTests.repository)/examples/adapters/sqlite_adapter.py"
+    static let unsafeAdapter = "exec:python3 \(TargetVerdictTests.repository)/examples/adapters/unsafe_adapter.py"
+    static var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
+
+    /// Runs `scenarios` (name, cycles) on `target`; returns the results by scenario name.
+    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17) throws -> [String: ScenarioResult] {
+        if let why = FaultFSMount.unavailableReason() {
+            FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
+        }
+        let dir = try TempFolder()
+        var out: [String: ScenarioResult] = [:]
+        for (scenario, cycles) in scenarios {
+            var o = TortureOptions(seed: seed)
+            o.target = try TargetSpec(parsing: target)
+            o.scenarios = [scenario]
+            o.cycles = cycles
+            o.out = dir.file(scenario)
+            let r = try TortureRun(options: o).run().scenarios[0]
+            XCTAssertEqual(r.cycles, cycles, "\(target) \(scenario)")
+            out[scenario] = r
+        }
+        return out
+    }
+
+    func assertClean(_ target: String, _ results: [String: ScenarioResult], file: StaticString = #filePath, line: UInt = #line) {
+        for (name, r) in results.sorted(by: { $0.key < $1.key }) {
+            XCTAssertTrue(r.passed, "\(target) \(name): \(r.verdict): \(r.failures.prefix(3).map(\.violations))", file: file, line: line)
+        }
+    }
+
+    // MARK: clean
+
+    func testSQLiteWALFullIsClean() throws {
+        let t = "sqlite:journal=wal,synchronous=full"
+        assertClean(t, try run(t, [("crash-points", 2), ("power-cut", 5), ("io-errors", 3), ("isolation", 1)]))
+    }
+
+    func testLMDBDefaultIsClean() throws {
+        let t = "lmdb"
+        assertClean(t, try run(t, [("crash-points", 2), ("power-cut", 5), ("io-errors", 3), ("isolation", 1)]))
+    }
+
+    /// Rollback journal: `synchronous=extra` syncs the directory after deleting the journal,
+    /// the commit point, and is clean.
+    func testSQLiteDeleteExtraIsClean() throws {
+        let t = "sqlite:journal=delete,synchronous=extra"
+        assertClean(t, try run(t, [("crash-points", 1), ("power-cut", 5), ("isolation", 1)]))
+    }
+
+    func testFiefThroughTheProtocolIsClean() throws {
+        let t = "fief:generic"
+        assertClean(t, try run(t, [("crash-points", 1), ("power-cut", 5)]))
+    }
+
+    func testPythonSQLiteAdapterIsClean() throws {
+        let t = TargetVerdictTests.sqliteAdapter
+        assertClean(t, try run(t, [("crash-points", 1), ("power-cut", 3)]))
+    }
+
+    // MARK: caught
+
+    /// Power cuts in drop-all mode (cycle 0) undo everything unsynced: a store that does not
+    /// sync at commit loses acknowledged commits.
+    func testSQLiteSynchronousOffLosesAcknowledgedCommits() throws {
+        let r = try run("sqlite:synchronous=off", [("power-cut", 1)])["power-cut"]!
+        XCTAssertGreaterThan(r.durabilityViolations, 0, "synchronous=off survived a drop-all power cut: \(r.verdict)")
+        print("sqlite synchronous=off caught: \(r.failures.first?.violations.first ?? "")")
+    }
+
+    func testLMDBNoSyncLosesAcknowledgedCommits() throws {
+        let r = try run("lmdb:nosync", [("power-cut", 1)])["power-cut"]!
+        XCTAssertGreaterThan(r.durabilityViolations, 0, "MDB_NOSYNC survived a drop-all power cut: \(r.verdict)")
+        print("lmdb nosync caught: \(r.failures.first?.violations.first ?? "")")
+    }
+
+    /// SQLite documents WAL with synchronous=NORMAL as durable only up to the last checkpoint
+    /// but never corrupt; rollback journal with synchronous=FULL loses the last commit when the
+    /// journal's deletion does not reach the disk. Both: durability only.
+    func testWALNormalAndDeleteFullLoseCommitsButNeverCorrupt() throws {
+        for t in ["sqlite:journal=wal,synchronous=normal", "sqlite:journal=delete,synchronous=full"] {
+            let r = try run(t, [("power-cut", 5)])["power-cut"]!
+            XCTAssertGreaterThan(r.durabilityViolations, 0, "\(t) lost nothing in 5 power-cut cycles: \(r.verdict)")
+            XCTAssertEqual(r.atomicityIntegrityViolations, 0, "\(t): \(r.failures.flatMap(\.violations).filter { ViolationKind.of($0).verdictClass != .durability }.prefix(3))")
+            print("\(t): \(r.verdict), \(r.durabilityViolations) durability violations")
+        }
+    }
+
+    func testUnsafeAdapterIsCaught() throws {
+        let results = try run(TargetVerdictTests.unsafeAdapter, [("crash-points", 2), ("power-cut", 2)])
+        let power = results["power-cut"]!
+        XCTAssertGreaterThan(power.durabilityViolations + power.atomicityIntegrityViolations, 0, "the unsafe adapter survived power cuts")
+        for (name, r) in results { print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first ?? "")") }
+    }
+}
