@@ -17,7 +17,7 @@ final class TargetVerdictTests: XCTestCase {
             FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
         }
-        let dir = try TempFolder()
+        let dir = TempDir()
         var out: [String: ScenarioResult] = [:]
         for (scenario, cycles) in scenarios {
             var o = TortureOptions(seed: seed)
