@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness"]),
         .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -28,7 +28,8 @@ final class RenderingTests: XCTestCase {
         let md = ComparisonReport.markdown(c)
         XCTAssertTrue(md.contains("# Fief: new against base"))
         XCTAssertTrue(md.contains("**1 regression(s)**"))
-        XCTAssertTrue(md.contains("| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s | 0.800 | -20.0% | ±1.4% | **regression** |"), md)
+        XCTAssertTrue(md.contains("| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s | -20.0% | [-21.2%, -18.8%] | 0.008 | -20.0% p=0.008 | **regression** |"), md)
+        XCTAssertTrue(md.contains("| point-reads | throughput | peers | -20.0% | [-20.0%, -20.0%] | 0.008 |"), md)
     }
 
     func testHTMLIsSelfContainedWithCharts() {
