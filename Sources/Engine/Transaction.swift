@@ -31,7 +31,12 @@ public class Transaction {
     public let db: Database
     var pages: PageSource
     var catalogRoot: Child?
-    var tables: [String: TableState] = [:]
+    var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
+    /// The table the last lookup found: most transactions use one table, many times, and a
+    /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
+    private var lastTable: (name: String, state: TableState)?
+    /// Read transactions: the decoded catalog of their version, shared with the others.
+    var catalogCache: CatalogCache?
     var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
@@ -47,12 +52,24 @@ public class Transaction {
 
     func state(_ name: String) throws -> TableState {
         try ensureActive()
-        if let s = tables[name] { return s }
-        guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
-            throw EngineError.tableNotFound(name)
+        if let last = lastTable, last.name == name { return last.state }
+        if let s = tables[name] {
+            lastTable = (name, s)
+            return s
         }
-        let s = TableState(try TableRecord.decode(raw, table: name))
+        let record: TableRecord
+        if let cached = catalogCache?.record(name) {
+            record = cached
+        } else {
+            guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
+                throw EngineError.tableNotFound(name)
+            }
+            record = try TableRecord.decode(raw, table: name)
+            catalogCache?.store(name, record)
+        }
+        let s = TableState(record)
         tables[name] = s
+        lastTable = (name, s)
         return s
     }
 
@@ -136,6 +153,7 @@ public final class ReadTransaction: Transaction {
     init(db: Database, snapshot: Snapshot) {
         self.snapshot = snapshot
         super.init(db: db, pages: snapshot.pages, catalogRoot: snapshot.meta.catalogRoot)
+        catalogCache = snapshot.catalog
     }
 
     deinit { end() }
@@ -150,6 +168,7 @@ public final class ReadTransaction: Transaction {
         snapshot = next
         pages = next.pages
         catalogRoot = next.meta.catalogRoot == 0 ? nil : .page(next.meta.catalogRoot)
+        catalogCache = next.catalog
         tables = [:]
     }
 
