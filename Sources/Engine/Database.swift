@@ -133,6 +133,7 @@ public final class Database: @unchecked Sendable {
     // MARK: Errors
 
     /// Runs `body`, turning damage found deep in the tree into an error that names the file.
+    @usableFromInline
     func guarded<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -248,6 +249,9 @@ public final class Database: @unchecked Sendable {
     // MARK: Reading
 
     /// Runs `body` on a snapshot of the newest version; it sees nothing committed later.
+    /// (Inlinable, as the typed table calls below: specialized in the caller, a read pays no
+    /// generic dispatch.)
+    @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
         let tx = try beginRead()
         defer { tx.end() }

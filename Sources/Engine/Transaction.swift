@@ -1,5 +1,6 @@
 /// What a transaction knows of one table: its tree root and entry count as of this
 /// transaction, and its key and value kinds.
+@usableFromInline
 final class TableState {
     var root: Child?
     var count: UInt64
@@ -50,27 +51,35 @@ public class Transaction {
 
     func ensureActive() throws { guard isActive else { throw EngineError.transactionClosed } }
 
+    @usableFromInline
     func state(_ name: String) throws -> TableState {
         try ensureActive()
         if let last = lastTable, last.name == name { return last.state }
+        // A read transaction's tables are its version's, shared through the cache.
+        if let cache = catalogCache {
+            let s = try cache.table(name) ?? {
+                let s = TableState(try record(name))
+                cache.store(name, s)
+                return s
+            }()
+            lastTable = (name, s)
+            return s
+        }
         if let s = tables[name] {
             lastTable = (name, s)
             return s
         }
-        let record: TableRecord
-        if let cached = catalogCache?.record(name) {
-            record = cached
-        } else {
-            guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
-                throw EngineError.tableNotFound(name)
-            }
-            record = try TableRecord.decode(raw, table: name)
-            catalogCache?.store(name, record)
-        }
-        let s = TableState(record)
+        let s = TableState(try record(name))
         tables[name] = s
         lastTable = (name, s)
         return s
+    }
+
+    private func record(_ name: String) throws -> TableRecord {
+        guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
+            throw EngineError.tableNotFound(name)
+        }
+        return try TableRecord.decode(raw, table: name)
     }
 
     /// Names of all tables, in byte order.
@@ -98,6 +107,7 @@ public class Transaction {
     }
 
     /// A typed handle on an existing table; its kinds must match `K` and `V`.
+    @inlinable
     public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
         try db.guarded {
             let s = try state(name)
@@ -106,6 +116,7 @@ public class Transaction {
         }
     }
 
+    @usableFromInline
     static func checkKinds<K: KeyCodable, V: ValueCodable>(_ name: String, _ s: TableState, _: K.Type, _: V.Type) throws {
         guard s.keyKind == K.keyKind, s.valueKind == V.valueKind else {
             throw EngineError.tableTypeMismatch(
@@ -206,9 +217,16 @@ public final class PinnedVersion: @unchecked Sendable {
 
 /// A typed view of one table inside a transaction.
 public struct Table<K: KeyCodable, V: ValueCodable> {
-    let tx: Transaction
+    @usableFromInline let tx: Transaction
     public let name: String
 
+    @usableFromInline
+    init(tx: Transaction, name: String) {
+        self.tx = tx
+        self.name = name
+    }
+
+    @inlinable
     public func get(_ key: K) throws -> V? {
         guard let b = try tx.get(table: name, key: key.keyBytes) else { return nil }
         return try tx.db.guarded { try b.withUnsafeBytes { try V(valueBytes: $0) } }
