@@ -165,8 +165,9 @@ public final class Database: @unchecked Sendable {
         var lastError: Error?
         for attempt in 0..<200 {
             if attempt > 0 { sched_yield() }
-            let current = state.withLock { headerSlot() }
-            guard let (select, slot) = current, slot.isSelfConsistent else {
+            // A slot equal to the one validated last is self-consistent: skip its checksum.
+            let (current, validated) = state.withLock { (headerSlot(), validatedTop?.slot) }
+            guard let (select, slot) = current, slot == validated || slot.isSelfConsistent else {
                 lastError = EngineError.corrupt(path: path, detail: "the selected top slot is damaged")
                 continue
             }
