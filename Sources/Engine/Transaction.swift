@@ -131,6 +131,19 @@ public class Transaction {
         try db.guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
     }
 
+    /// Lends the value of `key` (nil when absent) to `body` without a copy; the bytes are
+    /// valid only during the call. For the object layer, which decodes rows in place.
+    package func withValue<T>(table: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
+    }
+
+    /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
+    /// instead of a copy out of the tree and another into the value.
+    @usableFromInline
+    func decodeValue<V>(table: String, key: [UInt8], _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+        try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages) { try $0.map(decode) } }
+    }
+
     public func count(table: String) throws -> Int {
         try db.guarded { Int(try state(table).count) }
     }
@@ -228,8 +241,7 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
 
     @inlinable
     public func get(_ key: K) throws -> V? {
-        guard let b = try tx.get(table: name, key: key.keyBytes) else { return nil }
-        return try tx.db.guarded { try b.withUnsafeBytes { try V(valueBytes: $0) } }
+        try tx.decodeValue(table: name, key: key.keyBytes) { try V(valueBytes: $0) }
     }
 
     public func put(_ key: K, _ value: V) throws {

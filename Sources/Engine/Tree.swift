@@ -5,13 +5,21 @@ enum Tree {
     static let maxDepth = 64
 
     static func get(_ root: Child?, key: [UInt8], pages: PageSource) throws -> [UInt8]? {
-        guard var c = root else { return nil }
+        try withValue(root, key: key, pages: pages) { $0.map { Array($0) } }
+    }
+
+    /// Finds `key` and lends its value (nil when absent) to `body` without copying it: the
+    /// bytes belong to the snapshot's mapping or to the writer's node, valid during the call.
+    static func withValue<T>(
+        _ root: Child?, key: [UInt8], pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T
+    ) throws -> T {
+        guard var c = root else { return try body(nil) }
         for _ in 0..<maxDepth {
             switch c {
             case .dirty(let n):
                 if n.isLeaf {
                     let (i, found) = n.search(key)
-                    return found ? try resolve(n.value(i), pages: pages) : nil
+                    return found ? try lend(n.value(i), pages: pages, body) : try body(nil)
                 }
                 c = n.children[n.childIndex(key)]
             case .page(let ref):
@@ -27,11 +35,8 @@ enum Tree {
                     }
                 }
                 guard let next else {
-                    return try key.withUnsafeBytes { kb in
-                        let (i, found) = try p.leafSearch(kb)
-                        guard found else { return nil }
-                        return try resolve(p.leafValue(i), pages: pages)
-                    }
+                    let (i, found) = try key.withUnsafeBytes { try p.leafSearch($0) }
+                    return found ? try lend(p.leafValue(i), pages: pages, body) : try body(nil)
                 }
                 c = .page(next)
             }
@@ -39,10 +44,10 @@ enum Tree {
         throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
     }
 
-    static func resolve(_ v: StoredValue, pages: PageSource) throws -> [UInt8] {
+    private static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         switch v {
-        case .inline(let b): return Array(b)
-        case .overflow(let r, let len): return Array(try pages.overflowValue(ref: r, length: len))
+        case .inline(let b): return try body(b)
+        case .overflow(let r, let len): return try body(try pages.overflowValue(ref: r, length: len))
         }
     }
 

@@ -64,4 +64,20 @@ final class ReadPathTests: XCTestCase {
         }
         XCTAssertEqual(try db.read { try $0.table("a", key: Int64.self, value: Int64.self).count() }, 1)
     }
+
+    func testInt64KeysSortNumericallyAndRoundTrip() throws {
+        let keys: [Int64] = [3, -5, .min, 0, .max, -1, 1]
+        for k in keys {
+            XCTAssertEqual(try k.keyBytes.withUnsafeBytes { try Int64(keyBytes: $0) }, k)
+        }
+        let dir = TempDir()
+        let db = try Database(path: dir.file("k.fief"), options: DatabaseOptions(durability: .none))
+        try db.write { tx in
+            let t = try tx.openTable("k", key: Int64.self, value: Int64.self)
+            for k in keys { try t.put(k, k) }
+        }
+        let scanned = try db.read { try $0.table("k", key: Int64.self, value: Int64.self).entries().map(\.key) }
+        XCTAssertEqual(scanned, keys.sorted())
+        XCTAssertEqual(try db.read { try $0.table("k", key: Int64.self, value: Int64.self).get(-5) }, -5)
+    }
 }
