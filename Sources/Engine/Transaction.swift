@@ -141,7 +141,12 @@ public class Transaction {
     /// instead of a copy out of the tree and another into the value.
     @usableFromInline
     func decodeValue<V>(table: String, key: [UInt8], _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
-        try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages) { try $0.map(decode) } }
+        try db.guarded {
+            try Tree.withValue(try state(table).root, key: key, pages: pages) { (b: UnsafeRawBufferPointer?) -> V? in
+                guard let b else { return nil }
+                return try decode(b)
+            }
+        }
     }
 
     public func count(table: String) throws -> Int {

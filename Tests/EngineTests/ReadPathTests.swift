@@ -1,3 +1,4 @@
+import SeededRandomness
 import XCTest
 @testable import Engine
 
@@ -79,5 +80,16 @@ final class ReadPathTests: XCTestCase {
         let scanned = try db.read { try $0.table("k", key: Int64.self, value: Int64.self).entries().map(\.key) }
         XCTAssertEqual(scanned, keys.sorted())
         XCTAssertEqual(try db.read { try $0.table("k", key: Int64.self, value: Int64.self).get(-5) }, -5)
+    }
+
+    func testCompareBytesIsLexicographicAtEveryLength() {
+        var rng = SeededRandom(seed: 12)
+        for _ in 0..<5_000 {
+            // Short lengths and few distinct bytes, so equal prefixes and the 8-byte case are common.
+            let a = (0..<Int.random(in: 0...10, using: &rng)).map { _ in UInt8.random(in: 0...2, using: &rng) &* 127 }
+            let b = (0..<Int.random(in: 0...10, using: &rng)).map { _ in UInt8.random(in: 0...2, using: &rng) &* 127 }
+            let expected = a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+            XCTAssertEqual(compareBytes(a, b), expected, "\(a) \(b)")
+        }
     }
 }
