@@ -15,9 +15,11 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
+        // Atomic loads, stores and a fence on the lock file's shared reader slots.
+        .target(name: "CFiefAtomics"),
         .target(
             name: "Engine",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["CFiefAtomics", .product(name: "SystemPackage", package: "swift-system")],
             // Broken engine variants for the torture suite's self-test; never in release builds.
             swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
         ),
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness", "FiefTestSupport"]),
         .testTarget(name: "TortureTests", dependencies: ["Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "FiefTestSupport"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

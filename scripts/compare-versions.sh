@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares the engine of two git revisions on this machine:
 #
-#   bash scripts/compare-versions.sh REV_A REV_B [--rounds N] [--threshold 5%] [--out DIR] [--whole] [-- FIEF BENCH ARGS...]
+#   bash scripts/compare-versions.sh REV_A REV_B [--rounds N] [--threshold 5%] [--alpha 0.05] [--out DIR] [--whole] [-- FIEF BENCH ARGS...]
 #
 # Each revision is checked out in a git worktree and built in release mode with its own
 # --scratch-path (.build-rev-<commit>), side by side. By default only Sources/Engine comes from
@@ -12,27 +12,37 @@
 #
 # The benchmarks run interleaved, A B, B A, A B ... (--rounds rounds, --repetitions 1 each,
 # same seed), so machine drift lands on both; each side's runs are pooled with
-# `fief report combine`, then `fief report compare A B` writes comparison.md, comparison.html
-# and comparison.json under --out. Exit status: that of `fief report compare` (0 no
-# regression, 2 a regression of Fief beyond noise and the threshold, 1 bad input).
+# `fief report combine` (one sample a round), then `fief report compare A B` decides with
+# its test: Mann-Whitney U on the rounds, of Fief's numbers and of its ratio to the peers
+# measured in the same round, p < --alpha and beyond --threshold. It needs --rounds >= 5
+# (its minimum sample count); the default 6 puts each side first equally often. It writes
+# comparison.md, comparison.html and comparison.json under --out. Exit status: that of
+# `fief report compare` (0 no regression, 2 a regression of Fief, 1 bad input).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 [ $# -ge 2 ] || usage
 rev_a="$1"; rev_b="$2"; shift 2
-rounds=3; threshold="5%"; out="fief-out/compare"; whole=0; bench_args=(--quick)
+rounds=6; threshold="5%"; alpha=0.05; out="fief-out/compare"; whole=0; bench_args=(--quick)
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
     --threshold) threshold="$2"; shift 2 ;;
+    --alpha) alpha="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --whole) whole=1; shift ;;
     --) shift; bench_args=("$@"); break ;;
     *) echo "compare-versions: unknown option $1" >&2; usage ;;
   esac
 done
+
+min_rounds=5
+if [ "$rounds" -lt "$min_rounds" ]; then
+  echo "compare-versions: --rounds $rounds is below the test's minimum of $min_rounds samples a side; nothing would be gated" >&2
+  exit 1
+fi
 
 commit_of() { git rev-parse --verify --quiet "$1^{commit}" || { echo "compare-versions: '$1' is not a revision of this repository" >&2; exit 1; }; }
 sha_a="$(commit_of "$rev_a")"; sha_b="$(commit_of "$rev_b")"
@@ -88,7 +98,10 @@ done
 "$bin_b" report combine "$out"/runs/a-*/results.json --out "$out/base.json"
 "$bin_b" report combine "$out"/runs/b-*/results.json --out "$out/new.json"
 status=0
-"$bin_b" report compare "$out/base.json" "$out/new.json" --threshold "$threshold" \
+gate=(--threshold "$threshold")
+# (A --whole build of a revision older than the rank test has no --alpha: it gates its own way.)
+if "$bin_b" report compare --help 2>&1 | grep -q -- --alpha; then gate+=(--alpha "$alpha" --min-samples "$min_rounds"); fi
+"$bin_b" report compare "$out/base.json" "$out/new.json" "${gate[@]}" \
   --markdown "$out/comparison.md" --html "$out/comparison.html" --json "$out/comparison.json" || status=$?
 echo "compare-versions: wrote $out/comparison.md, comparison.html, comparison.json (base.json, new.json, runs/)"
 exit $status

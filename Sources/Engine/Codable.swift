@@ -24,8 +24,10 @@ extension Int64: KeyCodable, ValueCodable {
     public static var valueKind: ValueKind { .int64 }
 
     public var keyBytes: [UInt8] {
-        let u = UInt64(bitPattern: self) ^ (1 << 63)
-        return (0..<8).map { UInt8(truncatingIfNeeded: u >> (56 - 8 * UInt64($0))) }
+        // Big-endian with the sign bit flipped, so byte order is numeric order. (One copy of
+        // the integer's bytes: every typed get and put makes one of these.)
+        let u = (UInt64(bitPattern: self) ^ (1 << 63)).bigEndian
+        return withUnsafeBytes(of: u) { Array($0) }
     }
 
     public init(keyBytes b: UnsafeRawBufferPointer) throws {

@@ -36,6 +36,8 @@ struct Snapshot {
     let slot: TopSlot
     let meta: Meta
     let pages: PageSource
+    /// The version's decoded table records, shared by the handle's read transactions.
+    let catalog: CatalogCache
     var version: UInt64 { meta.version }
 }
 
@@ -59,8 +61,8 @@ public final class Database: @unchecked Sendable {
     private var knownSize: UInt64
     private var poisoned: String?
     /// The last top node validated, so a read transaction on an unchanged version does not
-    /// hash the top node again.
-    private var validatedTop: (slot: TopSlot, meta: Meta)?
+    /// hash the top node again, with that version's catalog cache.
+    private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)?
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
@@ -143,6 +145,7 @@ public final class Database: @unchecked Sendable {
     // MARK: Errors
 
     /// Runs `body`, turning damage found deep in the tree into an error that names the file.
+    @usableFromInline
     func guarded<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -169,24 +172,32 @@ public final class Database: @unchecked Sendable {
 
     /// The newest committed version, optionally pinned in the reader table. The slot is read
     /// again after pinning: if a writer committed in between, the pin may have come too late
-    /// to protect that version's pages, so start over.
+    /// to protect that version's pages, so start over (the proof is in `ReaderTable`).
     func currentSnapshot(pin: Bool) throws -> Snapshot {
         var lastError: Error?
         for attempt in 0..<200 {
             if attempt > 0 { sched_yield() }
-            let current = state.withLock { headerSlot() }
-            guard let (select, slot) = current, slot.isSelfConsistent else {
+            // A slot equal to the one validated last is self-consistent: skip its checksum.
+            let (current, validated) = state.withLock { (headerSlot(), validatedTop?.slot) }
+            guard let (select, slot) = current, slot == validated || slot.isSelfConsistent else {
                 lastError = EngineError.corrupt(path: path, detail: "the selected top slot is damaged")
                 continue
             }
+            var ready: Snapshot?
             if pin {
                 try readers.pin(slot.version)
-                let again = state.withLock { headerSlot() }
+                // The re-read, and (the common case) the whole snapshot from what this handle
+                // already validated and mapped: one lock for both.
+                let (again, cached) = state.withLock { (headerSlot(), cachedSnapshot(select: select, slot: slot)) }
                 guard let again, again.0 == select, again.1 == slot else {
                     readers.unpin(slot.version)
                     continue
                 }
+                ready = cached
+            } else {
+                ready = state.withLock { cachedSnapshot(select: select, slot: slot) }
             }
+            if let ready { return ready }
             do {
                 return try snapshot(select: select, slot: slot)
             } catch {
@@ -197,12 +208,22 @@ public final class Database: @unchecked Sendable {
         throw lastError ?? EngineError.corrupt(path: path, detail: "could not read a stable top slot")
     }
 
+    /// Under `state`: the snapshot of `slot` when its top node was validated last and the file
+    /// and the mapping are known to cover it — no hashing, no system call. nil otherwise.
+    private func cachedSnapshot(select: SelectBit, slot: TopSlot) -> Snapshot? {
+        guard let top = validatedTop, top.slot == slot else { return nil }
+        let limit = top.meta.pageCount * UInt64(Layout.pageSize)
+        guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
+        return Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog)
+    }
+
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
         try guarded {
             let ps = UInt64(Layout.pageSize)
-            let meta: Meta
+            let meta: Meta, catalog: CatalogCache
             if let cached = state.withLock({ validatedTop }), cached.slot == slot {
                 meta = cached.meta
+                catalog = cached.catalog
             } else {
                 try ensureFileCovers(slot.ref + ps)
                 let m = state.withLock { mapping }
@@ -214,7 +235,8 @@ public final class Database: @unchecked Sendable {
                 guard meta.version == slot.version else {
                     throw CorruptNode(ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
                 }
-                state.withLock { validatedTop = (slot, meta) }
+                catalog = CatalogCache()
+                state.withLock { validatedTop = (slot, meta, catalog) }
             }
             let limit = meta.pageCount * ps
             try ensureFileCovers(limit)
@@ -224,7 +246,7 @@ public final class Database: @unchecked Sendable {
                 }
                 return mapping
             }
-            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)))
+            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: catalog)
         }
     }
 
@@ -240,6 +262,9 @@ public final class Database: @unchecked Sendable {
     // MARK: Reading
 
     /// Runs `body` on a snapshot of the newest version; it sees nothing committed later.
+    /// (Inlinable, as the typed table calls below: specialized in the caller, a read pays no
+    /// generic dispatch.)
+    @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
         let tx = try beginRead()
         defer { tx.end() }

@@ -14,7 +14,7 @@ final class LockFile {
 
     static let magic: [UInt8] = Array("FIEFLCK1".utf8)
     static let headerSize = 64
-    static let slotSize = 32
+    static let slotSize = ReaderSlot.size
     static let defaultSlots = 512
     static var fileSize: Int { headerSize + defaultSlots * slotSize }
 
@@ -114,8 +114,8 @@ final class LockFile {
 
     func shareOpen() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true) }
 
-    /// The bytes of reader slot `i`.
-    func slot(_ i: Int) -> UnsafeMutableRawBufferPointer {
-        UnsafeMutableRawBufferPointer(start: table + LockFile.headerSize + i * LockFile.slotSize, count: LockFile.slotSize)
+    /// Reader slot `i` (see `ReaderSlot` for its layout).
+    func slot(_ i: Int) -> ReaderSlot {
+        ReaderSlot(base: table + LockFile.headerSize + i * LockFile.slotSize)
     }
 }

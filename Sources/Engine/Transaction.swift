@@ -1,5 +1,6 @@
 /// What a transaction knows of one table: its tree root and entry count as of this
 /// transaction, and its key and value kinds.
+@usableFromInline
 final class TableState {
     var root: Child?
     var count: UInt64
@@ -31,7 +32,12 @@ public class Transaction {
     public let db: Database
     var pages: PageSource
     var catalogRoot: Child?
-    var tables: [String: TableState] = [:]
+    var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
+    /// The table the last lookup found: most transactions use one table, many times, and a
+    /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
+    private var lastTable: (name: String, state: TableState)?
+    /// Read transactions: the decoded catalog of their version, shared with the others.
+    var catalogCache: CatalogCache?
     var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
@@ -45,15 +51,35 @@ public class Transaction {
 
     func ensureActive() throws { guard isActive else { throw EngineError.transactionClosed } }
 
+    @usableFromInline
     func state(_ name: String) throws -> TableState {
         try ensureActive()
-        if let s = tables[name] { return s }
+        if let last = lastTable, last.name == name { return last.state }
+        // A read transaction's tables are its version's, shared through the cache.
+        if let cache = catalogCache {
+            let s = try cache.table(name) ?? {
+                let s = TableState(try record(name))
+                cache.store(name, s)
+                return s
+            }()
+            lastTable = (name, s)
+            return s
+        }
+        if let s = tables[name] {
+            lastTable = (name, s)
+            return s
+        }
+        let s = TableState(try record(name))
+        tables[name] = s
+        lastTable = (name, s)
+        return s
+    }
+
+    private func record(_ name: String) throws -> TableRecord {
         guard let raw = try Tree.get(catalogRoot, key: Array(name.utf8), pages: pages) else {
             throw EngineError.tableNotFound(name)
         }
-        let s = TableState(try TableRecord.decode(raw, table: name))
-        tables[name] = s
-        return s
+        return try TableRecord.decode(raw, table: name)
     }
 
     /// Names of all tables, in byte order.
@@ -81,6 +107,7 @@ public class Transaction {
     }
 
     /// A typed handle on an existing table; its kinds must match `K` and `V`.
+    @inlinable
     public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
         try db.guarded {
             let s = try state(name)
@@ -89,6 +116,7 @@ public class Transaction {
         }
     }
 
+    @usableFromInline
     static func checkKinds<K: KeyCodable, V: ValueCodable>(_ name: String, _ s: TableState, _: K.Type, _: V.Type) throws {
         guard s.keyKind == K.keyKind, s.valueKind == V.valueKind else {
             throw EngineError.tableTypeMismatch(
@@ -107,6 +135,18 @@ public class Transaction {
     /// valid only during the call. For the object layer, which decodes rows in place.
     package func withValue<T>(table: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
+    }
+
+    /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
+    /// instead of a copy out of the tree and another into the value.
+    @usableFromInline
+    func decodeValue<V>(table: String, key: [UInt8], _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+        try db.guarded {
+            try Tree.withValue(try state(table).root, key: key, pages: pages) { (b: UnsafeRawBufferPointer?) -> V? in
+                guard let b else { return nil }
+                return try decode(b)
+            }
+        }
     }
 
     public func count(table: String) throws -> Int {
@@ -142,6 +182,7 @@ public final class ReadTransaction: Transaction {
     init(db: Database, snapshot: Snapshot) {
         self.snapshot = snapshot
         super.init(db: db, pages: snapshot.pages, catalogRoot: snapshot.meta.catalogRoot)
+        catalogCache = snapshot.catalog
     }
 
     deinit { end() }
@@ -156,6 +197,7 @@ public final class ReadTransaction: Transaction {
         snapshot = next
         pages = next.pages
         catalogRoot = next.meta.catalogRoot == 0 ? nil : .page(next.meta.catalogRoot)
+        catalogCache = next.catalog
         tables = [:]
     }
 
@@ -193,12 +235,18 @@ public final class PinnedVersion: @unchecked Sendable {
 
 /// A typed view of one table inside a transaction.
 public struct Table<K: KeyCodable, V: ValueCodable> {
-    let tx: Transaction
+    @usableFromInline let tx: Transaction
     public let name: String
 
+    @usableFromInline
+    init(tx: Transaction, name: String) {
+        self.tx = tx
+        self.name = name
+    }
+
+    @inlinable
     public func get(_ key: K) throws -> V? {
-        guard let b = try tx.get(table: name, key: key.keyBytes) else { return nil }
-        return try tx.db.guarded { try b.withUnsafeBytes { try V(valueBytes: $0) } }
+        try tx.decodeValue(table: name, key: key.keyBytes) { try V(valueBytes: $0) }
     }
 
     public func put(_ key: K, _ value: V) throws {

@@ -47,7 +47,8 @@ public struct BenchmarkResult: Codable, Equatable, Sendable {
 /// A target from the issue, measured as a ratio in the same run.
 public struct TargetStatus: Codable, Equatable, Sendable {
     public var benchmark: String
-    /// "throughput" (Fief / peer, at least `bound`) or "peak memory" (Fief / peer, at most `bound`).
+    /// "throughput" (Fief / peer, at least `bound`), "peak memory" or "latency p50" (Fief /
+    /// peer, at most `bound`).
     public var metric: String
     public var peer: SystemName
     public var bound: Double

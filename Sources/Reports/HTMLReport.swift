@@ -143,14 +143,22 @@ public enum HTMLReport {
 
     static func comparisonSection(_ c: Comparison) -> String {
         var h = "<section id=\"comparison\"><h2>\(esc(c.newLabel)) against \(esc(c.baseLabel))</h2>"
-        h += c.regressions.isEmpty ? "<p>No regression of Fief beyond noise and the \(Format.percent(c.threshold)) threshold.</p>"
-            : "<p class=\"reg\">\(c.regressions.count) regression(s) of Fief beyond noise and the \(Format.percent(c.threshold)) threshold.</p>"
-        let rows = c.rows.filter { $0.system == .fief }.map { (label: "\($0.benchmark) \($0.metric)", change: $0.change, noise: $0.noise, bad: $0.failsGate) }
-        if !rows.isEmpty { h += SVGChart.changes(title: "Fief: change from base (grey band: noise)", rows: rows) }
-        h += "<table><tr><th>benchmark</th><th>metric</th><th>system</th><th>base</th><th>new</th><th>new/base</th><th>change</th><th>noise</th><th>verdict</th></tr>"
+        let summary = esc(ComparisonReport.summary(c))
+        h += c.regressions.isEmpty ? "<p>\(summary).</p>" : "<p class=\"reg\">\(summary).</p>"
+        let rows = c.rows.filter { $0.system == .fief }.map { r in
+            (label: "\(r.benchmark) \(r.metric)", change: r.change, low: r.test?.low ?? r.change, high: r.test?.high ?? r.change, bad: r.failsGate)
+        }
+        if !rows.isEmpty { h += SVGChart.changes(title: "Fief: change from base (grey band: 95% confidence interval)", rows: rows) }
+        let head = ["benchmark", "metric", "system", "base", "new", "change", "95% CI", "p", "vs peers", "verdict"]
+        h += "<table><tr>" + head.map { "<th>\($0)</th>" }.joined() + "</tr>"
         for r in c.rows {
             let v = r.failsGate ? "<span class=\"missed\">regression</span>" : esc(r.verdict.rawValue)
-            h += "<tr><td>\(esc(r.benchmark))</td><td class=\"l\">\(esc(r.metric))</td><td class=\"l\">\(r.system.label)</td><td>\(esc(Format.value(r.base, unit: r.unit)))</td><td>\(esc(Format.value(r.new, unit: r.unit)))</td><td>\(String(format: "%.3f", r.ratio))</td><td>\(Format.percent(r.change, signed: true))</td><td>±\(Format.percent(r.noise))</td><td class=\"l\">\(v)</td></tr>"
+            let numbers = [
+                Format.value(r.base, unit: r.unit), Format.value(r.new, unit: r.unit), Format.percent(r.change, signed: true),
+                ComparisonReport.interval(r.test), ComparisonReport.p(r.test), ComparisonReport.againstPeers(r),
+            ]
+            h += "<tr><td>\(esc(r.benchmark))</td><td class=\"l\">\(esc(r.metric))</td><td class=\"l\">\(r.system.label)</td>"
+            h += numbers.map { "<td>\(esc($0))</td>" }.joined() + "<td class=\"l\">\(v)</td></tr>\n"
         }
         h += "</table>"
         if !c.warnings.isEmpty { h += "<ul>" + c.warnings.map { "<li>warning: \(esc($0))</li>" }.joined() + "</ul>" }

@@ -149,11 +149,12 @@ public enum SVGChart {
         return s + "</svg>"
     }
 
-    /// Changes between two results: a bar per row around zero, the noise band in grey.
-    public static func changes(title: String, rows: [(label: String, change: Double, noise: Double, bad: Bool)], width: Int = 640) -> String {
+    /// Changes between two results: a bar per row around zero, its confidence interval in grey.
+    public static func changes(title: String, rows: [(label: String, change: Double, low: Double, high: Double, bad: Bool)], width: Int = 640) -> String {
         let rowH = 22, top = 30, left = 250, right = 70
         let height = top + rows.count * rowH + 24
-        let span = max(0.05, rows.map { max(abs($0.change), $0.noise) }.max() ?? 0.05) * 1.1
+        let span = min(1, max(0.05, rows.map { max(abs($0.change), abs($0.low), abs($0.high)) }.max() ?? 0.05)) * 1.1
+        func clamp(_ v: Double) -> Double { Swift.min(span, Swift.max(-span, v)) }
         let pw = Double(width - left - right)
         func px(_ v: Double) -> Double { Double(left) + (v + span) / (2 * span) * pw }
         var s = open("comparison", title, width: width, height: height)
@@ -161,9 +162,10 @@ public enum SVGChart {
         for (i, r) in rows.enumerated() {
             let y = top + i * rowH
             s += "<text x=\"\(left - 6)\" y=\"\(y + 15)\" text-anchor=\"end\" class=\"cl\">\(esc(r.label))</text>"
-            s += "<rect x=\"\(n(px(-r.noise)))\" y=\"\(y + 3)\" width=\"\(n(px(r.noise) - px(-r.noise)))\" height=\"16\" fill=\"#e5e7eb\"/>"
-            let x0 = min(px(0), px(r.change)), w = max(1, abs(px(r.change) - px(0)))
-            let color = r.bad ? "#dc2626" : abs(r.change) <= r.noise ? "#9ca3af" : r.change < 0 ? "#f59e0b" : "#16a34a"
+            s += "<rect x=\"\(n(px(clamp(r.low))))\" y=\"\(y + 3)\" width=\"\(n(max(1, px(clamp(r.high)) - px(clamp(r.low)))))\" height=\"16\" fill=\"#e5e7eb\"/>"
+            let x0 = min(px(0), px(clamp(r.change))), w = max(1, abs(px(clamp(r.change)) - px(0)))
+            let straddles = r.low <= 0 && r.high >= 0
+            let color = r.bad ? "#dc2626" : straddles ? "#9ca3af" : r.change < 0 ? "#f59e0b" : "#16a34a"
             s += "<rect class=\"bar\" x=\"\(n(x0))\" y=\"\(y + 6)\" width=\"\(n(w))\" height=\"10\" fill=\"\(color)\"/>"
             s += "<text x=\"\(n(px(span) + 4))\" y=\"\(y + 15)\" class=\"cv\">\(esc(Format.percent(r.change, signed: true)))</text>"
         }

@@ -13,18 +13,25 @@ struct ReportCommand: ParsableCommand {
 struct ReportCompare: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
-        abstract: "Compare two bench results; exit 2 when Fief regressed beyond noise and the threshold.",
+        abstract: "Compare two bench results; exit 2 when Fief regressed, against itself and its peers, beyond the threshold.",
         discussion: """
-            Per benchmark and system: the ratio of the medians, its noise (the two runs' spreads \
-            combined) and a verdict: regression, improvement or within noise. Exit status: 0 \
-            without a regression of Fief beyond the threshold, 2 with one, 1 on bad input. \
-            The peers' rows are never gated: they show how much the machine drifted.
+            Per benchmark and system: the medians, the change (Hodges-Lehmann estimate) with its \
+            95% confidence interval and the Mann-Whitney U p-value over the repetitions, and a \
+            verdict: regression, improvement, within noise, machine drift or too few samples. \
+            A row of Fief fails when both its own numbers and its per-repetition ratio to the \
+            peers (Fief/LMDB, Fief/SQLite, measured in the same runs) got worse with p < alpha \
+            and beyond the threshold, so drift that slows every system alike does not fail. \
+            Rows with fewer than --min-samples repetitions a side are not gated (a warning says \
+            so). Sizes compare exactly. Exit status: 0 without a regression of Fief, 2 with one, \
+            1 on bad input. The peers' rows are never gated: they show how much the machine drifted.
             """
     )
 
     @Argument(help: "The base results.json.") var base: String
     @Argument(help: "The new results.json.") var new: String
-    @Option(help: "Smallest regression that fails, e.g. 5% or 2.5.") var threshold: String = "5%"
+    @Option(help: "Smallest regression that fails (the minimum effect size), e.g. 5% or 2.5.") var threshold: String = "5%"
+    @Option(help: "Largest p-value that counts as a change.") var alpha: Double = GatePolicy.defaultAlpha
+    @Option(help: "Fewest repetitions a side for a verdict.") var minSamples: Int = GatePolicy.defaultMinSamples
     @Option(help: "Also write the comparison as Markdown here.") var markdown: String?
     @Option(help: "Also write an HTML page (comparison and the new results) here.") var html: String?
     @Option(help: "Also write the comparison as JSON here.") var json: String?
@@ -33,8 +40,10 @@ struct ReportCompare: ParsableCommand {
         var code: Int32 = 0
         try reportingErrors {
             let t = try Comparison.parseThreshold(threshold)
+            guard alpha > 0, alpha < 1 else { throw BenchError.badArgument("--alpha must be between 0 and 1, not \(alpha)") }
+            guard minSamples >= 2 else { throw BenchError.badArgument("--min-samples must be at least 2, not \(minSamples)") }
             let b = try ResultIO.loadBench(base), n = try ResultIO.loadBench(new)
-            let c = Comparison.compare(base: b, new: n, threshold: t)
+            let c = Comparison.compare(base: b, new: n, policy: GatePolicy(threshold: t, alpha: alpha, minSamples: minSamples))
             print(ComparisonReport.terminal(c), terminator: "")
             if let markdown { try ResultIO.saveText(ComparisonReport.markdown(c), to: markdown) }
             if let html { try ResultIO.saveText(HTMLReport.page(bench: n, torture: nil, comparison: c), to: html) }

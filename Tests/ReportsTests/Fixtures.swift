@@ -15,9 +15,10 @@ enum Fixtures {
         LatencySummary(count: 1000, p50: p50, p90: p50 * 2, p99: p50 * 5, p999: p50 * 10, max: p50 * 40, mean: p50 * 1.3)
     }
 
-    /// Samples centred on `median` with the given relative half-range.
+    /// Five samples (the bench's default repetitions) centred on `median` with the given
+    /// relative half-range.
     static func samples(_ median: Double, spread: Double) -> SampleStats {
-        SampleStats([median * (1 - spread), median, median * (1 + spread)])
+        SampleStats([-1, -0.5, 0, 0.5, 1].map { median * (1 + $0 * spread) })
     }
 
     static func results(

@@ -12,7 +12,7 @@ final class RenderingTests: XCTestCase {
         XCTAssertTrue(md.contains("| **Random point reads** (`point-reads`) | Fief | 1.00M ops/s |"), md)
         XCTAssertTrue(md.contains("|  | LMDB | 2.00M ops/s | ±1.0% |"), md)
         XCTAssertTrue(md.contains("## Targets"))
-        XCTAssertTrue(md.contains("| point-reads | throughput | >= 0.50x LMDB | 0.50x | met |"), md)
+        XCTAssertTrue(md.contains("| point-reads | throughput | >= 1.00x LMDB | 0.50x | **missed** |"), md)
     }
 
     func testTerminalTableAligns() {
@@ -28,7 +28,8 @@ final class RenderingTests: XCTestCase {
         let md = ComparisonReport.markdown(c)
         XCTAssertTrue(md.contains("# Fief: new against base"))
         XCTAssertTrue(md.contains("**1 regression(s)**"))
-        XCTAssertTrue(md.contains("| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s | 0.800 | -20.0% | ±1.4% | **regression** |"), md)
+        XCTAssertTrue(md.contains("| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s | -20.0% | [-21.2%, -18.8%] | 0.008 | -20.0% p=0.008 | **regression** |"), md)
+        XCTAssertTrue(md.contains("| point-reads | throughput | peers | -20.0% | [-20.0%, -20.0%] | 0.008 |"), md)
     }
 
     func testHTMLIsSelfContainedWithCharts() {

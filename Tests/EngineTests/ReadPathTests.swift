@@ -1,0 +1,95 @@
+import SeededRandomness
+import XCTest
+@testable import Engine
+
+/// What read transactions cache between them (the validated top node, the version's table
+/// records, the last table looked up) never shows one version's tables to another.
+final class ReadPathTests: XCTestCase {
+    private func put(_ db: Database, _ table: String, _ keys: Range<Int64>) throws {
+        try db.write { tx in
+            let t = try tx.openTable(table, key: Int64.self, value: Int64.self)
+            for k in keys { try t.put(k, k * 10) }
+        }
+    }
+
+    func testTableRecordsFollowTheVersion() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("v.fief"), options: DatabaseOptions(durability: .none))
+        try put(db, "t", 0..<5)
+        let old = try db.beginRead()
+        XCTAssertEqual(try old.table("t", key: Int64.self, value: Int64.self).count(), 5)
+        _ = try db.read { try $0.table("t", key: Int64.self, value: Int64.self).count() }  // fills the cache of that version
+
+        try put(db, "t", 5..<8)
+        try put(db, "u", 0..<1)
+        try db.read { tx in
+            XCTAssertEqual(try tx.table("t", key: Int64.self, value: Int64.self).count(), 8)
+            XCTAssertEqual(try tx.table("t", key: Int64.self, value: Int64.self).get(7), 70)
+            XCTAssertEqual(try tx.tableNames(), ["t", "u"])
+        }
+        // The old transaction still reads its own version, cached records and all.
+        XCTAssertEqual(try old.table("t", key: Int64.self, value: Int64.self).count(), 5)
+        XCTAssertNil(try old.table("t", key: Int64.self, value: Int64.self).get(7))
+        XCTAssertThrowsError(try old.table("u", key: Int64.self, value: Int64.self)) { e in
+            guard case .tableNotFound? = e as? EngineError else { return XCTFail("\(e)") }
+        }
+        try old.refresh()
+        XCTAssertEqual(try old.table("t", key: Int64.self, value: Int64.self).count(), 8)
+        XCTAssertEqual(try old.table("u", key: Int64.self, value: Int64.self).count(), 1)
+        old.end()
+    }
+
+    func testAlternatingTablesInOneTransaction() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("a.fief"), options: DatabaseOptions(durability: .none))
+        try put(db, "a", 0..<3)
+        try db.write { tx in
+            let b = try tx.openTable("b", key: Int64.self, value: Int64.self)
+            for k in Int64(0)..<3 { try b.put(k, -k) }
+        }
+        try db.read { tx in
+            let a = try tx.table("a", key: Int64.self, value: Int64.self)
+            let b = try tx.table("b", key: Int64.self, value: Int64.self)
+            for k in Int64(0)..<3 {
+                XCTAssertEqual(try a.get(k), k * 10)
+                XCTAssertEqual(try b.get(k), -k)
+            }
+        }
+        // In a write, a table dropped and made again is the new one, not a remembered one.
+        try db.write { tx in
+            XCTAssertEqual(try tx.table("a", key: Int64.self, value: Int64.self).count(), 3)
+            try tx.dropTable("a")
+            let a = try tx.openTable("a", key: Int64.self, value: Int64.self)
+            XCTAssertEqual(try a.count(), 0)
+            try a.put(1, 1)
+        }
+        XCTAssertEqual(try db.read { try $0.table("a", key: Int64.self, value: Int64.self).count() }, 1)
+    }
+
+    func testInt64KeysSortNumericallyAndRoundTrip() throws {
+        let keys: [Int64] = [3, -5, .min, 0, .max, -1, 1]
+        for k in keys {
+            XCTAssertEqual(try k.keyBytes.withUnsafeBytes { try Int64(keyBytes: $0) }, k)
+        }
+        let dir = TempDir()
+        let db = try Database(path: dir.file("k.fief"), options: DatabaseOptions(durability: .none))
+        try db.write { tx in
+            let t = try tx.openTable("k", key: Int64.self, value: Int64.self)
+            for k in keys { try t.put(k, k) }
+        }
+        let scanned = try db.read { try $0.table("k", key: Int64.self, value: Int64.self).entries().map(\.key) }
+        XCTAssertEqual(scanned, keys.sorted())
+        XCTAssertEqual(try db.read { try $0.table("k", key: Int64.self, value: Int64.self).get(-5) }, -5)
+    }
+
+    func testCompareBytesIsLexicographicAtEveryLength() {
+        var rng = SeededRandom(seed: 12)
+        for _ in 0..<5_000 {
+            // Short lengths and few distinct bytes, so equal prefixes and the 8-byte case are common.
+            let a = (0..<Int.random(in: 0...10, using: &rng)).map { _ in UInt8.random(in: 0...2, using: &rng) &* 127 }
+            let b = (0..<Int.random(in: 0...10, using: &rng)).map { _ in UInt8.random(in: 0...2, using: &rng) &* 127 }
+            let expected = a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+            XCTAssertEqual(compareBytes(a, b), expected, "\(a) \(b)")
+        }
+    }
+}
