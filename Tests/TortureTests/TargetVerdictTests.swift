@@ -95,6 +95,15 @@ final class TargetVerdictTests: XCTestCase {
         }
     }
 
+    /// The list-append checker on a store that claims transactions it does not have: each
+    /// process works on its own copy of the JSON file and overwrites the others'.
+    func testIsolationCatchesAnAdapterThatClaimsTransactions() throws {
+        let r = try run(TargetVerdictTests.unsafeAdapter + " --claim-transactions", [("isolation", 1)])["isolation"]!
+        XCTAssertGreaterThan(r.isolationViolations, 0, "\(r.verdict): \(r.failures.first?.violations.prefix(2) ?? [])")
+        XCTAssertEqual(r.verdict, "isolation anomalies")
+        print("claimed transactions caught: \(r.failures.first?.violations.first ?? "")")
+    }
+
     func testUnsafeAdapterIsCaught() throws {
         let results = try run(TargetVerdictTests.unsafeAdapter, [("crash-points", 2), ("power-cut", 2)])
         let power = results["power-cut"]!
