@@ -19,7 +19,9 @@ struct TargetProcesses {
     /// the first commit: as an installer would, and as LMDB itself never does.
     func setUp() throws {
         let child = try writer(maxCommit: 0, tag: "setup")
-        let ending = child.wait()
+        guard let ending = child.wait(timeoutSeconds: 120) else {
+            throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) hung for 120 s: \(lastLine("setup"))")
+        }
         guard ending == .exited(0) else {
             throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) failed (\(ending)): \(lastLine("setup"))")
         }
