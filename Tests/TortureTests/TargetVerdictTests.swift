@@ -12,12 +12,12 @@ final class TargetVerdictTests: XCTestCase {
     static var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
 
     /// Runs `scenarios` (name, cycles) on `target`; returns the results by scenario name.
-    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17) throws -> [String: ScenarioResult] {
+    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17, in folder: TempFolder? = nil) throws -> [String: ScenarioResult] {
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
         }
-        let dir = try TempFolder()
+        let dir = try folder ?? TempFolder()
         var out: [String: ScenarioResult] = [:]
         for (scenario, cycles) in scenarios {
             var o = TortureOptions(seed: seed)
@@ -72,9 +72,17 @@ final class TargetVerdictTests: XCTestCase {
     /// Power cuts in drop-all mode (cycle 0) undo everything unsynced: a store that does not
     /// sync at commit loses acknowledged commits.
     func testSQLiteSynchronousOffLosesAcknowledgedCommits() throws {
-        let r = try run("sqlite:synchronous=off", [("power-cut", 1)])["power-cut"]!
+        let dir = try TempFolder()
+        let r = try run("sqlite:synchronous=off", [("power-cut", 1)], in: dir)["power-cut"]!
         XCTAssertGreaterThan(r.durabilityViolations, 0, "synchronous=off survived a drop-all power cut: \(r.verdict)")
         print("sqlite synchronous=off caught: \(r.failures.first?.violations.first ?? "")")
+        // The evidence names the target, so `fief torture reproduce` reruns the same one.
+        let failure = try XCTUnwrap(r.failures.first)
+        XCTAssertTrue(failure.reproduce.contains("--target sqlite:journal=wal,synchronous=off"), failure.reproduce)
+        let artifacts = try XCTUnwrap(failure.artifacts)
+        let record = try JSONDecoder().decode(ReproductionRecord.self, from: Data(contentsOf: URL(fileURLWithPath: artifacts + "/cycle.json")))
+        XCTAssertEqual(record.target, "sqlite:journal=wal,synchronous=off")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: artifacts + "/store-after-event-0"), "the store as the cut left it is kept")
     }
 
     func testLMDBNoSyncLosesAcknowledgedCommits() throws {
