@@ -51,7 +51,7 @@ let package = Package(
         ),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness"]),
-        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness"]),
+        .testTarget(name: "TortureTests", dependencies: ["Torture", "Engine", "SeededRandomness", "CSQLite"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine"]),
     ],
     swiftLanguageModes: [.v5]
