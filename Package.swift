@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness", "FiefTestSupport"]),
         .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness", "FiefTestSupport"]),
-        .testTarget(name: "TortureTests", dependencies: ["Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "FiefTestSupport"]),
+        .testTarget(name: "TortureTests", dependencies: ["Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

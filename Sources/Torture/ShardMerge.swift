@@ -44,6 +44,7 @@ extension TortureResults {
             m.failures += s.failures
             m.durabilityViolations += s.durabilityViolations
             m.atomicityIntegrityViolations += s.atomicityIntegrityViolations
+            m.isolationViolations += s.isolationViolations
             m.notes += s.notes.filter { !m.notes.contains($0) }
             byName[s.name] = m
         }

@@ -64,6 +64,8 @@ public struct ScenarioResult: Codable, Sendable {
     public var durabilityViolations: Int = 0
     /// Violations that left a state no commit made, or failed an integrity check.
     public var atomicityIntegrityViolations: Int = 0
+    /// Isolation anomalies (G0, G1a, G1b, G1c, G-single, lost update, …).
+    public var isolationViolations: Int = 0
     public var passed: Bool { violations == 0 && failures.isEmpty }
 
     /// The scenario's verdict in words: `clean`, `durability loss`, `atomicity/integrity
@@ -72,7 +74,8 @@ public struct ScenarioResult: Codable, Sendable {
         switch (durabilityViolations > 0, atomicityIntegrityViolations > 0) {
         case (false, false):
             if passed && !modes.isEmpty && modes.allSatisfy({ $0.name == "not-applicable" }) { return "not applicable" }
-            return passed ? "clean" : "other violations"
+            if passed { return "clean" }
+            return isolationViolations > 0 ? "isolation anomalies" : "other violations"
         case (true, false): return "durability loss"
         case (false, true): return "atomicity/integrity violation"
         case (true, true): return "durability loss + atomicity/integrity violation"
@@ -83,7 +86,7 @@ public struct ScenarioResult: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed
-        case durabilityViolations, atomicityIntegrityViolations, verdict
+        case durabilityViolations, atomicityIntegrityViolations, isolationViolations, verdict
     }
     public init(from d: Decoder) throws {
         let c = try d.container(keyedBy: CodingKeys.self)
@@ -99,6 +102,7 @@ public struct ScenarioResult: Codable, Sendable {
         notes = try c.decodeIfPresent([String].self, forKey: .notes) ?? []
         durabilityViolations = try c.decodeIfPresent(Int.self, forKey: .durabilityViolations) ?? 0
         atomicityIntegrityViolations = try c.decodeIfPresent(Int.self, forKey: .atomicityIntegrityViolations) ?? 0
+        isolationViolations = try c.decodeIfPresent(Int.self, forKey: .isolationViolations) ?? 0
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -114,6 +118,7 @@ public struct ScenarioResult: Codable, Sendable {
         try c.encode(notes, forKey: .notes)
         try c.encode(durabilityViolations, forKey: .durabilityViolations)
         try c.encode(atomicityIntegrityViolations, forKey: .atomicityIntegrityViolations)
+        try c.encode(isolationViolations, forKey: .isolationViolations)
         try c.encode(verdict, forKey: .verdict)
         try c.encode(passed, forKey: .passed)
     }
@@ -122,7 +127,8 @@ public struct ScenarioResult: Codable, Sendable {
         switch ViolationKind.of(violation).verdictClass {
         case .durability: durabilityViolations += 1
         case .atomicityIntegrity: atomicityIntegrityViolations += 1
-        case .isolation, .harness: break
+        case .isolation: isolationViolations += 1
+        case .harness: break
         }
     }
 

@@ -1,5 +1,6 @@
 import XCTest
 import FaultFS
+import CSQLite
 @testable import Torture
 
 /// The generic scenarios on real stores: real SQLite and LMDB libraries, Python adapters,
@@ -11,13 +12,18 @@ final class TargetVerdictTests: XCTestCase {
     static let unsafeAdapter = "exec:python3 \(TargetVerdictTests.repository)/examples/adapters/unsafe_adapter.py"
     static var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
 
-    /// Runs `scenarios` (name, cycles) on `target`; returns the results by scenario name.
-    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17) throws -> [String: ScenarioResult] {
+    /// Fails (never skips) where FaultFS cannot mount.
+    func requireFUSE() throws {
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
         }
-        let dir = TempDir()
+    }
+
+    /// Runs `scenarios` (name, cycles) on `target`; returns the results by scenario name.
+    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17, in folder: TempDir? = nil) throws -> [String: ScenarioResult] {
+        try requireFUSE()
+        let dir = folder ?? TempDir()
         var out: [String: ScenarioResult] = [:]
         for (scenario, cycles) in scenarios {
             var o = TortureOptions(seed: seed)
@@ -72,9 +78,17 @@ final class TargetVerdictTests: XCTestCase {
     /// Power cuts in drop-all mode (cycle 0) undo everything unsynced: a store that does not
     /// sync at commit loses acknowledged commits.
     func testSQLiteSynchronousOffLosesAcknowledgedCommits() throws {
-        let r = try run("sqlite:synchronous=off", [("power-cut", 1)])["power-cut"]!
+        let dir = TempDir()
+        let r = try run("sqlite:synchronous=off", [("power-cut", 1)], in: dir)["power-cut"]!
         XCTAssertGreaterThan(r.durabilityViolations, 0, "synchronous=off survived a drop-all power cut: \(r.verdict)")
         print("sqlite synchronous=off caught: \(r.failures.first?.violations.first ?? "")")
+        // The evidence names the target, so `fief torture reproduce` reruns the same one.
+        let failure = try XCTUnwrap(r.failures.first)
+        XCTAssertTrue(failure.reproduce.contains("--target sqlite:journal=wal,synchronous=off"), failure.reproduce)
+        let artifacts = try XCTUnwrap(failure.artifacts)
+        let record = try JSONDecoder().decode(ReproductionRecord.self, from: Data(contentsOf: URL(fileURLWithPath: artifacts + "/cycle.json")))
+        XCTAssertEqual(record.target, "sqlite:journal=wal,synchronous=off")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: artifacts + "/store-after-event-0"), "the store as the cut left it is kept")
     }
 
     func testLMDBNoSyncLosesAcknowledgedCommits() throws {
@@ -93,6 +107,32 @@ final class TargetVerdictTests: XCTestCase {
             XCTAssertEqual(r.atomicityIntegrityViolations, 0, "\(t): \(r.failures.flatMap(\.violations).filter { ViolationKind.of($0).verdictClass != .durability }.prefix(3))")
             print("\(t): \(r.verdict), \(r.durabilityViolations) durability violations")
         }
+    }
+
+    /// The list-append checker on a store that claims transactions it does not have: each
+    /// process works on its own copy of the JSON file and overwrites the others'.
+    func testIsolationCatchesAnAdapterThatClaimsTransactions() throws {
+        let r = try run(TargetVerdictTests.unsafeAdapter + " --claim-transactions", [("isolation", 1)])["isolation"]!
+        XCTAssertGreaterThan(r.isolationViolations, 0, "\(r.verdict): \(r.failures.first?.violations.prefix(2) ?? [])")
+        XCTAssertEqual(r.verdict, "isolation anomalies")
+        print("claimed transactions caught: \(r.failures.first?.violations.first ?? "")")
+    }
+
+    /// Found by the `ci` profile: SQLite in WAL mode with synchronous=NORMAL meets a failing
+    /// WAL fsync in a checkpoint, reports it to nobody, and FaultFS forgets the unsynced frames
+    /// (as Linux after a writeback error): the database reads as malformed. Deterministic.
+    func testSQLiteWALNormalCorruptsAfterAFailedCheckpointFsync() throws {
+        try requireFUSE()
+        let dir = TempDir()
+        var o = TortureOptions(seed: 2026)
+        o.target = try TargetSpec(parsing: "sqlite:journal=wal,synchronous=normal")
+        o.profile = .ci
+        o.scenarios = ["io-errors"]
+        o.onlyCycle = 3
+        o.out = dir.file("out")
+        let r = try TortureRun(options: o).run().scenarios[0]
+        XCTAssertGreaterThan(r.atomicityIntegrityViolations, 0, "SQLite \(String(cString: sqlite3_libversion())): \(r.verdict), notes \(r.notes)")
+        XCTAssertTrue(r.notes.contains { $0.contains("fired") && $0.contains("saw no error") }, "\(r.notes)")
     }
 
     func testUnsafeAdapterIsCaught() throws {

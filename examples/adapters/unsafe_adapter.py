@@ -6,7 +6,9 @@ The torture suite must catch it:
 
     fief torture run --target exec:"python3 examples/adapters/unsafe_adapter.py"
 
-It says it has no transactions across processes, so the isolation scenario skips it.
+It says it has no transactions across processes, so the isolation scenario skips it; with
+--claim-transactions it claims them, and the isolation checker must catch the lie (each process
+works on its own copy of the store and overwrites the others').
 """
 import json
 import os
@@ -72,7 +74,7 @@ def main():
             request = json.loads(line)
             if request["op"] == "open":
                 store = Store(request["dir"])
-                answer = {"ok": True, "transactions": False}
+                answer = {"ok": True, "transactions": "--claim-transactions" in sys.argv}
             elif store is None:
                 answer = {"error": "not open"}
             else:

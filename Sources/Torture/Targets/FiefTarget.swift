@@ -19,9 +19,9 @@ public final class FiefTarget: TortureTarget {
         return db
     }
 
+    /// A read before the first commit finds no table: it reads as empty.
     struct Transaction: TargetTransaction {
         let table: Table<String, String>?
-        let writable: Bool
 
         func get(_ key: String) throws -> String? { try table?.get(key) }
         func put(_ key: String, _ value: String) throws { try table?.put(key, value) }
@@ -33,14 +33,14 @@ public final class FiefTarget: TortureTarget {
 
     public func write<T>(_ body: (TargetTransaction) throws -> T) throws -> T {
         try database().write { tx in
-            try body(Transaction(table: try tx.openTable(FiefTarget.table, key: String.self, value: String.self), writable: true))
+            try body(Transaction(table: try tx.openTable(FiefTarget.table, key: String.self, value: String.self)))
         }
     }
 
     public func read<T>(_ body: (TargetTransaction) throws -> T) throws -> T {
         try database().read { tx in
             let table = try tx.tableInfo(FiefTarget.table) == nil ? nil : try tx.table(FiefTarget.table, key: String.self, value: String.self)
-            return try body(Transaction(table: table, writable: false))
+            return try body(Transaction(table: table))
         }
     }
 

@@ -6,7 +6,8 @@ import SeededRandomness
 /// The target must report the error (the writer exits with it; a signal is a violation), lose
 /// no acknowledged commit, and once the fault clears open clean and take new commits; a power
 /// cut afterwards must lose nothing acknowledged. A fault that never fires (a target that
-/// never syncs meets no failing fsync) is noted, not counted.
+/// never syncs meets no failing fsync), or fires where the target does not report it, is
+/// noted; what it did to the store is judged by the checks that follow.
 public struct TargetIOErrorScenario: Scenario {
     public var name: String { "io-errors" }
     public init() {}
@@ -54,7 +55,12 @@ public struct TargetIOErrorScenario: Scenario {
         case .some(.signaled(let s)):
             flag(.integrity, "under \(fault) the target crashed (signal \(s)) instead of reporting the error")
         case .some(.exited(0)):
-            outcome.notes.append("\(fault) never fired in cycle \(index): the writer made all its commits")
+            // Fired or not, the writer never heard of it: the trace tells which.
+            let trace = (try? String(contentsOfFile: dir + "/faultfs-trace.jsonl", encoding: .utf8)) ?? ""
+            let kind = fault == "eio-write" ? "eio" : fault
+            outcome.notes.append(trace.contains("\"fault\":\"\(kind)\"")
+                ? "\(fault) fired in cycle \(index), yet the writer saw no error (the target swallowed it, e.g. in a checkpoint or at close)"
+                : "\(fault) never fired in cycle \(index): the writer made all its commits")
         case .some(.exited(_)):
             if said.isEmpty { flag(.harness, "under \(fault) the writer failed without saying why") }
         }

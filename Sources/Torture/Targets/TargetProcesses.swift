@@ -15,15 +15,30 @@ struct TargetProcesses {
     let seed: UInt64
     var oraclePath: String { scratch + "/oracle.log" }
 
-    /// Creates the store, then syncs its directory, so the store's files exist durably before
-    /// the first commit: as an installer would, and as LMDB itself never does.
+    /// Creates the store, then syncs its files and its directory, so every scenario starts from
+    /// a durable empty store, as after an installer: the scenarios judge commits. (Creation
+    /// itself is not always crash-safe: LMDB writes a new environment's two meta pages without
+    /// a sync and never syncs the directory, so a power cut before the first commit can leave a
+    /// file it refuses to open, MDB_INVALID; see the README.)
     func setUp() throws {
         let child = try writer(maxCommit: 0, tag: "setup")
-        let ending = child.wait()
+        guard let ending = child.wait(timeoutSeconds: 120) else {
+            throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) hung for 120 s: \(lastLine("setup"))")
+        }
         guard ending == .exited(0) else {
             throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) failed (\(ending)): \(lastLine("setup"))")
         }
+        for name in try FileManager.default.contentsOfDirectory(atPath: storeDirectory) {
+            try syncFile(storeDirectory + "/" + name)
+        }
         try syncDirectory(storeDirectory)
+    }
+
+    func syncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw TortureError.io("open \(path)", errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw TortureError.io("sync \(path)", errno) }
     }
 
     func writer(maxCommit: UInt64, tag: String, environment: [String: String] = [:]) throws -> ChildProcess {
