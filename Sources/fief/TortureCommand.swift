@@ -154,12 +154,7 @@ struct TortureWriter: ParsableCommand {
 
     func run() throws {
         guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
-        do {
-            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit).run()
-        } catch {
-            FileHandle.standardError.write(Data("fief torture writer: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("writer") { try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit).run() }
     }
 }
 
@@ -196,12 +191,7 @@ struct TortureListAppend: ParsableCommand {
     @Option var transactions: Int = 100
 
     func run() throws {
-        do {
-            try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run()
-        } catch {
-            FileHandle.standardError.write(Data("fief torture list-append: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("list-append") { try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run() }
     }
 }
 
@@ -219,12 +209,7 @@ struct TortureTargetWriter: ParsableCommand {
     @Option var maxCommit: UInt64
 
     func run() throws {
-        do {
-            try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
-        } catch {
-            FileHandle.standardError.write(Data("fief torture target-writer: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("target-writer") { try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run() }
     }
 }
 
@@ -239,12 +224,7 @@ struct TortureTargetVerify: ParsableCommand {
 
     func run() throws {
         let verdict = TargetRecoveryCheck.verify(spec: target, directory: dir, oraclePath: oracle, seed: seed)
-        do {
-            try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out))
-        } catch {
-            FileHandle.standardError.write(Data("fief torture target-verify: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("target-verify") { try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out)) }
     }
 }
 
@@ -259,11 +239,6 @@ struct TortureTargetListAppend: ParsableCommand {
     @Option var transactions: Int = 80
 
     func run() throws {
-        do {
-            try TargetListAppendWorker(spec: target, directory: dir, historyPath: history, process: process, seed: seed, transactions: transactions).run()
-        } catch {
-            FileHandle.standardError.write(Data("fief torture target-list-append: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("target-list-append") { try TargetListAppendWorker(spec: target, directory: dir, historyPath: history, process: process, seed: seed, transactions: transactions).run() }
     }
 }

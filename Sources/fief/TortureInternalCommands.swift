@@ -4,6 +4,19 @@ import FiefObjects
 import Foundation
 import Torture
 
+/// Runs the work of a process the suite starts: any error becomes one line on stderr, named
+/// after the subcommand, and exit status 1 (an exit code the work chose passes through).
+func asInternalProcess(_ name: String, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as ExitCode {
+        throw e
+    } catch {
+        FileHandle.standardError.write(Data("fief torture \(name): \(error)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
 /// The process the `objects` scenario kills. Not for direct use.
 struct TortureObjectsWriter: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.", shouldDisplay: false)
@@ -13,12 +26,7 @@ struct TortureObjectsWriter: ParsableCommand {
     @Option var maxCommit: UInt64
 
     func run() throws {
-        do {
-            try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
-        } catch {
-            FileHandle.standardError.write(Data("fief torture objects-writer: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("objects-writer") { try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run() }
     }
 }
 
@@ -28,12 +36,7 @@ struct TortureObjectsMigrate: ParsableCommand {
     @Option var db: String
 
     func run() throws {
-        do {
-            try ObjectsWriter.migrate(dbPath: db)
-        } catch {
-            FileHandle.standardError.write(Data("fief torture objects-migrate: \(error)\n".utf8))
-            throw ExitCode(1)
-        }
+        try asInternalProcess("objects-migrate") { try ObjectsWriter.migrate(dbPath: db) }
     }
 }
 
