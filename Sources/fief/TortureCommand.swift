@@ -166,16 +166,11 @@ struct TortureHoldSnapshot: ParsableCommand {
     @Option var seconds: Double = 2
 
     func run() throws {
-        do {
+        try asInternalProcess("hold-snapshot") {
             if try !SnapshotHolder(dbPath: db, readyPath: ready, seconds: seconds).run() {
                 FileHandle.standardError.write(Data("fief: snapshot changed under a reader\n".utf8))
                 throw ExitCode(3)
             }
-        } catch let e as ExitCode {
-            throw e
-        } catch {
-            FileHandle.standardError.write(Data("fief torture hold-snapshot: \(error)\n".utf8))
-            throw ExitCode(1)
         }
     }
 }
