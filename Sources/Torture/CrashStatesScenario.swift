@@ -36,7 +36,7 @@ public struct CrashStatesScenario: Scenario {
         let point = CrashStatesScenario.points[index % CrashStatesScenario.points.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed)
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         let cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)

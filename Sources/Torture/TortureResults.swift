@@ -1,4 +1,5 @@
 import Engine
+import FaultFS
 import Foundation
 
 /// One failed cycle: what broke, where its evidence is, and how to replay it.
@@ -154,9 +155,11 @@ public struct TortureResults: Codable, Sendable {
     public var scenarios: [ScenarioResult] = []
     public var growth: GrowthCurve?
     public var target = TargetInfo(.default)
+    /// The FaultFS persistence model of the run's mounts (older files: posix).
+    public var fsModel = PersistenceModel.posix.rawValue
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target, fsModel }
 
     public init(seed: UInt64, profile: String, shard: String, started: String) {
         self.seed = seed
@@ -175,6 +178,7 @@ public struct TortureResults: Codable, Sendable {
         scenarios = try c.decode([ScenarioResult].self, forKey: .scenarios)
         growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
         target = try c.decodeIfPresent(TargetInfo.self, forKey: .target) ?? TargetInfo(.default)
+        fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? PersistenceModel.posix.rawValue
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -188,6 +192,7 @@ public struct TortureResults: Codable, Sendable {
         try c.encode(scenarios, forKey: .scenarios)
         try c.encodeIfPresent(growth, forKey: .growth)
         try c.encode(target, forKey: .target)
+        try c.encode(fsModel, forKey: .fsModel)
         try c.encode(passed, forKey: .passed)
     }
 }

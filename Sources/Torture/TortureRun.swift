@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Engine
+import FaultFS
 import FiefObjects
 import Foundation
 import SeededRandomness
@@ -49,6 +50,8 @@ public struct TortureOptions: Sendable {
     public var onlyCycle: Int?
     /// The store under test (default: Fief's engine with its own scenarios).
     public var target: TargetSpec = .default
+    /// What a sync makes durable on the FaultFS mounts the scenarios use.
+    public var fsModel: PersistenceModel = .posix
 
     public init(seed: UInt64) { self.seed = seed }
 }
@@ -126,6 +129,7 @@ public final class TortureRun {
         var results = TortureResults(seed: options.seed, profile: options.profile.rawValue,
                                      shard: "\(options.shard.index)/\(options.shard.count)", started: started)
         results.target = TargetInfo(options.target)
+        results.fsModel = options.fsModel.rawValue
         let t0 = Date()
         try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
         let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
@@ -241,7 +245,8 @@ public final class TortureRun {
         let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
         let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
                                         profile: options.profile.rawValue, broken: options.brokenName,
-                                        violations: outcome.violations, target: options.target.description)
+                                        violations: outcome.violations, target: options.target.description,
+                                        fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
@@ -273,4 +278,6 @@ public struct ReproductionRecord: Codable, Sendable {
     public var violations: [String]
     /// The target, canonical (`sqlite:journal=wal,synchronous=full`); absent in older records: fief.
     public var target: String?
+    /// The FaultFS persistence model; absent: posix.
+    public var fsModel: String?
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Engine
+import FaultFS
 import FiefObjects
 import Foundation
 import Torture
@@ -44,6 +45,8 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Run writers on a deliberately broken engine or object layer (debug builds): \(TortureRunCommand.brokenNames.joined(separator: ", ")).")
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+    @Option(help: "Persistence model of the FaultFS mounts: posix (default, strictest), ext4-ordered, ext4-writeback.")
+    var fsModel: PersistenceModel = .posix
     @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
     var target: String = "fief"
 
@@ -84,7 +87,7 @@ struct TortureRunCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: target \(spec), seed \(s) (rerun with --seed \(s))")
+        print("fief torture: target \(spec), seed \(s), FaultFS model \(fsModel) (rerun with --seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)"))")
         fflush(stdout)
         var o = TortureOptions(seed: s)
         o.target = spec
@@ -97,6 +100,7 @@ struct TortureRunCommand: ParsableCommand {
         o.out = out
         if let broken { _ = o.chooseBroken(broken) }
         o.onlyCycle = onlyCycle
+        o.fsModel = fsModel
         let results: TortureResults
         do {
             results = try TortureRun(options: o).run()
@@ -135,6 +139,7 @@ struct TortureReproduce: ParsableCommand {
         o.scenarios = [record.scenario]
         o.onlyCycle = record.cycle
         if let b = record.broken { _ = o.chooseBroken(b) }
+        if let m = record.fsModel, let model = PersistenceModel(rawValue: m) { o.fsModel = model }
         o.out = out ?? (dir + "/rerun")
         let results = try TortureRun(options: o).run()
         print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")
