@@ -1,5 +1,6 @@
 import XCTest
 @testable import FaultFS
+import Torture
 
 /// Small programs whose outcome after a power cut differs between persistence models: each
 /// model must give exactly the outcome its table in the README promises.
@@ -129,5 +130,30 @@ final class PersistenceModelTests: XCTestCase {
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.output.contains("posix"), r.output)
         XCTAssertFalse(r.output.contains("Fatal error"), r.output)
+    }
+}
+
+/// The git workload of `scripts/git-on-faultfs.sh`: the same seed gives the same cut and the
+/// same verdict under every model, and under posix a repository whose directories git never
+/// fsyncs cannot outlive a cut that drops everything unsynced.
+final class GitWorkloadTests: XCTestCase {
+    func runScript(_ args: [String]) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let out = TempDir()
+        let r = try runProgram("/bin/bash", [root + "/scripts/git-on-faultfs.sh", "--fief", try FiefExecutable.path(), "--out", out.path] + args)
+        XCTAssertEqual(r.status, 0, r.output)
+        return r.output
+    }
+
+    func testTheSameSeedGivesTheSameOutcome() throws {
+        try requireFUSE()
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git") else { throw XCTSkip("GIT IS NOT INSTALLED: the git workload cannot run") }
+        let args = ["--seeds", "1", "--first-seed", "5", "--commits", "4"]
+        let first = try runScript(args), second = try runScript(args)
+        let lines = { (s: String) in s.split(separator: "\n").filter { $0.hasPrefix("git-on-faultfs: model") } }
+        XCTAssertEqual(lines(first).count, 3, first)
+        XCTAssertEqual(lines(first), lines(second))
+        let dropAll = try runScript(["--seeds", "1", "--commits", "2", "--mode", "drop-all"])
+        XCTAssertTrue(dropAll.contains("model posix, seed 1, drop-all: opens no"), dropAll)
     }
 }
