@@ -63,6 +63,7 @@ public struct CycleOutcome: Sendable {
     public var crashPoints: Set<String> = []
     public var growth: GrowthCurve?
     public var notes: [String] = []
+    public var crashStates: [CrashStateCoverage] = []
     public init() {}
     public var violations: [String] { events.flatMap { e in e.violations.map { "\(e.description): \($0)" } } }
 }
@@ -212,6 +213,7 @@ public final class TortureRun {
                     }
                     result.violations += outcome.violations.count
                     result.notes += outcome.notes
+                    result.crashStates += outcome.crashStates
                     points.formUnion(outcome.crashPoints)
                     if let f = failure { result.failures.append(f) }
                     if let g = outcome.growth { growth = g }
@@ -232,6 +234,7 @@ public final class TortureRun {
         result.cyclesPerMinute = result.durationSeconds > 0 ? Double(result.cycles) * 60 / result.durationSeconds : 0
         result.crashPointsCovered = CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) } + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
         result.failures.sort { $0.cycle < $1.cycle }
+        result.crashStates.sort { ($0.cycle, $0.commit) < ($1.cycle, $1.commit) }
         progress.say("\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") (\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
         return (result, growth)
     }
