@@ -30,6 +30,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case noChecksumVerify = "no-checksum-verify"
     /// Pins of dead reader processes are never reclaimed.
     case noReclaim = "no-reclaim"
+    /// Commits never ring the doorbell: watchers in other processes learn of them only by
+    /// polling (as from an engine older than the doorbell).
+    case noDoorbell = "no-doorbell"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

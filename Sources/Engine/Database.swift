@@ -66,6 +66,7 @@ public final class Database: @unchecked Sendable {
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
+    private var watcher: CommitWatcher?
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
@@ -292,6 +293,26 @@ public final class Database: @unchecked Sendable {
 
     /// The newest committed version number.
     public func latestVersion() throws -> UInt64 { try currentSnapshot(pin: false).version }
+
+    /// Calls `body` after commits made by any thread or process, on a thread of the
+    /// handle's own, with the versions each call covers: successive calls tile the versions
+    /// after the newest one at registration, coalescing commits that land close together,
+    /// never skipping or repeating one. A commit wakes watchers through the `.lock` file's
+    /// doorbell; commits that do not ring are seen within 200 ms. Keep the returned
+    /// observation: releasing it (or `cancel()`) stops delivery.
+    public func observeCommits(_ body: @escaping @Sendable (CommitRange) -> Void) throws -> CommitObservation {
+        let from = try latestVersion()
+        let w = state.withLock { () -> CommitWatcher in
+            if let watcher { return watcher }
+            let w = CommitWatcher(db: self, lockFile: lockFile)
+            watcher = w
+            return w
+        }
+        return try w.add(from: from, body)
+    }
+
+    /// How the handle's commit watcher woke so far (nil before anything was observed).
+    package var commitWatcherWakeCounts: (doorbell: Int, timeout: Int)? { state.withLock { watcher }?.wakeCounts }
 
     // MARK: Writing
 
