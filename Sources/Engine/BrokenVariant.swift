@@ -33,6 +33,12 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     /// Commits never ring the doorbell: watchers in other processes learn of them only by
     /// polling (as from an engine older than the doorbell).
     case noDoorbell = "no-doorbell"
+    /// The commit watcher drops every third delivery (its versions are never reported).
+    case notifySkip = "notify-skip"
+    /// The commit watcher delivers every third range twice.
+    case notifyDup = "notify-dup"
+    /// The commit watcher starts each range one version late.
+    case notifyOffByOne = "notify-off-by-one"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -41,6 +41,7 @@ final class CommitWatcher: @unchecked Sendable {
     private var observers: [Int: Observer] = [:]
     private var nextID = 0
     private var running = false
+    private var deliveries = 0
     /// How the thread woke, for tests and diagnostics: by a doorbell or by the poll timeout.
     private(set) var wokenByDoorbell = 0
     private(set) var wokenByTimeout = 0
@@ -93,7 +94,10 @@ final class CommitWatcher: @unchecked Sendable {
                 guard let latest else { return [] }
                 var out: [(CommitRange, @Sendable (CommitRange) -> Void)] = []
                 for (id, o) in observers where latest > o.last {
-                    out.append((CommitRange(from: o.last, to: latest), o.deliver))
+                    deliveries += 1
+                    let from = BrokenVariant.on(.notifyOffByOne) ? o.last + 1 : o.last
+                    if !(BrokenVariant.on(.notifySkip) && deliveries % 3 == 0) { out.append((CommitRange(from: from, to: latest), o.deliver)) }
+                    if BrokenVariant.on(.notifyDup) && deliveries % 3 == 0 { out.append((CommitRange(from: from, to: latest), o.deliver)) }
                     observers[id]!.last = latest
                 }
                 return out

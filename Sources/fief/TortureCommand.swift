@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureCommitObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
@@ -160,6 +160,21 @@ struct TortureWriter: ParsableCommand {
     func run() throws {
         guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
         try asInternalProcess("writer") { try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit).run() }
+    }
+}
+
+/// An observer process of the notify scenario. Not for direct use.
+struct TortureCommitObserver: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "commit-observer", abstract: "(internal) Log every commit range delivered.", shouldDisplay: false)
+    @Option var db: String
+    @Option var log: String
+    @Option var stop: String
+    @Option var graceSeconds: Double = 1
+
+    func run() throws {
+        try asInternalProcess("commit-observer") {
+            if try !CommitLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
+        }
     }
 }
 
