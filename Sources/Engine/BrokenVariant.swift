@@ -30,6 +30,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case noChecksumVerify = "no-checksum-verify"
     /// Pins of dead reader processes are never reclaimed.
     case noReclaim = "no-reclaim"
+    /// `batch` tells its callers their calls committed as soon as the bodies ran, before the
+    /// combined transaction is written, let alone synced.
+    case batchEarlyAck = "batch-early-ack"
 
     public static let environmentVariable = "FIEF_BROKEN"
 
