@@ -15,8 +15,9 @@ import Glibc
 //     holds its effects passed the select-bit sync, i.e. after `write` returned.
 // (2) A combined transaction commits all of its calls or none: a body that throws rolls the
 //     whole transaction back, and the others run again without it.
-// (3) A body that threw is run once more alone, on its caller's thread, in a transaction of
-//     its own; whatever that run throws goes to that caller only.
+// (3) A body that threw in a transaction shared with other calls runs once more alone, on its
+//     caller's thread, in a transaction of its own; whatever that run throws goes to that
+//     caller only. A body that threw alone is not run again.
 // (4) The queue never holds a call's body after the call is answered, so `batch` can take a
 //     non-escaping closure (see `withoutActuallyEscaping` in `Database.batch`).
 
@@ -27,8 +28,9 @@ extension Database {
     ///
     /// `body` may run more than once (when another call in its transaction throws, every body
     /// in it runs again), and on another thread that is calling `batch`. Keep what it does
-    /// outside `tx` idempotent. If `body` throws, its transaction is rolled back and `body` runs
-    /// once more alone; `batch` throws what that run throws and the other calls are unaffected.
+    /// outside `tx` idempotent. If `body` throws, its transaction is rolled back; when it had
+    /// shared that transaction, `body` runs once more alone. `batch` throws what `body` threw
+    /// alone, and the other calls commit without it.
     /// Inside `write` or `batch` on the same file, it throws `EngineError.nestedWrite`.
     @discardableResult
     public func batch<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
@@ -73,7 +75,7 @@ extension Database {
                 }
                 let i = pending.remove(at: n)
                 // A body that threw alone has had its own transaction already.
-                outcomes[i] = pending.isEmpty && calls.count == 1 ? .failed(error) : .runAlone
+                outcomes[i] = pending.isEmpty ? .failed(error) : .runAlone
             }
         }
         return outcomes.map { $0! }
