@@ -96,16 +96,34 @@ final class BatchCall {
     /// nil once answered: see invariant (4).
     var body: ((WriteTransaction) throws -> Void)?
     var outcome: Outcome?
+    /// Its thread is to lead the next combined transaction.
+    var leads = false
     /// The caller has seen its outcome (only `batch-early-ack` waits for this).
     var left = false
+    /// Signalled when `outcome` or `leads` is set: each caller sleeps on its own condition, so
+    /// a commit wakes the threads it answers and the next leader, not every waiting thread.
+    let wake: UnsafeMutablePointer<pthread_cond_t>
 
-    init(_ body: @escaping (WriteTransaction) throws -> Void) { self.body = body }
+    init(_ body: @escaping (WriteTransaction) throws -> Void) {
+        self.body = body
+        wake = .allocate(capacity: 1)
+        wake.initialize(to: pthread_cond_t())
+        pthread_cond_init(wake, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(wake)
+        wake.deallocate()
+    }
 }
 
 /// The calls waiting for the next combined transaction, and whether one is being led now.
+/// The role passes from leader to leader as in LevelDB's writer queue: when a commit ends,
+/// the oldest waiting call's thread leads the next one.
 final class BatchQueue: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    /// For `batch-early-ack` only: a caller has left.
+    private let left: UnsafeMutablePointer<pthread_cond_t>
     private var waiting: [BatchCall] = []
     private var leading = false
     /// At most this many calls share a transaction, so one commit stays a bounded amount of work.
@@ -115,41 +133,51 @@ final class BatchQueue: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        changed = .allocate(capacity: 1)
-        changed.initialize(to: pthread_cond_t())
-        pthread_cond_init(changed, nil)
+        left = .allocate(capacity: 1)
+        left.initialize(to: pthread_cond_t())
+        pthread_cond_init(left, nil)
     }
 
     deinit {
-        pthread_cond_destroy(changed)
+        pthread_cond_destroy(left)
         pthread_mutex_destroy(mutex)
-        changed.deallocate()
+        left.deallocate()
         mutex.deallocate()
     }
 
-    /// Queues `call` and returns its outcome: led by this thread, or by whichever thread was
-    /// free to lead when the previous combined transaction ended.
+    /// Queues `call` and returns its outcome: led by this thread, or by the thread whose call
+    /// was oldest in the queue when the previous combined transaction ended.
     func submit(_ call: BatchCall, to db: Database) -> BatchCall.Outcome {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         waiting.append(call)
-        while call.outcome == nil {
-            if leading {
-                pthread_cond_wait(changed, mutex)
-                continue
-            }
+        if leading {
+            while call.outcome == nil && !call.leads { pthread_cond_wait(call.wake, mutex) }
+        } else {
             leading = true
+            call.leads = true
+        }
+        // Leading until our own call is answered (more than `maxCalls` may be ahead of it).
+        while call.outcome == nil {
             let group = Array(waiting.prefix(BatchQueue.maxCalls))
             waiting.removeFirst(group.count)
             pthread_mutex_unlock(mutex)
             let outcomes = db.commitGroup(group)
             pthread_mutex_lock(mutex)
             for (c, o) in zip(group, outcomes) where c.outcome == nil { answer(c, o) }
-            leading = false
-            pthread_cond_broadcast(changed)
         }
-        call.left = true
-        pthread_cond_broadcast(changed)
+        if call.leads {
+            if let next = waiting.first {
+                next.leads = true
+                pthread_cond_signal(next.wake)
+            } else {
+                leading = false
+            }
+        }
+        if BrokenVariant.on(.batchEarlyAck) {
+            call.left = true
+            pthread_cond_broadcast(left)
+        }
         return call.outcome!
     }
 
@@ -157,6 +185,7 @@ final class BatchQueue: @unchecked Sendable {
     private func answer(_ call: BatchCall, _ outcome: BatchCall.Outcome) {
         call.outcome = outcome
         call.body = nil
+        pthread_cond_signal(call.wake)
     }
 
     /// `batch-early-ack`: tells the callers their calls committed before the commit is even
@@ -165,14 +194,13 @@ final class BatchQueue: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         for c in calls { answer(c, .committed) }
-        pthread_cond_broadcast(changed)
         // The leader's own call cannot leave until this commit ends; the others can.
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         deadline.tv_nsec += 20_000_000
         if deadline.tv_nsec >= 1_000_000_000 { deadline.tv_sec += 1; deadline.tv_nsec -= 1_000_000_000 }
         while calls.filter({ !$0.left }).count > 1 {
-            if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT { break }
+            if pthread_cond_timedwait(left, mutex, &deadline) == ETIMEDOUT { break }
         }
     }
 }

@@ -77,6 +77,35 @@ final class BatchTests: XCTestCase {
         XCTAssertTrue(try db.check().problems.isEmpty)
     }
 
+    func testThrowingCallsAmongManyThreadsFailAlone() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("b.fief"))
+        try db.write { try $0.createTable("t", key: Int64.self, value: Int64.self) }
+        let failures = LockedList()
+        let committed = LockedResults(1)
+        onThreads(8) { t in
+            for c in 0..<40 {
+                let key = Int64(t * 1000 + c)
+                let refuse = (t + c) % 5 == 0
+                do {
+                    try db.batch { tx in
+                        try tx.table("t", key: Int64.self, value: Int64.self).put(key, key)
+                        if refuse { throw Refused(caller: t) }
+                    }
+                    if refuse { failures.append("thread \(t) call \(c): should have thrown") } else { committed.count(0) }
+                } catch let e as Refused where refuse && e.caller == t {
+                } catch { failures.append("thread \(t) call \(c): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.items, [])
+        try db.read { tx in
+            let keys = try tx.table("t", key: Int64.self, value: Int64.self).entries().map(\.key)
+            XCTAssertEqual(keys.count, committed.runs(0))
+            XCTAssertTrue(keys.allSatisfy { ($0 / 1000 + $0 % 1000) % 5 != 0 })
+        }
+        XCTAssertTrue(try db.check().problems.isEmpty)
+    }
+
     func testQueuedCallsShareOneCommit() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("b.fief"))
