@@ -39,6 +39,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case notifyDup = "notify-dup"
     /// The commit watcher starts each range one version late.
     case notifyOffByOne = "notify-off-by-one"
+    /// `batch` tells its callers their calls committed as soon as the bodies ran, before the
+    /// combined transaction is written, let alone synced.
+    case batchEarlyAck = "batch-early-ack"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -60,6 +60,7 @@ public final class Database: @unchecked Sendable {
     private var mapping: Mapping
     private var knownSize: UInt64
     private var poisoned: String?
+    private var closed = false
     /// The last top node validated, so a read transaction on an unchanged version does not
     /// hash the top node again, with that version's catalog cache.
     private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)?
@@ -67,6 +68,8 @@ public final class Database: @unchecked Sendable {
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
     private var watcher: CommitWatcher?
+    /// The `batch` calls waiting to share the next write transaction.
+    let batches = BatchQueue()
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
@@ -274,12 +277,14 @@ public final class Database: @unchecked Sendable {
 
     /// A read transaction the caller ends (or drops). `refresh()` moves it to the newest version.
     public func beginRead() throws -> ReadTransaction {
-        ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
+        try ensureOpen()
+        return ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
     }
 
     /// Keeps the newest version alive and readable until released, from any thread.
     public func pin() throws -> PinnedVersion {
-        PinnedVersion(db: self, snapshot: try currentSnapshot(pin: true))
+        try ensureOpen()
+        return PinnedVersion(db: self, snapshot: try currentSnapshot(pin: true))
     }
 
     /// Reads the version `pinned` holds.
@@ -321,6 +326,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try asWriter {
+            try ensureOpen()
             if let reason = state.withLock({ poisoned }) {
                 throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
             }
@@ -362,6 +368,18 @@ public final class Database: @unchecked Sendable {
     }
 
     func poison(_ reason: String) { state.withLock { poisoned = reason } }
+
+    /// Ends the handle's use: waits for a write running on it, then refuses every new
+    /// transaction (`write`, `batch`, `beginRead`, `pin`) with `EngineError.closed`.
+    /// Transactions already open go on until they end. The file, its mapping and the lock
+    /// file are released with the last reference to the handle.
+    public func close() {
+        writeLock.withLock { state.withLock { closed = true } }
+    }
+
+    func ensureOpen() throws {
+        if state.withLock({ closed }) { throw EngineError.closed(path: path) }
+    }
 
     /// Called by a commit once its select bit is durable.
     func published(fileSize: UInt64) {

@@ -85,7 +85,7 @@ public struct ScenarioContext: Sendable {
 
 public enum Scenarios {
     /// Fief's engine and object layer, with their named crash points, version checks and growth under pins.
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario()]
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario(), BatchScenario()]
     /// Every other target, through `TortureTarget`.
     public static let generic: [Scenario] = [TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()]
 

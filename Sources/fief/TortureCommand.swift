@@ -156,10 +156,13 @@ struct TortureWriter: ParsableCommand {
     @Option var threads: Int = 1
     @Option var maxCommit: UInt64
     @Option var durability: String = "full"
+    @Flag(help: "Commit through Database.batch.") var batch = false
 
     func run() throws {
         guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
-        try asInternalProcess("writer") { try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit).run() }
+        try asInternalProcess("writer") {
+            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit, batch: batch).run()
+        }
     }
 }
 
