@@ -343,6 +343,20 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// Whether any handle, in this process or another, has the database at `path` open.
+    /// A database whose handles all died (even by SIGKILL) reports false.
+    package static func isOpenAnywhere(path: String) throws -> Bool {
+        try LockFile.isHeld(path: path + ".lock")
+    }
+
+    /// True when this is the only handle open on the file, in every process; it then stays
+    /// the only one until it is dropped (other opens wait), so the caller may remove the
+    /// files. False (and nothing changes) while another handle has the file open.
+    package func becomeOnlyHandle() throws -> Bool {
+        guard let lockFile else { return false }
+        return try lockFile.tryExclusiveOpen()
+    }
+
     func poison(_ reason: String) { state.withLock { poisoned = reason } }
 
     /// Called by a commit once its select bit is durable.
