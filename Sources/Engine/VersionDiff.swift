@@ -94,4 +94,12 @@ extension ReadTransaction {
         try db.readers.pin(next.version)  // this transaction's own pin; the PinnedVersion may go first
         adopt(next)
     }
+
+    /// Keeps this transaction's version readable after the transaction moves or ends: the
+    /// base a notifier diffs the next version against.
+    package func pinVersion() throws -> PinnedVersion {
+        try ensureActive()
+        try db.readers.pin(snapshot.version)
+        return PinnedVersion(db: db, snapshot: snapshot)
+    }
 }

@@ -136,6 +136,29 @@ final class InMemoryTests: XCTestCase {
         XCTAssertFalse(exists(path + ".lock"))
     }
 
+    /// A writer in another process: the observer's next refresh delivers its commit.
+    func testObserverSeesAChildProcessWriter() throws {
+        let id = uniqueID("notify"), dir = TempDir()
+        let store = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
+        let ctx = store.context()
+        try ctx.write { try ctx.create(Person.self, value: ["id": 1]) }
+        var seen: [String] = []
+        let token = ctx.objects(Person.self).sorted(byKeyPath: "id").observe { change in
+            switch change {
+            case .initial(let r): seen.append("initial \(r.count)")
+            case .update(_, let d, let i, let m): seen.append("update \(d) \(i) \(m)")
+            case .error(let e): seen.append("error \(e)")
+            }
+        }
+        let p = try child(id, dir, add: 2)
+        try waitFor(dir.file("ready"))
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["initial 1", "update [] [1, 2] []"])
+        FileManager.default.createFile(atPath: dir.file("go"), contents: nil)
+        p.waitUntilExit()
+        token.invalidate()
+    }
+
     /// A SIGKILLed child never closes: its lock goes with it, so it is not counted. While the
     /// parent holds the store, the parent's close is then the last; with no one left, the next
     /// open replaces the leftover with an empty store.
