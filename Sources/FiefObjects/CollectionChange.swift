@@ -21,13 +21,22 @@ struct CollectionChange: Equatable {
     }
 
     init(old: [Int64], new: [Int64], modified: Set<Int64>) {
+        // The equal head and tail stay in place; only the window between them is compared
+        // (one change in a large result is then a window of a few keys, not the whole array).
+        var head = 0
+        while head < old.count, head < new.count, old[head] == new[head] { head += 1 }
+        var tail = 0
+        while tail < old.count - head, tail < new.count - head, old[old.count - 1 - tail] == new[new.count - 1 - tail] { tail += 1 }
+        let shift = new.count - old.count
+        if !modified.isEmpty {
+            for i in 0..<head where modified.contains(old[i]) { modifications.append(i); modificationsNew.append(i) }
+        }
         var newIndex: [Int64: Int] = [:]
-        newIndex.reserveCapacity(new.count)
-        for (i, k) in new.enumerated() { newIndex[k] = i }
+        for j in head..<(new.count - tail) { newIndex[new[j]] = j }
         // Objects in both, in old order, with their new positions.
         var common: [(old: Int, new: Int)] = []
-        for (i, k) in old.enumerated() {
-            if let j = newIndex[k] { common.append((i, j)) } else { deletions.append(i) }
+        for i in head..<(old.count - tail) {
+            if let j = newIndex[old[i]] { common.append((i, j)) } else { deletions.append(i) }
         }
         let kept = CollectionChange.longestIncreasingRun(common.map(\.new))
         var inOld = Set<Int>(), moved: [(old: Int, new: Int)] = []
@@ -42,9 +51,12 @@ struct CollectionChange: Equatable {
             }
             inOld.insert(c.new)
         }
+        if !modified.isEmpty {
+            for i in (old.count - tail)..<old.count where modified.contains(old[i]) { modifications.append(i); modificationsNew.append(i + shift) }
+        }
         deletions += moved.map(\.old)
         deletions.sort()
-        insertions = (0..<new.count).filter { !inOld.contains($0) } + moved.map(\.new)
+        insertions = (head..<(new.count - tail)).filter { !inOld.contains($0) } + moved.map(\.new)
         insertions.sort()
     }
 

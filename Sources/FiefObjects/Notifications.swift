@@ -4,10 +4,10 @@ import Engine
 public enum ResultsChange<T: Object> {
     /// The results as of registration, run once before any update.
     case initial(Results<T>)
-    /// The results after the context moved to a newer version. `deletions` are indices in the
-    /// previous results, `insertions` and `modifications`... as Realm: remove the deletions
-    /// (old indices), insert the insertions (new indices); `modifications` are old indices of
-    /// objects that stayed in place and changed (a moved object is a deletion plus an insertion).
+    /// The results after the context moved to a newer version, with Realm's indices: remove
+    /// `deletions` (indices in the previous results), then insert `insertions` (indices in
+    /// these); `modifications` are previous indices of objects that stayed in place and changed
+    /// (an object that moved is a deletion plus an insertion).
     case update(Results<T>, deletions: [Int], insertions: [Int], modifications: [Int])
     /// Computing the change failed (a damaged file); no callback follows.
     case error(Error)
@@ -116,20 +116,29 @@ extension ObjectContext {
     }
 
     /// The objects of `className` deleted, inserted and changed in `d` (a change to the row,
-    /// to a value kept out of the row, or to a list of the object).
-    func changedObjects(_ className: String, _ d: VersionDiff) throws -> (deleted: Set<Int64>, inserted: Set<Int64>, modified: Set<Int64>) {
+    /// to a value kept out of the row, or to a list of the object), and whether anything of
+    /// another class or the schema changed too.
+    func changedObjects(_ className: String, _ d: VersionDiff) throws -> ChangedObjects {
         let c = try tables().cls(className)
         func objects(_ keys: [[UInt8]]) -> Set<Int64> {
             Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
         }
+        var out = ChangedObjects()
         let rows = d.tables[Tables.objects(c.cid)] ?? KeyDiff()
-        let deleted = objects(rows.deleted), inserted = objects(rows.inserted)
+        out.deleted = objects(rows.deleted)
+        out.inserted = objects(rows.inserted)
         var modified = objects(rows.modified)
         for t in [Tables.outOfRow(c.cid), Tables.lists(c.cid)] {
             guard let k = d.tables[t] else { continue }
             modified.formUnion(objects(k.deleted + k.inserted + k.modified))
         }
-        return (deleted, inserted, modified.subtracting(deleted).subtracting(inserted))
+        out.modified = modified.subtracting(out.deleted).subtracting(out.inserted)
+        // Tables are fief/<kind>/<cid>[/<pid>]; fief/meta holds only counters and stamps.
+        for name in Set(d.tables.keys).union(d.created).union(d.dropped) where name.hasPrefix("fief/") && name != Tables.meta {
+            let parts = name.split(separator: "/")
+            if parts.count < 3 || parts[2] != Substring("\(c.cid)") { out.otherClassesChanged = true }
+        }
+        return out
     }
 }
 
@@ -146,8 +155,9 @@ extension Results {
                 return true
             },
             update: { ctx, d in
-                let now = try self.keys()
-                let change = CollectionChange(old: last, new: now, modified: try ctx.changedObjects(self.className, d).modified)
+                let changed = try ctx.changedObjects(self.className, d)
+                let now = try self.keys(updating: last, changed)
+                let change = CollectionChange(old: last, new: now, modified: changed.modified)
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))
