@@ -38,6 +38,9 @@ struct Snapshot {
     let pages: PageSource
     /// The version's decoded table records, shared by the handle's read transactions.
     let catalog: CatalogCache
+    /// The file (device and inode) its refs point into: `compact` swaps files, and refs of
+    /// versions in two different files cannot be compared.
+    let fileID: String
     var version: UInt64 { meta.version }
 }
 
@@ -218,7 +221,7 @@ public final class Database: @unchecked Sendable {
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
-        return Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog)
+        return Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog, fileID: fileID)
     }
 
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
@@ -244,13 +247,13 @@ public final class Database: @unchecked Sendable {
             }
             let limit = meta.pageCount * ps
             try ensureFileCovers(limit)
-            let covering: Mapping = try state.withLock {
+            let (covering, file): (Mapping, String) = try state.withLock {
                 if UInt64(mapping.length) < limit {
                     mapping = try Mapping(fd: openFile.fd.rawValue, path: path, covering: limit)
                 }
-                return mapping
+                return (mapping, fileID)
             }
-            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: catalog)
+            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: catalog, fileID: file)
         }
     }
 
@@ -365,6 +368,20 @@ public final class Database: @unchecked Sendable {
             defer { try? lockFile.shareOpen() }
             return try body()
         }
+    }
+
+    /// Whether any handle, in this process or another, has the database at `path` open.
+    /// A database whose handles all died (even by SIGKILL) reports false.
+    package static func isOpenAnywhere(path: String) throws -> Bool {
+        try LockFile.isHeld(path: path + ".lock")
+    }
+
+    /// True when this is the only handle open on the file, in every process; it then stays
+    /// the only one until it is dropped (other opens wait), so the caller may remove the
+    /// files. False (and nothing changes) while another handle has the file open.
+    package func becomeOnlyHandle() throws -> Bool {
+        guard let lockFile else { return false }
+        return try lockFile.tryExclusiveOpen()
     }
 
     func poison(_ reason: String) { state.withLock { poisoned = reason } }

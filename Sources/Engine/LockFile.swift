@@ -113,6 +113,21 @@ final class LockFile {
         try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_WRLCK, wait: false)
     }
 
+    /// Whether any handle, in any process, has the database whose lock file is `path` open:
+    /// every handle holds a shared lock on the open byte for its life, and the kernel drops
+    /// it when the holder dies, so a lock file left by dead processes reports false. Opens a
+    /// descriptor of its own and locks nothing it keeps (OFD locks: closing this descriptor
+    /// does not touch the locks of other descriptors in this process, as POSIX locks would).
+    static func isHeld(path: String) throws -> Bool {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return false }
+            throw EngineError.io(path: path, operation: "open lock file", errno: errno)
+        }
+        defer { Glibc.close(fd) }
+        return !(try setLock(fd: fd, path: path, byte: openByte, type: F_WRLCK, wait: false))
+    }
+
     func shareOpen() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true) }
 
     // MARK: The commit doorbell

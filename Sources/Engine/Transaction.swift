@@ -192,7 +192,12 @@ public final class ReadTransaction: Transaction {
     /// Moves to the newest committed version.
     public func refresh() throws {
         try ensureActive()
-        let next = try db.currentSnapshot(pin: true)
+        adopt(try db.currentSnapshot(pin: true))
+    }
+
+    /// Reads `next` from now on; the caller has pinned it for this transaction. The old
+    /// version's pin goes after the new one is taken, so the pages never go unprotected.
+    func adopt(_ next: Snapshot) {
         db.readers.unpin(snapshot.version)
         snapshot = next
         pages = next.pages

@@ -138,7 +138,7 @@ enum Tree {
         }
     }
 
-    private static func valueBytes(_ v: StoredValue, _ pages: PageSource) throws -> UnsafeRawBufferPointer {
+    static func valueBytes(_ v: StoredValue, _ pages: PageSource) throws -> UnsafeRawBufferPointer {
         switch v {
         case .inline(let b): return b
         case .overflow(let r, let len): return try pages.overflowValue(ref: r, length: len)

@@ -54,6 +54,7 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
     case nestedWrite
     case invalidated
     case readOnly(String)
+    case unmanagedObject(className: String)
 
     public var description: String {
         switch self {
@@ -71,6 +72,7 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
         case .nestedWrite: return "write { } inside write { } on the same context"
         case .invalidated: return "the context was invalidated; call refresh() before reading"
         case .readOnly(let p): return "\(p): the store was opened read-only"
+        case .unmanagedObject(let c): return "\(c): an unmanaged object cannot be observed; add it to a context first"
         }
     }
 }

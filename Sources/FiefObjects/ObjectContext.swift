@@ -27,6 +27,12 @@ public final class ObjectContext {
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
     /// per property), for the tables this context reads now; emptied when they change.
     private var propertyCache: [ObjectIdentifier: Property] = [:]
+    /// Registered callbacks (see Notifications.swift), by registration order.
+    var observations: [Int: Observation] = [:]
+    var nextObservation = 0
+    /// True while callbacks run: a `refresh()` they cause waits for the round to end.
+    var delivering = false
+    private var refreshPending = false
 
     init(store: ObjectStore) {
         self.store = store
@@ -59,9 +65,22 @@ public final class ObjectContext {
 
     public var isInWriteTransaction: Bool { writeTables != nil || fixedTables?.writer != nil }
 
-    /// Moves to the newest committed version.
+    /// Moves to the newest committed version, and hands observers what changed (see
+    /// `Results.observe`, `Object.observe`).
     public func refresh() throws {
         guard fixedTables == nil, writeTables == nil else { return }
+        if delivering {
+            refreshPending = true
+            return
+        }
+        if !observations.isEmpty {
+            try refreshAndDeliver()
+            while refreshPending {
+                refreshPending = false
+                try refreshAndDeliver()
+            }
+            return
+        }
         if let tx = readTx {
             try tx.refresh()
             readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
@@ -69,6 +88,24 @@ public final class ObjectContext {
         } else {
             _ = try tables()
         }
+        invalidated = false
+        stamp += 1
+    }
+
+    /// The read transaction this context reads through (nil inside a migration or a write).
+    func readTransaction() throws -> ReadTransaction? {
+        guard fixedTables == nil, writeTables == nil else { return nil }
+        _ = try tables()
+        return readTx
+    }
+
+    /// Moves this context to exactly the version `pinned` holds.
+    func moveReadTransaction(to pinned: PinnedVersion) throws {
+        let tx = try readTx ?? store.database.beginRead()
+        try tx.move(to: pinned)
+        readTx = tx
+        readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+        propertyCache = [:]
         invalidated = false
         stamp += 1
     }

@@ -15,6 +15,9 @@ public struct Configuration: Sendable {
     public var shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)?
     public var readOnly: Bool
     public var durability: Durability
+    /// Names a store that lives in memory (tmpfs) while any handle, in any process, has it
+    /// open; `path` stays empty (see `InMemoryFiles`).
+    public var inMemoryIdentifier: String?
 
     public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
                 migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
@@ -30,6 +33,14 @@ public struct Configuration: Sendable {
         self.readOnly = readOnly
         self.durability = durability
     }
+
+    /// A store shared by every context, thread and process that uses `identifier`, kept in
+    /// memory (tmpfs) and removed when the last of them closes it. Durability is `.none`.
+    public init(inMemoryIdentifier identifier: String, types: [Object.Type], schemaVersion: UInt64 = 0,
+                migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil) {
+        self.init(path: "", types: types, schemaVersion: schemaVersion, migrationBlock: migrationBlock, durability: .none)
+        inMemoryIdentifier = identifier
+    }
 }
 
 /// An open object database. Share it between threads; give each thread (or actor) its own
@@ -42,16 +53,47 @@ public final class ObjectStore: @unchecked Sendable {
     /// migration changed it.
     private let schemaCache = Locked<(stamp: Int64, schema: StoredSchema)?>(nil)
 
-    init(configuration: Configuration, database: Database, models: [String: ModelInfo]) {
+    /// Set on the store that opened an in-memory file: its close may remove the files.
+    private let inMemory: InMemoryFiles?
+
+    init(configuration: Configuration, database: Database, models: [String: ModelInfo], inMemory: InMemoryFiles? = nil) {
         self.configuration = configuration
         self.database = database
         self.models = models
+        self.inMemory = inMemory
     }
 
+    /// Closing: the last handle on an in-memory store, in any process, removes its files.
+    /// (A `Database` or `PinnedVersion` taken from this store and kept past it reads on from
+    /// the removed file, alone.)
+    deinit { inMemory?.close(database) }
+
     /// Opens (or creates) the file, checks its schema against `types`, and migrates it when
-    /// `schemaVersion` is higher than the file's.
+    /// `schemaVersion` is higher than the file's. An in-memory configuration opens the store
+    /// its identifier names, or a new empty one; `configuration.path` then names its file.
     public convenience init(_ configuration: Configuration) throws {
         let models = try SchemaValidation.models(configuration.types)
+        guard let id = configuration.inMemoryIdentifier else {
+            self.init(configuration: configuration, database: try ObjectStore.open(configuration, models: models), models: models)
+            return
+        }
+        let files = try InMemoryFiles(id, configuration)
+        var resolved = configuration
+        resolved.path = files.path
+        resolved.durability = .none
+        let db = try files.withGate {
+            try files.removeLeftover()
+            do {
+                return try ObjectStore.open(resolved, models: models)
+            } catch {
+                try? files.removeLeftover()  // this open made the files and no one else holds them
+                throw error
+            }
+        }
+        self.init(configuration: resolved, database: db, models: models, inMemory: files)
+    }
+
+    private static func open(_ configuration: Configuration, models: [String: ModelInfo]) throws -> Database {
         let path = configuration.path
         var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly)
         options.readOnly = configuration.readOnly
@@ -66,7 +108,7 @@ public final class ObjectStore: @unchecked Sendable {
             db = try ObjectStore.recreate(path, configuration: configuration)
             try SchemaMigrator(db: db, configuration: configuration, models: models).openOrMigrate()
         }
-        self.init(configuration: configuration, database: db, models: models)
+        return db
     }
 
     private static func recreate(_ path: String, configuration: Configuration) throws -> Database {

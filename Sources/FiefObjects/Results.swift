@@ -37,6 +37,16 @@ public final class Results<T: Object>: RandomAccessCollection {
         return k
     }
 
+    /// The keys after the context moved on, from the keys before and what changed: updated in
+    /// place when that is exact (see `QueryEvaluator.updatedKeys`), else by running the query.
+    func keys(updating old: [Int64], _ changed: ChangedObjects) throws -> [Int64] {
+        let t = try ctx.tables()
+        guard let k = try QueryEvaluator(t: t).updatedKeys(old, className, source: source, predicate: predicate,
+                                                          sorts: sorts, limit: limitCount, changed: changed) else { return try keys() }
+        cache = (ctx.stamp, k)
+        return k
+    }
+
     private var fetched: [Int64] {
         do { return try keys() } catch { fatalError("query on \(className): \(error)") }
     }

@@ -1,0 +1,232 @@
+import Engine
+
+/// What a `Results.observe` callback is told.
+public enum ResultsChange<T: Object> {
+    /// The results as of registration, run once before any update.
+    case initial(Results<T>)
+    /// The results after the context moved to a newer version, with Realm's indices: remove
+    /// `deletions` (indices in the previous results), then insert `insertions` (indices in
+    /// these); `modifications` are previous indices of objects that stayed in place and changed
+    /// (an object that moved is a deletion plus an insertion).
+    case update(Results<T>, deletions: [Int], insertions: [Int], modifications: [Int])
+    /// Computing the change failed (a damaged file); no callback follows.
+    case error(Error)
+}
+
+/// One changed property of an observed object. Values are as a dynamic read gives them (nil
+/// for null; a link is the target's object key; a list is an array).
+public struct PropertyChange: @unchecked Sendable {
+    public let name: String
+    public let oldValue: Any?
+    public let newValue: Any?
+}
+
+/// What an `Object.observe` callback is told.
+public enum ObjectChange<T: Object> {
+    case change(T, [PropertyChange])
+    /// The object was deleted; no callback follows.
+    case deleted
+    /// The object could not be observed (unmanaged or already deleted) or a change could not be
+    /// computed; no callback follows.
+    case error(Error)
+}
+
+/// Keeps a callback registered: it stops when `invalidate()` is called or the token is dropped.
+public final class NotificationToken {
+    private weak var ctx: ObjectContext?
+    private let id: Int
+
+    init(ctx: ObjectContext?, id: Int) {
+        self.ctx = ctx
+        self.id = id
+    }
+
+    deinit { invalidate() }
+
+    public func invalidate() { ctx?.observations[id] = nil }
+}
+
+/// One registered callback of a context, with the version its last delivery described.
+/// Deliveries tile the version line: each covers (base, next], then `next` is the base.
+final class Observation {
+    /// nil until the initial delivery (a registration inside a write waits for its commit).
+    var base: PinnedVersion?
+    /// Runs on the context's new version; false ends the observation.
+    let initial: (ObjectContext) throws -> Bool
+    let update: (ObjectContext, VersionDiff) throws -> Bool
+    let fail: (Error) -> Void
+
+    init(initial: @escaping (ObjectContext) throws -> Bool, update: @escaping (ObjectContext, VersionDiff) throws -> Bool, fail: @escaping (Error) -> Void) {
+        self.initial = initial
+        self.update = update
+        self.fail = fail
+    }
+}
+
+extension ObjectContext {
+    /// Registers `o`. Outside a write its initial delivery runs now, on the version this context
+    /// reads; inside a write it runs once the write commits (the version it describes).
+    func register(_ o: Observation) -> NotificationToken {
+        nextObservation += 1
+        let id = nextObservation
+        observations[id] = o
+        if !isInWriteTransaction {
+            do {
+                guard let tx = try readTransaction() else { return NotificationToken(ctx: self, id: id) }
+                o.base = try tx.pinVersion()
+                if try !o.initial(self) { observations[id] = nil }
+            } catch {
+                observations[id] = nil
+                o.fail(error)
+            }
+        }
+        return NotificationToken(ctx: self, id: id)
+    }
+
+    /// `refresh()` with observers: moves to the newest version, then hands each observer what
+    /// changed since the version it last saw: one delivery however many commits came between
+    /// (coalesced), none when nothing it sees changed. A `refresh()` or `write` a callback makes
+    /// waits until this round of deliveries ends, then runs (so no observer is skipped).
+    func refreshAndDeliver() throws {
+        let next = try store.database.pin()
+        try moveReadTransaction(to: next)
+        delivering = true
+        defer { delivering = false }
+        var diffs: [UInt64: VersionDiff] = [:]
+        for id in observations.keys.sorted() {
+            guard let o = observations[id] else { continue }  // an earlier callback removed it
+            do {
+                let keep: Bool
+                if let base = o.base {
+                    guard let from = base.version, from != next.version else { continue }
+                    let d = try diffs[from] ?? store.database.diff(from: base, to: next)
+                    diffs[from] = d
+                    o.base = next
+                    keep = d.isEmpty ? true : try o.update(self, d)
+                } else {
+                    o.base = next
+                    keep = try o.initial(self)
+                }
+                if !keep { observations[id] = nil }
+            } catch {
+                observations[id] = nil
+                o.fail(error)
+            }
+        }
+    }
+
+    /// The objects of `className` deleted, inserted and changed in `d` (a change to the row,
+    /// to a value kept out of the row, or to a list of the object), and whether anything of
+    /// another class or the schema changed too.
+    func changedObjects(_ className: String, _ d: VersionDiff) throws -> ChangedObjects {
+        let c = try tables().cls(className)
+        func objects(_ keys: [[UInt8]]) -> Set<Int64> {
+            Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
+        }
+        var out = ChangedObjects()
+        let rows = d.tables[Tables.objects(c.cid)] ?? KeyDiff()
+        out.deleted = objects(rows.deleted)
+        out.inserted = objects(rows.inserted)
+        var modified = objects(rows.modified)
+        for t in [Tables.outOfRow(c.cid), Tables.lists(c.cid)] {
+            guard let k = d.tables[t] else { continue }
+            modified.formUnion(objects(k.deleted + k.inserted + k.modified))
+        }
+        out.modified = modified.subtracting(out.deleted).subtracting(out.inserted)
+        // Tables are fief/<kind>/<cid>[/<pid>]; fief/meta holds only counters and stamps.
+        for name in Set(d.tables.keys).union(d.created).union(d.dropped) where name.hasPrefix("fief/") && name != Tables.meta {
+            let parts = name.split(separator: "/")
+            if parts.count < 3 || parts[2] != Substring("\(c.cid)") { out.otherClassesChanged = true }
+        }
+        return out
+    }
+}
+
+extension Results {
+    /// Calls `block` with `.initial` now (or, inside a write, when it commits), then with
+    /// `.update` each time this context's `refresh()` (or one of its writes) moves it to a
+    /// version where these results changed. Never called inside `write {}`. Keep the token.
+    public func observe(_ block: @escaping (ResultsChange<T>) -> Void) -> NotificationToken {
+        var last: [Int64] = []
+        let o = Observation(
+            initial: { _ in
+                last = try self.keys()
+                block(.initial(self))
+                return true
+            },
+            update: { ctx, d in
+                let changed = try ctx.changedObjects(self.className, d)
+                let now = try self.keys(updating: last, changed)
+                let change = CollectionChange(old: last, new: now, modified: changed.modified)
+                last = now
+                if !change.isEmpty {
+                    block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))
+                }
+                return true
+            },
+            fail: { block(.error($0)) })
+        return ctx.register(o)
+    }
+}
+
+/// Lets `observe` name the object's own class in its callback.
+public protocol _ObservableObject: AnyObject {}
+extension Object: _ObservableObject {}
+
+extension _ObservableObject where Self: Object {
+    /// Calls `block` with `.change` each time this context's `refresh()` (or one of its writes)
+    /// moves it to a version where the object's stored properties changed, and `.deleted`
+    /// once when it is gone. An unmanaged or deleted object gets `.error` at once, then silence.
+    public func observe(_ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        guard let r = _ref else {
+            block(.error(ObjectError.unmanagedObject(className: "\(type(of: self))")))
+            return NotificationToken(ctx: nil, id: 0)
+        }
+        guard r.ctx.exists(r) else {
+            block(.error(ObjectError.objectDeleted(className: r.className)))
+            return NotificationToken(ctx: nil, id: 0)
+        }
+        var last: [String: ObjectValue] = [:]
+        var lastLists: [String: [ObjectValue]] = [:]
+        func snapshot(_ ctx: ObjectContext) throws -> ([String: ObjectValue], [String: [ObjectValue]]) {
+            let t = try ctx.tables()
+            let c = try t.cls(r.className)
+            let values = try t.values(c, r.key)
+            var scalars: [String: ObjectValue] = [:], lists: [String: [ObjectValue]] = [:]
+            for p in c.storedProperties {
+                if p.list { lists[p.name] = try t.list(c, r.key, p) } else { scalars[p.name] = values[p.pid] ?? .null }
+            }
+            return (scalars, lists)
+        }
+        let o = Observation(
+            initial: { ctx in
+                (last, lastLists) = try snapshot(ctx)
+                return true
+            },
+            update: { ctx, d in
+                let changed = try ctx.changedObjects(r.className, d)
+                if changed.deleted.contains(r.key) || !ctx.exists(r) {
+                    block(.deleted)
+                    return false
+                }
+                guard changed.modified.contains(r.key) else { return true }
+                let (now, nowLists) = try snapshot(ctx)
+                let c = try ctx.tables().cls(r.className)
+                var changes: [PropertyChange] = []
+                for p in c.storedProperties {
+                    if p.list {
+                        let a = lastLists[p.name] ?? [], b = nowLists[p.name] ?? []
+                        if a != b { changes.append(PropertyChange(name: p.name, oldValue: a.map { DynamicValue.toSwift($0, p) }, newValue: b.map { DynamicValue.toSwift($0, p) })) }
+                    } else {
+                        let a = last[p.name] ?? .null, b = now[p.name] ?? .null
+                        if a != b { changes.append(PropertyChange(name: p.name, oldValue: DynamicValue.toSwift(a, p), newValue: DynamicValue.toSwift(b, p))) }
+                    }
+                }
+                (last, lastLists) = (now, nowLists)
+                if !changes.isEmpty { block(.change(self, changes)) }
+                return true
+            },
+            fail: { block(.error($0)) })
+        return r.ctx.register(o)
+    }
+}
