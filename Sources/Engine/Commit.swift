@@ -44,7 +44,8 @@ struct PageWriter {
 }
 
 extension WriteTransaction {
-    /// The commit protocol (see ARCHITECTURE.md):
+    /// The commit protocol (docs/FORMAT.md, section 3; it keeps invariants I1, I6, I8, I9, I12,
+    /// I15, I18, I19 and I22 stated there):
     /// 1. write new nodes, the free list and the top node into free pages or the file's end,
     ///    and the new top ref into the inactive slot;
     /// 2. sync; 3. flip the select bit; 4. sync; then publish, ring the doorbell (wake
