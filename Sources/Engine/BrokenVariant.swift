@@ -17,6 +17,10 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case overwriteInPlace = "overwrite-in-place"
     /// Freed pages are reused even while a pinned reader can still see them.
     case reusePinned = "reuse-pinned"
+    /// A commit on a base whose select-bit flip may not be durable (its writer died between
+    /// the flip and the sync) does not sync first: it overwrites the slot and pages of the
+    /// version a power cut may still select.
+    case noBaseSync = "no-base-sync"
     /// Readers take the slot holding the highest version, flipped or not.
     case readUncommitted = "read-uncommitted"
     /// compact renames its copy over the file but never syncs the directory: a power cut can

@@ -65,6 +65,16 @@ extension WriteTransaction {
 
     private func writeAndPublish() throws {
         let v = version
+        let durable = db.options.durability == .full
+        // The base's flip may be only in the page cache (its writer died before the sync
+        // after it). Until it is durable, a power cut may select the version before, whose
+        // slot this commit is about to overwrite and whose freed pages it may reuse: sync it
+        // first. A base whose writer saw its flip synced (recorded in the lock file) costs
+        // nothing here.
+        if durable, let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) {
+            try db.file.sync()
+            lockFile.recordSynced(version: base.version)
+        }
         var out = PageWriter(file: db.file)
 
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
@@ -96,7 +106,6 @@ extension WriteTransaction {
         try db.file.write(slot.encoded(), at: UInt64(Layout.slotOffsets[target.index]))
         CrashArming.reach(.afterTopWritten)
 
-        let durable = db.options.durability == .full
         if durable && !BrokenVariant.on(.noDataSync) { try db.file.sync() }
         CrashArming.reach(.afterDataSync)
 
@@ -114,6 +123,7 @@ extension WriteTransaction {
             }
         }
         CrashArming.reach(.afterSelectSync)
+        if durable { db.lockFile?.recordSynced(version: v) }
 
         db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
         isActive = false

@@ -136,6 +136,8 @@ final class LockFile {
     // 24–31: the version it published. Zero in lock files of engines that never ring.
     private static let commitSeqOffset = 16
     private static let publishedVersionOffset = 24
+    // Bytes 32–39: the newest version whose select-bit flip a writer saw synced.
+    private static let syncedVersionOffset = 32
 
     /// Bumped by every commit once published; watchers sleep on it.
     var commitSeq: UInt32 { fief_load_u32_acquire(table + LockFile.commitSeqOffset) }
@@ -147,6 +149,13 @@ final class LockFile {
         _ = fief_fetch_add_u32(table + LockFile.commitSeqOffset, 1)
         fief_futex_wake_all(table + LockFile.commitSeqOffset)
     }
+
+    /// The newest version whose flip is known durable: a writer records it once its sync
+    /// after the flip returned. A writer that died between its flip and that sync leaves an
+    /// older value, so the next one knows to sync before touching the other slot.
+    var syncedVersion: UInt64 { fief_load_u64_acquire(table + LockFile.syncedVersionOffset) }
+
+    func recordSynced(version: UInt64) { fief_store_u64_release(table + LockFile.syncedVersionOffset, version) }
 
     /// Sleeps until a commit rings after `seq` was read, or `timeoutMs` pass. True when rung.
     func waitForDoorbell(after seq: UInt32, timeoutMs: Int) -> Bool {

@@ -19,7 +19,7 @@ public struct Detection {
     /// Which scenario is meant to catch each variant.
     public static let plan: [(variant: String, scenario: String)] = [
         ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"), ("overwrite-in-place", "crash-points"),
-        ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"),
+        ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"), ("no-base-sync", "crash-states"),
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
         ("no-checksum-verify", "faults"), ("no-reclaim", "readers"), ("batch-early-ack", "batch"),
         ("no-doorbell", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),

@@ -16,6 +16,19 @@ final class CrashStatesTests: XCTestCase {
         XCTAssertTrue(r.notes.contains { $0.contains("after-select-flip: 1 unsynced sectors; explored 2 of 2 states") }, "\(r.notes)")
     }
 
+    /// A writer dies after its flip (never synced), the next before its data sync: the next
+    /// must sync the flip before overwriting the other slot and the pages it freed.
+    func testACommitOnAnUnsyncedFlipIsCaughtWithoutTheBaseSync() throws {
+        let ok = try run(seed: 3, cycles: 3)
+        XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
+        XCTAssertEqual(ok.crashStates.map(\.crashPoint), ["after-top-written", "after-select-flip", "unsynced-flip-then-next"])
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try run(seed: 3, cycles: 3, broken: .noBaseSync)
+        let all = r.failures.flatMap(\.violations)
+        XCTAssertTrue(all.contains { $0.contains("unsynced-flip-then-next") }, "no-base-sync went unnoticed: \(all.prefix(2))")
+        print("no-base-sync caught: \(all.first ?? "")")
+    }
+
     func testAMissingDataSyncIsFoundAmongTheStates() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 4, broken: .noDataSync)
