@@ -64,19 +64,34 @@ extension WriteTransaction {
     }
 
     private func writeAndPublish() throws {
-        let v = version
         let durable = db.options.durability == .full
-        // The base's flip may be only in the page cache (its writer died before the sync
-        // after it). Until it is durable, a power cut may select the version before, whose
-        // slot this commit is about to overwrite and whose freed pages it may reuse: sync it
-        // first. A base whose writer saw its flip synced (recorded in the lock file) costs
-        // nothing here.
-        if durable, let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) {
-            try db.file.sync()
-            lockFile.recordSynced(version: base.version)
-        }
-        var out = PageWriter(file: db.file)
+        if durable { try syncBaseIfItsFlipMayBeVolatile() }
+        let (slot, pageCount) = try writeVersion()
+        try makeDurable(slot, durable: durable)
+        db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
+        isActive = false
+        db.published(fileSize: pageCount * UInt64(Layout.pageSize))
+        CrashArming.reach(.afterPublishBeforeDoorbell)
+        if !BrokenVariant.on(.noDoorbell) { db.lockFile?.ringDoorbell(version: version) }
+        CrashArming.reach(.afterPublish)
+    }
 
+    /// I12: the base's flip may be only in the page cache (its writer died before the sync
+    /// after it). Until it is durable, a power cut may select the version before, whose slot
+    /// this commit is about to overwrite and whose freed pages it may reuse: sync it first. A
+    /// base whose writer saw its flip synced (recorded in the lock file) costs nothing here.
+    private func syncBaseIfItsFlipMayBeVolatile() throws {
+        guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) else { return }
+        try db.file.sync()
+        lockFile.recordSynced(version: base.version)
+    }
+
+    /// Step 1 without the slot: every changed node, the catalog, the free list and the top
+    /// node, into pages no live version can reach (I1, I2). Returns the slot that names the
+    /// new version and its page count.
+    private func writeVersion() throws -> (TopSlot, UInt64) {
+        let v = version
+        var out = PageWriter(file: db.file)
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
@@ -97,8 +112,13 @@ extension WriteTransaction {
         try out.add(page: metaPage, metaBytes)
         try out.flush()
         CrashArming.reach(.afterNodesWritten)
-
         let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
+        return (slot, meta.pageCount)
+    }
+
+    /// The durable protocol: the slot into the inactive place (I6), sync (I8), flip, sync
+    /// (I9); a failed sync after the flip poisons the handle (I15).
+    private func makeDurable(_ slot: TopSlot, durable: Bool) throws {
         let target = BrokenVariant.on(.topInActiveSlot) ? base.select : base.select.other
         if BrokenVariant.on(.flipBeforeTop) {
             try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
@@ -123,14 +143,7 @@ extension WriteTransaction {
             }
         }
         CrashArming.reach(.afterSelectSync)
-        if durable { db.lockFile?.recordSynced(version: v) }
-
-        db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
-        isActive = false
-        db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize))
-        CrashArming.reach(.afterPublishBeforeDoorbell)
-        if !BrokenVariant.on(.noDoorbell) { db.lockFile?.ringDoorbell(version: v) }
-        CrashArming.reach(.afterPublish)
+        if durable { db.lockFile?.recordSynced(version: slot.version) }
     }
 
     /// Writes every in-memory node of a tree, children first; returns the root's ref (0 for
