@@ -120,6 +120,20 @@ extension ObjectContext {
     /// another class or the schema changed too.
     func changedObjects(_ className: String, _ d: VersionDiff) throws -> ChangedObjects {
         let c = try tables().cls(className)
+        return changedObjects(c, d)
+    }
+
+    /// The modified objects of every class, by class name (for `LinkedChanges`).
+    func modifiedObjectsByClass(_ d: VersionDiff) throws -> [String: Set<Int64>] {
+        var out: [String: Set<Int64>] = [:]
+        for c in try tables().schema.classes.values {
+            let m = changedObjects(c, d).modified
+            if !m.isEmpty { out[c.name] = m }
+        }
+        return out
+    }
+
+    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff) -> ChangedObjects {
         func objects(_ keys: [[UInt8]]) -> Set<Int64> {
             Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
         }
@@ -157,7 +171,17 @@ extension Results {
             update: { ctx, d in
                 let changed = try ctx.changedObjects(self.className, d)
                 let now = try self.keys(updating: last, changed)
-                let change = CollectionChange(old: last, new: now, modified: changed.modified)
+                var modified = changed.modified
+                let paths = LinkedChanges.paths(self.predicate, self.sorts)
+                if changed.otherClassesChanged && !paths.isEmpty {
+                    // Realm's rule: a change reached through the query's links modifies too.
+                    let before = Set(last)
+                    let kept = now.filter { before.contains($0) && !modified.contains($0) }
+                    let t = try ctx.tables()
+                    modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
+                        kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
+                }
+                let change = CollectionChange(old: last, new: now, modified: modified)
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))

@@ -149,6 +149,36 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(errors.count, 2, "unmanaged and deleted objects get .error at once")
     }
 
+    /// A query through a link: a change to the linked object modifies the results' object.
+    func testModificationsThroughLinks() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let ann = try other.create(Person.self, value: ["id": 1, "name": "Ann", "age": 30])
+            let bob = try other.create(Person.self, value: ["id": 2, "name": "Bob", "age": 40])
+            try other.create(Person.self, value: ["id": 3, "name": "Cy", "age": 50])
+            try other.create(Car.self, value: ["plate": "A", "owner": ann])
+            try other.create(Car.self, value: ["plate": "B", "owner": bob])
+            try other.create(Car.self, value: ["plate": "C"])
+        }
+        var seen: [String] = []
+        let token = try ctx.objects(Car.self).filter("owner.age > 0").sorted(byKeyPath: "plate").observe { change in
+            if case .update(_, let d, let i, let m) = change { seen.append("\(d) \(i) \(m)") }
+        }
+        func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
+        try other.write { try person(1).name = "Anne" }
+        try ctx.refresh()
+        try other.write { try person(2).age = 41 }
+        try ctx.refresh()
+        try other.write { try person(3).age = 51 }  // owns no car
+        try ctx.refresh()
+        try other.write { try person(1).age = 0 }  // Ann's car leaves the results
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["[] [] [0]", "[] [] [1]", "[0] [] []"])
+        _ = token
+    }
+
     /// The change set alone, on random edits of a key array: replaying it gives the new array,
     /// moves are as few as the longest kept run allows, modifications are the kept and changed.
     func testCollectionChangeReplaysRandomEdits() {
@@ -192,16 +222,17 @@ final class NotificationTests: XCTestCase {
     /// populations take the full re-run, large ones with few changes the incremental update;
     /// a predicate through a link sees changes of the linked class.
     func testChangeSetsReplayToTheNewResults() throws {
-        let queries: [(String, Int64, (ObjectContext) throws -> Results<Person>)] = [
-            ("filter+sort, small", 40, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }),
-            ("filter+sort, large", 2000, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "name") }),
-            ("key order, large", 2000, { try $0.objects(Person.self).filter("age < 30") }),
-            ("through a link", 300, { try $0.objects(Person.self).filter("car.model == 'm1'").sorted(byKeyPath: "age") }),
+        let queries: [(String, Int64, Bool, (ObjectContext) throws -> Results<Person>)] = [
+            ("filter+sort, small", 40, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }),
+            ("filter+sort, large", 2000, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "name") }),
+            ("key order, large", 2000, false, { try $0.objects(Person.self).filter("age < 30") }),
+            ("through a link", 300, true, { try $0.objects(Person.self).filter("car.model == 'm1' OR age > 50").sorted(byKeyPath: "age") }),
         ]
-        for (name, population, query) in queries { try replay(name, population, query) }
+        for (name, population, followsLinks, query) in queries { try replay(name, population, followsLinks, query) }
     }
 
-    private func replay(_ name: String, _ population: Int64, _ query: (ObjectContext) throws -> Results<Person>) throws {
+    /// `followsLinks`: the query reads the person's car, so a changed car modifies its people.
+    private func replay(_ name: String, _ population: Int64, _ followsLinks: Bool, _ query: (ObjectContext) throws -> Results<Person>) throws {
         let dir = TempDir()
         let store = try openZoo(dir)
         var rng = SeededRandom(seed: testSeed("notify \(name)", default: 0xB0B))
@@ -237,7 +268,7 @@ final class NotificationTests: XCTestCase {
         func rows() throws -> [Int64: String] {
             try other.refresh()
             var out: [Int64: String] = [:]
-            for p in other.objects(Person.self) { out[p.id] = "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" }
+            for p in other.objects(Person.self) { out[p.id] = "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" + (followsLinks ? "|\(p.car?.model ?? "-")" : "") }
             return out
         }
         for round in 0..<40 {
