@@ -30,6 +30,18 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case noChecksumVerify = "no-checksum-verify"
     /// Pins of dead reader processes are never reclaimed.
     case noReclaim = "no-reclaim"
+    /// Commits never ring the doorbell: watchers in other processes learn of them only by
+    /// polling (as from an engine older than the doorbell).
+    case noDoorbell = "no-doorbell"
+    /// The commit watcher drops every third delivery (its versions are never reported).
+    case notifySkip = "notify-skip"
+    /// The commit watcher delivers every third range twice.
+    case notifyDup = "notify-dup"
+    /// The commit watcher starts each range one version late.
+    case notifyOffByOne = "notify-off-by-one"
+    /// `batch` tells its callers their calls committed as soon as the bodies ran, before the
+    /// combined transaction is written, let alone synced.
+    case batchEarlyAck = "batch-early-ack"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -47,7 +47,8 @@ extension WriteTransaction {
     /// The commit protocol (see ARCHITECTURE.md):
     /// 1. write new nodes, the free list and the top node into free pages or the file's end,
     ///    and the new top ref into the inactive slot;
-    /// 2. sync; 3. flip the select bit; 4. sync; then publish and return (acknowledge).
+    /// 2. sync; 3. flip the select bit; 4. sync; then publish, ring the doorbell (wake
+    ///    watchers in every process) and return (acknowledge).
     /// The inactive slot is ignored until the flip, so it shares the data's sync.
     func commit() throws {
         try ensureActive()
@@ -116,6 +117,8 @@ extension WriteTransaction {
         db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
         isActive = false
         db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize))
+        CrashArming.reach(.afterPublishBeforeDoorbell)
+        if !BrokenVariant.on(.noDoorbell) { db.lockFile?.ringDoorbell(version: v) }
         CrashArming.reach(.afterPublish)
     }
 

@@ -17,7 +17,10 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     case afterSelectFlip = "after-select-flip"
     /// Second sync returned: the commit is durable.
     case afterSelectSync = "after-select-sync"
-    /// Readers in this process see the new version; the caller has not been told yet.
+    /// Readers in this process see the new version; watchers in other processes have not
+    /// been woken yet (they see it at their next poll).
+    case afterPublishBeforeDoorbell = "after-publish-before-doorbell"
+    /// Readers see the new version and watchers were woken; the caller has not been told yet.
     case afterPublish = "after-publish"
 
     // Creating a file (`Database(path:)` on a missing path): built in a temporary file beside it.
@@ -43,15 +46,15 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     public static let environmentVariable = "FIEF_CRASH_AT"
 
     /// The points of the commit path, in the order a commit reaches them.
-    public static let commitPoints: [CrashPoint] = [.afterNodesWritten, .afterTopWritten, .afterDataSync, .afterSelectFlip, .afterSelectSync, .afterPublish]
+    public static let commitPoints: [CrashPoint] = [.afterNodesWritten, .afterTopWritten, .afterDataSync, .afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish]
     public static let createPoints: [CrashPoint] = [.createTempWritten, .createTempSynced, .createLinked]
     public static let compactPoints: [CrashPoint] = [.copyWritten, .copySynced, .compactRenamed, .compactDirSynced]
     public static let writeCopyPoints: [CrashPoint] = [.copyWritten, .copySynced, .copyLinked]
 
     /// A commit that died here had written its select-bit flip (it may survive a power cut).
-    public var selectFlipWritten: Bool { [.afterSelectFlip, .afterSelectSync, .afterPublish].contains(self) }
+    public var selectFlipWritten: Bool { [.afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish].contains(self) }
     /// A commit that died here had made its flip durable (it must survive a power cut).
-    public var selectFlipDurable: Bool { [.afterSelectSync, .afterPublish].contains(self) }
+    public var selectFlipDurable: Bool { [.afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish].contains(self) }
 
     /// Whether what died at this point must be visible after restart (process crash: the
     /// kernel keeps every write made before the kill): the new version of a commit once its
@@ -60,7 +63,7 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     public var newVersionSurvivesProcessKill: Bool {
         switch self {
         case .afterNodesWritten, .afterTopWritten, .afterDataSync, .createTempWritten, .createTempSynced, .copyWritten, .copySynced: return false
-        case .afterSelectFlip, .afterSelectSync, .afterPublish, .createLinked, .compactRenamed, .compactDirSynced, .copyLinked: return true
+        case .afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish, .createLinked, .compactRenamed, .compactDirSynced, .copyLinked: return true
         }
     }
 }

@@ -63,12 +63,16 @@ public final class Database: @unchecked Sendable {
     private var mapping: Mapping
     private var knownSize: UInt64
     private var poisoned: String?
+    private var closed = false
     /// The last top node validated, so a read transaction on an unchanged version does not
     /// hash the top node again, with that version's catalog cache.
     private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)?
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
+    private var watcher: CommitWatcher?
+    /// The `batch` calls waiting to share the next write transaction.
+    let batches = BatchQueue()
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
@@ -276,12 +280,14 @@ public final class Database: @unchecked Sendable {
 
     /// A read transaction the caller ends (or drops). `refresh()` moves it to the newest version.
     public func beginRead() throws -> ReadTransaction {
-        ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
+        try ensureOpen()
+        return ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
     }
 
     /// Keeps the newest version alive and readable until released, from any thread.
     public func pin() throws -> PinnedVersion {
-        PinnedVersion(db: self, snapshot: try currentSnapshot(pin: true))
+        try ensureOpen()
+        return PinnedVersion(db: self, snapshot: try currentSnapshot(pin: true))
     }
 
     /// Reads the version `pinned` holds.
@@ -296,6 +302,26 @@ public final class Database: @unchecked Sendable {
     /// The newest committed version number.
     public func latestVersion() throws -> UInt64 { try currentSnapshot(pin: false).version }
 
+    /// Calls `body` after commits made by any thread or process, on a thread of the
+    /// handle's own, with the versions each call covers: successive calls tile the versions
+    /// after the newest one at registration, coalescing commits that land close together,
+    /// never skipping or repeating one. A commit wakes watchers through the `.lock` file's
+    /// doorbell; commits that do not ring are seen within 200 ms. Keep the returned
+    /// observation: releasing it (or `cancel()`) stops delivery.
+    public func observeCommits(_ body: @escaping @Sendable (CommitRange) -> Void) throws -> CommitObservation {
+        let from = try latestVersion()
+        let w = state.withLock { () -> CommitWatcher in
+            if let watcher { return watcher }
+            let w = CommitWatcher(db: self, lockFile: lockFile)
+            watcher = w
+            return w
+        }
+        return try w.add(from: from, body)
+    }
+
+    /// How the handle's commit watcher woke so far (nil before anything was observed).
+    package var commitWatcherWakeCounts: (doorbell: Int, timeout: Int)? { state.withLock { watcher }?.wakeCounts }
+
     // MARK: Writing
 
     /// Runs `body` as the only writer across all threads and processes. Commits when it
@@ -303,6 +329,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try asWriter {
+            try ensureOpen()
             if let reason = state.withLock({ poisoned }) {
                 throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
             }
@@ -358,6 +385,18 @@ public final class Database: @unchecked Sendable {
     }
 
     func poison(_ reason: String) { state.withLock { poisoned = reason } }
+
+    /// Ends the handle's use: waits for a write running on it, then refuses every new
+    /// transaction (`write`, `batch`, `beginRead`, `pin`) with `EngineError.closed`.
+    /// Transactions already open go on until they end. The file, its mapping and the lock
+    /// file are released with the last reference to the handle.
+    public func close() {
+        writeLock.withLock { state.withLock { closed = true } }
+    }
+
+    func ensureOpen() throws {
+        if state.withLock({ closed }) { throw EngineError.closed(path: path) }
+    }
 
     /// Called by a commit once its select bit is durable.
     func published(fileSize: UInt64) {

@@ -28,6 +28,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case alreadyExists(path: String)
     case invalidArgument(String)
     case readOnly(path: String)
+    case closed(path: String)
 
     public var description: String {
         switch self {
@@ -40,6 +41,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
             return "\(p): format version \(f) is not supported (this engine reads version \(s))"
         case .corrupt(let p, let d): return "\(p): database is corrupt: \(d)"
         case .readOnly(let p): return "\(p): opened read-only; writes are refused"
+        case .closed(let p): return "\(p): the database handle is closed"
         case .io(let p, let op, let e): return "\(p): \(op) failed: \(errnoText(e))"
         case .diskFull(let p, let op): return "\(p): \(op) failed: no space left on device"
         case .nestedWrite: return "a write transaction is already open on this thread; nested writes are not allowed"

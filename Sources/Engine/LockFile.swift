@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CFiefAtomics
 
 /// The `.lock` file beside a database: byte-range locks that order writers and mark open
 /// handles, and a shared-memory table of reader pins (see `ReaderTable`). Locks are Linux
@@ -128,6 +129,29 @@ final class LockFile {
     }
 
     func shareOpen() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true) }
+
+    // MARK: The commit doorbell
+
+    // Header bytes 16–19: a counter every commit bumps after publishing (the futex word);
+    // 24–31: the version it published. Zero in lock files of engines that never ring.
+    private static let commitSeqOffset = 16
+    private static let publishedVersionOffset = 24
+
+    /// Bumped by every commit once published; watchers sleep on it.
+    var commitSeq: UInt32 { fief_load_u32_acquire(table + LockFile.commitSeqOffset) }
+    var publishedVersion: UInt64 { fief_load_u64_acquire(table + LockFile.publishedVersionOffset) }
+
+    /// Tells every process watching the database that `version` is published.
+    func ringDoorbell(version: UInt64) {
+        fief_store_u64_release(table + LockFile.publishedVersionOffset, version)
+        _ = fief_fetch_add_u32(table + LockFile.commitSeqOffset, 1)
+        fief_futex_wake_all(table + LockFile.commitSeqOffset)
+    }
+
+    /// Sleeps until a commit rings after `seq` was read, or `timeoutMs` pass. True when rung.
+    func waitForDoorbell(after seq: UInt32, timeoutMs: Int) -> Bool {
+        fief_futex_wait(table + LockFile.commitSeqOffset, seq, timeoutMs) == 0
+    }
 
     /// Reader slot `i` (see `ReaderSlot` for its layout).
     func slot(_ i: Int) -> ReaderSlot {

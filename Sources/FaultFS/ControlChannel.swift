@@ -21,6 +21,8 @@ public struct FaultFSStatus: Codable, Sendable {
     }
     public var pid: Int32
     public var seed: UInt64
+    /// The persistence model's name (`PersistenceModel`).
+    public var model: String
     public var backing: String
     public var powerCuts: Int
     public var files: [File]
@@ -109,7 +111,7 @@ extension FaultFileSystem {
         lock.lock(); defer { lock.unlock() }
         let tracked = files.values.filter { !$0.isClean }.sorted { $0.path < $1.path }
         return FaultFSStatus(
-            pid: getpid(), seed: seed, backing: backing, powerCuts: powerCuts,
+            pid: getpid(), seed: seed, model: model.rawValue, backing: backing, powerCuts: powerCuts,
             files: tracked.map { f in
                 FaultFSStatus.File(path: f.path, durableSize: f.durableSize, size: (try? f.size()) ?? -1,
                                    unsyncedBytes: f.unsyncedBytes,

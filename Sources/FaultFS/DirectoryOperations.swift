@@ -58,11 +58,26 @@ extension FaultFileSystem {
             let replaced = exists ? stash(to) : nil
             guard Glibc.rename(backingPath(from), backingPath(to)) == 0 else { let r = failed(); dropStash(replaced); return r }
             recordChange(.renamed(from: from, to: to, replaced: replaced))
+            if exists && model.renameOverCarriesData { renamedFileDataIsDurable(at: to) }
             lock.lock()
             for h in handles.values where h.path == from { h.path = to }
             lock.unlock()
             return 0
         }
+    }
+
+    /// ext4's `auto_da_alloc`: replacing a file by rename writes the new file's bytes before
+    /// the rename commits. Treated as done at once, so no cut finds the name without them.
+    private func renamedFileDataIsDurable(at path: String) {
+        var st = stat()
+        guard lstat(backingPath(path), &st) == 0 else { return }
+        lock.lock()
+        let file = files[UInt64(st.st_ino)]
+        lock.unlock()
+        guard let file else { return }
+        file.lock.lock()
+        try? file.synced()
+        file.lock.unlock()
     }
 
     func link(_ from: String, _ to: String) -> Int {
@@ -89,16 +104,40 @@ extension FaultFileSystem {
             guard fd >= 0 else { return failed() }
             defer { Glibc.close(fd) }
             guard Glibc.fsync(fd) == 0 else { return failed() }
-            lock.lock()
-            namespace.synced(directory: path)
-            // Files whose last name just became durably gone: nothing can reach them again,
-            // so their trackers (and the descriptors that keep the inodes alive) go too.
-            for (ino, f) in files {
-                var st = stat()
-                if fstat(f.fd.rawValue, &st) == 0 && st.st_nlink == 0 { files[ino] = nil }
+            if model.directorySyncCommitsJournal {
+                commitJournal(except: nil)
+            } else {
+                lock.lock()
+                namespace.synced(directory: path)
+                forgetUnreachableFiles()
+                lock.unlock()
             }
-            lock.unlock()
             return 0
+        }
+    }
+
+    /// Files whose last name just became durably gone: nothing can reach them again, so
+    /// their trackers (and the descriptors that keep the inodes alive) go too. Lock held.
+    private func forgetUnreachableFiles() {
+        for (ino, f) in files {
+            var st = stat()
+            if fstat(f.fd.rawValue, &st) == 0 && st.st_nlink == 0 { files[ino] = nil }
+        }
+    }
+
+    /// A sync under an ext4 model commits the journal: every name change so far becomes
+    /// durable and, under data=writeback, every other file's grown size (without its bytes).
+    func commitJournal(except synced: UInt64?) {
+        lock.lock()
+        namespace.syncedAll()
+        forgetUnreachableFiles()
+        let others = model.journalCarriesSizeWithoutData ? files.filter { $0.key != synced }.map(\.value) : []
+        lock.unlock()
+        // File locks are taken before the filesystem's lock elsewhere, so never inside it.
+        for f in others {
+            f.lock.lock()
+            try? f.sizeCommittedWithoutData()
+            f.lock.unlock()
         }
     }
 

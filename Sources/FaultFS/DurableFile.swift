@@ -124,6 +124,22 @@ final class DurableFile {
         pending.removeAll()
     }
 
+    /// A journal committed the file's grown size but none of its bytes (ext4 data=writeback):
+    /// the grown part is durable as zeros. Only sectors the pending writes touch need a saved
+    /// zero copy; the rest of the grown part is a hole in the backing file, zeros already.
+    func sizeCommittedWithoutData() throws {
+        let now = try size()
+        guard now > durableSize else { return }
+        let s = Int64(DurableFile.sector)
+        for p in pending {
+            guard case .write(_, let off, let b) = p, !b.isEmpty, off + Int64(b.count) > durableSize else { continue }
+            for i in (max(off, durableSize) / s)...((off + Int64(b.count) - 1) / s) where saved[i] == nil {
+                saved[i] = [UInt8](repeating: 0, count: DurableFile.sector)
+            }
+        }
+        durableSize = now
+    }
+
     // MARK: Power cut
 
     /// How the pending operations fare in a power cut.

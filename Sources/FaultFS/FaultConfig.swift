@@ -6,6 +6,7 @@ import Foundation
 /// seed = 42                  # the --seed flag wins
 /// trace = "faults.jsonl"     # the --trace flag wins
 /// trace_operations = false   # trace every operation, not only faults
+/// model = "ext4-ordered"     # persistence model (posix, ext4-ordered, ext4-writeback); the --model flag wins
 ///
 /// [[fault]]
 /// kind = "eio"
@@ -23,6 +24,7 @@ public struct FaultConfig: Equatable, Sendable {
     public var seed: UInt64?
     public var trace: String?
     public var traceOperations = false
+    public var model: PersistenceModel?
     public var faults: [FaultRule] = []
 
     public init() {}
@@ -110,7 +112,12 @@ public struct FaultConfig: Equatable, Sendable {
                 config.seed = s
             case "trace": config.trace = value
             case "trace_operations", "trace-operations": config.traceOperations = try FaultRule.flag(key, value)
-            default: throw FaultSpecError("unknown setting '\(key)' (settings: seed, trace, trace_operations, and [[fault]] tables)")
+            case "model":
+                guard let m = PersistenceModel(rawValue: value) else {
+                    throw FaultSpecError("model = \(value): expected one of \(PersistenceModel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                config.model = m
+            default: throw FaultSpecError("unknown setting '\(key)' (settings: seed, trace, trace_operations, model, and [[fault]] tables)")
             }
         }
         for (i, fields) in tables.enumerated() {

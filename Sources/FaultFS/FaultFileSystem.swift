@@ -27,6 +27,8 @@ public final class FaultFileSystem: @unchecked Sendable {
 
     public let backing: String
     public let seed: UInt64
+    /// What a sync makes durable beyond what it names.
+    public let model: PersistenceModel
     let trace: Trace?
     var traceOperations: Bool
 
@@ -44,9 +46,11 @@ public final class FaultFileSystem: @unchecked Sendable {
     var powerCuts = 0
     let namespace: Namespace
 
-    public init(backing: String, seed: UInt64, rules: [FaultRule] = [], tracePath: String? = nil, traceOperations: Bool = false) throws {
+    public init(backing: String, seed: UInt64, model: PersistenceModel = .posix, rules: [FaultRule] = [],
+                tracePath: String? = nil, traceOperations: Bool = false) throws {
         self.backing = backing
         self.seed = seed
+        self.model = model
         plan = FaultPlan(seed: seed)
         for r in rules { plan.add(r) }
         trace = try tracePath.map { try Trace(path: $0) }

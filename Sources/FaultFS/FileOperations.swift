@@ -149,13 +149,16 @@ extension FaultFileSystem {
                 return -Int(EIO)
             }
             guard (dataOnly ? fdatasync(h.fd) : Glibc.fsync(h.fd)) == 0 else { return failed() }
+            var sizeChanged = false
             if let file {
                 // Kept (clean) rather than dropped: reopening it for the next write would cost
                 // more than the sync itself.
                 file.lock.lock()
+                sizeChanged = file.durableSize != ((try? file.size()) ?? file.durableSize)
                 try? file.synced()
                 file.lock.unlock()
             }
+            if model.syncCommitsJournal(dataOnly: dataOnly, sizeChanged: sizeChanged) { commitJournal(except: h.ino) }
             return 0
         }
     }

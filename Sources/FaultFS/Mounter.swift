@@ -69,7 +69,7 @@ public enum Mounter {
     public static func serve(backing: String, mountpoint: String, seed: UInt64, config: FaultConfig,
                              tracePath: String?, threads: UInt32 = 16) throws {
         let (b, m) = try validate(backing: backing, mountpoint: mountpoint)
-        let fs = try FaultFileSystem(backing: b, seed: seed, rules: config.faults,
+        let fs = try FaultFileSystem(backing: b, seed: seed, model: config.model ?? .posix, rules: config.faults,
                                      tracePath: tracePath ?? config.trace, traceOperations: config.traceOperations)
         try FUSEBridge.serve(fs, at: m, threads: threads)
     }

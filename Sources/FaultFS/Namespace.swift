@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Directory entries as a disk would see them: a create, unlink, rename or link is durable
-/// once its directory has been fsynced (POSIX's rule, stricter than ext4's habit of
-/// committing them with the file). Until then a power cut may undo it. The changes apply to
+/// once its directory has been fsynced (POSIX's rule), or under an ext4 model once any sync
+/// commits the journal (`PersistenceModel`). Until then a power cut may undo it. The changes apply to
 /// the backing directory at once; an unlinked or replaced file is kept alive through a hard
 /// link in a stash folder, so its entry can be put back.
 final class Namespace {
@@ -65,6 +65,12 @@ final class Namespace {
         }
     }
 
+    /// A journal commit: every pending change is durable.
+    func syncedAll() {
+        for entry in pending { Namespace.forgetStash(entry.change) }
+        pending.removeAll()
+    }
+
     private static func forgetStash(_ change: Change) {
         switch change {
         case .removed(_, let s?), .renamed(_, _, let s?): unlink(s)
@@ -97,8 +103,7 @@ final class Namespace {
 
     /// Drops the pending list and the stash (on a power cut's end, or a clean unmount).
     func forgetAll() {
-        for entry in pending { Namespace.forgetStash(entry.change) }
-        pending.removeAll()
+        syncedAll()
         rmdir(stashDirectory)
     }
 }

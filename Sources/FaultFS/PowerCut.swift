@@ -112,7 +112,7 @@ extension FaultFileSystem {
         generation += 1
         let what: String
         if case .torn = mode { what = "kept \(keptOps) changed blocks" } else { what = "kept \(keptOps) of \(totalOps) unsynced writes" }
-        let summary = "power cut \(powerCuts) (\(mode)): \(changed.count) files changed, \(what), undid \(undone) of \(names) directory changes"
+        let summary = "power cut \(powerCuts) (\(mode), model \(model)): \(changed.count) files changed, \(what), undid \(undone) of \(names) directory changes"
         seq += 1
         trace?.append(TraceEvent(seq: seq, seed: seed, op: "power-cut", path: "/", offset: nil, length: totalOps,
                                  fault: "power-cut", rule: nil, outcome: summary))

@@ -20,7 +20,7 @@ public struct BenchRunner {
     public var faultFSDirectory: String?
     public var progress: (String) -> Void
 
-    public static let workloadNames = ["bulk-insert", "point-reads", "scan", "small-txns", "readers-while-writing", "open", "churn"]
+    public static let workloadNames = ["bulk-insert", "point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open", "churn"]
 
     public init(parameters: BenchParameters, workDirectory: String, childExecutable: String? = nil, only: Set<String>? = nil, label: String? = nil, progress: @escaping (String) -> Void = { _ in }) {
         self.parameters = parameters
@@ -84,7 +84,7 @@ public struct BenchRunner {
         }
 
         // The data set the read workloads share: one store per system, loaded once.
-        let needData = ["point-reads", "scan", "small-txns", "readers-while-writing", "open"].contains(where: wants)
+        let needData = ["point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open"].contains(where: wants)
         var stores: [SystemName: any BenchStore] = [:]
         func dataDir(_ s: SystemName) -> String { "\(work)/data-\(s.rawValue)" }
         func reopenAll(_ d: Durability) throws {
@@ -139,6 +139,17 @@ public struct BenchRunner {
                 try repeatInterleaved("small-txns.faultfs", &table) { s in
                     nextKey += Int64(p.smallTxnsFull)
                     return try Workloads.smallTransactions(onMount[s]!, keys: ((nextKey - Int64(p.smallTxnsFull))..<nextKey).map { $0 }, value: value)
+                }
+            }
+            try reopenAll(durability)
+        }
+        if wants("small-txns.concurrent") {
+            try reopenAll(.full)
+            for writers in p.writerThreadCounts ?? [1, 4, 16] {
+                try repeatInterleaved("small-txns.concurrent.\(writers)", &table) { s in
+                    nextKey += Int64(writers) << 32
+                    return try Workloads.concurrentSmallTransactions(stores[s]!, writers: writers, keyBase: nextKey, value: value,
+                                                                      seconds: p.writerSeconds ?? p.concurrentSeconds)
                 }
             }
             try reopenAll(durability)
@@ -243,6 +254,9 @@ enum BenchCatalog {
         case "small-txns.full": return Entry(title: "Small durable transactions (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
         case "small-txns.none": return Entry(title: "Small transactions (no sync)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
         case "small-txns.faultfs": return Entry(title: "Small durable transactions on a FaultFS mount (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case let id where id.hasPrefix("small-txns.concurrent."):
+            let n = id.dropFirst("small-txns.concurrent.".count)
+            return Entry(title: "Small durable transactions from \(n) writer thread\(n == "1" ? "" : "s") (Fief: batch)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit, as its thread waits for it")
         case "readers-while-writing": return Entry(title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction, under a committing writer")
         case "open": return Entry(title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
         case "churn": return Entry(title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)

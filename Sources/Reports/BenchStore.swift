@@ -39,6 +39,10 @@ protocol BenchStore: AnyObject {
     /// One read transaction over a single snapshot.
     func read<T>(_ body: (inout Reader) throws -> T) throws -> T
 
+    /// One write transaction from one of many threads writing at once, each on its
+    /// `handleForAnotherThread()`, as the system is best used so. Default: `write`.
+    func writeAmongMany(_ body: (inout Writer) throws -> Void) throws
+
     /// A handle another thread may use at the same time as this one. SQLite needs a
     /// connection per thread; Fief and LMDB share one handle (LMDB forbids opening one
     /// environment twice in a process).
@@ -52,6 +56,7 @@ protocol BenchStore: AnyObject {
 
 extension BenchStore {
     func handleForAnotherThread() throws -> Self { self }
+    func writeAmongMany(_ body: (inout Writer) throws -> Void) throws { try write(body) }
 }
 
 protocol BenchWriter {

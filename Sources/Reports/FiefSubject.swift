@@ -50,6 +50,14 @@ final class FiefSubject: BenchStore {
         }
     }
 
+    /// `batch`: the threads' transactions share commits, and with them syncs.
+    func writeAmongMany(_ body: (inout Writer) throws -> Void) throws {
+        try db.batch { tx in
+            var w = Writer(table: try tx.openTable(FiefSubject.table, key: Int64.self, value: [UInt8].self))
+            try body(&w)
+        }
+    }
+
     func read<T>(_ body: (inout Reader) throws -> T) throws -> T {
         try db.read { tx in
             let t = try tx.tableInfo(FiefSubject.table) == nil ? nil : try tx.table(FiefSubject.table, key: Int64.self, value: [UInt8].self)

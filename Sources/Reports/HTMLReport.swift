@@ -17,12 +17,14 @@ public enum HTMLReport {
 
     static func esc(_ s: String) -> String { SVGChart.esc(s) }
 
-    public static func page(bench: BenchResults?, torture: TortureSummary?, comparison: Comparison? = nil, targetRuns: [TortureSummary] = []) -> String {
+    public static func page(bench: BenchResults?, torture: TortureSummary?, comparison: Comparison? = nil, targetRuns: [TortureSummary] = [],
+                            detection: [TortureSummary.DetectionRow] = []) -> String {
         var h = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fief report</title><style>\(style)</style></head><body>"
         h += "<h1>Fief report</h1>"
         if let comparison { h += comparisonSection(comparison) }
         if let bench { h += benchSections(bench) }
         if let torture { h += tortureSections(torture) }
+        if !detection.isEmpty { h += detectionSection(detection) }
         if targetRuns.count > 1 || targetRuns.contains(where: { $0.target.spec != "fief" }) { h += TargetMatrix.section(targetRuns) }
         if bench == nil && torture == nil && comparison == nil && targetRuns.isEmpty { h += "<p>No results given.</p>" }
         return h + "</body></html>\n"
@@ -112,7 +114,7 @@ public enum HTMLReport {
 
     static func tortureSections(_ t: TortureSummary) -> String {
         var h = "<section id=\"torture\"><h2>Torture: \(t.passed ? "passed" : "<span class=\"missed\">FAILED</span>")</h2>"
-        h += "<p class=\"ctx\">seed <code>\(t.seed)</code>, profile <code>\(esc(t.profile))</code>, shard <code>\(esc(t.shard))</code>, \(String(format: "%.0f", t.durationSeconds)) s\(t.started.isEmpty ? "" : ", started \(esc(t.started))")</p>"
+        h += "<p class=\"ctx\">seed <code>\(t.seed)</code>, profile <code>\(esc(t.profile))</code>, FaultFS model <code>\(esc(t.fsModel))</code>, shard <code>\(esc(t.shard))</code>, \(String(format: "%.0f", t.durationSeconds)) s\(t.started.isEmpty ? "" : ", started \(esc(t.started))")</p>"
         let rows = t.matrix.map { r in
             (name: r.scenario, cells: r.cells.map { (label: $0.name, passed: $0.passed, detail: "\($0.cycles) cycles, \($0.violations) violations") })
         }
@@ -122,6 +124,14 @@ public enum HTMLReport {
             h += "<tr><td>\(esc(s.name))</td><td class=\"l\">\(s.passed ? "<span class=\"met\">pass</span>" : "<span class=\"missed\">FAIL</span>")</td><td>\(s.cycles)</td><td>\(s.violations)</td><td>\(String(format: "%.1f s", s.durationSeconds))</td></tr>"
         }
         h += "</table>"
+        for s in t.scenarios where !s.crashStates.isEmpty {
+            h += "<h3>Crash states explored (\(esc(s.name)))</h3><table><tr><th>cycle</th><th>commit</th><th>crash point</th><th>unsynced sectors</th><th>states explored</th><th>states possible</th><th></th></tr>"
+            for c in s.crashStates {
+                let possible = c.choices <= 20 ? String(1 << c.choices) : "2^\(c.choices)"
+                h += "<tr><td>\(c.cycle)</td><td>\(c.commit)</td><td class=\"l\">\(esc(c.crashPoint))</td><td>\(c.unsyncedSectors)\(c.choices > c.unsyncedSectors ? " + size" : "")</td><td>\(c.statesExplored)</td><td>\(possible)</td><td class=\"l\">\(c.exhaustive ? "all" : "seeded sample")</td></tr>"
+            }
+            h += "</table>"
+        }
         if let g = t.growth, !g.sizes.isEmpty {
             var series = [SVGChart.Series(name: "file size", color: "#2563eb", points: g.sizes.enumerated().map { (Double($0.offset), Double($0.element)) })]
             if !g.liveBytes.isEmpty {
@@ -137,6 +147,16 @@ public enum HTMLReport {
             h += SVGChart.lines(kind: "growth", title: "Torture growth: file size while a version is pinned, then released", series: series, xTitle: "commit", yFormat: { Format.bytes($0) }, markers: markers, hlines: hl, width: 760, height: 320)
         }
         return h + "</section>"
+    }
+
+    static func detectionSection(_ rows: [TortureSummary.DetectionRow]) -> String {
+        var h = "<section id=\"detection\"><h2>Detection: \(rows.filter(\.caught).count) of \(rows.count) broken variants caught</h2>"
+        h += "<table><tr><th>broken variant</th><th>scenario</th><th>caught</th><th>cycles to detection</th><th>first violation</th></tr>"
+        for r in rows {
+            h += "<tr><td class=\"l\"><code>\(esc(r.variant))</code></td><td class=\"l\">\(esc(r.scenario))</td><td class=\"l\">\(r.caught ? "<span class=\"met\">yes</span>" : "<span class=\"missed\">NO</span>")</td>"
+            h += "<td>\(r.cyclesToDetection.map(String.init) ?? "-")</td><td class=\"l\">\(esc(String((r.firstViolation ?? "").prefix(200))))</td></tr>"
+        }
+        return h + "</table></section>"
     }
 
     // MARK: Comparison

@@ -4,6 +4,8 @@ import Engine
 /// LMDB through liblmdb: one unnamed database, 8-byte big-endian keys (byte order is numeric
 /// order, as Fief stores Int64 keys). Durability pairs: Fief `full` = LMDB's default (data
 /// sync, then meta sync: two syncs per commit, as Fief); Fief `none` = `MDB_NOSYNC`.
+/// Concurrent writers share the one environment, one `mdb_txn` per write (LMDB's own
+/// practice: its writer mutex queues them; it has no group commit).
 final class LMDBPeer: BenchStore {
     static let system = SystemName.lmdb
     let path: String

@@ -4,7 +4,9 @@ import Engine
 /// SQLite through libsqlite3: one `kv(k INTEGER PRIMARY KEY, v BLOB)` table (the rowid
 /// B-tree, SQLite's fastest layout for integer keys), WAL journal. Durability pairs:
 /// Fief `full` = `synchronous=FULL` (WAL synced at every commit), Fief `none` =
-/// `synchronous=OFF`. Every statement is prepared once per connection.
+/// `synchronous=OFF`. Every statement is prepared once per connection. Concurrent writers
+/// each get a connection of their own (`handleForAnotherThread`), BEGIN IMMEDIATE and a
+/// 10 s busy timeout, as SQLite advises for WAL writers.
 final class SQLitePeer: BenchStore {
     static let system = SystemName.sqlite
     let directory: String

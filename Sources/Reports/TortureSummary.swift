@@ -30,8 +30,10 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         public var atomicityIntegrityViolations = 0
         /// `clean`, `durability loss`, `atomicity/integrity violation`, … (older files: from `passed`).
         public var verdict = ""
+        /// The crash-states scenario's coverage, one entry per commit.
+        public var crashStates: [CrashStates] = []
 
-        enum CodingKeys: String, CodingKey { case name, cycles, violations, passed, durationSeconds, modes, durabilityViolations, atomicityIntegrityViolations, verdict }
+        enum CodingKeys: String, CodingKey { case name, cycles, violations, passed, durationSeconds, modes, durabilityViolations, atomicityIntegrityViolations, verdict, crashStates }
         public init(name: String, cycles: Int, violations: Int, passed: Bool, durationSeconds: Double = 0, modes: [Mode] = []) {
             self.name = name; self.cycles = cycles; self.violations = violations; self.passed = passed; self.durationSeconds = durationSeconds; self.modes = modes
         }
@@ -46,7 +48,29 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
             durabilityViolations = try c.decodeIfPresent(Int.self, forKey: .durabilityViolations) ?? 0
             atomicityIntegrityViolations = try c.decodeIfPresent(Int.self, forKey: .atomicityIntegrityViolations) ?? 0
             verdict = try c.decodeIfPresent(String.self, forKey: .verdict) ?? (passed ? "clean" : "violations")
+            crashStates = try c.decodeIfPresent([CrashStates].self, forKey: .crashStates) ?? []
         }
+    }
+
+    /// One commit's crash states: how many a cut may leave (`2^choices`), how many were checked.
+    public struct CrashStates: Decodable, Equatable, Sendable {
+        public var cycle: Int
+        public var commit: UInt64
+        public var crashPoint: String
+        public var unsyncedSectors: Int
+        public var choices: Int
+        public var statesExplored: Int
+        public var exhaustive: Bool
+    }
+
+    /// A row of `fief torture detect`'s detection.json: a broken variant and what caught it.
+    public struct DetectionRow: Decodable, Equatable, Sendable {
+        public var variant: String
+        public var scenario: String
+        public var caught: Bool
+        public var cyclesToDetection: Int?
+        public var cyclesRun: Int
+        public var firstViolation: String?
     }
 
     /// The store a run drove (older files: Fief's engine).
@@ -92,9 +116,11 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     public var scenarios: [Scenario]
     public var growth: Growth?
     public var target = Target()
+    /// The FaultFS persistence model (older files: posix).
+    public var fsModel = "posix"
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target, fsModel }
 
     public init(seed: UInt64, profile: String = "quick", shard: String = "1/1", started: String = "", durationSeconds: Double = 0, scenarios: [Scenario], growth: Growth? = nil) {
         self.seed = seed; self.profile = profile; self.shard = shard; self.started = started
@@ -114,6 +140,7 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         scenarios = try c.decode([Scenario].self, forKey: .scenarios)
         growth = try c.decodeIfPresent(Growth.self, forKey: .growth)
         target = try c.decodeIfPresent(Target.self, forKey: .target) ?? Target()
+        fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? "posix"
     }
 
     /// The pass/fail matrix: one row per scenario, one cell per mode (or the scenario itself).

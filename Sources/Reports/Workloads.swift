@@ -102,6 +102,53 @@ enum Workloads {
         return m
     }
 
+    /// Small durable transactions from `writers` threads at once for `seconds`, each thread
+    /// on its own handle putting its own fresh keys (thread t: `keyBase + t << 24 + n`), one
+    /// put per transaction, through `writeAmongMany` (Fief's `batch`). Commits per second over
+    /// all threads (a commit here is one thread's transaction acknowledged); latency per call.
+    static func concurrentSmallTransactions<S: BenchStore>(_ store: S, writers: Int, keyBase: Int64, value: [UInt8], seconds: Double) throws -> Measurement {
+        let stop = ManagedAtomicFlag()
+        let results = LockedBox<[(Int, LatencyRecorder, Error?)]>([])
+        let handles = try (0..<writers).map { _ in try store.handleForAnotherThread() }
+        let done = DispatchGroup()
+        let threads = handles.enumerated().map { t, handle in
+            done.enter()
+            return Thread {
+                var rec = LatencyRecorder()
+                var n = 0
+                var failure: Error?
+                do {
+                    while !stop.isSet {
+                        let k = keyBase + Int64(t) << 24 + Int64(n)
+                        let t0 = BenchClock.nanos()
+                        try handle.writeAmongMany { w in try w.put(k, value) }
+                        rec.record(nanos: BenchClock.nanos() - t0)
+                        n += 1
+                    }
+                } catch { failure = error }
+                if handle !== store { handle.close() }
+                results.mutate { $0.append((n, rec, failure)) }
+                done.leave()
+            }
+        }
+        let start = BenchClock.nanos()
+        for t in threads { t.start() }
+        usleep(useconds_t(seconds * 1_000_000))
+        stop.set()
+        done.wait()
+        let elapsed = Double(BenchClock.nanos() - start) / 1e9
+        var m = Measurement(value: 0)
+        var commits = 0
+        for (n, rec, failure) in results.value {
+            if let failure { throw failure }
+            commits += n
+            m.latency.add(rec)
+        }
+        m.value = Double(commits) / elapsed
+        m.extra["writers"] = Double(writers)
+        return m
+    }
+
     /// Readers' latency while a writer commits: `readers` threads each run single-get read
     /// transactions on random keys for `seconds`, while one writer commits one-record
     /// transactions (new keys from `writeKeyBase` on) as fast as its durability allows.

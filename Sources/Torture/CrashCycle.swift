@@ -15,6 +15,8 @@ public struct CrashCycle {
     public let logPath: String?
     /// Extra environment for the writer (e.g. FIEF_BROKEN to run a broken engine variant).
     public var environment: [String: String] = [:]
+    /// The writer commits through `Database.batch` (see `CommitWriter`).
+    public var batch = false
 
     public init(dbPath: String, oraclePath: String, seed: UInt64, threads: Int = 1, logPath: String? = nil) {
         self.dbPath = dbPath
@@ -32,7 +34,11 @@ public struct CrashCycle {
 
     func writerArguments(maxCommit: UInt64) -> [String] {
         ["torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
-         "--threads", String(threads), "--max-commit", String(maxCommit)]
+         "--threads", String(threads), "--max-commit", String(maxCommit)] + (batch ? ["--batch"] : [])
+    }
+
+    func verify() -> RecoveryVerdict {
+        RecoveryCheck.verify(dbPath: dbPath, oraclePath: oraclePath, workload: workload, batched: batch)
     }
 
     func committedNow() -> UInt64 {
@@ -45,11 +51,12 @@ public struct CrashCycle {
     public func crash(at point: CrashPoint, nth: Int) throws -> Outcome {
         let before = committedNow()
         let child = try ChildProcess(
-            arguments: writerArguments(maxCommit: before + UInt64(nth) + 3),
+            // Batched, a version holds up to one commit per thread: allow enough for nth versions.
+            arguments: writerArguments(maxCommit: before + UInt64((nth + 3) * (batch ? threads : 1))),
             environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) { $1 },
             output: logPath, label: "writer")
         let ending = child.wait()
-        var verdict = RecoveryCheck.verify(dbPath: dbPath, oraclePath: oraclePath, workload: workload)
+        var verdict = verify()
         if ending != .signaled(SIGKILL) {
             verdict.violations.append("writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there")
         } else if threads == 1 {
@@ -69,7 +76,7 @@ public struct CrashCycle {
         usleep(delayMicros)
         child.kill9()
         let ending = child.wait()
-        var verdict = RecoveryCheck.verify(dbPath: dbPath, oraclePath: oraclePath, workload: workload)
+        var verdict = verify()
         if case .exited(let code) = ending, code != 0 {
             verdict.violations.append("writer failed on its own before the kill (\(ending)); see its output")
         }

@@ -36,7 +36,7 @@ public struct CrashStatesScenario: Scenario {
         let point = CrashStatesScenario.points[index % CrashStatesScenario.points.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed)
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         let cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
@@ -112,6 +112,8 @@ public struct CrashStatesScenario: Scenario {
         }
         let covered = choices > 20 ? "2^\(choices)" : String(Int(possible))
         outcome.notes.append("commit \(dying) killed at \(point.rawValue): \(unsynced.count) unsynced sectors\(sizeChoice ? " and the size" : ""); explored \(masks.count) of \(covered) states")
+        outcome.crashStates.append(CrashStateCoverage(cycle: index, commit: dying, crashPoint: point.rawValue, unsyncedSectors: unsynced.count,
+                                                      sizeChoice: sizeChoice, statesExplored: masks.count, exhaustive: possible <= Double(bound)))
         outcome.crashPoints.insert(point.rawValue)
         outcome.faults += masks.count
         outcome.events.append((point.rawValue, violations, "commit \(dying) killed at \(point.rawValue), \(masks.count) of \(covered) crash states"))

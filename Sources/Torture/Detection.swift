@@ -21,9 +21,14 @@ public struct Detection {
         ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"), ("overwrite-in-place", "crash-points"),
         ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"),
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
-        ("no-checksum-verify", "faults"), ("no-reclaim", "readers"),
+        ("no-checksum-verify", "faults"), ("no-reclaim", "readers"), ("batch-early-ack", "batch"),
+        ("no-doorbell", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
     ]
+
+    /// Where `fief torture detect` writes its rows; a run's summary.md and the HTML report
+    /// pick them up from the same folder.
+    public static let fileName = "detection.json"
 
     public let seed: UInt64
     public let cycles: Int
@@ -61,13 +66,18 @@ public struct Detection {
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try enc.encode(rows).write(to: URL(fileURLWithPath: out + "/detection.json"))
-        var md = "# Fief torture: detection\n\nseed `\(seed)`, at most \(cycles) cycles per variant\n\n"
-        md += "| broken variant | scenario | caught | cycles to detection | first violation |\n|---|---|---|---:|---|\n"
+        try enc.encode(rows).write(to: URL(fileURLWithPath: out + "/" + Detection.fileName))
+        let md = "# Fief torture: detection\n\nseed `\(seed)`, at most \(cycles) cycles per variant\n\n" + Detection.markdownTable(rows).dropFirst("## Detection\n\n".count)
+        try Data(md.utf8).write(to: URL(fileURLWithPath: out + "/detection.md"))
+    }
+
+    /// Each broken variant, the scenario that caught it, and how many cycles it took.
+    public static func markdownTable(_ rows: [Row]) -> String {
+        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | first violation |\n|---|---|---|---:|---|\n"
         for r in rows {
-            let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\\\|").prefix(160)
+            let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
             md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | \(v) |\n"
         }
-        try Data(md.utf8).write(to: URL(fileURLWithPath: out + "/detection.md"))
+        return md
     }
 }

@@ -12,14 +12,16 @@ public final class FaultFSMount {
     public let seed: UInt64
     public let tracePath: String
     public let configPath: String?
+    public let model: PersistenceModel
     public private(set) var mounted = false
 
-    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String, configPath: String? = nil) {
+    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String, configPath: String? = nil, model: PersistenceModel = .posix) {
         self.backing = backing
         self.mountpoint = mountpoint
         self.seed = seed
         self.tracePath = tracePath
         self.configPath = configPath
+        self.model = model
     }
 
     /// Why FaultFS cannot run on this machine, or nil when it can.
@@ -35,8 +37,9 @@ public final class FaultFSMount {
     }
 
     /// A mount of `dir/backing` at `dir/mnt` for one cycle, tracing to `dir/faultfs-trace<suffix>.jsonl`.
-    static func forCycle(_ dir: String, seed: UInt64, suffix: String = "") -> FaultFSMount {
-        FaultFSMount(backing: dir + "/backing", mountpoint: dir + "/mnt", seed: seed, tracePath: dir + "/faultfs-trace\(suffix).jsonl")
+    static func forCycle(_ dir: String, seed: UInt64, suffix: String = "", context: ScenarioContext) -> FaultFSMount {
+        FaultFSMount(backing: dir + "/backing", mountpoint: dir + "/mnt", seed: seed, tracePath: dir + "/faultfs-trace\(suffix).jsonl",
+                     model: context.options.fsModel)
     }
 
     static func run(_ args: [String], output: String) throws -> (Int32, String) {
@@ -53,7 +56,7 @@ public final class FaultFSMount {
         try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let (code, text) = try FaultFSMount.run(
-            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log", mountpoint + ".daemon.log"] + (configPath.map { ["--config", $0] } ?? []),
+            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log", mountpoint + ".daemon.log"] + ["--model", model.rawValue] + (configPath.map { ["--config", $0] } ?? []),
             output: mountpoint + ".mount.out")
         guard code == 0 else { throw TortureError.invalid("faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))") }
         mounted = true

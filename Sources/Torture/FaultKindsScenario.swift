@@ -36,7 +36,7 @@ public struct FaultKindsScenario: Scenario {
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        var fs = FaultFSMount.forCycle(dir, seed: seed)
+        var fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         var violations: [String] = []
@@ -86,7 +86,7 @@ public struct FaultKindsScenario: Scenario {
             // come through FaultFS's reads; each round flips different bits.
             for round in 0..<6 {
                 fs.unmount()
-                fs = FaultFSMount.forCycle(dir, seed: seed &+ UInt64(round) &+ 1, suffix: "-\(round)")
+                fs = FaultFSMount.forCycle(dir, seed: seed &+ UInt64(round) &+ 1, suffix: "-\(round)", context: context)
                 try fs.mount()
                 try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.3", "bits=2", "nth=2"])
                 for verify in [true, false] {

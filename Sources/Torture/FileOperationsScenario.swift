@@ -117,7 +117,7 @@ public struct FileOperationsScenario: Scenario {
         let mode = PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count]
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed)
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         let first = UInt64(Int.random(in: 2...6, using: &rng))

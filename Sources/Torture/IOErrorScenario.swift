@@ -28,7 +28,7 @@ public struct IOErrorScenario: Scenario {
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed)
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         var violations: [String] = []

@@ -91,7 +91,7 @@ public struct ObjectsScenario: Scenario {
         let workload = ObjectGraphWorkload(seed: seed)
         var current: UInt64 = 0
         for e in 0..<2 {
-            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl")
+            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
             let args = writerArguments(mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)

@@ -42,7 +42,7 @@ public struct PowerCutScenario: Scenario {
         let workload = CommitWorkload(seed: seed)
         var current: UInt64 = 0   // the commit the file holds, as last recovered
         for e in 0..<PowerCutScenario.eventsPerCycle {
-            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl")
+            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
             var cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed, threads: 1, logPath: "\(dir)/writer-\(e).out")

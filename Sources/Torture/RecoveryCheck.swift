@@ -3,7 +3,10 @@ import Engine
 /// What a crash left behind, judged against the oracle: the file opens (top-pointer and
 /// select-bit recovery), `check()` passes, every acknowledged commit is present, the state is
 /// exactly the state after one commit k with last-acknowledged <= k <= last-attempted, and
-/// the version number agrees with k.
+/// the version number agrees with k. Commits made through `Database.batch` (`batched`) share
+/// versions: there the file's version must split the acknowledged commits exactly, every one
+/// acknowledged in it or before present and every later one absent (each combined
+/// transaction whole or not at all).
 public struct RecoveryVerdict: Sendable {
     public var recoveredCommit: UInt64 = 0
     public var version: UInt64 = 0
@@ -13,7 +16,7 @@ public struct RecoveryVerdict: Sendable {
 }
 
 public enum RecoveryCheck {
-    public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload) -> RecoveryVerdict {
+    public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload, batched: Bool = false) -> RecoveryVerdict {
         var v = RecoveryVerdict()
         do {
             v.oracle = try OracleLog.read(oraclePath)
@@ -45,8 +48,14 @@ public enum RecoveryCheck {
                 }
                 if let acked = v.oracle.ackedVersions[k], acked != tx.version {
                     v.violations.append("version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)")
-                } else if k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
+                } else if !batched && k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
                     v.violations.append("version: commit \(k) should be version \(k + 1), the file says \(tx.version)")
+                }
+                if batched {
+                    let split = v.oracle.ackedVersions.filter { ($0.value <= tx.version) != ($0.key <= k) }
+                    if let (c, ver) = split.min(by: { $0.key < $1.key }) {
+                        v.violations.append("atomicity: commit \(c) was acknowledged in version \(ver), but the file is version \(tx.version) holding commits up to \(k)")
+                    }
                 }
                 v.violations += try BankTransfers(seed: workload.seed).verify(in: tx, afterCommit: k)
                 let expected = workload.expectedState(afterCommit: k)

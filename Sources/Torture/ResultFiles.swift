@@ -9,7 +9,8 @@ public enum ResultFiles {
         enc.outputFormatting = [.prettyPrinted, .sortedKeys]
         try enc.encode(r).write(to: URL(fileURLWithPath: dir + "/results.json"))
         try Data(junit(r).utf8).write(to: URL(fileURLWithPath: dir + "/junit.xml"))
-        try Data(markdown(r).utf8).write(to: URL(fileURLWithPath: dir + "/summary.md"))
+        let detection = FileManager.default.contents(atPath: dir + "/" + Detection.fileName).flatMap { try? JSONDecoder().decode([Detection.Row].self, from: $0) }
+        try Data(markdown(r, detection: detection ?? []).utf8).write(to: URL(fileURLWithPath: dir + "/summary.md"))
     }
 
     static func xml(_ s: String) -> String {
@@ -45,10 +46,12 @@ public enum ResultFiles {
         return out
     }
 
-    public static func markdown(_ r: TortureResults) -> String {
+    /// The run's summary; `detection` (from `fief torture detect` into the same folder) adds
+    /// the table of broken variants and what caught them.
+    public static func markdown(_ r: TortureResults, detection: [Detection.Row] = []) -> String {
         var md = "# Fief torture: \(r.passed ? "passed" : "FAILED")\n\n"
         md += "target `\(r.target.kind)`" + (r.target.configuration.isEmpty ? "" : " (`\(r.target.configuration)`)")
-        md += ", seed `\(r.seed)`, profile `\(r.profile)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
+        md += ", seed `\(r.seed)`, profile `\(r.profile)`, FaultFS model `\(r.fsModel)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
         md += "| scenario | result | verdict | cycles | cycles/min | durability | atomicity/integrity | violations | faults injected | crash points |\n"
         md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for s in r.scenarios {
@@ -70,6 +73,19 @@ public enum ResultFiles {
                 md += "  - reproduce: `\(f.reproduce)`\n"
             }
         }
+        for s in r.scenarios where !s.crashStates.isEmpty {
+            md += "\n## Crash states explored (\(s.name))\n\n"
+            md += "| unsynced sectors (+ size) | commits | states explored | states possible | exhaustive |\n|---:|---:|---:|---:|---|\n"
+            let bySize = Dictionary(grouping: s.crashStates, by: \.choices)
+            for choices in bySize.keys.sorted() {
+                let rows = bySize[choices]!
+                let explored = rows.map(\.statesExplored).reduce(0, +)
+                let possible = choices <= 20 ? String(rows.count * (1 << choices)) : "\(rows.count) × 2^\(choices)"
+                let all = rows.allSatisfy(\.exhaustive) ? "yes" : rows.contains(where: \.exhaustive) ? "some" : "sampled"
+                md += "| \(choices) | \(rows.count) | \(explored) | \(possible) | \(all) |\n"
+            }
+        }
+        if !detection.isEmpty { md += "\n" + Detection.markdownTable(detection) }
         if let g = r.growth, !g.sizes.isEmpty {
             md += "\n## Growth\n\nfile size from \(g.sizes.first!) to max \(g.sizes.max()!) bytes over \(g.sizes.count) commits; pinned at commit \(g.pinnedAtCommit), released at \(g.releasedAtCommit); bound while pinned \(g.boundBytes) bytes; after compact \(g.compactedSize) bytes.\n"
         }

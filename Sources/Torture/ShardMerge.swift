@@ -46,6 +46,7 @@ extension TortureResults {
             m.atomicityIntegrityViolations += s.atomicityIntegrityViolations
             m.isolationViolations += s.isolationViolations
             m.notes += s.notes.filter { !m.notes.contains($0) }
+            m.crashStates = (m.crashStates + s.crashStates).sorted { ($0.cycle, $0.commit) < ($1.cycle, $1.commit) }
             byName[s.name] = m
         }
         merged.scenarios = order.map { name in

@@ -1,4 +1,5 @@
 import Engine
+import FaultFS
 import Foundation
 
 /// One failed cycle: what broke, where its evidence is, and how to replay it.
@@ -39,6 +40,52 @@ public struct ModeResult: Codable, Sendable {
     }
 }
 
+/// How much of one commit's crash-state space the `crash-states` scenario explored: every
+/// subset of its unsynced sectors (and, when the file grew, of its old or new size) is a
+/// state a cut may leave; `2^choices` in all.
+public struct CrashStateCoverage: Codable, Sendable, Equatable {
+    public var cycle: Int
+    public var commit: UInt64
+    public var crashPoint: String
+    public var unsyncedSectors: Int
+    /// Whether the file grew in the commit, so a cut may also leave its old size.
+    public var sizeChoice: Bool
+    public var choices: Int { unsyncedSectors + (sizeChoice ? 1 : 0) }
+    public var statesExplored: Int
+    /// All of them (below the profile's bound), or a seeded sample.
+    public var exhaustive: Bool
+    /// `2^choices`, or nil past what a Double holds exactly.
+    public var statesPossible: Double? { choices < 53 ? Double(UInt64(1) << UInt64(choices)) : nil }
+
+    enum CodingKeys: String, CodingKey { case cycle, commit, crashPoint, unsyncedSectors, sizeChoice, choices, statesExplored, statesPossible, exhaustive }
+    public init(cycle: Int, commit: UInt64, crashPoint: String, unsyncedSectors: Int, sizeChoice: Bool, statesExplored: Int, exhaustive: Bool) {
+        self.cycle = cycle; self.commit = commit; self.crashPoint = crashPoint; self.unsyncedSectors = unsyncedSectors
+        self.sizeChoice = sizeChoice; self.statesExplored = statesExplored; self.exhaustive = exhaustive
+    }
+    public init(from d: Decoder) throws {
+        let c = try d.container(keyedBy: CodingKeys.self)
+        cycle = try c.decode(Int.self, forKey: .cycle)
+        commit = try c.decode(UInt64.self, forKey: .commit)
+        crashPoint = try c.decode(String.self, forKey: .crashPoint)
+        unsyncedSectors = try c.decode(Int.self, forKey: .unsyncedSectors)
+        sizeChoice = try c.decode(Bool.self, forKey: .sizeChoice)
+        statesExplored = try c.decode(Int.self, forKey: .statesExplored)
+        exhaustive = try c.decode(Bool.self, forKey: .exhaustive)
+    }
+    public func encode(to e: Encoder) throws {
+        var c = e.container(keyedBy: CodingKeys.self)
+        try c.encode(cycle, forKey: .cycle)
+        try c.encode(commit, forKey: .commit)
+        try c.encode(crashPoint, forKey: .crashPoint)
+        try c.encode(unsyncedSectors, forKey: .unsyncedSectors)
+        try c.encode(sizeChoice, forKey: .sizeChoice)
+        try c.encode(choices, forKey: .choices)
+        try c.encode(statesExplored, forKey: .statesExplored)
+        try c.encodeIfPresent(statesPossible, forKey: .statesPossible)
+        try c.encode(exhaustive, forKey: .exhaustive)
+    }
+}
+
 /// The file-size curve of the growth scenario.
 public struct GrowthCurve: Codable, Sendable {
     public var sizes: [UInt64] = []
@@ -60,6 +107,8 @@ public struct ScenarioResult: Codable, Sendable {
     public var modes: [ModeResult] = []
     public var failures: [CycleFailure] = []
     public var notes: [String] = []
+    /// The crash-states scenario's coverage, one entry per commit, by cycle.
+    public var crashStates: [CrashStateCoverage] = []
     /// Violations that lost an acknowledged commit.
     public var durabilityViolations: Int = 0
     /// Violations that left a state no commit made, or failed an integrity check.
@@ -85,7 +134,7 @@ public struct ScenarioResult: Codable, Sendable {
     public init(name: String) { self.name = name }
 
     enum CodingKeys: String, CodingKey {
-        case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed
+        case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed, crashStates
         case durabilityViolations, atomicityIntegrityViolations, isolationViolations, verdict
     }
     public init(from d: Decoder) throws {
@@ -100,6 +149,7 @@ public struct ScenarioResult: Codable, Sendable {
         modes = try c.decodeIfPresent([ModeResult].self, forKey: .modes) ?? []
         failures = try c.decodeIfPresent([CycleFailure].self, forKey: .failures) ?? []
         notes = try c.decodeIfPresent([String].self, forKey: .notes) ?? []
+        crashStates = try c.decodeIfPresent([CrashStateCoverage].self, forKey: .crashStates) ?? []
         durabilityViolations = try c.decodeIfPresent(Int.self, forKey: .durabilityViolations) ?? 0
         atomicityIntegrityViolations = try c.decodeIfPresent(Int.self, forKey: .atomicityIntegrityViolations) ?? 0
         isolationViolations = try c.decodeIfPresent(Int.self, forKey: .isolationViolations) ?? 0
@@ -116,6 +166,7 @@ public struct ScenarioResult: Codable, Sendable {
         try c.encode(modes, forKey: .modes)
         try c.encode(failures, forKey: .failures)
         try c.encode(notes, forKey: .notes)
+        if !crashStates.isEmpty { try c.encode(crashStates, forKey: .crashStates) }
         try c.encode(durabilityViolations, forKey: .durabilityViolations)
         try c.encode(atomicityIntegrityViolations, forKey: .atomicityIntegrityViolations)
         try c.encode(isolationViolations, forKey: .isolationViolations)
@@ -154,9 +205,11 @@ public struct TortureResults: Codable, Sendable {
     public var scenarios: [ScenarioResult] = []
     public var growth: GrowthCurve?
     public var target = TargetInfo(.default)
+    /// The FaultFS persistence model of the run's mounts (older files: posix).
+    public var fsModel = PersistenceModel.posix.rawValue
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target, fsModel }
 
     public init(seed: UInt64, profile: String, shard: String, started: String) {
         self.seed = seed
@@ -175,6 +228,7 @@ public struct TortureResults: Codable, Sendable {
         scenarios = try c.decode([ScenarioResult].self, forKey: .scenarios)
         growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
         target = try c.decodeIfPresent(TargetInfo.self, forKey: .target) ?? TargetInfo(.default)
+        fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? PersistenceModel.posix.rawValue
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -188,6 +242,7 @@ public struct TortureResults: Codable, Sendable {
         try c.encode(scenarios, forKey: .scenarios)
         try c.encodeIfPresent(growth, forKey: .growth)
         try c.encode(target, forKey: .target)
+        try c.encode(fsModel, forKey: .fsModel)
         try c.encode(passed, forKey: .passed)
     }
 }

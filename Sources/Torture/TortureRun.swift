@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Engine
+import FaultFS
 import FiefObjects
 import Foundation
 import SeededRandomness
@@ -49,6 +50,8 @@ public struct TortureOptions: Sendable {
     public var onlyCycle: Int?
     /// The store under test (default: Fief's engine with its own scenarios).
     public var target: TargetSpec = .default
+    /// What a sync makes durable on the FaultFS mounts the scenarios use.
+    public var fsModel: PersistenceModel = .posix
 
     public init(seed: UInt64) { self.seed = seed }
 }
@@ -60,6 +63,7 @@ public struct CycleOutcome: Sendable {
     public var crashPoints: Set<String> = []
     public var growth: GrowthCurve?
     public var notes: [String] = []
+    public var crashStates: [CrashStateCoverage] = []
     public init() {}
     public var violations: [String] { events.flatMap { e in e.violations.map { "\(e.description): \($0)" } } }
 }
@@ -81,7 +85,7 @@ public struct ScenarioContext: Sendable {
 
 public enum Scenarios {
     /// Fief's engine and object layer, with their named crash points, version checks and growth under pins.
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario()]
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario(), BatchScenario()]
     /// Every other target, through `TortureTarget`.
     public static let generic: [Scenario] = [TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()]
 
@@ -126,6 +130,7 @@ public final class TortureRun {
         var results = TortureResults(seed: options.seed, profile: options.profile.rawValue,
                                      shard: "\(options.shard.index)/\(options.shard.count)", started: started)
         results.target = TargetInfo(options.target)
+        results.fsModel = options.fsModel.rawValue
         let t0 = Date()
         try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
         let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
@@ -208,6 +213,7 @@ public final class TortureRun {
                     }
                     result.violations += outcome.violations.count
                     result.notes += outcome.notes
+                    result.crashStates += outcome.crashStates
                     points.formUnion(outcome.crashPoints)
                     if let f = failure { result.failures.append(f) }
                     if let g = outcome.growth { growth = g }
@@ -228,6 +234,7 @@ public final class TortureRun {
         result.cyclesPerMinute = result.durationSeconds > 0 ? Double(result.cycles) * 60 / result.durationSeconds : 0
         result.crashPointsCovered = CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) } + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
         result.failures.sort { $0.cycle < $1.cycle }
+        result.crashStates.sort { ($0.cycle, $0.commit) < ($1.cycle, $1.commit) }
         progress.say("\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") (\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
         return (result, growth)
     }
@@ -241,7 +248,8 @@ public final class TortureRun {
         let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
         let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
                                         profile: options.profile.rawValue, broken: options.brokenName,
-                                        violations: outcome.violations, target: options.target.description)
+                                        violations: outcome.violations, target: options.target.description,
+                                        fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
@@ -273,4 +281,6 @@ public struct ReproductionRecord: Codable, Sendable {
     public var violations: [String]
     /// The target, canonical (`sqlite:journal=wal,synchronous=full`); absent in older records: fief.
     public var target: String?
+    /// The FaultFS persistence model; absent: posix.
+    public var fsModel: String?
 }

@@ -5,6 +5,8 @@ import Foundation
 import Glibc
 #endif
 
+extension PersistenceModel: ExpressibleByArgument {}
+
 struct FaultFSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultfs",
@@ -36,6 +38,8 @@ struct FaultFSMountCommand: ParsableCommand {
     @Option(help: "Config file (JSON or TOML) with faults to arm at mount time.") var config: String?
     @Option(help: "Append every injected fault to this JSON-lines file.") var trace: String?
     @Option(help: "Where the daemon writes its messages.") var log: String?
+    @Option(help: "What a sync makes durable beyond what it names: posix (default, strictest), ext4-ordered, ext4-writeback.")
+    var model: PersistenceModel?
     @Flag(help: "Trace every operation, not only faults.") var traceOperations = false
     @Flag(help: "Serve in this process instead of starting a daemon.") var foreground = false
 
@@ -43,11 +47,12 @@ struct FaultFSMountCommand: ParsableCommand {
         try reportingErrors {
             var cfg = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
             if traceOperations { cfg.traceOperations = true }
+            if let model { cfg.model = model }
             let chosenSeed = seed ?? cfg.seed ?? UInt64.random(in: 0...UInt64(Int64.max))
             let tracePath = (trace ?? cfg.trace).map { Mounter.absolutePath($0) }
             if foreground {
                 if ProcessInfo.processInfo.environment["FIEF_FAULTFS_DAEMON"] != nil { setsid() }
-                print("faultfs: serving \(backing) at \(mountpoint), seed \(chosenSeed), pid \(getpid())")
+                print("faultfs: serving \(backing) at \(mountpoint), seed \(chosenSeed), model \(cfg.model ?? .posix), pid \(getpid())")
                 fflush(stdout)
                 try Mounter.serve(backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: cfg, tracePath: tracePath)
                 return
@@ -57,9 +62,10 @@ struct FaultFSMountCommand: ParsableCommand {
             if let config { args += ["--config", Mounter.absolutePath(config)] }
             if let tracePath { args += ["--trace", tracePath] }
             if traceOperations { args.append("--trace-operations") }
+            if let model { args += ["--model", model.rawValue] }
             let logPath = log.map { Mounter.absolutePath($0) } ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
             let pid = try Mounter.startDaemon(executable: try executablePath(), arguments: args, mountpoint: m, log: logPath)
-            print("mounted \(b) at \(m) (seed \(chosenSeed), daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))")
+            print("mounted \(b) at \(m) (seed \(chosenSeed), model \(cfg.model ?? .posix), daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))")
         }
     }
 }

@@ -64,12 +64,13 @@ struct ReportHTML: ParsableCommand {
     @Option(name: .customLong("targets"), parsing: .upToNextOption,
             help: "Torture results.json files of several targets or configurations: a target × configuration × scenario matrix.")
     var targetResults: [String] = []
+    @Option(help: "A `fief torture detect` detection.json (default: the one beside --torture's results.json, if any).") var detection: String?
     @Option(help: "A base bench results.json to compare --bench against.") var base: String?
     @Option(help: "Threshold for the comparison, e.g. 5%.") var threshold: String = "5%"
     @Option(help: "The HTML file to write.") var out: String = "fief-out/report.html"
 
     func validate() throws {
-        if bench == nil && torture == nil && targetResults.isEmpty { throw ValidationError("give --bench, --torture, --targets or several") }
+        if bench == nil && torture == nil && targetResults.isEmpty && detection == nil { throw ValidationError("give --bench, --torture, --targets, --detection or several") }
         if base != nil && bench == nil { throw ValidationError("--base needs --bench") }
     }
 
@@ -78,11 +79,14 @@ struct ReportHTML: ParsableCommand {
             let b = try bench.map { try ResultIO.loadBench($0) }
             let t = try torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
             let runs = try targetResults.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            let beside = torture.map { ($0 as NSString).deletingLastPathComponent + "/detection.json" }
+            let detectionPath = detection ?? beside.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+            let rows = try detectionPath.map { try ResultIO.load([TortureSummary.DetectionRow].self, from: $0) } ?? []
             var c: Comparison?
             if let base, let b { c = Comparison.compare(base: try ResultIO.loadBench(base), new: b, threshold: try Comparison.parseThreshold(threshold)) }
             let dir = (out as NSString).deletingLastPathComponent
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c, targetRuns: runs), to: out)
+            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c, targetRuns: runs, detection: rows), to: out)
             print("wrote \(out)")
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Engine
+import FaultFS
 import FiefObjects
 import Foundation
 import Torture
@@ -8,7 +9,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureCommitObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
@@ -44,6 +45,8 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Run writers on a deliberately broken engine or object layer (debug builds): \(TortureRunCommand.brokenNames.joined(separator: ", ")).")
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
+    @Option(help: "Persistence model of the FaultFS mounts: posix (default, strictest), ext4-ordered, ext4-writeback.")
+    var fsModel: PersistenceModel = .posix
     @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
     var target: String = "fief"
 
@@ -84,7 +87,7 @@ struct TortureRunCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: target \(spec), seed \(s) (rerun with --seed \(s))")
+        print("fief torture: target \(spec), seed \(s), FaultFS model \(fsModel) (rerun with --seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)"))")
         fflush(stdout)
         var o = TortureOptions(seed: s)
         o.target = spec
@@ -97,6 +100,7 @@ struct TortureRunCommand: ParsableCommand {
         o.out = out
         if let broken { _ = o.chooseBroken(broken) }
         o.onlyCycle = onlyCycle
+        o.fsModel = fsModel
         let results: TortureResults
         do {
             results = try TortureRun(options: o).run()
@@ -135,6 +139,7 @@ struct TortureReproduce: ParsableCommand {
         o.scenarios = [record.scenario]
         o.onlyCycle = record.cycle
         if let b = record.broken { _ = o.chooseBroken(b) }
+        if let m = record.fsModel, let model = PersistenceModel(rawValue: m) { o.fsModel = model }
         o.out = out ?? (dir + "/rerun")
         let results = try TortureRun(options: o).run()
         print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")
@@ -151,10 +156,28 @@ struct TortureWriter: ParsableCommand {
     @Option var threads: Int = 1
     @Option var maxCommit: UInt64
     @Option var durability: String = "full"
+    @Flag(help: "Commit through Database.batch.") var batch = false
 
     func run() throws {
         guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
-        try asInternalProcess("writer") { try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit).run() }
+        try asInternalProcess("writer") {
+            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit, batch: batch).run()
+        }
+    }
+}
+
+/// An observer process of the notify scenario. Not for direct use.
+struct TortureCommitObserver: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "commit-observer", abstract: "(internal) Log every commit range delivered.", shouldDisplay: false)
+    @Option var db: String
+    @Option var log: String
+    @Option var stop: String
+    @Option var graceSeconds: Double = 1
+
+    func run() throws {
+        try asInternalProcess("commit-observer") {
+            if try !CommitLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
+        }
     }
 }
 

@@ -23,7 +23,7 @@ final class LiveMount {
     var mnt: String { fs.mountpoint }
     var trace: String { fs.tracePath }
 
-    init(seed: UInt64, config: String? = nil, name: String = "") throws {
+    init(seed: UInt64, config: String? = nil, name: String = "", model: PersistenceModel = .posix) throws {
         try requireFUSE()
         let base = dir.path + (name.isEmpty ? "" : "/" + name)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -33,7 +33,7 @@ final class LiveMount {
             try config.write(toFile: configPath!, atomically: true, encoding: .utf8)
         }
         fs = FaultFSMount(backing: base + "/backing", mountpoint: base + "/mnt", seed: seed,
-                          tracePath: base + "/trace.jsonl", configPath: configPath)
+                          tracePath: base + "/trace.jsonl", configPath: configPath, model: model)
         try fs.mount()
     }
 
@@ -78,6 +78,8 @@ final class RawFile {
     func write(_ text: String, at offset: Int = 0) throws { try write(Array(text.utf8), at: offset) }
 
     func sync() throws { guard fsync(fd) == 0 else { throw Failure(path, "fsync", errno) } }
+
+    func dataSync() throws { guard fdatasync(fd) == 0 else { throw Failure(path, "fdatasync", errno) } }
 
     func read(_ count: Int, at offset: Int = 0) throws -> [UInt8] {
         var buf = [UInt8](repeating: 0, count: count)

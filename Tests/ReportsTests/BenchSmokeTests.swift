@@ -11,7 +11,7 @@ final class BenchSmokeTests: XCTestCase {
         var lines: [String] = []
         let runner = BenchRunner(parameters: .smoke(seed: 7), workDirectory: dir, progress: { lines.append($0) })
         let r = try runner.run()
-        XCTAssertEqual(Set(r.benchmarks.map(\.id)), ["bulk-insert", "point-reads", "scan", "small-txns.full", "small-txns.none", "readers-while-writing", "open", "churn"])
+        XCTAssertEqual(Set(r.benchmarks.map(\.id)), ["bulk-insert", "point-reads", "scan", "small-txns.full", "small-txns.none", "small-txns.concurrent.1", "small-txns.concurrent.4", "readers-while-writing", "open", "churn"])
         for b in r.benchmarks {
             XCTAssertEqual(b.systems.map(\.system), SystemName.allCases, b.id)
             for s in b.systems {

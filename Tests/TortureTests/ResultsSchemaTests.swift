@@ -13,7 +13,11 @@ final class ResultsSchemaTests: XCTestCase {
         s.violations = 2
         s.durationSeconds = 3.25
         s.modes = [ModeResult(name: "objects-crash-point", cycles: 6, violations: 2), ModeResult(name: "objects-drop-all", cycles: 3)]
-        r.scenarios = [s, ScenarioResult(name: "growth")]
+        var states = ScenarioResult(name: "crash-states")
+        states.crashStates = [CrashStateCoverage(cycle: 0, commit: 7, crashPoint: "after-select-flip-write", unsyncedSectors: 5, sizeChoice: true, statesExplored: 64, exhaustive: true),
+                              CrashStateCoverage(cycle: 1, commit: 9, crashPoint: "before-data-sync", unsyncedSectors: 60, sizeChoice: false, statesExplored: 256, exhaustive: false)]
+        r.scenarios = [s, ScenarioResult(name: "growth"), states]
+        r.fsModel = "ext4-ordered"
         var g = GrowthCurve()
         g.sizes = [4096, 8192, 8192]
         g.liveBytes = [4096, 4096, 4096]
@@ -23,6 +27,9 @@ final class ResultsSchemaTests: XCTestCase {
         g.compactedSize = 8192
         r.growth = g
         let dir = TempDir()
+        let detection = [Detection.Row(variant: "no-data-sync", scenario: "crash-states", caught: true, cyclesToDetection: 2, cyclesRun: 2, firstViolation: "lost | commit 3"),
+                         Detection.Row(variant: "no-reclaim", scenario: "readers", caught: false, cyclesToDetection: nil, cyclesRun: 4, firstViolation: nil)]
+        try Detection(seed: 1, cycles: 4, out: dir.path).write(detection)
         try ResultFiles.write(r, to: dir.path)
 
         let read = try ResultIO.load(TortureSummary.self, from: dir.file("results.json"))
@@ -31,7 +38,27 @@ final class ResultsSchemaTests: XCTestCase {
         XCTAssertEqual(read.shard, "1/2")
         XCTAssertEqual(read.durationSeconds, 12.5)
         XCTAssertFalse(read.passed)
-        XCTAssertEqual(read.scenarios.map(\.name), ["objects", "growth"])
+        XCTAssertEqual(read.scenarios.map(\.name), ["objects", "growth", "crash-states"])
+        XCTAssertEqual(read.fsModel, "ext4-ordered")
+        XCTAssertEqual(read.scenarios[2].crashStates.map(\.choices), [6, 60])
+        XCTAssertEqual(read.scenarios[2].crashStates.map(\.statesExplored), [64, 256])
+        XCTAssertEqual(read.scenarios[2].crashStates.map(\.exhaustive), [true, false])
+        XCTAssertEqual(read.scenarios[2].crashStates.map(\.crashPoint), ["after-select-flip-write", "before-data-sync"])
+        let rows = try ResultIO.load([TortureSummary.DetectionRow].self, from: dir.file("detection.json"))
+        XCTAssertEqual(rows.map(\.variant), ["no-data-sync", "no-reclaim"])
+        XCTAssertEqual(rows.map(\.cyclesToDetection), [2, nil])
+        XCTAssertEqual(rows.map(\.caught), [true, false])
+
+        let summary = try String(contentsOfFile: dir.file("summary.md"), encoding: .utf8)
+        XCTAssertTrue(summary.contains("FaultFS model `ext4-ordered`"), summary)
+        XCTAssertTrue(summary.contains("## Crash states explored (crash-states)"), summary)
+        XCTAssertTrue(summary.contains("| 6 | 1 | 64 | 64 | yes |"), summary)
+        XCTAssertTrue(summary.contains("| 60 | 1 | 256 | 1 × 2^60 | sampled |"), summary)
+        XCTAssertTrue(summary.contains("| `no-reclaim` | readers | **NO** | - |"), summary)
+        let html = HTMLReport.page(bench: nil, torture: read, detection: rows)
+        XCTAssertTrue(html.contains("Detection: 1 of 2 broken variants caught"), html)
+        XCTAssertTrue(html.contains("Crash states explored (crash-states)"))
+        XCTAssertTrue(html.contains("<td>64</td><td>64</td>"))
         XCTAssertEqual(read.scenarios[0].cycles, 9)
         XCTAssertEqual(read.scenarios[0].violations, 2)
         XCTAssertEqual(read.scenarios[0].durationSeconds, 3.25)

@@ -1,4 +1,4 @@
-// C11 atomics on memory Swift does not own: the reader slots in the `.lock` file's shared
+// C11 atomics (and futexes) on memory Swift does not own: the reader slots in the `.lock` file's shared
 // mapping, which other processes read and write at the same time. Swift has no atomics in
 // its standard library for raw shared memory, so the engine's one place that needs them goes
 // through these few inline functions (each compiles to a plain load or store, or one fence).
@@ -28,6 +28,31 @@ static inline void fief_store_u32_release(void *p, uint32_t v) {
 // process before loads after it are performed. On x86-64 an MFENCE; no system call.
 static inline void fief_fence(void) {
     atomic_thread_fence(memory_order_seq_cst);
+}
+
+static inline uint32_t fief_fetch_add_u32(void *p, uint32_t v) {
+    return atomic_fetch_add_explicit((_Atomic uint32_t *)p, v, memory_order_acq_rel);
+}
+
+// Futexes on the `.lock` file's shared mapping wake waiters in other processes: the kernel
+// keys a shared (not FUTEX_PRIVATE) futex on a file mapping by inode and offset.
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+// Sleeps while *p == expected, at most timeout_ms. Returns 0 when woken (or when *p had
+// already changed), ETIMEDOUT when the time ran out, or another errno (EINTR).
+static inline int fief_futex_wait(void *p, uint32_t expected, long timeout_ms) {
+    struct timespec t = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+    if (syscall(SYS_futex, (uint32_t *)p, FUTEX_WAIT, expected, &t, NULL, 0) == 0) return 0;
+    return errno == EAGAIN ? 0 : errno;
+}
+
+static inline void fief_futex_wake_all(void *p) {
+    syscall(SYS_futex, (uint32_t *)p, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
 #endif

@@ -26,7 +26,7 @@ public struct TargetIOErrorScenario: Scenario {
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt"
         let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl")
+        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl", model: context.options.fsModel)
         try fs.mount()
         defer { fs.unmount() }
         try p.setUp()

@@ -34,7 +34,7 @@ public struct TargetPowerCutScenario: Scenario {
         let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
         var current: UInt64 = 0
         for (e, event) in TargetPowerCutScenario.events.enumerated() {
-            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl")
+            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
             if e == 0 { try p.setUp() }

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import SeededRandomness
+
+/// Group commit under crashes: writer processes of four to eight threads commit through
+/// `Database.batch` (each call one oracle commit; some bodies throw once, so their shared
+/// transactions roll back and run again without them), and die at an engine crash point, at
+/// a seeded random time, and in a power cut on FaultFS. After each death every call that
+/// `batch` acknowledged must be in the file, and each combined transaction wholly present or
+/// wholly absent (`RecoveryCheck`, batched).
+public struct BatchScenario: Scenario {
+    public var name: String { "batch" }
+    public init() {}
+
+    public func plannedCycles(_ profile: TortureProfile) -> Int { 3 * profile.scale }
+
+    public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var rng = SeededRandom(seed: seed)
+        var outcome = CycleOutcome()
+        func writer(_ db: String, oracle: String, log: String) -> CrashCycle {
+            var c = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed, threads: Int.random(in: 4...8, using: &rng), logPath: log)
+            c.environment = context.writerEnvironment
+            c.batch = true
+            return c
+        }
+
+        // A death at each commit point in turn, on a file that lives through the cycle.
+        let point = CrashPoint.commitPoints[index % CrashPoint.commitPoints.count]
+        let crashing = writer(dir + "/db.fief", oracle: dir + "/oracle.log", log: dir + "/writer-0.out")
+        let nth = Int.random(in: 1...6, using: &rng)
+        let crashed = try crashing.crash(at: point, nth: nth)
+        outcome.events.append((point.rawValue, crashed.violations, crashed.description + " (\(crashing.threads) batch threads)"))
+        outcome.crashPoints.insert(point.rawValue)
+
+        let killed = writer(dir + "/db.fief", oracle: dir + "/oracle.log", log: dir + "/writer-1.out")
+        let delay = UInt32.random(in: 20_000...300_000, using: &rng)
+        let k = try killed.kill(afterMicros: delay)
+        outcome.events.append(("random-kill", k.violations, k.description + " (\(killed.threads) batch threads)"))
+        outcome.crashPoints.insert("random-kill")
+
+        let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
+        if let why = FaultFSMount.unavailableReason() {
+            outcome.events.append(("no-fuse", ["the batch power cut cannot run on this machine: \(why)"], "batch cycle \(index)"))
+            return outcome
+        }
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
+        try fs.mount()
+        defer { fs.unmount() }
+        let cut = writer(dir + "/mnt/db.fief", oracle: dir + "/oracle-power-cut.log", log: dir + "/writer-2.out")
+        let child = try ChildProcess(arguments: cut.writerArguments(maxCommit: UInt64.max / 2), environment: cut.environment,
+                                     output: cut.logPath, label: "writer")
+        let running = UInt32.random(in: 50_000...300_000, using: &rng)
+        usleep(running)
+        try fs.ctl(["power-cut"] + mode.args)
+        child.kill9()
+        _ = child.wait()
+        fs.unmount()
+        outcome.faults += 1
+        let verdict = RecoveryCheck.verify(dbPath: dir + "/backing/db.fief", oraclePath: dir + "/oracle-power-cut.log",
+                                           workload: cut.workload, batched: true)
+        outcome.events.append((mode.name, verdict.violations,
+                               "\(mode.name) power cut \(running / 1000) ms into a run of \(cut.threads) batch threads"))
+        return outcome
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+
+/// An observer process of the `notify` scenario: logs every range `observeCommits` delivers,
+/// then, once the scenario writes the final version into the stop file, waits for a delivery
+/// that reaches it (at most `graceSeconds`) and logs how its watcher woke.
+///
+/// Log lines: `start V`, `range FROM TO` per delivery, `reached V MS` or `missed V`, and
+/// `wakes DOORBELL TIMEOUT`.
+public struct CommitLogObserver {
+    public let dbPath: String
+    public let logPath: String
+    public let stopPath: String
+    public let graceSeconds: Double
+
+    public init(dbPath: String, logPath: String, stopPath: String, graceSeconds: Double) {
+        self.dbPath = dbPath
+        self.logPath = logPath
+        self.stopPath = stopPath
+        self.graceSeconds = graceSeconds
+    }
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private let handle: FileHandle
+        private(set) var reached: UInt64 = 0
+        init(_ path: String) throws {
+            FileManager.default.createFile(atPath: path, contents: nil)
+            guard let h = FileHandle(forWritingAtPath: path) else { throw TortureError.invalid("cannot write \(path)") }
+            handle = h
+        }
+        func line(_ s: String, reaching v: UInt64? = nil) {
+            lock.lock(); defer { lock.unlock() }
+            handle.write(Data((s + "\n").utf8))
+            if let v { reached = max(reached, v) }
+        }
+        var latest: UInt64 { lock.lock(); defer { lock.unlock() }; return reached }
+    }
+
+    /// Returns false when the final version was not delivered in time.
+    public func run() throws -> Bool {
+        let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        let log = try Log(logPath)
+        let start = try db.latestVersion()
+        log.line("start \(start)", reaching: start)
+        let observation = try db.observeCommits { r in log.line("range \(r.from) \(r.to)", reaching: r.to) }
+        defer { observation.cancel() }
+        var final: UInt64?
+        while final == nil {
+            if let text = try? String(contentsOfFile: stopPath, encoding: .utf8), let v = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                final = v
+            } else {
+                usleep(5_000)
+            }
+        }
+        let asked = Date()
+        var ok = false
+        while Date().timeIntervalSince(asked) < graceSeconds {
+            if log.latest >= final! { ok = true; break }
+            usleep(2_000)
+        }
+        log.line(ok ? "reached \(final!) \(Int(Date().timeIntervalSince(asked) * 1000))" : "missed \(final!)")
+        let wakes = db.commitWatcherWakeCounts ?? (0, 0)
+        log.line("wakes \(wakes.doorbell) \(wakes.timeout)")
+        return ok
+    }
+}

@@ -1,0 +1,36 @@
+import XCTest
+import Engine
+@testable import Torture
+
+/// Commit observation across processes while writers die: the correct engine is clean, and
+/// each broken watcher or writer is caught by the check meant for it.
+final class NotifyScenarioTests: XCTestCase {
+    func run(seed: UInt64, cycles: Int, broken: BrokenVariant? = nil) throws -> ScenarioResult {
+        try runScenario("notify", seed: seed, cycles: cycles, broken: broken, needsFUSE: false)
+    }
+
+    func testDeliveriesTileAndReachTheFinalVersionThroughWriterDeaths() throws {
+        let r = try run(seed: 5, cycles: 4)
+        XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
+        XCTAssertTrue(r.crashPointsCovered.contains(CrashPoint.afterPublishBeforeDoorbell.rawValue), "\(r.crashPointsCovered)")
+    }
+
+    func testBrokenWatchersAndASilentDoorbellAreCaught() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let expected: [(BrokenVariant, String)] = [(.notifySkip, "were never delivered"), (.notifyDup, "were delivered twice"),
+                                                   (.notifyOffByOne, "were never delivered"), (.noDoorbell, "never rang the doorbell")]
+        for (variant, message) in expected {
+            let r = try run(seed: 5, cycles: 1, broken: variant)
+            let all = r.failures.flatMap(\.violations)
+            XCTAssertTrue(all.contains { $0.contains(message) }, "\(variant) went unnoticed: \(all.prefix(3))")
+        }
+    }
+
+    func testTheLogCheckerNamesEachFault() {
+        let ok = "start 3\nrange 3 5\nrange 5 6\nreached 6 4\nwakes 2 0\n"
+        XCTAssertEqual(NotifyScenario.verify(log: ok, final: 6, observer: 0), [])
+        XCTAssertTrue(NotifyScenario.verify(log: "start 3\nrange 3 5\nrange 5 5\nreached 6 1\nwakes 2 0\n", final: 6, observer: 0).first!.contains("empty or backward"))
+        XCTAssertTrue(NotifyScenario.verify(log: "start 3\nrange 3 5\nmissed 6\nwakes 1 0\n", final: 6, observer: 0).first!.contains("did not reach"))
+        XCTAssertTrue(NotifyScenario.verify(log: "range 3 5\n", final: 5, observer: 0).first!.contains("never started"))
+    }
+}
