@@ -106,9 +106,14 @@ struct InMemoryFiles: Sendable {
 
     /// Under the gate, as a store closes: removes the files if `database` is the last handle
     /// on them anywhere. Other handles of this process count as others: each holds its own lock.
+    /// The handle is then closed too, so whoever kept it past the store gets `EngineError.closed`
+    /// from a new transaction instead of writing to a file no one else can open.
     func close(_ database: Database) {
         _ = try? withGate {
-            if try database.becomeOnlyHandle() { removeFiles() }
+            if try database.becomeOnlyHandle() {
+                removeFiles()
+                database.close()
+            }
         }
     }
 

@@ -63,9 +63,8 @@ public final class ObjectStore: @unchecked Sendable {
         self.inMemory = inMemory
     }
 
-    /// Closing: the last handle on an in-memory store, in any process, removes its files.
-    /// (A `Database` or `PinnedVersion` taken from this store and kept past it reads on from
-    /// the removed file, alone.)
+    /// Closing: the last handle on an in-memory store, in any process, removes its files (and
+    /// closes the handle, for whoever kept `database` past the store).
     deinit { inMemory?.close(database) }
 
     /// Opens (or creates) the file, checks its schema against `types`, and migrates it when

@@ -43,9 +43,11 @@ final class InMemoryTests: XCTestCase {
         a = nil
         XCTAssertTrue(exists(path), "another handle still has it open")
         XCTAssertEqual(b!.context().objects(Person.self).count, 1)
+        let kept = b!.database
         b = nil
         XCTAssertFalse(exists(path), "the last close removes the file")
         XCTAssertFalse(exists(path + ".lock"), "and its lock file")
+        XCTAssertThrowsError(try kept.write { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         let fresh = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
         XCTAssertEqual(fresh.context().objects(Person.self).count, 0)
     }

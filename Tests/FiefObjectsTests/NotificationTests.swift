@@ -149,6 +149,24 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(errors.count, 2, "unmanaged and deleted objects get .error at once")
     }
 
+    /// Deliveries tile the versions: an observer's base version is pinned on its own, so a
+    /// context that `invalidate()`s and later reads again still hears of everything between.
+    func testInvalidateSkipsNoChange() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        try people(store, [(1, 10), (2, 20)])
+        let ctx = store.context(), other = store.context()
+        let log = Locked<[Seen]>([])
+        let token = record(ctx.objects(Person.self).sorted(byKeyPath: "age"), into: log)
+        ctx.invalidate()
+        try other.write { try other.delete(try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!) }
+        XCTAssertEqual(ctx.objects(Person.self).count, 1, "reading again starts at the newest version")
+        try other.write { try other.create(Person.self, value: ["id": 3, "age": 30]) }
+        try ctx.refresh()
+        XCTAssertEqual(log.withLock { $0 }, [.initial([1, 2]), .update(deletions: [0], insertions: [1], modifications: [], keys: [2, 3])])
+        _ = token
+    }
+
     /// A query through a link: a change to the linked object modifies the results' object.
     func testModificationsThroughLinks() throws {
         let dir = TempDir()
