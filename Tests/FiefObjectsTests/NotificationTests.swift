@@ -167,6 +167,64 @@ final class NotificationTests: XCTestCase {
         _ = token
     }
 
+    /// Myers' common subsequence on arrays with repeats: a common subsequence, as long as the
+    /// dynamic-programming LCS, and its change set replays.
+    func testListDiffOnArraysWithRepeats() {
+        var rng = SeededRandom(seed: testSeed("list diff", default: 11))
+        for _ in 0..<1500 {
+            let a = (0..<Int.random(in: 0..<14, using: &rng)).map { _ in Int.random(in: 0..<4, using: &rng) }
+            let b = (0..<Int.random(in: 0..<14, using: &rng)).map { _ in Int.random(in: 0..<4, using: &rng) }
+            let pairs = CollectionChange.commonPairs(a, b)
+            XCTAssertTrue(pairs.allSatisfy { a[$0.0] == b[$0.1] })
+            XCTAssertTrue(zip(pairs, pairs.dropFirst()).allSatisfy { $0.0 < $1.0 && $0.1 < $1.1 })
+            var lcs = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in 0..<a.count { for j in 0..<b.count { lcs[i + 1][j + 1] = a[i] == b[j] ? lcs[i][j] + 1 : max(lcs[i][j + 1], lcs[i + 1][j]) } }
+            XCTAssertEqual(pairs.count, lcs[a.count][b.count], "\(a) \(b)")
+            let c = CollectionChange(oldValues: a, newValues: b) { _ in false }
+            var replay = a
+            for i in c.deletions.reversed() { replay.remove(at: i) }
+            for i in c.insertions { replay.insert(b[i], at: i) }
+            XCTAssertEqual(replay, b)
+        }
+    }
+
+    func testListNotifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write { try other.create(Person.self, value: ["id": 1, "dogs": [["name": "a"], ["name": "b"], ["name": "c"]]]) }
+        try ctx.refresh()
+        let ann = try ctx.object(ofType: Person.self, forPrimaryKey: 1)!
+        var seen: [String] = []
+        let token = ann.dogs.observe { change in
+            switch change {
+            case .initial(let l): seen.append("initial \(l.map(\.name))")
+            case .update(_, let d, let i, let m): seen.append("\(d) \(i) \(m)")
+            case .error(let e): seen.append("error \(e)")
+            }
+        }
+        let there = try other.object(ofType: Person.self, forPrimaryKey: 1)!
+        try other.write { there.dogs.append(Dog()) }
+        try ctx.refresh()
+        try other.write { there.dogs.remove(at: 0) }
+        try ctx.refresh()
+        try other.write { there.dogs.move(from: 2, to: 0) }        // [b, c, new] -> [new, b, c]
+        try ctx.refresh()
+        try other.write { there.dogs[1].age = 7 }                  // b
+        try ctx.refresh()
+        try other.write { there.age = 3 }                          // the owner, not the list
+        try ctx.refresh()
+        try other.write { try other.delete(there) }                 // cascades to the dogs
+        try ctx.refresh()
+        try other.write { try other.create(Person.self, value: ["id": 2]) }
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["initial [\"a\", \"b\", \"c\"]", "[] [3] []", "[0] [] []", "[2] [0] []", "[] [] [1]", "[0, 1, 2] [] []"])
+        _ = token
+        var errors = 0
+        _ = List<Dog>().observe { if case .error = $0 { errors += 1 } }
+        XCTAssertEqual(errors, 1, "an unmanaged list cannot be observed")
+    }
+
     /// A query through a link: a change to the linked object modifies the results' object.
     func testModificationsThroughLinks() throws {
         let dir = TempDir()
