@@ -31,7 +31,7 @@ extension List {
                 block(.initial(self))
                 return true
             },
-            update: { ctx, d in
+            update: { ctx, d, _ in
                 guard ctx.exists(ref) else {
                     block(.update(self, deletions: Array(last.indices), insertions: [], modifications: []))
                     return false

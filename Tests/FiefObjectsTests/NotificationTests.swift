@@ -225,6 +225,43 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(errors, 1, "an unmanaged list cannot be observed")
     }
 
+    /// `keyPaths:` narrows modifications to the listed properties (and objects reached along
+    /// dotted paths); insertions and deletions always count.
+    func testKeyPathsNarrowModifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let car = try other.create(Car.self, value: ["plate": "A", "model": "m"])
+            try other.create(Person.self, value: ["id": 1, "name": "a", "age": 1, "car": car])
+            try other.create(Person.self, value: ["id": 2, "name": "b", "age": 2])
+        }
+        var ages: [String] = [], cars: [String] = [], objectAges: [String] = []
+        let byAge = ctx.objects(Person.self).sorted(byKeyPath: "id").observe(keyPaths: ["age"]) { change in
+            if case .update(_, let d, let i, let m) = change { ages.append("\(d) \(i) \(m)") }
+        }
+        let byCar = ctx.objects(Person.self).sorted(byKeyPath: "id").observe(keyPaths: ["car.model"]) { change in
+            if case .update(_, let d, let i, let m) = change { cars.append("\(d) \(i) \(m)") }
+        }
+        let one = try ctx.object(ofType: Person.self, forPrimaryKey: 1)!
+        let oneAge = one.observe(keyPaths: ["age"]) { change in
+            if case .change(_, let props) = change { objectAges.append(props.map(\.name).joined(separator: ",")) }
+        }
+        func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
+        try other.write { try person(1).name = "renamed" }                 // no listed property
+        try ctx.refresh()
+        try other.write { try person(2).age = 20; try person(1).age = 10; try person(1).name = "again" }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Car.self, forPrimaryKey: "A")!.model = "n" }
+        try ctx.refresh()
+        try other.write { try other.create(Person.self, value: ["id": 3]) }
+        try ctx.refresh()
+        XCTAssertEqual(ages, ["[] [] [0, 1]", "[] [2] []"])
+        XCTAssertEqual(cars, ["[] [] [0]", "[] [2] []"], "the car (a dotted path) and the insertion")
+        XCTAssertEqual(objectAges, ["age"], "only the listed property, only when it changed")
+        _ = (byAge, byCar, oneAge)
+    }
+
     /// A query through a link: a change to the linked object modifies the results' object.
     func testModificationsThroughLinks() throws {
         let dir = TempDir()
