@@ -149,7 +149,7 @@ public protocol _LinkingObjectsProtocol: _Persistable {}
 
 /// The objects whose `originProperty` links to this one (computed from backlinks).
 public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, RandomAccessCollection {
-    private let results: Results<Origin>?
+    let results: Results<Origin>?
 
     init(results: Results<Origin>?) { self.results = results }
 

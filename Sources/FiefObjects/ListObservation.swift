@@ -54,3 +54,15 @@ extension List {
         return ref.ctx.register(o)
     }
 }
+
+extension LinkingObjects {
+    /// As `Results.observe`: these are the results of a backlinks query. The objects linking
+    /// here come and go as insertions and deletions.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ResultsChange<Origin>) -> Void) -> NotificationToken {
+        guard let results else {
+            block(.error(ObjectError.unmanagedObject(className: "LinkingObjects<\(Origin.self)>")))
+            return NotificationToken(ctx: nil, id: 0)
+        }
+        return results.observe(keyPaths: keyPaths, block)
+    }
+}

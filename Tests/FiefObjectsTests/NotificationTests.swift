@@ -262,6 +262,36 @@ final class NotificationTests: XCTestCase {
         _ = (byAge, byCar, oneAge)
     }
 
+    func testLinkingObjectsNotifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let rex = try other.create(Dog.self, value: ["name": "Rex"])
+            try other.create(Person.self, value: ["id": 1, "dogs": [rex]])
+            try other.create(Person.self, value: ["id": 2])
+        }
+        try ctx.refresh()
+        let rex = ctx.objects(Dog.self).first!
+        var seen: [String] = []
+        let token = rex.owners.observe { change in
+            switch change {
+            case .initial(let r): seen.append("initial \(r.map(\.id))")
+            case .update(let r, let d, let i, let m): seen.append("\(d) \(i) \(m) \(r.map(\.id))")
+            case .error(let e): seen.append("error \(e)")
+            }
+        }
+        let rexThere = other.objects(Dog.self).first!
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(2))!.dogs.append(rexThere) }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!.age = 5 }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!.dogs.removeAll() }
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["initial [1]", "[] [1] [] [1, 2]", "[] [] [0] [1, 2]", "[0] [] [] [2]"])
+        _ = token
+    }
+
     /// A query through a link: a change to the linked object modifies the results' object.
     func testModificationsThroughLinks() throws {
         let dir = TempDir()
