@@ -152,10 +152,16 @@ final class InMemoryTests: XCTestCase {
             case .error(let e): seen.append("error \(e)")
             }
         }
+        // The store's commit watcher hears the other process's commit (the doorbell); the
+        // context's refresh then delivers the change set.
+        let woken = DispatchSemaphore(value: 0)
+        let watch = try store.observe { _ in woken.signal() }
         let p = try child(id, dir, add: 2)
         try waitFor(dir.file("ready"))
+        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success, "the store observer hears a commit of another process")
         try ctx.refresh()
         XCTAssertEqual(seen, ["initial 1", "update [] [1, 2] []"])
+        watch.cancel()
         FileManager.default.createFile(atPath: dir.file("go"), contents: nil)
         p.waitUntilExit()
         token.invalidate()
