@@ -18,6 +18,11 @@ public struct Configuration: Sendable {
     /// Names a store that lives in memory (tmpfs) while any handle, in any process, has it
     /// open; `path` stays empty (see `InMemoryFiles`).
     public var inMemoryIdentifier: String?
+    /// At most this many versions live at once (the newest and those readers pin, in every
+    /// process): a write that would make one more throws `ObjectError.tooManyLiveVersions`.
+    /// A reader stuck on an old version then stops writers instead of growing the file
+    /// without bound. nil: no limit. At least 2.
+    public var maximumLiveVersions: Int?
 
     public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
                 migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
@@ -72,6 +77,7 @@ public final class ObjectStore: @unchecked Sendable {
     /// its identifier names, or a new empty one; `configuration.path` then names its file.
     public convenience init(_ configuration: Configuration) throws {
         let models = try SchemaValidation.models(configuration.types)
+        if let m = configuration.maximumLiveVersions, m < 2 { throw ConfigurationError.maximumLiveVersionsTooSmall(m) }
         guard let id = configuration.inMemoryIdentifier else {
             self.init(configuration: configuration, database: try ObjectStore.open(configuration, models: models), models: models)
             return

@@ -446,3 +446,31 @@ final class NotificationTests: XCTestCase {
         _ = token
     }
 }
+
+/// `maximumLiveVersions`: readers holding old versions stop writers at the limit.
+final class LiveVersionLimitTests: XCTestCase {
+    func testWritesStopWhenReadersHoldTooManyVersions() throws {
+        let dir = TempDir()
+        var config = Configuration(path: dir.file("v.fief"), types: zooTypes)
+        config.maximumLiveVersions = 3
+        let store = try ObjectStore(config)
+        let writer = store.context()
+        var readers: [ObjectContext] = []
+        func hold() { let r = store.context(); _ = r.objects(Person.self).count; readers.append(r) }
+        try writer.write { try writer.create(Person.self, value: ["id": 1]) }
+        hold()                                                             // pins the newest
+        try writer.write { try writer.create(Person.self, value: ["id": 2]) }   // live: 2
+        hold()
+        try writer.write { try writer.create(Person.self, value: ["id": 3]) }   // live: 3
+        XCTAssertEqual(try store.database.stats().liveVersions, 3)
+        XCTAssertThrowsError(try writer.write { try writer.create(Person.self, value: ["id": 4]) }) {
+            XCTAssertEqual($0 as? ObjectError, .tooManyLiveVersions(path: dir.file("v.fief"), live: 3, maximum: 3))
+        }
+        XCTAssertNil(try writer.object(ofType: Person.self, forPrimaryKey: 4), "the refused write changed nothing")
+        try readers[0].refresh()
+        try writer.write { try writer.create(Person.self, value: ["id": 4]) }
+        var small = config
+        small.maximumLiveVersions = 1
+        XCTAssertThrowsError(try ObjectStore(small)) { XCTAssertEqual($0 as? ConfigurationError, .maximumLiveVersionsTooSmall(1)) }
+    }
+}
