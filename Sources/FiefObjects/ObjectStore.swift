@@ -16,7 +16,8 @@ public struct Configuration: Sendable {
     public var readOnly: Bool
     public var durability: Durability
     /// Names a store that lives in memory (tmpfs) while any handle, in any process, has it
-    /// open; `path` stays empty (see `InMemoryFiles`).
+    /// open. Leave `path` empty: the opened store's `configuration.path` names the file (see
+    /// `InMemoryFiles`).
     public var inMemoryIdentifier: String?
     /// At most this many versions live at once (the newest and those readers pin, in every
     /// process): a write that would make one more throws `ObjectError.tooManyLiveVersions`.
