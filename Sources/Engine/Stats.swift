@@ -76,6 +76,17 @@ extension Database {
     }
 }
 
+extension Database {
+    /// How many versions are live now, in every process: the newest plus each older one some
+    /// reader pins (as `stats().liveVersions`, without the rest of the stats).
+    package func liveVersionCount() throws -> Int {
+        try guarded {
+            let newest = try latestVersion()
+            return 1 + Set(try readers.livePins().map(\.version)).filter { $0 < newest }.count
+        }
+    }
+}
+
 extension KeyKind: Encodable {
     public func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()

@@ -60,6 +60,68 @@ struct CollectionChange: Equatable {
         insertions.sort()
     }
 
+    /// The change between two arrays that may repeat elements (a list's values): what a
+    /// longest common subsequence keeps stays in place, the rest of `old` is deleted and the rest
+    /// of `new` inserted. `modifiedAt(i)`: whether the kept element at old index `i` changed (a
+    /// link to an object that changed).
+    init<T: Equatable>(oldValues old: [T], newValues new: [T], modifiedAt: (Int) -> Bool) {
+        var keptOld = Set<Int>(), keptNew = Set<Int>()
+        for (i, j) in CollectionChange.commonPairs(old, new) {
+            keptOld.insert(i)
+            keptNew.insert(j)
+            if modifiedAt(i) {
+                modifications.append(i)
+                modificationsNew.append(j)
+            }
+        }
+        deletions = (0..<old.count).filter { !keptOld.contains($0) }
+        insertions = (0..<new.count).filter { !keptNew.contains($0) }
+    }
+
+    /// Index pairs of one longest common subsequence of `a` and `b`, in order: Myers' O((N+M)D)
+    /// greedy walk after trimming the equal head and tail (D, the edits, is small for a list
+    /// that one commit changed).
+    static func commonPairs<T: Equatable>(_ a: [T], _ b: [T]) -> [(Int, Int)] {
+        var head = 0
+        while head < a.count, head < b.count, a[head] == b[head] { head += 1 }
+        var tail = 0
+        while tail < a.count - head, tail < b.count - head, a[a.count - 1 - tail] == b[b.count - 1 - tail] { tail += 1 }
+        var pairs = (0..<head).map { ($0, $0) }
+        let x0 = head, n = a.count - head - tail, m = b.count - head - tail
+        if n > 0 && m > 0 {
+            // v[k + off]: the furthest x on diagonal k (y = x - k) after d edits; trace[d]: v
+            // before step d, to walk back from (n, m).
+            let off = n + m + 1
+            var v = [Int](repeating: 0, count: 2 * off + 1)
+            var trace: [[Int]] = []
+            search: for d in 0...(n + m) {
+                trace.append(v)
+                for k in stride(from: -d, through: d, by: 2) {
+                    var x = (k == -d || (k != d && v[k - 1 + off] < v[k + 1 + off])) ? v[k + 1 + off] : v[k - 1 + off] + 1
+                    var y = x - k
+                    while x < n, y < m, a[x0 + x] == b[x0 + y] { x += 1; y += 1 }
+                    v[k + off] = x
+                    if x >= n && y >= m { break search }
+                }
+            }
+            var middle: [(Int, Int)] = []
+            var x = n, y = m
+            for d in stride(from: trace.count - 1, through: 0, by: -1) {
+                let w = trace[d], k = x - y
+                let prevK = (k == -d || (k != d && w[k - 1 + off] < w[k + 1 + off])) ? k + 1 : k - 1
+                let prevX = w[prevK + off], prevY = prevX - prevK
+                while x > prevX, y > prevY {
+                    x -= 1; y -= 1
+                    middle.append((x0 + x, x0 + y))
+                }
+                x = prevX; y = prevY
+            }
+            pairs += middle.reversed()
+        }
+        pairs += (0..<tail).map { (a.count - tail + $0, b.count - tail + $0) }
+        return pairs
+    }
+
     /// Positions (into `xs`) of one longest strictly increasing subsequence (patience sorting).
     static func longestIncreasingRun(_ xs: [Int]) -> Set<Int> {
         var tails: [Int] = []            // index into xs of the smallest tail of a run of each length

@@ -55,6 +55,7 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
     case invalidated
     case readOnly(String)
     case unmanagedObject(className: String)
+    case tooManyLiveVersions(path: String, live: Int, maximum: Int)
 
     public var description: String {
         switch self {
@@ -73,6 +74,8 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
         case .invalidated: return "the context was invalidated; call refresh() before reading"
         case .readOnly(let p): return "\(p): the store was opened read-only"
         case .unmanagedObject(let c): return "\(c): an unmanaged object cannot be observed; add it to a context first"
+        case .tooManyLiveVersions(let p, let live, let m):
+            return "\(p): \(live) versions are live (maximumLiveVersions \(m)); a reader holds an old version: refresh or invalidate it"
         }
     }
 }

@@ -14,6 +14,8 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     case inMemoryReadOnly(identifier: String)
     /// The per-user directory of in-memory stores exists but is not ours, or cannot be made.
     case inMemoryDirectory(path: String, detail: String)
+    /// A writer needs the newest version and the one it makes: a limit under 2 refuses every write.
+    case maximumLiveVersionsTooSmall(Int)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .inMemoryIdentifierWithPath(let id, let p): return "a configuration has an in-memory identifier ('\(id)') or a path ('\(p)'), not both"
         case .inMemoryReadOnly(let id): return "in-memory store '\(id)' cannot be opened read-only"
         case .inMemoryDirectory(let p, let d): return "\(p): cannot hold in-memory stores: \(d)"
+        case .maximumLiveVersionsTooSmall(let m): return "maximumLiveVersions is \(m); it must be at least 2"
         }
     }
 }
@@ -106,9 +109,14 @@ struct InMemoryFiles: Sendable {
 
     /// Under the gate, as a store closes: removes the files if `database` is the last handle
     /// on them anywhere. Other handles of this process count as others: each holds its own lock.
+    /// The handle is then closed too, so whoever kept it past the store gets `EngineError.closed`
+    /// from a new transaction instead of writing to a file no one else can open.
     func close(_ database: Database) {
         _ = try? withGate {
-            if try database.becomeOnlyHandle() { removeFiles() }
+            if try database.becomeOnlyHandle() {
+                removeFiles()
+                database.close()
+            }
         }
     }
 

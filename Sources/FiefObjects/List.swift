@@ -10,8 +10,8 @@ protocol ListBase { var anyElements: [Any] { get } }
 /// holds its elements; managed, every read and change goes to the stored list.
 public final class List<Element: _Persistable>: _ListProtocol, RandomAccessCollection, ListBase {
     private var items: [Element]
-    private var ref: ManagedRef?
-    private var property: Property?
+    private(set) var ref: ManagedRef?
+    private(set) var property: Property?
     private var cache: (stamp: Int, values: [ObjectValue])?
 
     public init() { items = [] }
@@ -149,7 +149,7 @@ public protocol _LinkingObjectsProtocol: _Persistable {}
 
 /// The objects whose `originProperty` links to this one (computed from backlinks).
 public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, RandomAccessCollection {
-    private let results: Results<Origin>?
+    let results: Results<Origin>?
 
     init(results: Results<Origin>?) { self.results = results }
 

@@ -53,10 +53,11 @@ final class Observation {
     var base: PinnedVersion?
     /// Runs on the context's new version; false ends the observation.
     let initial: (ObjectContext) throws -> Bool
-    let update: (ObjectContext, VersionDiff) throws -> Bool
+    /// Gets what changed and the version the previous delivery described (still pinned).
+    let update: (ObjectContext, VersionDiff, PinnedVersion) throws -> Bool
     let fail: (Error) -> Void
 
-    init(initial: @escaping (ObjectContext) throws -> Bool, update: @escaping (ObjectContext, VersionDiff) throws -> Bool, fail: @escaping (Error) -> Void) {
+    init(initial: @escaping (ObjectContext) throws -> Bool, update: @escaping (ObjectContext, VersionDiff, PinnedVersion) throws -> Bool, fail: @escaping (Error) -> Void) {
         self.initial = initial
         self.update = update
         self.fail = fail
@@ -102,7 +103,7 @@ extension ObjectContext {
                     let d = try diffs[from] ?? store.database.diff(from: base, to: next)
                     diffs[from] = d
                     o.base = next
-                    keep = d.isEmpty ? true : try o.update(self, d)
+                    keep = d.isEmpty ? true : try o.update(self, d, base)
                 } else {
                     o.base = next
                     keep = try o.initial(self)
@@ -120,6 +121,46 @@ extension ObjectContext {
     /// another class or the schema changed too.
     func changedObjects(_ className: String, _ d: VersionDiff) throws -> ChangedObjects {
         let c = try tables().cls(className)
+        return changedObjects(c, d)
+    }
+
+    /// The objects among `keys` whose value of one of the properties `names` differs between
+    /// the version `base` holds and the one this context reads.
+    func objectsWithChangedProperties(_ className: String, _ keys: Set<Int64>, _ names: Set<String>, since base: PinnedVersion) throws -> Set<Int64> {
+        guard !keys.isEmpty else { return [] }
+        let now = try tables()
+        let c = try now.cls(className)
+        return try store.database.read(base) { tx in
+            let then = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+            let oc = try then.cls(className)
+            func read(_ t: ObjectTables, _ c: ClassSchema, _ k: Int64, _ p: Property) throws -> [ObjectValue] {
+                p.list ? try t.list(c, k, p) : [try t.value(c, k, p)]
+            }
+            var out = Set<Int64>()
+            for k in keys {
+                for name in names {
+                    guard let p = c.property(name), p.isStored else { continue }
+                    guard let op = oc.property(name), op.isStored, try read(then, oc, k, op) == read(now, c, k, p) else {
+                        out.insert(k)
+                        break
+                    }
+                }
+            }
+            return out
+        }
+    }
+
+    /// The modified objects of every class, by class name (for `LinkedChanges`).
+    func modifiedObjectsByClass(_ d: VersionDiff) throws -> [String: Set<Int64>] {
+        var out: [String: Set<Int64>] = [:]
+        for c in try tables().schema.classes.values {
+            let m = changedObjects(c, d).modified
+            if !m.isEmpty { out[c.name] = m }
+        }
+        return out
+    }
+
+    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff) -> ChangedObjects {
         func objects(_ keys: [[UInt8]]) -> Set<Int64> {
             Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
         }
@@ -146,7 +187,11 @@ extension Results {
     /// Calls `block` with `.initial` now (or, inside a write, when it commits), then with
     /// `.update` each time this context's `refresh()` (or one of its writes) moves it to a
     /// version where these results changed. Never called inside `write {}`. Keep the token.
-    public func observe(_ block: @escaping (ResultsChange<T>) -> Void) -> NotificationToken {
+    ///
+    /// `keyPaths` narrows what counts as a modification: a change of one of these properties
+    /// of the object (`"name"`, `"dogs"`), or of an object reached along a dotted path
+    /// (`"owner.name"`: any change of the owner). Insertions and deletions always count.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ResultsChange<T>) -> Void) -> NotificationToken {
         var last: [Int64] = []
         let o = Observation(
             initial: { _ in
@@ -154,10 +199,26 @@ extension Results {
                 block(.initial(self))
                 return true
             },
-            update: { ctx, d in
+            update: { ctx, d, base in
                 let changed = try ctx.changedObjects(self.className, d)
                 let now = try self.keys(updating: last, changed)
-                let change = CollectionChange(old: last, new: now, modified: changed.modified)
+                let before = Set(last)
+                var modified = changed.modified
+                var paths = LinkedChanges.paths(self.predicate, self.sorts)
+                if let keyPaths {
+                    let split = keyPaths.map { $0.split(separator: ".").map(String.init) }
+                    let own = Set(split.compactMap(\.first))
+                    modified = try ctx.objectsWithChangedProperties(self.className, modified.filter { before.contains($0) }, own, since: base)
+                    paths = split.filter { $0.count > 1 }
+                }
+                if changed.otherClassesChanged && !paths.isEmpty {
+                    // Realm's rule: a change reached through the query's links modifies too.
+                    let kept = now.filter { before.contains($0) && !modified.contains($0) }
+                    let t = try ctx.tables()
+                    modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
+                        kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
+                }
+                let change = CollectionChange(old: last, new: now, modified: modified)
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))
@@ -177,7 +238,10 @@ extension _ObservableObject where Self: Object {
     /// Calls `block` with `.change` each time this context's `refresh()` (or one of its writes)
     /// moves it to a version where the object's stored properties changed, and `.deleted`
     /// once when it is gone. An unmanaged or deleted object gets `.error` at once, then silence.
-    public func observe(_ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+    /// `keyPaths` limits it to those properties (by the first name of each path: `"dogs.name"`
+    /// reports changes of the `dogs` list itself).
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        let watched = keyPaths.map { Set($0.compactMap { $0.split(separator: ".").first.map(String.init) }) }
         guard let r = _ref else {
             block(.error(ObjectError.unmanagedObject(className: "\(type(of: self))")))
             return NotificationToken(ctx: nil, id: 0)
@@ -203,7 +267,7 @@ extension _ObservableObject where Self: Object {
                 (last, lastLists) = try snapshot(ctx)
                 return true
             },
-            update: { ctx, d in
+            update: { ctx, d, _ in
                 let changed = try ctx.changedObjects(r.className, d)
                 if changed.deleted.contains(r.key) || !ctx.exists(r) {
                     block(.deleted)
@@ -213,7 +277,7 @@ extension _ObservableObject where Self: Object {
                 let (now, nowLists) = try snapshot(ctx)
                 let c = try ctx.tables().cls(r.className)
                 var changes: [PropertyChange] = []
-                for p in c.storedProperties {
+                for p in c.storedProperties where watched?.contains(p.name) ?? true {
                     if p.list {
                         let a = lastLists[p.name] ?? [], b = nowLists[p.name] ?? []
                         if a != b { changes.append(PropertyChange(name: p.name, oldValue: a.map { DynamicValue.toSwift($0, p) }, newValue: b.map { DynamicValue.toSwift($0, p) })) }
@@ -228,5 +292,16 @@ extension _ObservableObject where Self: Object {
             },
             fail: { block(.error($0)) })
         return r.ctx.register(o)
+    }
+}
+
+extension ObjectStore {
+    /// Calls `body` with the newest version after commits from any thread or process, on a
+    /// thread of the store's own (the engine's commit watcher: woken by the `.lock` file's
+    /// doorbell, polling every 200 ms besides). Contexts are not Sendable, so this does not
+    /// refresh them: hop to a context's thread or actor and call its `refresh()`, which then
+    /// delivers its observers' change sets. Keep the returned observation.
+    public func observe(_ body: @escaping @Sendable (UInt64) -> Void) throws -> CommitObservation {
+        try database.observeCommits { range in body(range.to) }
     }
 }

@@ -129,6 +129,12 @@ public final class ObjectContext {
         if store.configuration.readOnly { throw ObjectError.readOnly(path) }
         defer { pendingError = nil }
         let result: T = try store.database.write { wtx in
+            if let maximum = store.configuration.maximumLiveVersions {
+                // As the writer (no other commit can come between) and before any change: the
+                // write makes at most one more version, so the live ones never exceed `maximum`.
+                let live = try store.database.liveVersionCount()
+                if live >= maximum { throw ObjectError.tooManyLiveVersions(path: path, live: live, maximum: maximum) }
+            }
             writeTables = ObjectTables(tx: wtx, schema: try store.schema(wtx), path: path)
             propertyCache = [:]
             stamp += 1

@@ -16,8 +16,14 @@ public struct Configuration: Sendable {
     public var readOnly: Bool
     public var durability: Durability
     /// Names a store that lives in memory (tmpfs) while any handle, in any process, has it
-    /// open; `path` stays empty (see `InMemoryFiles`).
+    /// open. Leave `path` empty: the opened store's `configuration.path` names the file (see
+    /// `InMemoryFiles`).
     public var inMemoryIdentifier: String?
+    /// At most this many versions live at once (the newest and those readers pin, in every
+    /// process): a write that would make one more throws `ObjectError.tooManyLiveVersions`.
+    /// A reader stuck on an old version then stops writers instead of growing the file
+    /// without bound. nil: no limit. At least 2.
+    public var maximumLiveVersions: Int?
 
     public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
                 migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
@@ -63,9 +69,8 @@ public final class ObjectStore: @unchecked Sendable {
         self.inMemory = inMemory
     }
 
-    /// Closing: the last handle on an in-memory store, in any process, removes its files.
-    /// (A `Database` or `PinnedVersion` taken from this store and kept past it reads on from
-    /// the removed file, alone.)
+    /// Closing: the last handle on an in-memory store, in any process, removes its files (and
+    /// closes the handle, for whoever kept `database` past the store).
     deinit { inMemory?.close(database) }
 
     /// Opens (or creates) the file, checks its schema against `types`, and migrates it when
@@ -73,6 +78,7 @@ public final class ObjectStore: @unchecked Sendable {
     /// its identifier names, or a new empty one; `configuration.path` then names its file.
     public convenience init(_ configuration: Configuration) throws {
         let models = try SchemaValidation.models(configuration.types)
+        if let m = configuration.maximumLiveVersions, m < 2 { throw ConfigurationError.maximumLiveVersionsTooSmall(m) }
         guard let id = configuration.inMemoryIdentifier else {
             self.init(configuration: configuration, database: try ObjectStore.open(configuration, models: models), models: models)
             return

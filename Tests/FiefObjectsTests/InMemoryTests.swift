@@ -43,9 +43,11 @@ final class InMemoryTests: XCTestCase {
         a = nil
         XCTAssertTrue(exists(path), "another handle still has it open")
         XCTAssertEqual(b!.context().objects(Person.self).count, 1)
+        let kept = b!.database
         b = nil
         XCTAssertFalse(exists(path), "the last close removes the file")
         XCTAssertFalse(exists(path + ".lock"), "and its lock file")
+        XCTAssertThrowsError(try kept.write { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         let fresh = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
         XCTAssertEqual(fresh.context().objects(Person.self).count, 0)
     }
@@ -76,6 +78,15 @@ final class InMemoryTests: XCTestCase {
     func testChildProcessRole() throws {
         let env = ProcessInfo.processInfo.environment
         guard let id = env["FIEF_CHILD_STORE"], let dir = env["FIEF_CHILD_DIR"] else { return }
+        if let rounds = env["FIEF_CHILD_CHURN"].flatMap(Int.init) {
+            // Open, write, close, again: races the other processes' opens and closes.
+            for i in 0..<rounds {
+                let store = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
+                let ctx = store.context()
+                try ctx.write { try ctx.create(Person.self, value: ["id": Int64(getpid()) * 1000 + Int64(i)]) }
+            }
+            return
+        }
         let store = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
         let ctx = store.context()
         let add = Int(env["FIEF_CHILD_ADD"] ?? "0") ?? 0
@@ -95,7 +106,7 @@ final class InMemoryTests: XCTestCase {
         }
     }
 
-    private func child(_ id: String, _ dir: TempDir, add: Int, hang: Bool = false) throws -> Process {
+    private func child(_ id: String, _ dir: TempDir, add: Int, hang: Bool = false, churn: Int? = nil) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         p.arguments = ["FiefObjectsTests.InMemoryTests/testChildProcessRole"]
@@ -104,6 +115,7 @@ final class InMemoryTests: XCTestCase {
         env["FIEF_CHILD_DIR"] = dir.path
         env["FIEF_CHILD_ADD"] = "\(add)"
         if hang { env["FIEF_CHILD_HANG"] = "1" }
+        if let churn { env["FIEF_CHILD_CHURN"] = "\(churn)" }
         env["SWIFT_BACKTRACE"] = "enable=no"  // a SIGKILLed child must not linger in a backtracer
         p.environment = env
         p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
@@ -150,13 +162,45 @@ final class InMemoryTests: XCTestCase {
             case .error(let e): seen.append("error \(e)")
             }
         }
+        // The store's commit watcher hears the other process's commit (the doorbell); the
+        // context's refresh then delivers the change set.
+        let woken = DispatchSemaphore(value: 0)
+        let watch = try store.observe { _ in woken.signal() }
         let p = try child(id, dir, add: 2)
         try waitFor(dir.file("ready"))
+        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success, "the store observer hears a commit of another process")
         try ctx.refresh()
         XCTAssertEqual(seen, ["initial 1", "update [] [1, 2] []"])
+        watch.cancel()
         FileManager.default.createFile(atPath: dir.file("go"), contents: nil)
         p.waitUntilExit()
         token.invalidate()
+    }
+
+    /// Processes opening and closing one identifier at once: every open and close succeeds,
+    /// a store held throughout keeps every write, and the last close leaves nothing.
+    func testOpensAndClosesRaceAcrossProcesses() throws {
+        let id = uniqueID("churn"), dir = TempDir()
+        // First, churn with no store held: the files come and go.
+        var children = try (0..<3).map { _ in try child(id, dir, add: 0, churn: 20) }
+        for _ in 0..<20 { _ = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes)).context().objects(Person.self).count }
+        for c in children {
+            c.waitUntilExit()
+            XCTAssertEqual(c.terminationStatus, 0, "a churning child failed")
+        }
+        // Then with one store held throughout: every child's write lands in the one file.
+        var keeper: ObjectStore? = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes))
+        let path = keeper!.configuration.path
+        let before = keeper!.context().objects(Person.self).count
+        children = try (0..<3).map { _ in try child(id, dir, add: 0, churn: 20) }
+        for c in children {
+            c.waitUntilExit()
+            XCTAssertEqual(c.terminationStatus, 0, "a churning child failed")
+        }
+        XCTAssertEqual(keeper!.context().objects(Person.self).count - before, 60, "no child opened another file")
+        keeper = nil
+        XCTAssertFalse(exists(path), "nothing left after the last close")
+        XCTAssertFalse(exists(path + ".lock"))
     }
 
     /// A SIGKILLed child never closes: its lock goes with it, so it is not counted. While the

@@ -149,6 +149,179 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(errors.count, 2, "unmanaged and deleted objects get .error at once")
     }
 
+    /// Deliveries tile the versions: an observer's base version is pinned on its own, so a
+    /// context that `invalidate()`s and later reads again still hears of everything between.
+    func testInvalidateSkipsNoChange() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        try people(store, [(1, 10), (2, 20)])
+        let ctx = store.context(), other = store.context()
+        let log = Locked<[Seen]>([])
+        let token = record(ctx.objects(Person.self).sorted(byKeyPath: "age"), into: log)
+        ctx.invalidate()
+        try other.write { try other.delete(try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!) }
+        XCTAssertEqual(ctx.objects(Person.self).count, 1, "reading again starts at the newest version")
+        try other.write { try other.create(Person.self, value: ["id": 3, "age": 30]) }
+        try ctx.refresh()
+        XCTAssertEqual(log.withLock { $0 }, [.initial([1, 2]), .update(deletions: [0], insertions: [1], modifications: [], keys: [2, 3])])
+        _ = token
+    }
+
+    /// Myers' common subsequence on arrays with repeats: a common subsequence, as long as the
+    /// dynamic-programming LCS, and its change set replays.
+    func testListDiffOnArraysWithRepeats() {
+        var rng = SeededRandom(seed: testSeed("list diff", default: 11))
+        for _ in 0..<1500 {
+            let a = (0..<Int.random(in: 0..<14, using: &rng)).map { _ in Int.random(in: 0..<4, using: &rng) }
+            let b = (0..<Int.random(in: 0..<14, using: &rng)).map { _ in Int.random(in: 0..<4, using: &rng) }
+            let pairs = CollectionChange.commonPairs(a, b)
+            XCTAssertTrue(pairs.allSatisfy { a[$0.0] == b[$0.1] })
+            XCTAssertTrue(zip(pairs, pairs.dropFirst()).allSatisfy { $0.0 < $1.0 && $0.1 < $1.1 })
+            var lcs = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in 0..<a.count { for j in 0..<b.count { lcs[i + 1][j + 1] = a[i] == b[j] ? lcs[i][j] + 1 : max(lcs[i][j + 1], lcs[i + 1][j]) } }
+            XCTAssertEqual(pairs.count, lcs[a.count][b.count], "\(a) \(b)")
+            let c = CollectionChange(oldValues: a, newValues: b) { _ in false }
+            var replay = a
+            for i in c.deletions.reversed() { replay.remove(at: i) }
+            for i in c.insertions { replay.insert(b[i], at: i) }
+            XCTAssertEqual(replay, b)
+        }
+    }
+
+    func testListNotifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write { try other.create(Person.self, value: ["id": 1, "dogs": [["name": "a"], ["name": "b"], ["name": "c"]]]) }
+        try ctx.refresh()
+        let ann = try ctx.object(ofType: Person.self, forPrimaryKey: 1)!
+        var seen: [String] = []
+        let token = ann.dogs.observe { change in
+            switch change {
+            case .initial(let l): seen.append("initial \(l.map(\.name))")
+            case .update(_, let d, let i, let m): seen.append("\(d) \(i) \(m)")
+            case .error(let e): seen.append("error \(e)")
+            }
+        }
+        let there = try other.object(ofType: Person.self, forPrimaryKey: 1)!
+        try other.write { there.dogs.append(Dog()) }
+        try ctx.refresh()
+        try other.write { there.dogs.remove(at: 0) }
+        try ctx.refresh()
+        try other.write { there.dogs.move(from: 2, to: 0) }        // [b, c, new] -> [new, b, c]
+        try ctx.refresh()
+        try other.write { there.dogs[1].age = 7 }                  // b
+        try ctx.refresh()
+        try other.write { there.age = 3 }                          // the owner, not the list
+        try ctx.refresh()
+        try other.write { try other.delete(there) }                 // cascades to the dogs
+        try ctx.refresh()
+        try other.write { try other.create(Person.self, value: ["id": 2]) }
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["initial [\"a\", \"b\", \"c\"]", "[] [3] []", "[0] [] []", "[2] [0] []", "[] [] [1]", "[0, 1, 2] [] []"])
+        _ = token
+        var errors = 0
+        _ = List<Dog>().observe { if case .error = $0 { errors += 1 } }
+        XCTAssertEqual(errors, 1, "an unmanaged list cannot be observed")
+    }
+
+    /// `keyPaths:` narrows modifications to the listed properties (and objects reached along
+    /// dotted paths); insertions and deletions always count.
+    func testKeyPathsNarrowModifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let car = try other.create(Car.self, value: ["plate": "A", "model": "m"])
+            try other.create(Person.self, value: ["id": 1, "name": "a", "age": 1, "car": car])
+            try other.create(Person.self, value: ["id": 2, "name": "b", "age": 2])
+        }
+        var ages: [String] = [], cars: [String] = [], objectAges: [String] = []
+        let byAge = ctx.objects(Person.self).sorted(byKeyPath: "id").observe(keyPaths: ["age"]) { change in
+            if case .update(_, let d, let i, let m) = change { ages.append("\(d) \(i) \(m)") }
+        }
+        let byCar = ctx.objects(Person.self).sorted(byKeyPath: "id").observe(keyPaths: ["car.model"]) { change in
+            if case .update(_, let d, let i, let m) = change { cars.append("\(d) \(i) \(m)") }
+        }
+        let one = try ctx.object(ofType: Person.self, forPrimaryKey: 1)!
+        let oneAge = one.observe(keyPaths: ["age"]) { change in
+            if case .change(_, let props) = change { objectAges.append(props.map(\.name).joined(separator: ",")) }
+        }
+        func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
+        try other.write { try person(1).name = "renamed" }                 // no listed property
+        try ctx.refresh()
+        try other.write { try person(2).age = 20; try person(1).age = 10; try person(1).name = "again" }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Car.self, forPrimaryKey: "A")!.model = "n" }
+        try ctx.refresh()
+        try other.write { try other.create(Person.self, value: ["id": 3]) }
+        try ctx.refresh()
+        XCTAssertEqual(ages, ["[] [] [0, 1]", "[] [2] []"])
+        XCTAssertEqual(cars, ["[] [] [0]", "[] [2] []"], "the car (a dotted path) and the insertion")
+        XCTAssertEqual(objectAges, ["age"], "only the listed property, only when it changed")
+        _ = (byAge, byCar, oneAge)
+    }
+
+    func testLinkingObjectsNotifications() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let rex = try other.create(Dog.self, value: ["name": "Rex"])
+            try other.create(Person.self, value: ["id": 1, "dogs": [rex]])
+            try other.create(Person.self, value: ["id": 2])
+        }
+        try ctx.refresh()
+        let rex = ctx.objects(Dog.self).first!
+        var seen: [String] = []
+        let token = rex.owners.observe { change in
+            switch change {
+            case .initial(let r): seen.append("initial \(r.map(\.id))")
+            case .update(let r, let d, let i, let m): seen.append("\(d) \(i) \(m) \(r.map(\.id))")
+            case .error(let e): seen.append("error \(e)")
+            }
+        }
+        let rexThere = other.objects(Dog.self).first!
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(2))!.dogs.append(rexThere) }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!.age = 5 }
+        try ctx.refresh()
+        try other.write { try other.object(ofType: Person.self, forPrimaryKey: Int64(1))!.dogs.removeAll() }
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["initial [1]", "[] [1] [] [1, 2]", "[] [] [0] [1, 2]", "[0] [] [] [2]"])
+        _ = token
+    }
+
+    /// A query through a link: a change to the linked object modifies the results' object.
+    func testModificationsThroughLinks() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context(), other = store.context()
+        try other.write {
+            let ann = try other.create(Person.self, value: ["id": 1, "name": "Ann", "age": 30])
+            let bob = try other.create(Person.self, value: ["id": 2, "name": "Bob", "age": 40])
+            try other.create(Person.self, value: ["id": 3, "name": "Cy", "age": 50])
+            try other.create(Car.self, value: ["plate": "A", "owner": ann])
+            try other.create(Car.self, value: ["plate": "B", "owner": bob])
+            try other.create(Car.self, value: ["plate": "C"])
+        }
+        var seen: [String] = []
+        let token = try ctx.objects(Car.self).filter("owner.age > 0").sorted(byKeyPath: "plate").observe { change in
+            if case .update(_, let d, let i, let m) = change { seen.append("\(d) \(i) \(m)") }
+        }
+        func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
+        try other.write { try person(1).name = "Anne" }
+        try ctx.refresh()
+        try other.write { try person(2).age = 41 }
+        try ctx.refresh()
+        try other.write { try person(3).age = 51 }  // owns no car
+        try ctx.refresh()
+        try other.write { try person(1).age = 0 }  // Ann's car leaves the results
+        try ctx.refresh()
+        XCTAssertEqual(seen, ["[] [] [0]", "[] [] [1]", "[0] [] []"])
+        _ = token
+    }
+
     /// The change set alone, on random edits of a key array: replaying it gives the new array,
     /// moves are as few as the longest kept run allows, modifications are the kept and changed.
     func testCollectionChangeReplaysRandomEdits() {
@@ -192,16 +365,17 @@ final class NotificationTests: XCTestCase {
     /// populations take the full re-run, large ones with few changes the incremental update;
     /// a predicate through a link sees changes of the linked class.
     func testChangeSetsReplayToTheNewResults() throws {
-        let queries: [(String, Int64, (ObjectContext) throws -> Results<Person>)] = [
-            ("filter+sort, small", 40, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }),
-            ("filter+sort, large", 2000, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "name") }),
-            ("key order, large", 2000, { try $0.objects(Person.self).filter("age < 30") }),
-            ("through a link", 300, { try $0.objects(Person.self).filter("car.model == 'm1'").sorted(byKeyPath: "age") }),
+        let queries: [(String, Int64, Bool, (ObjectContext) throws -> Results<Person>)] = [
+            ("filter+sort, small", 40, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }),
+            ("filter+sort, large", 2000, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "name") }),
+            ("key order, large", 2000, false, { try $0.objects(Person.self).filter("age < 30") }),
+            ("through a link", 300, true, { try $0.objects(Person.self).filter("car.model == 'm1' OR age > 50").sorted(byKeyPath: "age") }),
         ]
-        for (name, population, query) in queries { try replay(name, population, query) }
+        for (name, population, followsLinks, query) in queries { try replay(name, population, followsLinks, query) }
     }
 
-    private func replay(_ name: String, _ population: Int64, _ query: (ObjectContext) throws -> Results<Person>) throws {
+    /// `followsLinks`: the query reads the person's car, so a changed car modifies its people.
+    private func replay(_ name: String, _ population: Int64, _ followsLinks: Bool, _ query: (ObjectContext) throws -> Results<Person>) throws {
         let dir = TempDir()
         let store = try openZoo(dir)
         var rng = SeededRandom(seed: testSeed("notify \(name)", default: 0xB0B))
@@ -237,7 +411,7 @@ final class NotificationTests: XCTestCase {
         func rows() throws -> [Int64: String] {
             try other.refresh()
             var out: [Int64: String] = [:]
-            for p in other.objects(Person.self) { out[p.id] = "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" }
+            for p in other.objects(Person.self) { out[p.id] = "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" + (followsLinks ? "|\(p.car?.model ?? "-")" : "") }
             return out
         }
         for round in 0..<40 {
@@ -270,5 +444,33 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(failures, [], name)
         XCTAssertGreaterThan(updates, 10, name)
         _ = token
+    }
+}
+
+/// `maximumLiveVersions`: readers holding old versions stop writers at the limit.
+final class LiveVersionLimitTests: XCTestCase {
+    func testWritesStopWhenReadersHoldTooManyVersions() throws {
+        let dir = TempDir()
+        var config = Configuration(path: dir.file("v.fief"), types: zooTypes)
+        config.maximumLiveVersions = 3
+        let store = try ObjectStore(config)
+        let writer = store.context()
+        var readers: [ObjectContext] = []
+        func hold() { let r = store.context(); _ = r.objects(Person.self).count; readers.append(r) }
+        try writer.write { try writer.create(Person.self, value: ["id": 1]) }
+        hold()                                                             // pins the newest
+        try writer.write { try writer.create(Person.self, value: ["id": 2]) }   // live: 2
+        hold()
+        try writer.write { try writer.create(Person.self, value: ["id": 3]) }   // live: 3
+        XCTAssertEqual(try store.database.stats().liveVersions, 3)
+        XCTAssertThrowsError(try writer.write { try writer.create(Person.self, value: ["id": 4]) }) {
+            XCTAssertEqual($0 as? ObjectError, .tooManyLiveVersions(path: dir.file("v.fief"), live: 3, maximum: 3))
+        }
+        XCTAssertNil(try writer.object(ofType: Person.self, forPrimaryKey: 4), "the refused write changed nothing")
+        try readers[0].refresh()
+        try writer.write { try writer.create(Person.self, value: ["id": 4]) }
+        var small = config
+        small.maximumLiveVersions = 1
+        XCTAssertThrowsError(try ObjectStore(small)) { XCTAssertEqual($0 as? ConfigurationError, .maximumLiveVersionsTooSmall(1)) }
     }
 }
