@@ -294,14 +294,3 @@ extension _ObservableObject where Self: Object {
         return r.ctx.register(o)
     }
 }
-
-extension ObjectStore {
-    /// Calls `body` with the newest version after commits from any thread or process, on a
-    /// thread of the store's own (the engine's commit watcher: woken by the `.lock` file's
-    /// doorbell, polling every 200 ms besides). Contexts are not Sendable, so this does not
-    /// refresh them: hop to a context's thread or actor and call its `refresh()`, which then
-    /// delivers its observers' change sets. Keep the returned observation.
-    public func observe(_ body: @escaping @Sendable (UInt64) -> Void) throws -> CommitObservation {
-        try database.observeCommits { range in body(range.to) }
-    }
-}
