@@ -271,6 +271,7 @@ enum BenchCatalog {
         case "obj.update": return Entry(title: "Objects: update one property of many, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
         case "obj.delete-cascade": return Entry(title: "Objects: delete persons, dogs cascade, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
         case "obj.small-txns": return Entry(title: "Objects: one object per durable write", unit: "ops/s", higherIsBetter: true, latencyOf: "one write")
+        case "obj.notify": return Entry(title: "Objects: learn what one write changed in all persons sorted by age (change set vs the query again)", unit: "ops/s", higherIsBetter: true, latencyOf: "one refresh")
         default: return Entry(title: id, unit: "ops/s", higherIsBetter: true, latencyOf: nil)
         }
     }

@@ -25,6 +25,12 @@ protocol ObjectBenchSystem: AnyObject {
     func delete(_ ids: [Int64]) throws
     /// One durable write that adds one person.
     func insertOne(_ id: Int64) throws
+    /// One durable write that sets one person's age (the change `obj.notify` learns of).
+    func setAge(_ id: Int64, _ age: Int) throws
+    /// Brings a view of every person sorted by age up to date after `setAge`, and says what
+    /// changed: Fief delivers an observed Results' change set, SQLite runs the query again.
+    /// Returns the number of changed positions (or of rows read).
+    func refreshSortedView() throws -> Int
     func fileBytes() -> UInt64
     func close()
 }
@@ -35,6 +41,8 @@ final class FiefObjectSystem: ObjectBenchSystem {
     let path: String
     private var store: ObjectStore?
     private var ctx: ObjectContext
+    /// obj.notify's observer: its own context, so its refresh is the only one that delivers.
+    private var observer: (ctx: ObjectContext, token: NotificationToken, changes: LockedBox<Int>)?
 
     init(directory: String, durability: Durability) throws {
         path = directory + "/objects.fief"
@@ -109,8 +117,28 @@ final class FiefObjectSystem: ObjectBenchSystem {
         }
     }
 
+    func setAge(_ id: Int64, _ age: Int) throws {
+        try ctx.write { if let p = try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id) { p.age = age } }
+    }
+
+    func refreshSortedView() throws -> Int {
+        if observer == nil, let store {
+            let o = store.context()
+            let changes = LockedBox(0)
+            let token = o.objects(BenchPerson.self).sorted(byKeyPath: "age").observe { change in
+                if case .update(_, let d, let i, let m) = change { changes.mutate { $0 += d.count + i.count + m.count } }
+            }
+            observer = (o, token, changes)
+        }
+        guard let observer else { return 0 }
+        try observer.ctx.refresh()
+        let n = observer.changes.value
+        observer.changes.mutate { $0 = 0 }
+        return n
+    }
+
     func fileBytes() -> UInt64 { fileSize(path) }
-    func close() { store = nil }
+    func close() { observer?.token.invalidate(); observer = nil; store = nil }
 }
 
 /// SQLite with the same columns, the same index, a foreign key with ON DELETE CASCADE,
@@ -248,6 +276,16 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
 
     func insertOne(_ id: Int64) throws {
         try transaction { try query("INSERT INTO person(id, name, age, city) VALUES(?1, ?2, 1, 'c0')", [.int(id), .text("n\(id)")]) }
+    }
+
+    func setAge(_ id: Int64, _ age: Int) throws {
+        try transaction { try query("UPDATE person SET age = ?2 WHERE id = ?1", [.int(id), .int(Int64(age))]) }
+    }
+
+    func refreshSortedView() throws -> Int {
+        var ids: [Int64] = []
+        try query("SELECT id FROM person ORDER BY age, id") { ids.append(sqlite3_column_int64($0, 0)) }
+        return ids.count
     }
 
     func fileBytes() -> UInt64 {

@@ -33,6 +33,8 @@ public enum Targets {
         Rule(benchmark: "obj.update", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
         Rule(benchmark: "obj.delete-cascade", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
         Rule(benchmark: "obj.file-size", metric: "size", peer: .sqlite, bound: 1.5, atLeast: false),
+        // Issue 10: learning what changed (a change set) against running the query again.
+        Rule(benchmark: "obj.notify", metric: "throughput", peer: .sqlite, bound: 5.0, atLeast: true),
         // Against Fief's own raw engine, measured in the same repetitions.
         Rule(benchmark: "obj.small-txns", metric: "vs raw engine", peer: .fief, bound: 0.8, atLeast: true),
     ]
