@@ -230,6 +230,9 @@ final class BatchTests: XCTestCase {
         XCTAssertThrowsError(try db.write { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         XCTAssertThrowsError(try db.read { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         db.close()  // twice is fine
+        let other = try Database(path: path)
+        try other.batch { _ in other.close() }  // inside its own batch: no deadlock; that commit still lands
+        XCTAssertThrowsError(try other.batch { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         let again = try Database(path: path)
         XCTAssertNotNil(try again.read { try $0.tableInfo("t") })
     }
