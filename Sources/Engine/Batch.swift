@@ -69,7 +69,9 @@ extension Database {
                 pending = []
             } catch {
                 guard let n = thrower else {
-                    // Beginning or committing failed: no call of the group is durable.
+                    // Beginning or committing failed: no call of the group is acknowledged
+                    // (after a failed select-bit sync it may be durable all the same, as with
+                    // `write`; the handle is then poisoned).
                     for i in pending { outcomes[i] = .failed(error) }
                     break
                 }

@@ -391,6 +391,11 @@ public final class Database: @unchecked Sendable {
     /// Transactions already open go on until they end. The file, its mapping and the lock
     /// file are released with the last reference to the handle.
     public func close() {
+        // From inside a write (or a batch body) on this thread, waiting would be for ourselves.
+        if WriterRegistry.isWriting(currentFileID, thread: pthread_self()) {
+            state.withLock { closed = true }
+            return
+        }
         writeLock.withLock { state.withLock { closed = true } }
     }
 

@@ -223,6 +223,7 @@ public struct BenchRunner {
                 var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
                 if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
                 if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
+                if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
                 progress(line)
             }
         }

@@ -48,6 +48,10 @@ protocol BenchStore: AnyObject {
     /// environment twice in a process).
     func handleForAnotherThread() throws -> Self
 
+    /// How many write transactions the store has committed, where it says (Fief's version);
+    /// with the calls made, it tells how many calls a group commit put in each.
+    func committedTransactions() -> UInt64?
+
     /// Bytes on disk of the store's data files (database, write-ahead log); lock files excluded.
     func fileBytes() -> UInt64
 
@@ -57,6 +61,7 @@ protocol BenchStore: AnyObject {
 extension BenchStore {
     func handleForAnotherThread() throws -> Self { self }
     func writeAmongMany(_ body: (inout Writer) throws -> Void) throws { try write(body) }
+    func committedTransactions() -> UInt64? { nil }
 }
 
 protocol BenchWriter {

@@ -66,6 +66,8 @@ final class FiefSubject: BenchStore {
         }
     }
 
+    func committedTransactions() -> UInt64? { try? db.latestVersion() }
+
     func fileBytes() -> UInt64 { fileSize(path) }
 
     func close() {}

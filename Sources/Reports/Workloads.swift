@@ -131,6 +131,7 @@ enum Workloads {
                 done.leave()
             }
         }
+        let versionBefore = store.committedTransactions()
         let start = BenchClock.nanos()
         for t in threads { t.start() }
         usleep(useconds_t(seconds * 1_000_000))
@@ -146,6 +147,9 @@ enum Workloads {
         }
         m.value = Double(commits) / elapsed
         m.extra["writers"] = Double(writers)
+        if let a = versionBefore, let b = store.committedTransactions(), b > a {
+            m.extra["callsPerCommit"] = Double(commits) / Double(b - a)
+        }
         return m
     }
 

@@ -7,7 +7,7 @@ import SeededRandomness
 /// Group commit under crashes: writer processes of four to eight threads commit through
 /// `Database.batch` (each call one oracle commit; some bodies throw once, so their shared
 /// transactions roll back and run again without them), and die at an engine crash point, at
-/// a seeded random time, and in a power cut on FaultFS. After each death every call that
+/// a seeded random time (two processes on one file at once), and in a power cut on FaultFS. After each death every call that
 /// `batch` acknowledged must be in the file, and each combined transaction wholly present or
 /// wholly absent (`RecoveryCheck`, batched).
 public struct BatchScenario: Scenario {
@@ -34,10 +34,22 @@ public struct BatchScenario: Scenario {
         outcome.events.append((point.rawValue, crashed.violations, crashed.description + " (\(crashing.threads) batch threads)"))
         outcome.crashPoints.insert(point.rawValue)
 
-        let killed = writer(dir + "/db.fief", oracle: dir + "/oracle.log", log: dir + "/writer-1.out")
+        // Two writer processes batching on one file take turns through the writer lock; both
+        // are SIGKILLed at one seeded moment.
+        let killed = [1, 2].map { writer(dir + "/db.fief", oracle: dir + "/oracle.log", log: dir + "/writer-\($0).out") }
+        let children = try killed.map { w in
+            try ChildProcess(arguments: w.writerArguments(maxCommit: UInt64.max / 2), environment: w.environment, output: w.logPath, label: "writer")
+        }
         let delay = UInt32.random(in: 20_000...300_000, using: &rng)
-        let k = try killed.kill(afterMicros: delay)
-        outcome.events.append(("random-kill", k.violations, k.description + " (\(killed.threads) batch threads)"))
+        usleep(delay)
+        for c in children { c.kill9() }
+        var violations: [String] = []
+        for c in children {
+            if case .exited(let code) = c.wait(), code != 0 { violations.append("a writer failed on its own before the kill; see its output") }
+        }
+        violations += killed[0].verify().violations
+        outcome.events.append(("random-kill", violations,
+                               "SIGKILL after \(delay / 1000) ms of two processes (\(killed.map { String($0.threads) }.joined(separator: " and ")) batch threads)"))
         outcome.crashPoints.insert("random-kill")
 
         let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
@@ -48,7 +60,7 @@ public struct BatchScenario: Scenario {
         let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
-        let cut = writer(dir + "/mnt/db.fief", oracle: dir + "/oracle-power-cut.log", log: dir + "/writer-2.out")
+        let cut = writer(dir + "/mnt/db.fief", oracle: dir + "/oracle-power-cut.log", log: dir + "/writer-3.out")
         let child = try ChildProcess(arguments: cut.writerArguments(maxCommit: UInt64.max / 2), environment: cut.environment,
                                      output: cut.logPath, label: "writer")
         let running = UInt32.random(in: 50_000...300_000, using: &rng)

@@ -106,6 +106,29 @@ final class BatchTests: XCTestCase {
         XCTAssertTrue(try db.check().problems.isEmpty)
     }
 
+    /// Two handles on one file take turns through the writer lock, as two processes do.
+    func testTwoHandlesBatchingOnOneFile() throws {
+        let dir = TempDir()
+        let path = dir.file("b.fief")
+        let handles = [try Database(path: path), try Database(path: path)]
+        try handles[0].write { try $0.createTable("t", key: Int64.self, value: Int64.self) }
+        let failures = LockedList()
+        onThreads(6) { t in
+            let db = handles[t % 2]
+            for c in 0..<30 {
+                let key = Int64(t * 1000 + c)
+                do {
+                    try db.batch { try $0.table("t", key: Int64.self, value: Int64.self).put(key, key) }
+                } catch { failures.append("thread \(t) call \(c): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.items, [])
+        for db in handles {
+            try db.read { XCTAssertEqual(try $0.table("t", key: Int64.self, value: Int64.self).count(), 180) }
+        }
+        XCTAssertTrue(try handles[1].check().problems.isEmpty)
+    }
+
     func testQueuedCallsShareOneCommit() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("b.fief"))
@@ -207,6 +230,9 @@ final class BatchTests: XCTestCase {
         XCTAssertThrowsError(try db.write { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         XCTAssertThrowsError(try db.read { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         db.close()  // twice is fine
+        let other = try Database(path: path)
+        try other.batch { _ in other.close() }  // inside its own batch: no deadlock; that commit still lands
+        XCTAssertThrowsError(try other.batch { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: path)) }
         let again = try Database(path: path)
         XCTAssertNotNil(try again.read { try $0.tableInfo("t") })
     }
