@@ -10,7 +10,7 @@ import Glibc
 // therefore commits at once, as `write` does. Across processes nothing changes: the leader
 // takes the writer lock like any writer, and its queue keeps filling while it waits.
 //
-// Invariants:
+// Invariants (docs/FORMAT.md I23 sums them up):
 // (1) A call is acknowledged (its `batch` returns normally) only after the transaction that
 //     holds its effects passed the select-bit sync, i.e. after `write` returned.
 // (2) A combined transaction commits all of its calls or none: a body that throws rolls the

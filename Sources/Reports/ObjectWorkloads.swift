@@ -5,7 +5,7 @@ import Foundation
 /// seeded data, repetitions interleaved like the engine suite's.
 extension BenchRunner {
     public static let objectWorkloadNames = ["obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
-                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.small-txns", "obj.notify"]
+                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.small-txns"]
 
     func runObjects(_ table: inout ResultTable, work: String, durability: Durability) throws {
         let p = parameters

@@ -44,7 +44,7 @@ final class ObjectBenchSmokeTests: XCTestCase {
         }
         XCTAssertNotNil(r.benchmark("obj.small-txns")?.result(.fief)?.extra?["rawEngineOpsPerSecond"])
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
-        XCTAssertEqual(objectTargets.count, 11)
+        XCTAssertEqual(objectTargets.count, 12)
         XCTAssertTrue(objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))")
     }
 }
