@@ -20,7 +20,15 @@ struct CollectionChange: Equatable {
         self.modificationsNew = modificationsNew
     }
 
-    init(old: [Int64], new: [Int64], modified: Set<Int64>) {
+    /// `touched`, when known: the only objects that may have left, arrived or moved (what the
+    /// commit deleted, inserted or modified; every other object keeps its sort values, so its
+    /// relative order). Then one walk down both arrays finds the change.
+    init(old: [Int64], new: [Int64], modified: Set<Int64>, touched: Set<Int64>? = nil) {
+        if let touched, let walked = CollectionChange.walk(old, new, modified: FewKeys(modified), touched: FewKeys(touched),
+                                                            pureInserts: FewKeys(touched.subtracting(modified))) {
+            self = walked
+            return
+        }
         // The equal head and tail stay in place; only the window between them is compared
         // (one change in a large result is then a window of a few keys, not the whole array).
         var head = 0
@@ -58,6 +66,30 @@ struct CollectionChange: Equatable {
         deletions.sort()
         insertions = (head..<(new.count - tail)).filter { !inOld.contains($0) } + moved.map(\.new)
         insertions.sort()
+    }
+
+    /// Equal keys stay in place (a modification when modified); where the arrays differ, a
+    /// touched key steps aside, an arrival first (so an object modified in place next to it
+    /// stays a modification), then a departure or a move. nil when an untouched key is out of
+    /// place, which only a full comparison can explain.
+    static func walk(_ old: [Int64], _ new: [Int64], modified: FewKeys, touched: FewKeys, pureInserts: FewKeys) -> CollectionChange? {
+        var c = CollectionChange()
+        var i = 0, j = 0
+        while i < old.count || j < new.count {
+            if i < old.count, j < new.count, old[i] == new[j] {
+                if !modified.isEmpty && modified.contains(old[i]) { c.modifications.append(i); c.modificationsNew.append(j) }
+                i += 1; j += 1
+            } else if j < new.count, pureInserts.contains(new[j]) || (i == old.count && touched.contains(new[j])) {
+                c.insertions.append(j); j += 1
+            } else if i < old.count, touched.contains(old[i]) {
+                c.deletions.append(i); i += 1
+            } else if j < new.count, touched.contains(new[j]) {
+                c.insertions.append(j); j += 1
+            } else {
+                return nil
+            }
+        }
+        return c
     }
 
     /// The change between two arrays that may repeat elements (a list's values): what a

@@ -29,7 +29,7 @@ extension QueryEvaluator {
         guard case .all = source, limit == nil, !changed.otherClassesChanged,
               changed.count * 4 <= max(old.count, 16) else { return nil }
         let c = try t.cls(className)
-        let touched = changed.deleted.union(changed.inserted).union(changed.modified)
+        let touched = FewKeys(changed.deleted.union(changed.inserted).union(changed.modified))
         var keys = old.filter { !touched.contains($0) }
         var candidates: [Int64] = []
         for k in changed.inserted.union(changed.modified).sorted() {

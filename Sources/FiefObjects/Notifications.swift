@@ -202,23 +202,28 @@ extension Results {
             update: { ctx, d, base in
                 let changed = try ctx.changedObjects(self.className, d)
                 let now = try self.keys(updating: last, changed)
-                let before = Set(last)
+                // Hashing every key of a large result costs more than the rest of an update:
+                // only the key-path rules below need the old keys as a set.
+                var beforeSet: Set<Int64>?
+                func before() -> Set<Int64> { if let s = beforeSet { return s }; let s = Set(last); beforeSet = s; return s }
                 var modified = changed.modified
                 var paths = LinkedChanges.paths(self.predicate, self.sorts)
                 if let keyPaths {
                     let split = keyPaths.map { $0.split(separator: ".").map(String.init) }
                     let own = Set(split.compactMap(\.first))
-                    modified = try ctx.objectsWithChangedProperties(self.className, modified.filter { before.contains($0) }, own, since: base)
+                    modified = try ctx.objectsWithChangedProperties(self.className, modified.filter { before().contains($0) }, own, since: base)
                     paths = split.filter { $0.count > 1 }
                 }
                 if changed.otherClassesChanged && !paths.isEmpty {
                     // Realm's rule: a change reached through the query's links modifies too.
-                    let kept = now.filter { before.contains($0) && !modified.contains($0) }
+                    let old = before()
+                    let kept = now.filter { old.contains($0) && !modified.contains($0) }
                     let t = try ctx.tables()
                     modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
                         kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
                 }
-                let change = CollectionChange(old: last, new: now, modified: modified)
+                let change = CollectionChange(old: last, new: now, modified: modified,
+                                              touched: changed.otherClassesChanged ? nil : changed.deleted.union(changed.inserted).union(modified))
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))

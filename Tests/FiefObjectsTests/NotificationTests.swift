@@ -359,6 +359,44 @@ final class NotificationTests: XCTestCase {
                        CollectionChange(deletions: [0], insertions: [1], modifications: [2], modificationsNew: [2]))
     }
 
+    /// The one-walk path (only touched keys may move): the change replays old into new, and
+    /// modifications are the modified keys that stayed, in either array's order.
+    func testTheWalkOverTouchedKeysReplaysRandomEdits() {
+        var rng = SeededRandom(seed: testSeed("collection walk", default: 11))
+        for _ in 0..<2000 {
+            let old = Array(Set((0..<Int.random(in: 0..<40, using: &rng)).map { _ in Int64.random(in: 0..<80, using: &rng) })).shuffled(using: &rng)
+            var new = old
+            var moved = Set<Int64>()
+            for _ in 0..<Int.random(in: 0..<5, using: &rng) {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0 where !new.isEmpty: new.remove(at: Int.random(in: 0..<new.count, using: &rng))
+                case 1:
+                    let k = Int64.random(in: 80..<120, using: &rng)
+                    if !new.contains(k) { new.insert(k, at: Int.random(in: 0...new.count, using: &rng)) }
+                case 2 where !new.isEmpty:
+                    let k = new.remove(at: Int.random(in: 0..<new.count, using: &rng))
+                    new.insert(k, at: Int.random(in: 0...new.count, using: &rng))
+                    moved.insert(k)
+                default: break
+                }
+            }
+            let modified = Set(old.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }).union(moved.intersection(old))
+            let touched = Set(old).symmetricDifference(Set(new)).union(modified)
+            let c = CollectionChange(old: old, new: new, modified: modified, touched: touched)
+            var replay = old
+            for i in c.deletions.reversed() { replay.remove(at: i) }
+            for i in c.insertions { replay.insert(new[i], at: i) }
+            XCTAssertEqual(replay, new, "\(old) -> \(new): \(c)")
+            let removed = Set(c.deletions.map { old[$0] })
+            XCTAssertEqual(Set(c.modifications.map { old[$0] }), modified.intersection(new).subtracting(removed))
+            XCTAssertEqual(c.modifications.map { old[$0] }, c.modificationsNew.map { new[$0] })
+            XCTAssertTrue(c.deletions.allSatisfy { touched.contains(old[$0]) } && c.insertions.allSatisfy { touched.contains(new[$0]) }, "only touched keys move")
+        }
+        // An untouched key out of place: the walk gives up and the full comparison answers.
+        XCTAssertEqual(CollectionChange(old: [1, 2, 3], new: [2, 1, 3], modified: [], touched: []),
+                       CollectionChange(deletions: [0], insertions: [1]))
+    }
+
     /// Random writes from another context; after each refresh, applying the delivered change
     /// set to the previous keys gives the new keys (equal to a fresh run of the query), and
     /// `modifications` are exactly the kept objects whose stored values changed. Small
