@@ -15,6 +15,8 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case noCascade = "no-cascade"
     /// A migration commits the new schema and the migrated data in two transactions.
     case migrationSplit = "migration-split"
+    /// Results change sets leave out their first insertion.
+    case changeSetDropsInsertion = "change-set-drops-insertion"
 
     #if FIEF_BROKEN_VARIANTS
     static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }

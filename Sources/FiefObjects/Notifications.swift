@@ -222,8 +222,9 @@ extension Results {
                     modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
                         kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
                 }
-                let change = CollectionChange(old: last, new: now, modified: modified,
+                var change = CollectionChange(old: last, new: now, modified: modified,
                                               touched: changed.otherClassesChanged ? nil : changed.deleted.union(changed.inserted).union(modified))
+                if BrokenObjectLayer.on(.changeSetDropsInsertion), !change.insertions.isEmpty { change.insertions.removeFirst() }
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))

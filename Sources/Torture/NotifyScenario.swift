@@ -2,12 +2,14 @@
 import Glibc
 #endif
 import Engine
+import FiefObjects
 import Foundation
 import SeededRandomness
 
 /// Commit observation across processes under writer deaths: two observer processes log
 /// every range `observeCommits` delivers while writers commit and die (at every commit crash
-/// point, `after-publish-before-doorbell` included, or at seeded times).
+/// point, `after-publish-before-doorbell` included, or at seeded times). Odd cycles do the
+/// same one level up: the object graph's writers, and observers of a query's results.
 ///
 /// Checks, per observer: the ranges tile the version line from its start (none skipped,
 /// none repeated, none empty), the last reaches the final version within a second of the
@@ -24,6 +26,7 @@ public struct NotifyScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 6 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        if index % 2 == 1 { return try objectCycle(index, seed: seed, dir: dir, context: context) }
         var rng = SeededRandom(seed: seed)
         var outcome = CycleOutcome()
         let db = dir + "/db.fief"
@@ -72,6 +75,82 @@ public struct NotifyScenario: Scenario {
             if ending != .exited(0) && !text.contains("missed") { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
         }
         outcome.events.append(("delivery", violations, "notify cycle \(index): 2 observers, final version \(final)"))
+        return outcome
+    }
+
+    /// Odd cycles: the object graph's writers die the same way while two observer processes
+    /// watch a query's results through `results.observe`, refreshing on `store.observe`; each
+    /// checks every change set where it is delivered (see `ResultsLogObserver`).
+    func objectCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        var rng = SeededRandom(seed: seed)
+        var outcome = CycleOutcome()
+        let db = dir + "/objects.fief", oracle = dir + "/oracle.log", stop = dir + "/stop"
+        let workload = ObjectGraphWorkload(seed: seed)
+        let objects = ObjectsScenario()
+        func writer(_ maxCommit: UInt64, _ log: String, _ env: [String: String] = [:]) throws -> ChildProcess {
+            try ChildProcess(arguments: objects.writerArguments(db, oracle, seed, maxCommit), environment: context.writerEnvironment.merging(env) { $1 },
+                             output: log, label: "objects writer")
+        }
+        guard try writer(3, dir + "/writer-first.out").wait() == .exited(0) else {
+            outcome.events.append(("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)"))
+            return outcome
+        }
+        var watchers: [(ChildProcess, String)] = []
+        for o in 0..<NotifyScenario.observers {
+            let log = dir + "/observer-\(o).log"
+            watchers.append((try ChildProcess(arguments: ["torture", "results-observer", "--db", db, "--log", log, "--stop", stop,
+                                                          "--grace-seconds", String(NotifyScenario.graceSeconds)],
+                                              environment: context.writerEnvironment, output: dir + "/observer-\(o).out", label: "observer"), log))
+        }
+        defer { for (w, _) in watchers where w.process.isRunning { w.kill9(); _ = w.wait() } }
+        let deadline = Date().addingTimeInterval(10)
+        func started(_ log: String) -> Bool { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("start") }
+        while watchers.contains(where: { !started($0.1) }) && Date() < deadline { usleep(5_000) }
+
+        var current: UInt64 = 3
+        let points = CrashPoint.commitPoints
+        for e in 0..<NotifyScenario.deathsPerCycle {
+            let kind = (index * NotifyScenario.deathsPerCycle + e) % (points.count + 1)
+            let log = dir + "/writer-\(e).out"
+            let ending: ChildProcess.Ending
+            let description: String
+            if kind < points.count {
+                let nth = Int.random(in: 1...4, using: &rng)
+                ending = try writer(current + UInt64(nth) + 3, log, [CrashPoint.environmentVariable: "\(points[kind].rawValue):\(nth)"]).wait()
+                description = "objects writer killed at \(points[kind].rawValue):\(nth) from commit \(current)"
+                outcome.crashPoints.insert(points[kind].rawValue)
+            } else {
+                let child = try writer(UInt64.max / 2, log)
+                usleep(UInt32.random(in: 30_000...200_000, using: &rng))
+                child.kill9()
+                ending = child.wait()
+                description = "objects writer SIGKILLed from commit \(current)"
+                outcome.crashPoints.insert("random-kill")
+            }
+            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+            if ending != .signaled(SIGKILL) { verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)") }
+            current = verdict.recoveredCommit
+            outcome.events.append(("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
+        }
+        var violations: [String] = []
+        if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) { violations.append("the last objects writer failed; see writer-last.out") }
+        let final = try Database(path: db, options: DatabaseOptions(create: false)).latestVersion()
+        try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
+        for (o, (w, log)) in watchers.enumerated() {
+            let ending = w.wait()
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n")
+            if !text.hasPrefix("start") {
+                let said = ((try? String(contentsOfFile: dir + "/observer-\(o).out", encoding: .utf8)) ?? "").split(separator: "\n").first ?? ""
+                violations.append("observer \(o) never started: \(said)")
+                continue
+            }
+            violations += lines.filter { $0.hasPrefix("violation ") }.prefix(3).map { "observer \(o): \($0.dropFirst("violation ".count))" }
+            if lines.contains(where: { $0.hasPrefix("missed") }) { violations.append("observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s") }
+            if !lines.contains(where: { $0.hasPrefix("delivery") }) { violations.append("observer \(o) was never delivered a change") }
+            if ending != .exited(0) && violations.isEmpty { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
+        }
+        outcome.events.append(("objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))
         return outcome
     }
 

@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureCommitObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureCommitObserver.self, TortureResultsObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
@@ -177,6 +177,21 @@ struct TortureCommitObserver: ParsableCommand {
     func run() throws {
         try asInternalProcess("commit-observer") {
             if try !CommitLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
+        }
+    }
+}
+
+/// An observer of a query's results in the notify scenario. Not for direct use.
+struct TortureResultsObserver: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "results-observer", abstract: "(internal) Check every results change set delivered.", shouldDisplay: false)
+    @Option var db: String
+    @Option var log: String
+    @Option var stop: String
+    @Option var graceSeconds: Double = 1
+
+    func run() throws {
+        try asInternalProcess("results-observer") {
+            if try !ResultsLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
         }
     }
 }

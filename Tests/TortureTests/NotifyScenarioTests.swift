@@ -1,5 +1,6 @@
 import XCTest
 import Engine
+import FiefObjects
 @testable import Torture
 
 /// Commit observation across processes while writers die: the correct engine is clean, and
@@ -24,6 +25,16 @@ final class NotifyScenarioTests: XCTestCase {
             let all = r.failures.flatMap(\.violations)
             XCTAssertTrue(all.contains { $0.contains(message) }, "\(variant) went unnoticed: \(all.prefix(3))")
         }
+    }
+
+    func testAResultsChangeSetThatLosesAnInsertionIsCaught() throws {
+        guard BrokenObjectLayer.available else { return XCTFail("broken variants exist only in debug builds") }
+        let ok = try run(seed: 3, cycles: 2)
+        XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
+        XCTAssertTrue(ok.modes.contains { $0.name == "objects-delivery" }, "\(ok.modes.map(\.name))")
+        let r = try runScenario("notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsInsertion, needsFUSE: false)
+        let all = r.failures.flatMap(\.violations)
+        XCTAssertTrue(all.contains { $0.contains("the change set does not turn the previous") }, "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
     }
 
     func testTheLogCheckerNamesEachFault() {

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FiefObjects
+import Foundation
+
+/// An observer process of the `notify` scenario's object cycles: a context observes the
+/// persons of the object graph (a predicate and a sort), refreshed whenever the store says
+/// another process committed. Each delivery is checked on the spot: the previous keys with
+/// the change set applied are the new results, which are the query run afresh at the same
+/// version; modifications name kept objects. Log lines: `start V`, `delivery V` per delivery,
+/// `violation TEXT`, and at the end `reached V MS` or `missed V`.
+public struct ResultsLogObserver {
+    public let dbPath: String
+    public let logPath: String
+    public let stopPath: String
+    public let graceSeconds: Double
+
+    public init(dbPath: String, logPath: String, stopPath: String, graceSeconds: Double) {
+        self.dbPath = dbPath
+        self.logPath = logPath
+        self.stopPath = stopPath
+        self.graceSeconds = graceSeconds
+    }
+
+    static func query(_ ctx: ObjectContext) throws -> Results<GraphPerson> {
+        try ctx.objects(GraphPerson.self).filter("age >= 30").sorted(byKeyPath: "age").sorted(byKeyPath: "name")
+    }
+
+    public func run() throws -> Bool {
+        let store = try ObjectStore(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
+        let ctx = store.context()
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        guard let log = FileHandle(forWritingAtPath: logPath) else { throw TortureError.invalid("cannot write \(logPath)") }
+        func line(_ s: String) { log.write(Data((s + "\n").utf8)) }
+        let rung = UnsafeAtomicFlag()
+        let observation = try store.observe { _ in rung.set() }
+        defer { observation.cancel() }
+        let results = try ResultsLogObserver.query(ctx)
+        var previous: [Int64] = []
+        var violations = 0
+        let token = results.observe { change in
+            switch change {
+            case .initial(let r):
+                previous = (try? r.keys()) ?? []
+            case .update(let r, let deletions, let insertions, let modifications):
+                let now = (try? r.keys()) ?? []
+                var replay = previous
+                for i in deletions.reversed() where i < replay.count { replay.remove(at: i) }
+                for i in insertions where i <= replay.count && i < now.count { replay.insert(now[i], at: i) }
+                var found: [String] = []
+                if replay != now { found.append("the change set does not turn the previous \(previous.count) keys into the new \(now.count)") }
+                if let fresh = try? ResultsLogObserver.query(ctx).keys(), fresh != now {
+                    found.append("the delivered results (\(now.count) keys) differ from the query run afresh (\(fresh.count)) at version \(ctx.version)")
+                }
+                let deleted = Set(deletions)
+                if modifications.contains(where: { $0 >= previous.count || deleted.contains($0) }) {
+                    found.append("modifications \(modifications) name objects that were not kept")
+                }
+                for f in found { line("violation \(f)"); violations += 1 }
+                line("delivery \(ctx.version)")
+                previous = now
+            case .error(let e):
+                line("violation the observation failed: \(e)")
+                violations += 1
+            }
+        }
+        defer { token.invalidate() }
+        line("start \(ctx.version)")
+        var final: UInt64?
+        var asked: Date?
+        while true {
+            if rung.take() { try ctx.refresh() }
+            if final == nil, let text = try? String(contentsOfFile: stopPath, encoding: .utf8),
+               let v = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                final = v
+                asked = Date()
+            }
+            if let final, let asked {
+                if ctx.version >= final {
+                    line("reached \(final) \(Int(Date().timeIntervalSince(asked) * 1000))")
+                    break
+                }
+                if Date().timeIntervalSince(asked) > graceSeconds { line("missed \(final)"); return false }
+            }
+            usleep(1_000)
+        }
+        return violations == 0
+    }
+}
+
+/// A flag set by the commit watcher's thread and taken by the observer's own.
+final class UnsafeAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    func take() -> Bool { lock.lock(); defer { value = false; lock.unlock() }; return value }
+}
