@@ -16,8 +16,9 @@ public struct DatabaseOptions: Sendable {
     public var durability: Durability
     /// Create the file when it does not exist.
     public var create: Bool
-    /// Open the file O_RDONLY and refuse every write; when the directory cannot hold the
-    /// `.lock` file (a read-only filesystem, an immutable file), read without one.
+    /// Open the file O_RDONLY and refuse every write; when no writer can exist (a read-only
+    /// filesystem, or a file no one may write) and the `.lock` file cannot be made, read
+    /// without one.
     package var readOnly = false
     /// Check each node's checksum whenever it is read, not only in `check()`: storage that
     /// returns damaged bytes (a bit flip on the way) gives a `corrupt` error instead of wrong
@@ -89,7 +90,7 @@ public final class Database: @unchecked Sendable {
             var st = stat()
             fstat(file.fd.rawValue, &st)
             fileID = "\(st.st_dev):\(st.st_ino)"
-            lockFile = try LockFile.openIfPossible(path: path + ".lock", required: !options.readOnly)
+            lockFile = try LockFile.openIfPossible(path: path + ".lock", databasePath: path, required: !options.readOnly)
             readers = ReaderTable(lockFile: lockFile)
             mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: size)
             knownSize = size

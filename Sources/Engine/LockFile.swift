@@ -65,12 +65,20 @@ final class LockFile {
         table = mapped!
     }
 
-    /// The lock file, or nil when it is not `required` and its directory cannot hold one
-    /// (read-only filesystem or permissions).
-    static func openIfPossible(path: String, required: Bool) throws -> LockFile? {
+    /// The lock file, or nil when it is not `required` and no writer can exist: the
+    /// filesystem is read-only, or the database file is writable by no one. A reader without
+    /// the lock file pins nothing, so a writer elsewhere could reuse the pages it reads;
+    /// merely lacking permission to create the lock file is therefore an error.
+    static func openIfPossible(path: String, databasePath: String, required: Bool) throws -> LockFile? {
         do {
             return try LockFile(path: path)
         } catch EngineError.io(_, _, let e) where !required && [EROFS, EACCES, EPERM].contains(e) {
+            var st = stat()
+            let nobodyWrites = stat(databasePath, &st) == 0 && st.st_mode & 0o222 == 0
+            guard e == EROFS || nobodyWrites else {
+                throw EngineError.io(path: path, operation: "open the lock file (without it a reader cannot pin what it reads while others write; "
+                                     + "make the directory writable, or the database file read-only for everyone)", errno: e)
+            }
             return nil
         }
     }

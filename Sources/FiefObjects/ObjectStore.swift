@@ -136,7 +136,9 @@ public final class ObjectStore: @unchecked Sendable {
     /// The schema version stored in a file (nil when it holds no object schema yet), without
     /// opening it as a store: to pick the model classes that match it.
     public static func storedSchemaVersion(at path: String) throws -> UInt64? {
-        let db = try Database(path: path, options: DatabaseOptions(create: false))
+        var options = DatabaseOptions(create: false)
+        options.readOnly = true
+        let db = try Database(path: path, options: options)
         return try db.read { tx in
             let s = try SchemaStore.load(tx, path: path)
             return s.classes.isEmpty ? nil : s.version
