@@ -64,6 +64,8 @@ final class CommitWatcher: @unchecked Sendable {
 
     func remove(_ id: Int) { lock.withLock { _ = observers.removeValue(forKey: id) } }
 
+    func removeAll() { lock.withLock { observers.removeAll() } }
+
     var wakeCounts: (doorbell: Int, timeout: Int) { lock.withLock { (wokenByDoorbell, wokenByTimeout) } }
 
     private func startThread() throws {

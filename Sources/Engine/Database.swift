@@ -310,6 +310,7 @@ public final class Database: @unchecked Sendable {
     /// doorbell; commits that do not ring are seen within 200 ms. Keep the returned
     /// observation: releasing it (or `cancel()`) stops delivery.
     public func observeCommits(_ body: @escaping @Sendable (CommitRange) -> Void) throws -> CommitObservation {
+        try ensureOpen()
         let from = try latestVersion()
         let w = state.withLock { () -> CommitWatcher in
             if let watcher { return watcher }
@@ -392,6 +393,8 @@ public final class Database: @unchecked Sendable {
     /// Transactions already open go on until they end. The file, its mapping and the lock
     /// file are released with the last reference to the handle.
     public func close() {
+        // Observers stop with the handle: their watcher thread ends at its next wake.
+        state.withLock { watcher }?.removeAll()
         // From inside a write (or a batch body) on this thread, waiting would be for ourselves.
         if WriterRegistry.isWriting(currentFileID, thread: pthread_self()) {
             state.withLock { closed = true }

@@ -45,6 +45,21 @@ final class CommitWatcherTests: XCTestCase {
         XCTAssertEqual(seen.all.count, before, "nothing after cancel")
     }
 
+    func testCloseEndsObservation() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("db.fief"), options: DatabaseOptions(durability: .none))
+        try db.write { _ = try $0.createTable("t", key: [UInt8].self, value: [UInt8].self) }
+        let seen = Deliveries()
+        let observation = try db.observeCommits { seen.add($0) }
+        let other = try Database(path: dir.file("db.fief"), options: DatabaseOptions(durability: .none))
+        db.close()
+        try other.write { try $0.put(table: "t", key: [1], value: [1]) }
+        usleep(UInt32(CommitWatcher.pollMilliseconds * 2 * 1000))
+        XCTAssertEqual(seen.all, [], "a closed handle delivers nothing")
+        XCTAssertThrowsError(try db.observeCommits { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: dir.file("db.fief"))) }
+        _ = observation
+    }
+
     func testTwoObserversEachGetTheirOwnRanges() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("db.fief"), options: DatabaseOptions(durability: .none))
