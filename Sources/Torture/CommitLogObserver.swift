@@ -28,7 +28,7 @@ public struct CommitLogObserver {
         private let handle: FileHandle
         private(set) var reached: UInt64 = 0
         init(_ path: String) throws {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             guard let h = FileHandle(forWritingAtPath: path) else { throw TortureError.invalid("cannot write \(path)") }
             handle = h
         }

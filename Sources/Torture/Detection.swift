@@ -49,7 +49,7 @@ public struct Detection {
             o.cycles = cycles
             o.out = "\(out)/runs/\(variant)-\(scenario)"
             _ = o.chooseBroken(variant)
-            var quiet = Progress()
+            let quiet = Progress()
             quiet.quiet = true
             let r = try TortureRun(options: o, progress: quiet).run().scenarios[0]
             let first = r.failures.min { $0.cycle < $1.cycle }

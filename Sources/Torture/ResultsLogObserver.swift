@@ -30,7 +30,7 @@ public struct ResultsLogObserver {
     public func run() throws -> Bool {
         let store = try ObjectStore(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
         let ctx = store.context()
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         guard let log = FileHandle(forWritingAtPath: logPath) else { throw TortureError.invalid("cannot write \(logPath)") }
         func line(_ s: String) { log.write(Data((s + "\n").utf8)) }
         let rung = UnsafeAtomicFlag()
