@@ -138,6 +138,9 @@ extension WriteTransaction {
                 // The flip may or may not be on disk; both versions are intact. Put the old
                 // bit back in the page cache and refuse further writes on this handle.
                 try? db.file.write([base.select.rawValue], at: UInt64(Layout.selectOffset))
+                // The disk may hold either bit: the next writer must sync before touching
+                // the other slot (I12), whichever version it finds selected.
+                db.lockFile?.recordSynced(version: 0)
                 db.poison("sync after the select-bit flip failed: \(error)")
                 throw error
             }

@@ -14,8 +14,10 @@ public struct CommitRange: Sendable, Equatable, CustomStringConvertible {
 public final class CommitObservation: @unchecked Sendable {
     let watcher: CommitWatcher
     let id: Int
+    /// The newest version at registration: the first delivery starts here.
+    public let from: UInt64
 
-    init(watcher: CommitWatcher, id: Int) { self.watcher = watcher; self.id = id }
+    init(watcher: CommitWatcher, id: Int, from: UInt64) { self.watcher = watcher; self.id = id; self.from = from }
 
     public func cancel() { watcher.remove(id) }
     deinit { cancel() }
@@ -36,11 +38,15 @@ final class CommitWatcher: @unchecked Sendable {
     }
 
     private weak var db: Database?
-    private let lockFile: LockFile?
+    /// Weak, so an observation outliving its handle does not keep the handle's open lock
+    /// (which `compact` waits on); the thread holds it only across one wait.
+    private weak var lockFile: LockFile?
+    private let hasLockFile: Bool
     private let lock = Lock()
     private var observers: [Int: Observer] = [:]
     private var nextID = 0
     private var running = false
+    private var closed = false
     private var deliveries = 0
     /// How the thread woke, for tests and diagnostics: by a doorbell or by the poll timeout.
     private(set) var wokenByDoorbell = 0
@@ -49,22 +55,27 @@ final class CommitWatcher: @unchecked Sendable {
     init(db: Database, lockFile: LockFile?) {
         self.db = db
         self.lockFile = lockFile
+        hasLockFile = lockFile != nil
     }
 
     func add(from version: UInt64, _ deliver: @escaping @Sendable (CommitRange) -> Void) throws -> CommitObservation {
-        let (id, start) = lock.withLock { () -> (Int, Bool) in
+        let (id, start) = try lock.withLock { () throws -> (Int, Bool) in
+            if closed { throw EngineError.closed(path: db?.path ?? "") }
             nextID += 1
             observers[nextID] = Observer(last: version, deliver: deliver)
             defer { running = true }
             return (nextID, !running)
         }
-        if start { try startThread() }
-        return CommitObservation(watcher: self, id: id)
+        if start {
+            do { try startThread() } catch { remove(id); throw error }
+        }
+        return CommitObservation(watcher: self, id: id, from: version)
     }
 
     func remove(_ id: Int) { lock.withLock { _ = observers.removeValue(forKey: id) } }
 
-    func removeAll() { lock.withLock { observers.removeAll() } }
+    /// The handle closed: no observer stays, none can be added.
+    func close() { lock.withLock { closed = true; observers.removeAll() } }
 
     var wakeCounts: (doorbell: Int, timeout: Int) { lock.withLock { (wokenByDoorbell, wokenByTimeout) } }
 
@@ -88,14 +99,23 @@ final class CommitWatcher: @unchecked Sendable {
         while true {
             // The counter is read before the version, so a commit that lands in between
             // changes it and the wait below returns at once.
+            let lockFile = self.lockFile
+            if hasLockFile && lockFile == nil { lock.withLock { running = false }; break }
             let seq = lockFile?.commitSeq ?? 0
-            guard let db else { break }
+            guard let db = self.db else { lock.withLock { running = false }; break }
             let latest = try? db.latestVersion()
-            let due: [(CommitRange, @Sendable (CommitRange) -> Void)] = lock.withLock {
-                guard !observers.isEmpty else { running = false; return [] }
+            // Whether to stop is decided under the same lock that `add` checks, so an
+            // observer added as the last one leaves is never left without a thread (or
+            // served by two).
+            let due: [(CommitRange, @Sendable (CommitRange) -> Void)]? = lock.withLock {
+                guard !observers.isEmpty else { running = false; return nil }
                 guard let latest else { return [] }
                 var out: [(CommitRange, @Sendable (CommitRange) -> Void)] = []
-                for (id, o) in observers where latest > o.last {
+                for (id, o) in observers {
+                    // A version seen before its select-bit sync failed and was undone: the
+                    // next commit reuses its number, so start again from what is current.
+                    if latest < o.last { observers[id]!.last = latest; continue }
+                    guard latest > o.last else { continue }
                     deliveries += 1
                     let from = BrokenVariant.on(.notifyOffByOne) ? o.last + 1 : o.last
                     if !(BrokenVariant.on(.notifySkip) && deliveries % 3 == 0) { out.append((CommitRange(from: from, to: latest), o.deliver)) }
@@ -104,7 +124,7 @@ final class CommitWatcher: @unchecked Sendable {
                 }
                 return out
             }
-            if !lock.withLock({ running }) { break }
+            guard let due else { break }
             for (range, deliver) in due { deliver(range) }
             if let lockFile {
                 let rung = lockFile.waitForDoorbell(after: seq, timeoutMs: CommitWatcher.pollMilliseconds)

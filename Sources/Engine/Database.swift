@@ -394,7 +394,7 @@ public final class Database: @unchecked Sendable {
     /// file are released with the last reference to the handle.
     public func close() {
         // Observers stop with the handle: their watcher thread ends at its next wake.
-        state.withLock { watcher }?.removeAll()
+        state.withLock { watcher }?.close()
         // From inside a write (or a batch body) on this thread, waiting would be for ourselves.
         if WriterRegistry.isWriting(currentFileID, thread: pthread_self()) {
             state.withLock { closed = true }

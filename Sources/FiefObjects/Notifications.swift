@@ -214,7 +214,8 @@ extension Results {
                     modified = try ctx.objectsWithChangedProperties(self.className, modified.filter { before().contains($0) }, own, since: base)
                     paths = split.filter { $0.count > 1 }
                 }
-                if changed.otherClassesChanged && !paths.isEmpty {
+                // Links may lead to this same class: a changed object there is not another class.
+                if !paths.isEmpty {
                     // Realm's rule: a change reached through the query's links modifies too.
                     let old = before()
                     let kept = now.filter { old.contains($0) && !modified.contains($0) }
@@ -223,7 +224,7 @@ extension Results {
                         kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
                 }
                 var change = CollectionChange(old: last, new: now, modified: modified,
-                                              touched: changed.otherClassesChanged ? nil : changed.deleted.union(changed.inserted).union(modified))
+                                              touched: changed.otherClassesChanged || !paths.isEmpty ? nil : changed.deleted.union(changed.inserted).union(modified))
                 if BrokenObjectLayer.on(.changeSetDropsInsertion), !change.insertions.isEmpty { change.insertions.removeFirst() }
                 last = now
                 if !change.isEmpty {

@@ -43,11 +43,13 @@ public struct CommitLogObserver {
     /// Returns false when the final version was not delivered in time.
     public func run() throws -> Bool {
         let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
-        let log = try Log(logPath)
-        let start = try db.latestVersion()
-        log.line("start \(start)", reaching: start)
+        let log = try Log(logPath + ".partial")
         let observation = try db.observeCommits { r in log.line("range \(r.from) \(r.to)", reaching: r.to) }
         defer { observation.cancel() }
+        // The version registration started from, written before any range can be (the file
+        // is renamed into place only now, so the scenario starts writers after this point).
+        log.line("start \(observation.from)", reaching: observation.from)
+        rename(logPath + ".partial", logPath)
         var final: UInt64?
         while final == nil {
             if let text = try? String(contentsOfFile: stopPath, encoding: .utf8), let v = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {

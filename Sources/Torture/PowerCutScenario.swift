@@ -72,9 +72,8 @@ public struct PowerCutScenario: Scenario {
                 let warmUp = try ChildProcess(arguments: cycle.writerArguments(maxCommit: current + 1), environment: cycle.environment,
                                               output: cycle.logPath.map { $0 + ".warm-up" }, label: "writer").wait()
                 if warmUp != .exited(0) {
-                    description = "power-cut cycle \(index), the commit before the FaultFS kill"
-                    outcome.events.append((mode.name, ["its writer \(warmUp)"], description))
-                    break
+                    outcome.events.append((mode.name, ["its writer \(warmUp)"], "power-cut cycle \(index), the commit before the FaultFS kill"))
+                    continue
                 }
                 current += 1
                 let commits = Int.random(in: 1...6, using: &rng)

@@ -45,11 +45,16 @@ public struct ResultsLogObserver {
                 previous = (try? r.keys()) ?? []
             case .update(let r, let deletions, let insertions, let modifications):
                 let now = (try? r.keys()) ?? []
-                var replay = previous
-                for i in deletions.reversed() where i < replay.count { replay.remove(at: i) }
-                for i in insertions where i <= replay.count && i < now.count { replay.insert(now[i], at: i) }
                 var found: [String] = []
-                if replay != now { found.append("the change set does not turn the previous \(previous.count) keys into the new \(now.count)") }
+                func ascendingWithin(_ xs: [Int], _ n: Int) -> Bool { zip(xs, xs.dropFirst()).allSatisfy { $0 < $1 } && xs.allSatisfy { $0 >= 0 && $0 < n } }
+                if !ascendingWithin(deletions, previous.count) || !ascendingWithin(insertions, now.count) || !ascendingWithin(modifications, previous.count) {
+                    found.append("indices out of order or out of range: deletions \(deletions), insertions \(insertions), modifications \(modifications) for \(previous.count) -> \(now.count) keys")
+                } else {
+                    var replay = previous
+                    for i in deletions.reversed() { replay.remove(at: i) }
+                    for i in insertions where i <= replay.count { replay.insert(now[i], at: i) }
+                    if replay != now { found.append("the change set does not turn the previous \(previous.count) keys into the new \(now.count)") }
+                }
                 if let fresh = try? ResultsLogObserver.query(ctx).keys(), fresh != now {
                     found.append("the delivered results (\(now.count) keys) differ from the query run afresh (\(fresh.count)) at version \(ctx.version)")
                 }
