@@ -147,6 +147,13 @@ final class BatchQueue: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// Calls queued behind the one being led (for tests that need every caller in line).
+    var waitingCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return waiting.count
+    }
+
     /// Queues `call` and returns its outcome: led by this thread, or by the thread whose call
     /// was oldest in the queue when the previous combined transaction ended.
     func submit(_ call: BatchCall, to db: Database) -> BatchCall.Outcome {

@@ -41,7 +41,11 @@ final class BatchTests: XCTestCase {
                 callers.leave()
             }.start()
         }
-        usleep(200_000)  // every caller is queued (or leading, blocked on the writer lock)
+        // Every caller queued, the first leading and blocked on the writer lock: not a sleep,
+        // which a loaded machine can outrun.
+        let deadline = Date().addingTimeInterval(5)
+        while db.batches.waitingCount < n - 1 && Date() < deadline { usleep(2_000) }
+        usleep(20_000)
         release.signal()
         callers.wait()
         return results.all
