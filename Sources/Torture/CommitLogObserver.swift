@@ -4,13 +4,9 @@ import Glibc
 import Engine
 import Foundation
 
-/// An observer process of the `notify` scenario: logs every range `observeCommits` delivers,
-/// then, once the scenario writes the final version into the stop file, waits for a delivery
-/// that reaches it (at most `graceSeconds`) and logs how its watcher woke.
-///
-/// Log lines: `start V`, `range FROM TO` per delivery, `reached V MS` or `missed V`, and
-/// `wakes DOORBELL TIMEOUT`.
-public struct CommitLogObserver {
+/// What an observer process of the `notify` scenario is given: the database, its log, the
+/// stop file the scenario writes the final version into, and how long to wait for it after.
+public struct ObserverFiles: Sendable {
     public let dbPath: String
     public let logPath: String
     public let stopPath: String
@@ -22,6 +18,26 @@ public struct CommitLogObserver {
         self.stopPath = stopPath
         self.graceSeconds = graceSeconds
     }
+
+    /// The final version, once the scenario has written it.
+    func finalVersion() -> UInt64? {
+        (try? String(contentsOfFile: stopPath, encoding: .utf8)).flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+}
+
+/// An observer process of the `notify` scenario: logs every range `observeCommits` delivers,
+/// then, once the scenario writes the final version into the stop file, waits for a delivery
+/// that reaches it (at most `graceSeconds`) and logs how its watcher woke.
+///
+/// Log lines: `start V`, `range FROM TO` per delivery, `reached V MS` or `missed V`, and
+/// `wakes DOORBELL TIMEOUT`.
+public struct CommitLogObserver {
+    public let files: ObserverFiles
+    var dbPath: String { files.dbPath }
+    var logPath: String { files.logPath }
+    var graceSeconds: Double { files.graceSeconds }
+
+    public init(_ files: ObserverFiles) { self.files = files }
 
     final class Log: @unchecked Sendable {
         private let lock = NSLock()
@@ -52,11 +68,8 @@ public struct CommitLogObserver {
         rename(logPath + ".partial", logPath)
         var final: UInt64?
         while final == nil {
-            if let text = try? String(contentsOfFile: stopPath, encoding: .utf8), let v = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                final = v
-            } else {
-                usleep(5_000)
-            }
+            final = files.finalVersion()
+            if final == nil { usleep(5_000) }
         }
         let asked = Date()
         var ok = false

@@ -32,17 +32,7 @@ public struct NotifyScenario: Scenario {
         let db = dir + "/db.fief"
         let stop = dir + "/stop"
         _ = try Database(path: db)
-        var watchers: [(ChildProcess, String)] = []
-        for o in 0..<NotifyScenario.observers {
-            let log = dir + "/observer-\(o).log"
-            watchers.append((try ChildProcess(arguments: ["torture", "commit-observer", "--db", db, "--log", log, "--stop", stop,
-                                                          "--grace-seconds", String(NotifyScenario.graceSeconds)],
-                                              environment: context.writerEnvironment, output: dir + "/observer-\(o).out", label: "observer"), log))
-        }
-        defer { for (w, _) in watchers where w.process.isRunning { w.kill9(); _ = w.wait() } }
-        // Observers must have registered before the first commit they are asked to see.
-        let deadline = Date().addingTimeInterval(10)
-        while watchers.contains(where: { !FileManager.default.fileExists(atPath: $0.1) }) && Date() < deadline { usleep(5_000) }
+        let watchers = try ObserverProcesses("commit-observer", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         let points = CrashPoint.commitPoints
         for e in 0..<NotifyScenario.deathsPerCycle {
@@ -68,7 +58,7 @@ public struct NotifyScenario: Scenario {
 
         let final = try Database(path: db, options: DatabaseOptions(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
-        for (o, (w, log)) in watchers.enumerated() {
+        for (o, (w, log)) in watchers.members.enumerated() {
             let ending = w.wait()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             violations += NotifyScenario.verify(log: text, final: final, observer: o)
@@ -95,17 +85,7 @@ public struct NotifyScenario: Scenario {
             outcome.events.append(("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)"))
             return outcome
         }
-        var watchers: [(ChildProcess, String)] = []
-        for o in 0..<NotifyScenario.observers {
-            let log = dir + "/observer-\(o).log"
-            watchers.append((try ChildProcess(arguments: ["torture", "results-observer", "--db", db, "--log", log, "--stop", stop,
-                                                          "--grace-seconds", String(NotifyScenario.graceSeconds)],
-                                              environment: context.writerEnvironment, output: dir + "/observer-\(o).out", label: "observer"), log))
-        }
-        defer { for (w, _) in watchers where w.process.isRunning { w.kill9(); _ = w.wait() } }
-        let deadline = Date().addingTimeInterval(10)
-        func started(_ log: String) -> Bool { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("start") }
-        while watchers.contains(where: { !started($0.1) }) && Date() < deadline { usleep(5_000) }
+        let watchers = try ObserverProcesses("results-observer", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         var current: UInt64 = 3
         let points = CrashPoint.commitPoints
@@ -136,7 +116,7 @@ public struct NotifyScenario: Scenario {
         if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) { violations.append("the last objects writer failed; see writer-last.out") }
         let final = try Database(path: db, options: DatabaseOptions(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
-        for (o, (w, log)) in watchers.enumerated() {
+        for (o, (w, log)) in watchers.members.enumerated() {
             let ending = w.wait()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n")
@@ -186,4 +166,27 @@ public struct NotifyScenario: Scenario {
         if doorbell == 0 && final > start { violations.append("observer \(o): every delivery came from the poll; commits never rang the doorbell") }
         return violations
     }
+}
+
+/// The notify scenario's observer processes: started, waited for until each has logged the
+/// version it registered from (before that, a commit could land unseen), and killed at the
+/// end if still running.
+final class ObserverProcesses {
+    let members: [(process: ChildProcess, log: String)]
+
+    init(_ command: String, db: String, dir: String, stop: String, environment: [String: String]) throws {
+        var members: [(ChildProcess, String)] = []
+        for o in 0..<NotifyScenario.observers {
+            let log = dir + "/observer-\(o).log"
+            members.append((try ChildProcess(arguments: ["torture", command, "--db", db, "--log", log, "--stop", stop,
+                                                         "--grace-seconds", String(NotifyScenario.graceSeconds)],
+                                             environment: environment, output: dir + "/observer-\(o).out", label: "observer"), log))
+        }
+        self.members = members
+        func started(_ log: String) -> Bool { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("start") }
+        let deadline = Date().addingTimeInterval(10)
+        while members.contains(where: { !started($0.1) && $0.0.process.isRunning }) && Date() < deadline { usleep(5_000) }
+    }
+
+    deinit { for (p, _) in members where p.process.isRunning { p.kill9(); _ = p.wait() } }
 }

@@ -11,17 +11,12 @@ import Foundation
 /// version; modifications name kept objects. Log lines: `start V`, `delivery V` per delivery,
 /// `violation TEXT`, and at the end `reached V MS` or `missed V`.
 public struct ResultsLogObserver {
-    public let dbPath: String
-    public let logPath: String
-    public let stopPath: String
-    public let graceSeconds: Double
+    public let files: ObserverFiles
+    var dbPath: String { files.dbPath }
+    var logPath: String { files.logPath }
+    var graceSeconds: Double { files.graceSeconds }
 
-    public init(dbPath: String, logPath: String, stopPath: String, graceSeconds: Double) {
-        self.dbPath = dbPath
-        self.logPath = logPath
-        self.stopPath = stopPath
-        self.graceSeconds = graceSeconds
-    }
+    public init(_ files: ObserverFiles) { self.files = files }
 
     static func query(_ ctx: ObjectContext) throws -> Results<GraphPerson> {
         try ctx.objects(GraphPerson.self).filter("age >= 30").sorted(byKeyPath: "age").sorted(byKeyPath: "name")
@@ -76,8 +71,7 @@ public struct ResultsLogObserver {
         var asked: Date?
         while true {
             if rung.take() { try ctx.refresh() }
-            if final == nil, let text = try? String(contentsOfFile: stopPath, encoding: .utf8),
-               let v = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if final == nil, let v = files.finalVersion() {
                 final = v
                 asked = Date()
             }

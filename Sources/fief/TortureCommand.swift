@@ -176,7 +176,7 @@ struct TortureCommitObserver: ParsableCommand {
 
     func run() throws {
         try asInternalProcess("commit-observer") {
-            if try !CommitLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
+            if try !CommitLogObserver(ObserverFiles(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds)).run() { throw ExitCode(3) }
         }
     }
 }
@@ -191,7 +191,7 @@ struct TortureResultsObserver: ParsableCommand {
 
     func run() throws {
         try asInternalProcess("results-observer") {
-            if try !ResultsLogObserver(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds).run() { throw ExitCode(3) }
+            if try !ResultsLogObserver(ObserverFiles(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds)).run() { throw ExitCode(3) }
         }
     }
 }
