@@ -107,48 +107,17 @@ enum Workloads {
     /// put per transaction, through `writeAmongMany` (Fief's `batch`). Commits per second over
     /// all threads (a commit here is one thread's transaction acknowledged); latency per call.
     static func concurrentSmallTransactions<S: BenchStore>(_ store: S, writers: Int, keyBase: Int64, value: [UInt8], seconds: Double) throws -> Measurement {
-        let stop = ManagedAtomicFlag()
-        let results = LockedBox<[(Int, LatencyRecorder, Error?)]>([])
         let handles = try (0..<writers).map { _ in try store.handleForAnotherThread() }
-        let done = DispatchGroup()
-        let threads = handles.enumerated().map { t, handle in
-            done.enter()
-            return Thread {
-                var rec = LatencyRecorder()
-                var n = 0
-                var failure: Error?
-                do {
-                    while !stop.isSet {
-                        let k = keyBase + Int64(t) << 24 + Int64(n)
-                        let t0 = BenchClock.nanos()
-                        try handle.writeAmongMany { w in try w.put(k, value) }
-                        rec.record(nanos: BenchClock.nanos() - t0)
-                        n += 1
-                    }
-                } catch { failure = error }
-                if handle !== store { handle.close() }
-                results.mutate { $0.append((n, rec, failure)) }
-                done.leave()
-            }
-        }
         let versionBefore = store.committedTransactions()
-        let start = BenchClock.nanos()
-        for t in threads { t.start() }
-        usleep(useconds_t(seconds * 1_000_000))
-        stop.set()
-        done.wait()
-        let elapsed = Double(BenchClock.nanos() - start) / 1e9
-        var m = Measurement(value: 0)
-        var commits = 0
-        for (n, rec, failure) in results.value {
-            if let failure { throw failure }
-            commits += n
-            m.latency.add(rec)
+        let run = try timedLoops(handles, of: store, seconds: seconds, state: { $0 }) { t, n, handle in
+            let k = keyBase + Int64(t) << 24 + Int64(n)
+            try handle.writeAmongMany { w in try w.put(k, value) }
         }
-        m.value = Double(commits) / elapsed
+        var m = run.measurement
+        m.value = Double(run.ops) / run.elapsed
         m.extra["writers"] = Double(writers)
         if let a = versionBefore, let b = store.committedTransactions(), b > a {
-            m.extra["callsPerCommit"] = Double(commits) / Double(b - a)
+            m.extra["callsPerCommit"] = Double(run.ops) / Double(b - a)
         }
         return m
     }
@@ -160,27 +129,59 @@ enum Workloads {
     static func readersWhileWriting<S: BenchStore>(
         _ store: S, records: Int, writeKeyBase: Int64, value: [UInt8], seconds: Double, readers: Int, seed: UInt64
     ) throws -> Measurement {
+        let handles = try (0..<readers).map { _ in try store.handleForAnotherThread() }
+        let writerHandle = try store.handleForAnotherThread()
+        let writerResult = LockedBox<(Int, Error?)>((0, nil))
+        let writer = { (stop: ManagedAtomicFlag) in
+            var n = 0
+            var failure: Error?
+            do {
+                while !stop.isSet {
+                    try writerHandle.write { w in try w.put(writeKeyBase + Int64(n), value) }
+                    n += 1
+                }
+            } catch { failure = error }
+            if writerHandle !== store { writerHandle.close() }
+            writerResult.mutate { $0 = (n, failure) }
+        }
+        let run = try timedLoops(handles, of: store, seconds: seconds, alongside: [writer],
+                                 state: { BenchRandom.stream(seed: seed, .concurrent, offset: UInt64($0) &+ 100) }) { rng, _, handle in
+            let k = Int64.random(in: 0..<Int64(records), using: &rng)
+            let len = try handle.read { r in try r.get(k) }
+            if len < 0 { throw BenchError.peer(system: S.system.rawValue, operation: "read while writing", detail: "key \(k) missing") }
+        }
+        let (commits, wfail) = writerResult.value
+        if let wfail { throw wfail }
+        var m = run.measurement
+        m.value = Double(run.ops) / run.elapsed
+        m.extra["writerCommitsPerSecond"] = Double(commits) / run.elapsed
+        m.extra["writerCommits"] = Double(commits)
+        return m
+    }
+
+    /// Runs `op` over and over on each handle's own thread, with the thread's own `state`
+    /// (made from its index), and `alongside` bodies on threads of their own, until `seconds`
+    /// pass: how many ops ran in all, their latencies, the time taken. The one place for the
+    /// start, stop and collection of the timed concurrent workloads; a handle that is not
+    /// `store` itself is closed by its thread.
+    static func timedLoops<S: BenchStore, State>(_ handles: [S], of store: S, seconds: Double, alongside: [(ManagedAtomicFlag) -> Void] = [],
+                                                 state: @escaping (Int) -> State,
+                                                 _ op: @escaping (_ state: inout State, _ n: Int, S) throws -> Void) throws -> (ops: Int, measurement: Measurement, elapsed: Double) {
         let stop = ManagedAtomicFlag()
         let results = LockedBox<[(Int, LatencyRecorder, Error?)]>([])
-        let writerResult = LockedBox<(Int, Error?)>((0, nil))
-        var threads: [Thread] = []
         let done = DispatchGroup()
-        let start = BenchClock.nanos()
-        for i in 0..<readers {
-            let handle = try store.handleForAnotherThread()
+        var threads = handles.enumerated().map { t, handle in
             done.enter()
-            let t = Thread {
+            return Thread {
                 var rec = LatencyRecorder()
                 var n = 0
                 var failure: Error?
-                var rng = BenchRandom.stream(seed: seed, .concurrent, offset: UInt64(i) &+ 100)
+                var own = state(t)
                 do {
                     while !stop.isSet {
-                        let k = Int64.random(in: 0..<Int64(records), using: &rng)
                         let t0 = BenchClock.nanos()
-                        let len = try handle.read { r in try r.get(k) }
+                        try op(&own, n, handle)
                         rec.record(nanos: BenchClock.nanos() - t0)
-                        if len < 0 { throw BenchError.peer(system: S.system.rawValue, operation: "read while writing", detail: "key \(k) missing") }
                         n += 1
                     }
                 } catch { failure = error }
@@ -188,43 +189,25 @@ enum Workloads {
                 results.mutate { $0.append((n, rec, failure)) }
                 done.leave()
             }
-            threads.append(t)
         }
-        let writerHandle = try store.handleForAnotherThread()
-        done.enter()
-        let writer = Thread {
-            var n = 0
-            var failure: Error?
-            do {
-                while !stop.isSet {
-                    let k = writeKeyBase + Int64(n)
-                    try writerHandle.write { w in try w.put(k, value) }
-                    n += 1
-                }
-            } catch { failure = error }
-            if writerHandle !== store { writerHandle.close() }
-            writerResult.mutate { $0 = (n, failure) }
-            done.leave()
+        for body in alongside {
+            done.enter()
+            threads.append(Thread { body(stop); done.leave() })
         }
-        threads.append(writer)
+        let start = BenchClock.nanos()
         for t in threads { t.start() }
         usleep(useconds_t(seconds * 1_000_000))
         stop.set()
         done.wait()
         let elapsed = Double(BenchClock.nanos() - start) / 1e9
         var m = Measurement(value: 0)
-        var reads = 0
+        var ops = 0
         for (n, rec, failure) in results.value {
             if let failure { throw failure }
-            reads += n
+            ops += n
             m.latency.add(rec)
         }
-        let (commits, wfail) = writerResult.value
-        if let wfail { throw wfail }
-        m.value = Double(reads) / elapsed
-        m.extra["writerCommitsPerSecond"] = Double(commits) / elapsed
-        m.extra["writerCommits"] = Double(commits)
-        return m
+        return (ops, m, elapsed)
     }
 
     /// File size under churn: load `records` keys, then each round delete a seeded random
