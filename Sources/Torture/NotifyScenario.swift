@@ -32,7 +32,7 @@ public struct NotifyScenario: Scenario {
         let db = dir + "/db.fief"
         let stop = dir + "/stop"
         _ = try Database(path: db)
-        let watchers = try ObserverProcesses("commit-observer", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
+        let watchers = try ObserverProcesses("commits", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         let points = CrashPoint.commitPoints
         for e in 0..<NotifyScenario.deathsPerCycle {
@@ -85,7 +85,7 @@ public struct NotifyScenario: Scenario {
             outcome.events.append(("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)"))
             return outcome
         }
-        let watchers = try ObserverProcesses("results-observer", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
+        let watchers = try ObserverProcesses("results", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         var current: UInt64 = 3
         let points = CrashPoint.commitPoints
@@ -174,11 +174,11 @@ public struct NotifyScenario: Scenario {
 final class ObserverProcesses {
     let members: [(process: ChildProcess, log: String)]
 
-    init(_ command: String, db: String, dir: String, stop: String, environment: [String: String]) throws {
+    init(_ watching: String, db: String, dir: String, stop: String, environment: [String: String]) throws {
         var members: [(ChildProcess, String)] = []
         for o in 0..<NotifyScenario.observers {
             let log = dir + "/observer-\(o).log"
-            members.append((try ChildProcess(arguments: ["torture", command, "--db", db, "--log", log, "--stop", stop,
+            members.append((try ChildProcess(arguments: ["torture", "observer", "--of", watching, "--db", db, "--log", log, "--stop", stop,
                                                          "--grace-seconds", String(NotifyScenario.graceSeconds)],
                                              environment: environment, output: dir + "/observer-\(o).out", label: "observer"), log))
         }

@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureCommitObserver.self, TortureResultsObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
@@ -166,32 +166,26 @@ struct TortureWriter: ParsableCommand {
     }
 }
 
-/// An observer process of the notify scenario. Not for direct use.
-struct TortureCommitObserver: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "commit-observer", abstract: "(internal) Log every commit range delivered.", shouldDisplay: false)
+/// An observer process of the notify scenario: of commit ranges, or of a query's results
+/// (`--of commits|results`). Not for direct use.
+struct TortureObserver: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "observer", abstract: "(internal) Log and check every delivery.", shouldDisplay: false)
+    @Option var of: String
     @Option var db: String
     @Option var log: String
     @Option var stop: String
     @Option var graceSeconds: Double = 1
 
     func run() throws {
-        try asInternalProcess("commit-observer") {
-            if try !CommitLogObserver(ObserverFiles(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds)).run() { throw ExitCode(3) }
-        }
-    }
-}
-
-/// An observer of a query's results in the notify scenario. Not for direct use.
-struct TortureResultsObserver: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "results-observer", abstract: "(internal) Check every results change set delivered.", shouldDisplay: false)
-    @Option var db: String
-    @Option var log: String
-    @Option var stop: String
-    @Option var graceSeconds: Double = 1
-
-    func run() throws {
-        try asInternalProcess("results-observer") {
-            if try !ResultsLogObserver(ObserverFiles(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds)).run() { throw ExitCode(3) }
+        try asInternalProcess("observer") {
+            let files = ObserverFiles(dbPath: db, logPath: log, stopPath: stop, graceSeconds: graceSeconds)
+            let ok: Bool
+            switch of {
+            case "commits": ok = try CommitLogObserver(files).run()
+            case "results": ok = try ResultsLogObserver(files).run()
+            default: throw ValidationError("--of must be commits or results")
+            }
+            if !ok { throw ExitCode(3) }
         }
     }
 }
