@@ -27,13 +27,18 @@ final class CommitDoorbellTests: XCTestCase {
         return child.wait()
     }
 
-    func testCommitsOfOtherProcessesRingTheDoorbell() throws {
-        let dir = TempDir()
-        let path = dir.file("db.fief")
+    /// A file with one commit, and a handle observing it.
+    func observed(_ path: String) throws -> (Database, Last, CommitObservation) {
         XCTAssertEqual(try put(path, "k0"), .exited(0))
         let db = try Database(path: path)
         let last = Last()
-        let observation = try db.observeCommits { last.add($0) }
+        return (db, last, try db.observeCommits { last.add($0) })
+    }
+
+    func testCommitsOfOtherProcessesRingTheDoorbell() throws {
+        let dir = TempDir()
+        let path = dir.file("db.fief")
+        let (db, last, observation) = try observed(path)
         for i in 1...4 {
             XCTAssertEqual(try put(path, "k\(i)"), .exited(0))
             XCTAssertTrue(last.wait(until: try db.latestVersion()), "commit \(i) was not delivered")
@@ -46,10 +51,7 @@ final class CommitDoorbellTests: XCTestCase {
     func testAWriterKilledBeforeRingingIsSeenByThePoll() throws {
         let dir = TempDir()
         let path = dir.file("db.fief")
-        XCTAssertEqual(try put(path, "k0"), .exited(0))
-        let db = try Database(path: path)
-        let last = Last()
-        let observation = try db.observeCommits { last.add($0) }
+        let (db, last, observation) = try observed(path)
         let ending = try put(path, "k1", environment: [CrashPoint.environmentVariable: CrashPoint.afterPublishBeforeDoorbell.rawValue])
         XCTAssertEqual(ending, .signaled(SIGKILL))
         XCTAssertTrue(last.wait(until: try db.latestVersion(), seconds: 5), "the durable commit of a writer that died before ringing must still be delivered")
@@ -63,10 +65,7 @@ final class CommitDoorbellTests: XCTestCase {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
         let dir = TempDir()
         let path = dir.file("db.fief")
-        XCTAssertEqual(try put(path, "k0"), .exited(0))
-        let db = try Database(path: path)
-        let last = Last()
-        let observation = try db.observeCommits { last.add($0) }
+        let (db, last, observation) = try observed(path)
         for i in 1...3 {
             XCTAssertEqual(try put(path, "k\(i)", environment: [BrokenVariant.environmentVariable: BrokenVariant.noDoorbell.rawValue]), .exited(0))
         }
