@@ -13,13 +13,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Atomic loads, stores and a fence on the lock file's shared reader slots.
         .target(name: "CFiefAtomics"),
         .target(
             name: "Engine",
-            dependencies: ["CFiefAtomics", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: [
+                "CFiefAtomics", .product(name: "SystemPackage", package: "swift-system"),
+                // Page encryption (format 3): HMAC-SHA256 and AES-256-CTR.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             // Broken engine variants for the torture suite's self-test; never in release builds.
             swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
         ),

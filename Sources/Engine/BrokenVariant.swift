@@ -46,6 +46,14 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     /// `batch` tells its callers their calls committed as soon as the bodies ran, before the
     /// combined transaction is written, let alone synced.
     case batchEarlyAck = "batch-early-ack"
+    /// Every commit of an encrypted file also re-encrypts the base version's top node in its
+    /// own page, with a new salt (a naive "fresh keystream on every write"): a torn write
+    /// leaves the version a power cut falls back to unauthenticable.
+    case encryptInPlace = "encrypt-in-place"
+    /// Every encrypted page is sealed with salt 0: two writes of one page share a keystream.
+    case fixedSalt = "fixed-salt"
+    /// Encrypted pages are decrypted without checking their tag: damage reads as data.
+    case skipMAC = "skip-mac"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

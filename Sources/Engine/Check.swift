@@ -15,11 +15,15 @@ extension Database {
     /// Checks the header, both slots, every node reachable from the newest version (checksums,
     /// kinds, key order, separator bounds, equal leaf depth, counts), every overflow value, and
     /// the free list: disjoint from reachable pages, and together with them covering the file.
+    /// In an encrypted file every one of those pages is authenticated anew from the file.
     public func check() throws -> CheckReport {
         let pinned = try pin()
         defer { pinned.release() }
         guard let snap = pinned.snapshot else { throw EngineError.transactionClosed }
-        var walk = IntegrityWalk(pages: snap.pages, version: snap.version, pageCount: snap.meta.pageCount)
+        // Every page from the file: a page decrypted earlier and cached may since have been damaged.
+        let pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
+                               encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) })
+        var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         walk.mark(snap.slot.ref, span: 1, what: "top node")
         walk.walkCatalog(snap.meta)
@@ -167,7 +171,7 @@ struct IntegrityWalk {
                 case .overflow(let r, let len):
                     do {
                         let ext = try pages.extent(r)
-                        _ = mark(r, span: ext.count / Layout.pageSize, what: "\(name) overflow value")
+                        _ = mark(r, span: try pages.page(r).span, what: "\(name) overflow value")
                         if !PageHeader.checksumMatches(ext) { problem("\(name): overflow value at offset \(r) fails its checksum") }
                         value = Array(try pages.overflowValue(ref: r, length: len))
                     } catch let c as CorruptNode {

@@ -1,48 +1,3 @@
-/// Gathers a commit's page writes and issues them in page order, one pwrite per run of
-/// neighbouring pages, so a commit makes few write calls however its pages were allocated.
-/// Nothing reaches the file before `flush` (or before `flushBytes` are buffered).
-struct PageWriter {
-    let file: DatabaseFile
-    private var pages: [(page: UInt64, bytes: [UInt8])] = []
-    private var buffered = 0
-    private var run: [UInt8] = []
-    static let flushBytes = 4 << 20
-
-    init(file: DatabaseFile) { self.file = file }
-
-    mutating func add(page: UInt64, _ bytes: [UInt8]) throws {
-        pages.append((page, bytes))
-        buffered += bytes.count
-        if buffered >= PageWriter.flushBytes { try flush() }
-    }
-
-    mutating func flush() throws {
-        guard !pages.isEmpty else { return }
-        pages.sort { $0.page < $1.page }
-        let ps = UInt64(Layout.pageSize)
-        var i = 0
-        while i < pages.count {
-            // A run: each extent starts where the previous one ends.
-            var j = i + 1
-            var end = pages[i].page + UInt64(pages[i].bytes.count) / ps
-            while j < pages.count && pages[j].page == end {
-                end += UInt64(pages[j].bytes.count) / ps
-                j += 1
-            }
-            if j == i + 1 {
-                try file.write(pages[i].bytes, at: pages[i].page * ps)
-            } else {
-                run.removeAll(keepingCapacity: true)
-                for k in i..<j { run += pages[k].bytes }
-                try file.write(run, at: pages[i].page * ps)
-            }
-            i = j
-        }
-        pages.removeAll(keepingCapacity: true)
-        buffered = 0
-    }
-}
-
 extension WriteTransaction {
     /// The commit protocol (docs/FORMAT.md, section 3; it keeps invariants I1, I6, I8, I9, I12,
     /// I15, I18, I19 and I22 stated there):
@@ -91,7 +46,7 @@ extension WriteTransaction {
     /// new version and its page count.
     private func writeVersion() throws -> (TopSlot, UInt64) {
         let v = version
-        var out = PageWriter(file: db.file)
+        var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher)
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
@@ -108,8 +63,12 @@ extension WriteTransaction {
         let placed = try FreeListStorage.save(&freeList, version: v, &out)
         let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks)
-        let metaBytes = meta.encode()
+        let metaBytes = meta.encode(out.geometry)
         try out.add(page: metaPage, metaBytes)
+        if BrokenVariant.on(.encryptInPlace), base.pages.encrypted != nil {
+            let old = try base.pages.page(base.slot.ref)
+            try out.add(page: base.slot.ref / UInt64(Layout.pageSize), Array(old.raw))
+        }
         try out.flush()
         CrashArming.reach(.afterNodesWritten)
         let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
@@ -149,61 +108,7 @@ extension WriteTransaction {
         if durable { db.lockFile?.recordSynced(version: slot.version) }
     }
 
-    /// Writes every in-memory node of a tree, children first; returns the root's ref (0 for
-    /// an empty tree).
     private func writeTree(_ c: Child?, _ out: inout PageWriter) throws -> UInt64 {
-        guard let c else { return 0 }
-        switch c {
-        case .page(let ref):
-            return ref
-        case .dirty(let n):
-            if n.isLeaf {
-                if n.mayHoldLargeValues {
-                    for i in 0..<n.count where n.isPendingLarge(i) {
-                        guard case .inline(let bytes) = n.value(i) else { continue }
-                        let ref = try NodeWriter.overflow(bytes, version: version, &freeList, &out)
-                        n.setValue(at: i, .overflow(ref: ref, length: bytes.count))
-                    }
-                }
-            } else {
-                // Untouched children keep the ref their cell already holds.
-                for i in n.children.indices {
-                    guard case .dirty = n.children[i] else { continue }
-                    n.setChildRef(at: i, try writeTree(n.children[i], &out))
-                }
-            }
-            if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
-                var buf = [UInt8](repeating: 0, count: Layout.pageSize)
-                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
-                try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
-                return n.origin
-            }
-            return try NodeWriter.node(n, version: version, &freeList, &out)
-        }
-    }
-}
-
-/// Puts nodes and overflow values into newly allocated pages. Shared by commits and by
-/// compacted copies.
-enum NodeWriter {
-    static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
-        let page = alloc.allocate(1)
-        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
-        buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
-        try out.add(page: page, buf)
-        return page * UInt64(Layout.pageSize)
-    }
-
-    static func overflow(_ bytes: UnsafeRawBufferPointer, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
-        let span = Layout.pages(forBytes: Layout.pageHeaderSize + bytes.count)
-        let start = alloc.allocate(span)
-        var buf = [UInt8](repeating: 0, count: span * Layout.pageSize)
-        buf.withUnsafeMutableBytes { p in
-            PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
-            p.copy(bytes, at: Layout.pageHeaderSize)
-            PageHeader.seal(p)
-        }
-        try out.add(page: start, buf)
-        return start * UInt64(Layout.pageSize)
+        try NodeWriter.tree(c, version: version, &freeList, &out)
     }
 }

@@ -24,10 +24,15 @@ public struct DatabaseOptions: Sendable {
     /// returns damaged bytes (a bit flip on the way) gives a `corrupt` error instead of wrong
     /// data. Costs a hash of every page a transaction touches (LMDB and SQLite do not do this).
     public var verifyChecksums = false
+    /// 64 bytes (32 for AES-256, then 32 for HMAC-SHA256): the file is encrypted (format 3),
+    /// every page authenticated as it is read. A new file is created encrypted with it; an
+    /// existing file must have been made with it (`EncryptionError`).
+    public var encryptionKey: [UInt8]?
 
-    public init(durability: Durability = .full, create: Bool = true) {
+    public init(durability: Durability = .full, create: Bool = true, encryptionKey: [UInt8]? = nil) {
         self.durability = durability
         self.create = create
+        self.encryptionKey = encryptionKey
     }
 }
 
@@ -62,6 +67,9 @@ public final class Database: @unchecked Sendable {
 
     private let state = Lock()
     private var mapping: Mapping
+    /// Seals and opens the pages of an encrypted file (nil when plain). `compact` changes it
+    /// with the file: a new file has a new salt.
+    private var pageCipher: PageCipher?
     private var knownSize: UInt64
     private var poisoned: String?
     private var closed = false
@@ -77,16 +85,18 @@ public final class Database: @unchecked Sendable {
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
+        try EncryptionError.validate(options.encryptionKey)
         self.path = path
         self.options = options
         if options.create && !options.readOnly && access(path, F_OK) != 0 && errno == ENOENT {
-            try Database.createFile(at: path)
+            try Database.createFile(at: path, key: options.encryptionKey)
         }
         let file = try DatabaseFile.open(path: path, writable: !options.readOnly)
         do {
             guard try file.isRegularFile() else { throw EngineError.notARegularFile(path: path) }
-            let (_, meta, size) = try Recovery.validate(file)
-            _ = meta
+            let opened = try Recovery.validate(file, key: options.encryptionKey)
+            let size = opened.size
+            pageCipher = opened.cipher
             var st = stat()
             fstat(file.fd.rawValue, &st)
             fileID = "\(st.st_dev):\(st.st_ino)"
@@ -110,7 +120,8 @@ public final class Database: @unchecked Sendable {
     /// before keep the old mapping, and with it the old file, alive until they end.
     func reopenFile() throws {
         let f = try DatabaseFile.open(path: path, writable: true)
-        let (_, _, size) = try Recovery.validate(f)
+        let opened = try Recovery.validate(f, key: options.encryptionKey)
+        let size = opened.size
         let m = try Mapping(fd: f.fd.rawValue, path: path, covering: size)
         var st = stat()
         fstat(f.fd.rawValue, &st)
@@ -118,6 +129,7 @@ public final class Database: @unchecked Sendable {
             let old = openFile
             openFile = f
             mapping = m
+            pageCipher = opened.cipher
             knownSize = size
             validatedTop = nil
             freeListCache.clear()
@@ -129,14 +141,18 @@ public final class Database: @unchecked Sendable {
 
     /// Writes a new, empty database atomically: built in a temporary file, synced, then
     /// linked into place, so no process ever sees a half-made file under `path`.
-    static func createFile(at path: String) throws {
+    static func createFile(at path: String, key: [UInt8]?) throws {
         let tmp = "\(path).creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let f = try DatabaseFile.open(path: tmp, writable: true, create: true, exclusive: true)
         defer { f.close(); unlink(tmp) }
+        let cipher = key.map { FileCipher.forNewFile(key: $0) }
+        var pages = PageWriter(file: f, cipher: cipher?.0)
         let meta = Meta(version: 1, catalogRoot: 0, tableCount: 0, freeListRef: 0, pageCount: 2)
-        let metaPage = meta.encode()
+        let metaPage = meta.encode(pages.geometry)
         let slot = TopSlot(ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
-        try f.write(FileHeader.initialPage(firstSlot: slot) + metaPage, at: 0)
+        try pages.add(page: 1, metaPage)
+        try pages.flush()
+        try f.write(FileHeader.initialPage(firstSlot: slot, encryption: cipher?.1), at: 0)
         CrashArming.reach(.createTempWritten)
         try f.fullSync()
         CrashArming.reach(.createTempSynced)
@@ -222,8 +238,18 @@ public final class Database: @unchecked Sendable {
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
-        return Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog, fileID: fileID)
+        return Snapshot(select: select, slot: slot, meta: top.meta, pages: pageSource(mapping, limit: limit), catalog: top.catalog, fileID: fileID)
     }
+
+    /// Under `state`: the pages of `mapping` up to `limit`, as a new snapshot reads them (an
+    /// encrypted snapshot holds the pages it decrypts, so each gets its own).
+    private func pageSource(_ mapping: Mapping, limit: UInt64) -> PageSource {
+        PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify),
+                   encrypted: pageCipher.map { EncryptedPages(cipher: $0) })
+    }
+
+    /// The cipher of the file the handle has open now (nil when plain).
+    var cipher: PageCipher? { state.withLock { pageCipher } }
 
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
         try guarded {
@@ -234,8 +260,8 @@ public final class Database: @unchecked Sendable {
                 catalog = cached.catalog
             } else {
                 try ensureFileCovers(slot.ref + ps)
-                let m = state.withLock { mapping }
-                let top = try PageSource(mapping: m, limit: slot.ref + ps).page(slot.ref)
+                let source = state.withLock { pageSource(mapping, limit: slot.ref + ps) }
+                let top = try source.page(slot.ref)
                 guard top.storedChecksum == slot.topChecksum else {
                     throw CorruptNode(ref: slot.ref, detail: "top node checksum does not match slot \(select.index)")
                 }
@@ -248,13 +274,13 @@ public final class Database: @unchecked Sendable {
             }
             let limit = meta.pageCount * ps
             try ensureFileCovers(limit)
-            let (covering, file): (Mapping, String) = try state.withLock {
+            let (pages, file): (PageSource, String) = try state.withLock {
                 if UInt64(mapping.length) < limit {
                     mapping = try Mapping(fd: openFile.fd.rawValue, path: path, covering: limit)
                 }
-                return (mapping, fileID)
+                return (pageSource(mapping, limit: limit), fileID)
             }
-            return Snapshot(select: select, slot: slot, meta: meta, pages: PageSource(mapping: covering, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: catalog, fileID: file)
+            return Snapshot(select: select, slot: slot, meta: meta, pages: pages, catalog: catalog, fileID: file)
         }
     }
 

@@ -17,10 +17,9 @@ struct FreeChunk: Equatable {
     var entries: [FreeExtent]
     var page: UInt64 = 0
 
-    static let capacity = (Layout.pageSize - Layout.pageHeaderSize) / FreeExtent.size
-    /// Two neighbours, one of them changed, are merged when they fit in this many entries, so
-    /// chunks that allocations emptied do not pile up.
-    static let mergeBelow = capacity * 3 / 4
+    static func capacity(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / FreeExtent.size }
+    /// In a plain file.
+    static let capacity = capacity(.plain)
 
     var isDirty: Bool { page == 0 }
 }
@@ -45,9 +44,19 @@ struct FreeList: Equatable {
     /// is stored empty), so the number of pages to write never shrinks below what was taken.
     var keepEmptyChunks = false
 
-    init(pageCount: UInt64) { self.pageCount = pageCount }
+    /// Entries per chunk page in this file (fewer when encrypted: the page is shorter).
+    let chunkCapacity: Int
+    /// Two neighbours, one of them changed, are merged when they fit in this many entries, so
+    /// chunks that allocations emptied do not pile up.
+    var mergeBelow: Int { chunkCapacity * 3 / 4 }
 
-    init(reusable: [FreeChunk], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64]) {
+    init(pageCount: UInt64, geometry: PageGeometry = .plain) {
+        self.pageCount = pageCount
+        chunkCapacity = FreeChunk.capacity(geometry)
+    }
+
+    init(reusable: [FreeChunk], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64], geometry: PageGeometry) {
+        chunkCapacity = FreeChunk.capacity(geometry)
         self.reusable = reusable
         self.pending = pending
         self.pageCount = pageCount
@@ -78,7 +87,7 @@ struct FreeList: Equatable {
 
     /// Records pages this version no longer reaches; they join `pending`, tagged `version`.
     mutating func free(start: UInt64, count: UInt64, at version: UInt64) {
-        if pending.isEmpty || pending[pending.count - 1].entries.count >= FreeChunk.capacity {
+        if pending.isEmpty || pending[pending.count - 1].entries.count >= chunkCapacity {
             pending.append(FreeChunk(entries: []))
         }
         let c = pending.count - 1
@@ -125,8 +134,8 @@ struct FreeList: Equatable {
 
     /// Merges small neighbours where one of them is being rewritten anyway.
     mutating func mergeSmallChunks() {
-        FreeList.mergeSmall(&reusable, retired: &retired)
-        FreeList.mergeSmall(&pending, retired: &retired)
+        FreeList.mergeSmall(&reusable, retired: &retired, below: mergeBelow)
+        FreeList.mergeSmall(&pending, retired: &retired, below: mergeBelow)
     }
 
     // MARK: Reading
@@ -207,7 +216,7 @@ struct FreeList: Equatable {
         case (false, false):
             touchReusable(c)
             reusable[c].entries.insert(e, at: i)
-            if reusable[c].entries.count > FreeChunk.capacity {
+            if reusable[c].entries.count > chunkCapacity {
                 let half = reusable[c].entries.count / 2
                 let right = FreeChunk(entries: Array(reusable[c].entries[half...]))
                 reusable[c].entries.removeSubrange(half...)
@@ -216,11 +225,11 @@ struct FreeList: Equatable {
         }
     }
 
-    private static func mergeSmall(_ run: inout [FreeChunk], retired: inout [UInt64]) {
+    private static func mergeSmall(_ run: inout [FreeChunk], retired: inout [UInt64], below mergeBelow: Int) {
         var c = 0
         while c + 1 < run.count {
             let a = run[c], b = run[c + 1]
-            if (a.isDirty || b.isDirty) && a.entries.count + b.entries.count <= FreeChunk.mergeBelow {
+            if (a.isDirty || b.isDirty) && a.entries.count + b.entries.count <= mergeBelow {
                 if a.page != 0 { retired.append(a.page) }
                 if b.page != 0 { retired.append(b.page) }
                 run[c] = FreeChunk(entries: a.entries + b.entries)

@@ -9,10 +9,11 @@
 /// A commit rewrites the chunks it changed (and the root chain, a page per 508 chunks, if
 /// any), never the whole list, and checksums only what it writes.
 enum FreeListStorage {
-    static let refsPerRootPage = (Layout.pageSize - Layout.pageHeaderSize) / 8
+    static func refsPerRootPage(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / 8 }
 
-    static func rootPagesNeeded(chunks: Int) -> Int {
-        chunks <= Meta.inlineChunkCapacity ? 0 : (chunks + refsPerRootPage - 1) / refsPerRootPage
+    static func rootPagesNeeded(chunks: Int, _ g: PageGeometry) -> Int {
+        let perPage = refsPerRootPage(g)
+        return chunks <= Meta.inlineChunkCapacity(g) ? 0 : (chunks + perPage - 1) / perPage
     }
 
     /// Where a commit put the list: the first root page, or the chunk refs for the top node.
@@ -27,6 +28,7 @@ enum FreeListStorage {
         let pageCount = meta.pageCount
         let rootRef = meta.freeListRef
         let ps = UInt64(Layout.pageSize)
+        let g = pages.geometry
         var rootPages: [UInt64] = []
         var chunkRefs: [UInt64] = meta.freeListChunks
         var ref = rootRef
@@ -35,7 +37,7 @@ enum FreeListStorage {
             let p = try pages.page(ref)
             guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch") }
             try p.expect(.freeList)
-            guard p.span == 1, p.count <= refsPerRootPage else {
+            guard p.span == 1, p.count <= refsPerRootPage(g) else {
                 throw CorruptNode(ref: ref, detail: "free-list root claims \(p.count) chunks in \(p.span) pages")
             }
             rootPages.append(ref / ps)
@@ -51,7 +53,7 @@ enum FreeListStorage {
             guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
             try p.expect(.freeListChunk)
             let n = p.count
-            guard p.span == 1, n <= FreeChunk.capacity, p.extra <= 1 else {
+            guard p.span == 1, n <= FreeChunk.capacity(g), p.extra <= 1 else {
                 throw CorruptNode(ref: r, detail: "free-list chunk claims \(n) extents, class \(p.extra)")
             }
             let isPending = p.extra == 1
@@ -82,7 +84,7 @@ enum FreeListStorage {
             let chunk = FreeChunk(entries: entries, page: r / ps)
             if isPending { pending.append(chunk) } else { reusable.append(chunk) }
         }
-        return FreeList(reusable: reusable, pending: pending, pageCount: pageCount, rootPages: rootPages)
+        return FreeList(reusable: reusable, pending: pending, pageCount: pageCount, rootPages: rootPages, geometry: g)
     }
 
     // MARK: Writing
@@ -94,6 +96,7 @@ enum FreeListStorage {
     /// taken until there are as many as changed chunks plus root pages; that number never
     /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
     static func save(_ list: inout FreeList, version: UInt64, _ out: inout PageWriter) throws -> Placement {
+        let g = out.geometry
         list.dropEmptyChunks()
         list.mergeSmallChunks()
         list.keepEmptyChunks = true
@@ -109,7 +112,7 @@ enum FreeListStorage {
                 for p in r { list.free(start: p, count: 1, at: version) }
             }
             let chunkCount = list.reusable.count + list.pending.count
-            let needed = list.dirtyChunkCount + rootPagesNeeded(chunks: chunkCount)
+            let needed = list.dirtyChunkCount + rootPagesNeeded(chunks: chunkCount, g)
             if taken.count >= needed { break }
             while taken.count < needed { taken.append(list.allocate(1)) }
         }
@@ -119,26 +122,27 @@ enum FreeListStorage {
         list.placeDirtyChunks { chunk, isPending in
             let page = taken[next]
             next += 1
-            pageImages.append((page, encodeChunk(chunk, pending: isPending, version: version)))
+            pageImages.append((page, encodeChunk(chunk, pending: isPending, version: version, g)))
             return page
         }
         let chunkPages = list.chunks.map(\.page)
         let roots = Array(taken[next...])
-        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count), "free-list storage sized wrong")
+        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count, g), "free-list storage sized wrong")
         let ps = UInt64(Layout.pageSize)
+        let perRoot = refsPerRootPage(g)
         for (i, root) in roots.enumerated() {
-            let lo = i * refsPerRootPage
-            let refs = chunkPages[lo..<min(lo + refsPerRootPage, chunkPages.count)].map { $0 * ps }
+            let lo = i * perRoot
+            let refs = chunkPages[lo..<min(lo + perRoot, chunkPages.count)].map { $0 * ps }
             let nextRef = i + 1 < roots.count ? roots[i + 1] * ps : 0
-            pageImages.append((root, encodeRoot(refs, next: nextRef, version: version)))
+            pageImages.append((root, encodeRoot(refs, next: nextRef, version: version, g)))
         }
         list.rootPages = roots
         for (page, bytes) in pageImages { try out.add(page: page, bytes) }
         return roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
     }
 
-    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, _ g: PageGeometry) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: g.pageBytes)
         buf.withUnsafeMutableBytes { p in
             PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
             for (i, e) in chunk.entries.enumerated() {
@@ -150,8 +154,8 @@ enum FreeListStorage {
         return buf
     }
 
-    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, _ g: PageGeometry) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: g.pageBytes)
         buf.withUnsafeMutableBytes { p in
             PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
             for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }

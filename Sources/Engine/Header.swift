@@ -60,10 +60,23 @@ public enum SelectBit: UInt8, Sendable {
     var other: SelectBit { self == .slot0 ? .slot1 : .slot0 }
 }
 
+/// What an encrypted file's header holds besides a plain one's: the salt bound into every
+/// page's tag, and a check value that tells a wrong key before any page is read.
+struct EncryptionRecord: Equatable {
+    var fileSalt: [UInt8]
+    var keyCheck: [UInt8]
+
+    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+        Checksum.of(UnsafeRawBufferPointer(rebasing: raw[Layout.fileSaltOffset..<Layout.encryptionChecksumOffset]))
+    }
+}
+
 /// The decoded header page: fixed identity fields, the select bit, and both slots.
 struct FileHeader {
     var select: SelectBit
     var slots: [TopSlot]
+    /// nil in a plain (format 2) file.
+    var encryption: EncryptionRecord?
 
     var current: TopSlot { slots[select.index] }
 
@@ -80,8 +93,16 @@ struct FileHeader {
             throw EngineError.corrupt(path: path, detail: "header checksum mismatch")
         }
         let format = raw.u32(Layout.formatOffset)
-        guard format == Layout.formatVersion else {
+        guard format == Layout.formatVersion || format == Layout.encryptedFormatVersion else {
             throw EngineError.unsupportedFormat(path: path, found: format, supported: Layout.formatVersion)
+        }
+        var encryption: EncryptionRecord?
+        if format == Layout.encryptedFormatVersion {
+            guard raw.u64(Layout.encryptionChecksumOffset) == EncryptionRecord.checksum(raw) else {
+                throw EngineError.corrupt(path: path, detail: "the header's encryption record fails its checksum")
+            }
+            encryption = EncryptionRecord(fileSalt: Array(raw[Layout.fileSaltOffset..<Layout.keyCheckOffset]),
+                                          keyCheck: Array(raw[Layout.keyCheckOffset..<Layout.encryptionChecksumOffset]))
         }
         let pageSize = raw.u32(Layout.pageSizeOffset)
         guard pageSize == UInt32(Layout.pageSize) else {
@@ -93,15 +114,21 @@ struct FileHeader {
         let slots = Layout.slotOffsets.map {
             TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + Layout.slotSize)]))
         }
-        return FileHeader(select: select, slots: slots)
+        return FileHeader(select: select, slots: slots, encryption: encryption)
     }
 
-    /// A fresh header page whose slot 0 names the first version.
-    static func initialPage(firstSlot: TopSlot) -> [UInt8] {
+    /// A fresh header page whose slot 0 names the first version: format 2, or format 3 with
+    /// `encryption`.
+    static func initialPage(firstSlot: TopSlot, encryption: EncryptionRecord? = nil) -> [UInt8] {
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { p in
             for (i, b) in Layout.magic.enumerated() { p.setU8(b, at: i) }
-            p.setU32(Layout.formatVersion, at: Layout.formatOffset)
+            p.setU32(encryption == nil ? Layout.formatVersion : Layout.encryptedFormatVersion, at: Layout.formatOffset)
+            if let encryption {
+                encryption.fileSalt.withUnsafeBytes { p.copy($0, at: Layout.fileSaltOffset) }
+                encryption.keyCheck.withUnsafeBytes { p.copy($0, at: Layout.keyCheckOffset) }
+                p.setU64(EncryptionRecord.checksum(UnsafeRawBufferPointer(p)), at: Layout.encryptionChecksumOffset)
+            }
             p.setU32(UInt32(Layout.pageSize), at: Layout.pageSizeOffset)
             let sum = Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16]))
             p.setU64(sum, at: Layout.headerChecksumOffset)

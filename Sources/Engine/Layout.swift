@@ -7,6 +7,9 @@ enum Layout {
     static let magic: [UInt8] = Array("FIEFDB\r\n".utf8)
     /// 2: the free list is stored as chunk pages under a root chain (was one extent).
     static let formatVersion: UInt32 = 2
+    /// 3: format 2 with every page encrypted and authenticated (`PageEnvelope`), and the
+    /// header's encryption record. Plain files stay format 2.
+    static let encryptedFormatVersion: UInt32 = 3
 
     static let magicOffset = 0
     static let formatOffset = 8
@@ -15,6 +18,10 @@ enum Layout {
     static let selectOffset = 24           // sector 0
     static let slotOffsets = [512, 1024]   // sectors 1 and 2
     static let slotSize = 32
+    /// Format 3 only, in sector 0: file salt [16] | key check [16] | checksum u64 of the two.
+    static let fileSaltOffset = 32
+    static let keyCheckOffset = 48
+    static let encryptionChecksumOffset = 64
 
     static let pageHeaderSize = 32
     static let maxKeySize = 1024
@@ -22,8 +29,6 @@ enum Layout {
     /// A key and value larger than this together go to an overflow extent, which keeps at
     /// least two cells in every leaf.
     static let maxInlineCell = 2000
-
-    static var nodeCapacity: Int { pageSize - pageHeaderSize }
 
     static func pages(forBytes n: Int) -> Int { (n + pageSize - 1) / pageSize }
 }

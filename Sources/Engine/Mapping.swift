@@ -27,18 +27,28 @@ final class Mapping: @unchecked Sendable {
 }
 
 /// Pages of one version of the file: a mapping plus the number of bytes that version may
-/// reference. Refs outside that range are corruption, reported, never dereferenced.
+/// reference. Refs outside that range are corruption, reported, never dereferenced. In an
+/// encrypted file every page comes authenticated and decrypted from `encrypted`; a plain
+/// file's pages are the mapping itself.
 struct PageSource {
     let mapping: Mapping
     let limit: UInt64
     /// Check every node's checksum as it is read (`DatabaseOptions.verifyChecksums`), so a
-    /// page the storage returned damaged is an error, never data.
+    /// page the storage returned damaged is an error, never data. (Encrypted pages are
+    /// always authenticated, which is stronger.)
     var verifyChecksums = false
+    var encrypted: EncryptedPages? = nil
+
+    var geometry: PageGeometry { encrypted == nil ? .plain : .encrypted }
 
     func page(_ ref: UInt64) throws -> PageView {
         let ps = UInt64(Layout.pageSize)
         guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
             throw CorruptNode(ref: ref, detail: "reference \(ref) is outside the file's \(limit) bytes or misaligned")
+        }
+        if let encrypted {
+            let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
+            return PageView(raw: UnsafeRawBufferPointer(start: e.raw.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref)
         }
         let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
         // Extents of several pages are checked whole, in `extent`.
@@ -48,13 +58,21 @@ struct PageSource {
         return v
     }
 
-    /// The whole extent starting at `ref` (its span from the first page's header).
+    /// The whole extent starting at `ref` (its span from the first page's header), node
+    /// bytes only.
     func extent(_ ref: UInt64) throws -> UnsafeRawBufferPointer {
         let first = try page(ref)
         let span = first.span
         let bytes = UInt64(span) * UInt64(Layout.pageSize)
         guard span >= 1, ref + bytes <= limit else {
             throw CorruptNode(ref: ref, detail: "extent of \(span) pages runs past the end of the file")
+        }
+        if let encrypted {
+            let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
+            guard e.raw.count == geometry.extentBytes(span: span) else {
+                throw CorruptNode(ref: ref, detail: "node header says \(span) pages, its envelope \((e.raw.count + PageEnvelope.size) / Layout.pageSize)")
+            }
+            return e.raw
         }
         let ext = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
         if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext) {
@@ -66,7 +84,7 @@ struct PageSource {
     /// The bytes of a value stored out of line.
     func overflowValue(ref: UInt64, length: Int) throws -> UnsafeRawBufferPointer {
         let ext = try extent(ref)
-        let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<Layout.pageSize]), ref: ref)
+        let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<geometry.pageBytes]), ref: ref)
         try head.expect(.overflow)
         guard head.extra == UInt64(length), Layout.pageHeaderSize + length <= ext.count else {
             throw CorruptNode(ref: ref, detail: "overflow value length \(head.extra) does not match its cell's \(length)")

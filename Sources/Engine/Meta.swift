@@ -13,7 +13,9 @@ struct Meta: Equatable {
     var freeListChunks: [UInt64] = []
 
     static let inlineChunksOffset = 80
-    static let inlineChunkCapacity = (Layout.pageSize - inlineChunksOffset) / 8
+    static func inlineChunkCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineChunksOffset) / 8 }
+    /// In a plain file.
+    static let inlineChunkCapacity = inlineChunkCapacity(.plain)
 
     static func decode(_ p: PageView) throws -> Meta {
         guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
@@ -25,7 +27,7 @@ struct Meta: Equatable {
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
         let inline = p.raw.u64(72)
-        guard inline <= UInt64(inlineChunkCapacity), inline == 0 || m.freeListRef == 0 else {
+        guard inline <= UInt64((p.raw.count - inlineChunksOffset) / 8), inline == 0 || m.freeListRef == 0 else {
             throw CorruptNode(ref: p.ref, detail: "top node claims \(inline) inline free-list chunks")
         }
         var withChunks = m
@@ -33,8 +35,8 @@ struct Meta: Equatable {
         return withChunks
     }
 
-    func encode() -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: Layout.pageSize)
+    func encode(_ g: PageGeometry) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: g.pageBytes)
         buf.withUnsafeMutableBytes { p in
             PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
             p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)

@@ -46,13 +46,19 @@ final class DirtyNode {
     /// Arena bytes beyond the live cells, for the cells a transaction adds before a compaction.
     static let headroom = Layout.pageSize / 2
 
-    init(isLeaf: Bool, capacity: Int = Layout.pageSize) {
+    /// The page this node is written to holds this many node bytes (`PageGeometry.pageBytes`:
+    /// a whole page in a plain file, less the envelope in an encrypted one).
+    let pageBytes: Int
+
+    init(isLeaf: Bool, pageBytes: Int, arenaCapacity: Int = Layout.pageSize) {
         self.isLeaf = isLeaf
-        arena = CellArena(capacity: capacity)
+        self.pageBytes = pageBytes
+        arena = CellArena(capacity: arenaCapacity)
     }
 
     var count: Int { cells.count }
-    var overflows: Bool { size > Layout.nodeCapacity }
+    var capacity: Int { pageBytes - Layout.pageHeaderSize }
+    var overflows: Bool { size > capacity }
 
     // MARK: Reading cells. Pointers are valid until the node next changes.
 
@@ -258,12 +264,12 @@ final class DirtyNode {
         var bestScore = Int.max
         for k in 1..<n {
             let left = prefix[k], right = total - left
-            guard left <= Layout.nodeCapacity, right <= Layout.nodeCapacity else { continue }
+            guard left <= capacity, right <= capacity else { continue }
             let score = appending ? -k : abs(left - right)
             if score < bestScore { bestScore = score; best = k }
         }
         precondition(best > 0, "node of \(n) cells and \(total) bytes cannot split")
-        let right = DirtyNode(isLeaf: isLeaf)
+        let right = DirtyNode(isLeaf: isLeaf, pageBytes: pageBytes)
         right.mayHoldLargeValues = mayHoldLargeValues
         for i in best..<n {
             let len = arenaLength(i)
@@ -297,15 +303,16 @@ final class DirtyNode {
         let isLeaf = kind == .leaf
         let n = page.count
         let src = page.raw
+        let pageBytes = src.count
         let firstCell = Layout.pageHeaderSize + 2 * n
-        guard firstCell <= Layout.pageSize else {
+        guard firstCell <= pageBytes else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
-        let node = DirtyNode(isLeaf: isLeaf, capacity: Layout.pageSize + DirtyNode.headroom)
+        let node = DirtyNode(isLeaf: isLeaf, pageBytes: pageBytes, arenaCapacity: pageBytes + DirtyNode.headroom)
         let arena = node.arena
         let dst = arena.bytes
-        dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[0..<Layout.pageSize]))
-        arena.used = Layout.pageSize
+        dst.copyMemory(from: src)
+        arena.used = pageBytes
         var cells: [Int] = []
         cells.reserveCapacity(n + 1)
         var children: [Child] = []
@@ -313,11 +320,11 @@ final class DirtyNode {
         var size = 0
         for i in 0..<n {
             let o = Int(src.u16(Layout.pageHeaderSize + 2 * i))
-            guard o >= firstCell, o + (isLeaf ? 8 : 10) <= Layout.pageSize else {
+            guard o >= firstCell, o + (isLeaf ? 8 : 10) <= pageBytes else {
                 throw CorruptNode(ref: page.ref, detail: "cell \(i) offset \(o) outside the page")
             }
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
-            guard o + length <= Layout.pageSize else {
+            guard o + length <= pageBytes else {
                 throw CorruptNode(ref: page.ref, detail: "cell runs past the end of the page")
             }
             if isLeaf {
@@ -335,15 +342,16 @@ final class DirtyNode {
         return node
     }
 
-    /// Serializes into a zeroed page: the cells' bytes as they are. Dirty children and large
-    /// values must already be written and their refs set.
+    /// Serializes into a zeroed page of `pageBytes` bytes: the cells' bytes as they are. Dirty
+    /// children and large values must already be written and their refs set.
     func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64) {
+        precondition(p.count == pageBytes)
         let cells = self.cells
         let isLeaf = self.isLeaf
         let src = raw
         let n = cells.count
         PageHeader.fill(p, kind: isLeaf ? .leaf : .branch, count: n, span: 1, version: version, extra: 0)
-        var end = Layout.pageSize
+        var end = pageBytes
         for i in 0..<n {
             let o = cells[i]
             precondition(!isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0, "large value not yet written to an overflow extent")

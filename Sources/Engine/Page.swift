@@ -11,8 +11,9 @@ enum StoredValue {
     case overflow(ref: UInt64, length: Int)
 }
 
-/// Read-only, bounds-checked view of one node in the mapped file. Every accessor checks
-/// offsets against the page, so a damaged node throws `CorruptNode` instead of trapping.
+/// Read-only, bounds-checked view of one node in the mapped file (or, encrypted, decrypted
+/// from it). Every accessor checks offsets against the page — `raw.count` bytes, less than a
+/// whole page in an encrypted file — so a damaged node throws `CorruptNode` instead of trapping.
 ///
 /// Page header (32 bytes): checksum u64 (of bytes 8..<span*pageSize) | kind u8 | flags u8 |
 /// count u16 | span u32 (pages in this extent) | version u64 (that wrote it) | extra u64.
@@ -45,18 +46,18 @@ struct PageView {
 
     private func cellOffset(_ i: Int) throws -> Int {
         let n = count
-        guard i >= 0, i < n, Layout.pageHeaderSize + 2 * n <= Layout.pageSize else {
+        guard i >= 0, i < n, Layout.pageHeaderSize + 2 * n <= raw.count else {
             throw CorruptNode(ref: ref, detail: "cell \(i) out of range (count \(n))")
         }
         let o = Int(raw.u16(Layout.pageHeaderSize + 2 * i))
-        guard o >= Layout.pageHeaderSize + 2 * n, o < Layout.pageSize else {
+        guard o >= Layout.pageHeaderSize + 2 * n, o < raw.count else {
             throw CorruptNode(ref: ref, detail: "cell \(i) offset \(o) outside the page")
         }
         return o
     }
 
     private func slice(_ from: Int, _ len: Int) throws -> UnsafeRawBufferPointer {
-        guard len >= 0, from + len <= Layout.pageSize else {
+        guard len >= 0, from + len <= raw.count else {
             throw CorruptNode(ref: ref, detail: "cell runs past the end of the page")
         }
         return UnsafeRawBufferPointer(rebasing: raw[from..<(from + len)])
@@ -66,7 +67,7 @@ struct PageView {
     //            [overflow ref u64] | key | [inline value]
     func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer {
         let o = try cellOffset(i)
-        guard o + 8 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
         let keyLen = Int(raw.u16(o))
         let isOverflow = raw.u8(o + 2) & 1 != 0
         return try slice(o + (isOverflow ? 16 : 8), keyLen)
@@ -74,11 +75,11 @@ struct PageView {
 
     func leafValue(_ i: Int) throws -> StoredValue {
         let o = try cellOffset(i)
-        guard o + 8 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
         let keyLen = Int(raw.u16(o))
         let valueLen = Int(raw.u32(o + 4))
         if raw.u8(o + 2) & 1 != 0 {
-            guard o + 16 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+            guard o + 16 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
             return .overflow(ref: raw.u64(o + 8), length: valueLen)
         }
         return .inline(try slice(o + 8 + keyLen, valueLen))
@@ -87,13 +88,13 @@ struct PageView {
     // Branch cell: child ref u64 | keyLen u16 | key. Key 0 is a lower bound only.
     func branchChild(_ i: Int) throws -> UInt64 {
         let o = try cellOffset(i)
-        guard o + 10 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        guard o + 10 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
         return raw.u64(o)
     }
 
     func branchKey(_ i: Int) throws -> UnsafeRawBufferPointer {
         let o = try cellOffset(i)
-        guard o + 10 <= Layout.pageSize else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        guard o + 10 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
         return try slice(o + 10, Int(raw.u16(o + 8)))
     }
 

@@ -6,13 +6,22 @@ import Glibc
 /// top node it points to is the one it describes. Nothing is replayed and nothing is written;
 /// a file that fails any check is reported, never repaired behind the user's back.
 public enum Recovery {
-    static func validate(_ file: DatabaseFile) throws -> (FileHeader, Meta, UInt64) {
+    /// What open learns from a sound file: its header, newest top node, size, and the cipher
+    /// for its pages (nil when plain).
+    struct Opened {
+        let header: FileHeader
+        let meta: Meta
+        let size: UInt64
+        let cipher: PageCipher?
+    }
+
+    static func validate(_ file: DatabaseFile, key: [UInt8]?) throws -> Opened {
         // Open takes no pin, so writers in other processes may commit twice while it reads and
         // reuse the page of the top it was about to check. A failure is believed only if the
         // header did not change meanwhile; a damaged file's header stays put.
         var attempt = 0
         while true {
-            let (result, head) = try validateOnce(file)
+            let (result, head) = try validateOnce(file, key: key)
             switch result {
             case .success(let r): return r
             case .failure(let error):
@@ -26,7 +35,7 @@ public enum Recovery {
     }
 
     /// One try: the header as read, and what it led to. Errors before the top is read are thrown.
-    private static func validateOnce(_ file: DatabaseFile) throws -> (Result<(FileHeader, Meta, UInt64), Error>, [UInt8]) {
+    private static func validateOnce(_ file: DatabaseFile, key: [UInt8]?) throws -> (Result<Opened, Error>, [UInt8]) {
         let path = file.path
         var head = [UInt8](repeating: 0, count: Layout.pageSize)
         let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
@@ -42,15 +51,16 @@ public enum Recovery {
             throw EngineError.truncated(path: path, detail: "only \(size) bytes, less than the \(Layout.pageSize)-byte header")
         }
         let header = try head.withUnsafeBytes { try FileHeader.decode($0, path: path) }
+        let cipher = try FileCipher.resolve(header.encryption, key: key, path: path)
         let slot = header.current
         let which = header.select.index
         guard slot.isSelfConsistent else {
             throw EngineError.corrupt(path: path, detail: "top slot \(which), named by the select bit, is damaged (checksum mismatch)")
         }
-        return (Result { try validateTop(file, header: header, size: size) }, head)
+        return (Result { try validateTop(file, header: header, size: size, cipher: cipher) }, head)
     }
 
-    private static func validateTop(_ file: DatabaseFile, header: FileHeader, size: UInt64) throws -> (FileHeader, Meta, UInt64) {
+    private static func validateTop(_ file: DatabaseFile, header: FileHeader, size: UInt64, cipher: PageCipher?) throws -> Opened {
         let path = file.path
         let slot = header.current
         let which = header.select.index
@@ -60,6 +70,14 @@ public enum Recovery {
         }
         var top = [UInt8](repeating: 0, count: Layout.pageSize)
         _ = try top.withUnsafeMutableBytes { try file.read(into: $0, at: slot.ref) }
+        if let cipher {
+            var logical = [UInt8](repeating: 0, count: PageGeometry.encrypted.pageBytes)
+            let ok = top.withUnsafeBytes { physical in logical.withUnsafeMutableBytes { cipher.open(physical, offset: slot.ref, into: $0) } }
+            guard ok else {
+                throw EngineError.corrupt(path: path, detail: "top node at offset \(slot.ref), named by slot \(which), failed authentication")
+            }
+            top = logical
+        }
         let meta: Meta = try top.withUnsafeBytes { raw in
             let page = PageView(raw: raw, ref: slot.ref)
             guard page.storedChecksum == slot.topChecksum else {
@@ -77,7 +95,7 @@ public enum Recovery {
         guard meta.pageCount * ps <= size else {
             throw EngineError.truncated(path: path, detail: "version \(meta.version) needs \(meta.pageCount * ps) bytes, the file has \(size)")
         }
-        return (header, meta, size)
+        return Opened(header: header, meta: meta, size: size, cipher: cipher)
     }
 }
 
@@ -103,12 +121,16 @@ extension Recovery {
             throw size == 0 ? EngineError.emptyFile(path: path) : EngineError.notAFiefFile(path: path)
         }
         let select = head[Layout.selectOffset]
+        // An encrypted top node cannot be read without the key: its slot is judged by itself.
+        let encrypted = head.withUnsafeBytes { $0.u32(Layout.formatOffset) } == Layout.encryptedFormatVersion
         var slots: [SlotInfo] = []
         for i in 0..<2 {
             let o = Layout.slotOffsets[i]
             let s = head.withUnsafeBytes { TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)])) }
             var valid = false
-            if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
+            if encrypted {
+                valid = s.isSelfConsistent && s.ref + UInt64(Layout.pageSize) <= size
+            } else if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
                 var top = [UInt8](repeating: 0, count: Layout.pageSize)
                 if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
                     valid = top.withUnsafeBytes { $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0) }

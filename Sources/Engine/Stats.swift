@@ -52,7 +52,7 @@ extension Database {
                 let o = Layout.slotOffsets[i]
                 let s = TopSlot(raw: UnsafeRawBufferPointer(rebasing: header[o..<(o + Layout.slotSize)]))
                 var valid = s.isSelfConsistent
-                if valid, let top = try? PageSource(mapping: snap.pages.mapping, limit: try file.size()).page(s.ref) {
+                if valid, let top = try? PageSource(mapping: snap.pages.mapping, limit: try file.size(), encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher) }).page(s.ref) {
                     valid = top.storedChecksum == s.topChecksum && PageHeader.checksumMatches(top.raw)
                 } else {
                     valid = false

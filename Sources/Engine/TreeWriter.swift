@@ -7,7 +7,13 @@ final class TreeWriter {
     /// reaches.
     private(set) var freed: [(start: UInt64, count: UInt64)] = []
 
-    init(pages: PageSource) { self.pages = pages }
+    /// The pages it builds: the base version's, except when a copy changes encryption.
+    let geometry: PageGeometry
+
+    init(pages: PageSource, geometry: PageGeometry? = nil) {
+        self.pages = pages
+        self.geometry = geometry ?? pages.geometry
+    }
 
     func free(ref: UInt64, pages count: Int) {
         freed.append((ref / UInt64(Layout.pageSize), UInt64(count)))
@@ -34,14 +40,14 @@ final class TreeWriter {
     /// Inserts or replaces. Returns true when the key is new.
     func put(_ root: inout Child?, key: [UInt8], value: LeafValue) throws -> Bool {
         guard var r = root else {
-            let leaf = DirtyNode(isLeaf: true)
+            let leaf = DirtyNode(isLeaf: true, pageBytes: geometry.pageBytes)
             key.withUnsafeBytes { leaf.insertLeaf(at: 0, key: $0, value: value) }
             root = .dirty(leaf)
             return true
         }
         let (inserted, split) = try insert(&r, key: key, value: value, depth: 0)
         if let right = split {
-            let top = DirtyNode(isLeaf: false)
+            let top = DirtyNode(isLeaf: false, pageBytes: geometry.pageBytes)
             top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: r)
             top.insertBranch(at: 1, key: right.key(0), child: .dirty(right))
             r = .dirty(top)
@@ -109,15 +115,15 @@ final class TreeWriter {
             parent.remove(at: i)
             return
         }
-        guard child.size < Layout.nodeCapacity / 4, parent.children.count > 1 else { return }
+        guard child.size < geometry.nodeCapacity / 4, parent.children.count > 1 else { return }
         let l = i > 0 ? i - 1 : i
         let r = l + 1
-        guard try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= Layout.nodeCapacity else { return }
+        guard try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= geometry.nodeCapacity else { return }
         let left = try materialize(&parent.children[l])
         let right = try materialize(&parent.children[r])
         // A branch's key 0 is only a lower bound; merged, it needs the real separator.
         if !right.isLeaf { right.setBranchKey(at: 0, parent.key(r)) }
-        guard left.size + right.size <= Layout.nodeCapacity else { return }
+        guard left.size + right.size <= geometry.nodeCapacity else { return }
         left.append(contentsOf: right)
         parent.remove(at: r)
     }
