@@ -24,12 +24,17 @@ public struct Configuration: Sendable {
     /// A reader stuck on an old version then stops writers instead of growing the file
     /// without bound. nil: no limit. At least 2.
     public var maximumLiveVersions: Int?
+    /// 64 bytes (AES-256 key, then HMAC-SHA256 key): the file is encrypted, every page
+    /// authenticated on read (`EncryptionError` for a wrong, missing or misshapen key).
+    /// Compaction keeps it; `ObjectStore.database.writeCopy(to:encryptionKey:)` changes it.
+    public var encryptionKey: [UInt8]?
 
     public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
                 migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
                 deleteIfMigrationNeeded: Bool = false,
                 shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)? = nil,
-                readOnly: Bool = false, durability: Durability = .full) {
+                readOnly: Bool = false, durability: Durability = .full, encryptionKey: [UInt8]? = nil) {
+        self.encryptionKey = encryptionKey
         self.path = path
         self.types = types
         self.schemaVersion = schemaVersion
@@ -101,7 +106,7 @@ public final class ObjectStore: @unchecked Sendable {
 
     private static func open(_ configuration: Configuration, models: [String: ModelInfo]) throws -> Database {
         let path = configuration.path
-        var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly)
+        var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly, encryptionKey: configuration.encryptionKey)
         options.readOnly = configuration.readOnly
         var db = try Database(path: path, options: options)
         if let ask = configuration.shouldCompactOnOpen, !configuration.readOnly {
@@ -119,7 +124,7 @@ public final class ObjectStore: @unchecked Sendable {
 
     private static func recreate(_ path: String, configuration: Configuration) throws -> Database {
         unlink(path)
-        return try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: true))
+        return try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: true, encryptionKey: configuration.encryptionKey))
     }
 
     func schema(_ tx: Transaction) throws -> StoredSchema {
@@ -135,8 +140,8 @@ public final class ObjectStore: @unchecked Sendable {
 
     /// The schema version stored in a file (nil when it holds no object schema yet), without
     /// opening it as a store: to pick the model classes that match it.
-    public static func storedSchemaVersion(at path: String) throws -> UInt64? {
-        var options = DatabaseOptions(create: false)
+    public static func storedSchemaVersion(at path: String, encryptionKey: [UInt8]? = nil) throws -> UInt64? {
+        var options = DatabaseOptions(create: false, encryptionKey: encryptionKey)
         options.readOnly = true
         let db = try Database(path: path, options: options)
         return try db.read { tx in

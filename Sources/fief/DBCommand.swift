@@ -13,7 +13,7 @@ struct DBCommand: ParsableCommand {
             --value-format hex (e.g. 00ff10). `put` creates the file and the table when missing; \
             every other command on a missing file is an error.
             """,
-        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBSchema.self, DBQuery.self]
+        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBCopy.self, DBSchema.self, DBQuery.self]
     )
 }
 
@@ -62,13 +62,14 @@ enum Codec {
 struct DBStat: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
             let db: Database
             do {
-                db = try Database(path: path, options: .init(create: false))
+                db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             } catch let e as EngineError {
                 // Describe what the header says before refusing the file.
                 if let h = try? Recovery.inspectHeader(path: path) {
@@ -107,13 +108,14 @@ struct DBStat: ParsableCommand {
 struct DBCheck: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Flag(help: "Also check the object graph: links resolve, backlinks are the inverse of links, indexes match rows, primary keys unique.")
     var objects = false
 
     func run() throws {
         var sound = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false))
+            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             let r = try db.check()
             for n in r.notes { print("note: \(n)") }
             if r.isSound {
@@ -124,7 +126,7 @@ struct DBCheck: ParsableCommand {
                 for p in r.problems { print("  - \(p)") }
             }
             if objects && sound {
-                let o = try openObjectStore(path).check()
+                let o = try openObjectStore(path, encryptionKey: try encryption.key()).check()
                 print("\(path): \(o)")
                 if !o.isSound { sound = false }
             }
@@ -141,6 +143,7 @@ struct KeyValueOptions: ParsableArguments {
 struct DBPut: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "put", abstract: "Store a value (creating the file and table when missing).")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
     @Argument var key: String
     @Argument var value: String
@@ -148,7 +151,7 @@ struct DBPut: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path)
+            let db = try Database(path: path, options: .init(encryptionKey: try encryption.key()))
             try db.write { tx in
                 if try tx.tableInfo(table) == nil {
                     try tx.createTable(table, keyKind: formats.keyFormat == .int ? .int64 : .bytes,
@@ -166,6 +169,7 @@ struct DBPut: ParsableCommand {
 struct DBGet: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a value; exit 1 when the key is absent.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
     @Argument var key: String
     @OptionGroup var formats: KeyValueOptions
@@ -173,7 +177,7 @@ struct DBGet: ParsableCommand {
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false))
+            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
@@ -191,6 +195,7 @@ struct DBGet: ParsableCommand {
 struct DBDelete: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "del", abstract: "Delete a key; exit 1 when it was absent.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
     @Argument var key: String
     @OptionGroup var formats: KeyValueOptions
@@ -198,7 +203,7 @@ struct DBDelete: ParsableCommand {
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false))
+            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             try db.write { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
@@ -215,6 +220,7 @@ struct DBDelete: ParsableCommand {
 struct DBScan: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "scan", abstract: "Print entries with keys in [--from, --to), one 'key<TAB>value' per line.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
     @Option(help: "First key (inclusive).") var from: String?
     @Option(help: "End key (exclusive).") var to: String?
@@ -228,7 +234,7 @@ struct DBScan: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false))
+            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let f = try from.map { try Codec.encode($0, as: formats.keyFormat, kind: info.keyKind, what: "key") }
@@ -249,10 +255,11 @@ struct DBScan: ParsableCommand {
 struct DBCompact: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "compact", abstract: "Rewrite the file without free space (refused while others have it open).")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false))
+            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
             let before = try db.stats().fileSize
             try db.compact()
             let after = try db.stats().fileSize

@@ -4,20 +4,23 @@ import FiefObjects
 import Foundation
 
 /// Opens a file's object layer without model classes: dynamic access by class name, read-only.
-func openObjectStore(_ path: String) throws -> ObjectStore {
+func openObjectStore(_ path: String, encryptionKey: [UInt8]?) throws -> ObjectStore {
     guard FileManager.default.fileExists(atPath: path) else { throw EngineError.fileNotFound(path: path) }
-    let version = try ObjectStore.storedSchemaVersion(at: path) ?? 0
-    return try ObjectStore(Configuration(path: path, types: [], schemaVersion: version, readOnly: true))
+    let version = try ObjectStore.storedSchemaVersion(at: path, encryptionKey: encryptionKey) ?? 0
+    var configuration = Configuration(path: path, types: [], schemaVersion: version, readOnly: true)
+    configuration.encryptionKey = encryptionKey
+    return try ObjectStore(configuration)
 }
 
 struct DBSchema: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "schema", abstract: "Show the object classes stored in a file, their properties and counts.")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let ctx = try openObjectStore(path).context()
+            let ctx = try openObjectStore(path, encryptionKey: try encryption.key()).context()
             let classes = try ctx.storedClasses()
             if json {
                 struct Out: Encodable { let schemaVersion: UInt64; let classes: [ClassSchema]; let counts: [String: Int] }
@@ -48,6 +51,7 @@ struct DBQuery: ParsableCommand {
         commandName: "query", abstract: "Query the objects of a class with an NSPredicate-format predicate.",
         discussion: "Example: fief db query app.fief Person \"age > 30 AND ANY dogs.name BEGINSWITH[c] 'r'\" --sort age --desc --limit 10")
     @Argument(help: "Database file.") var path: String
+    @OptionGroup var encryption: KeyFileOption
     @Argument(help: "Class name.") var className: String
     @Argument(help: "Predicate (default: every object).") var predicate: String?
     @Option(help: "Sort by this property (repeatable; a.b follows links).") var sort: [String] = []
@@ -61,7 +65,7 @@ struct DBQuery: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let ctx = try openObjectStore(path).context()
+            let ctx = try openObjectStore(path, encryptionKey: try encryption.key()).context()
             guard let cls = try ctx.storedClasses().first(where: { $0.name == className }) else {
                 throw ObjectError.unknownClass(className)
             }

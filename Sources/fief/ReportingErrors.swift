@@ -16,6 +16,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try fail(e.message, exitCode: 2)
     } catch let e as EngineError {
         try fail(e.description)
+    } catch let e as EncryptionError {
+        try fail(e.description)
     } catch let e as FaultFSError {
         try fail("faultfs: \(e.description)")
     } catch let e as BenchError {
