@@ -6,11 +6,11 @@
 /// ciphertext); `salt` is random and new on every write, so a page written twice never
 /// reuses a keystream. The node that follows — the usual page header and cells — is
 /// encrypted, and is 32 bytes shorter than a plain page (`PageGeometry.encrypted`).
-enum PageEnvelope {
-    static let size = 32
-    static let tagSize = 16
-    static let saltOffset = 16
-    static let spanOffset = 24
+package enum PageEnvelope {
+    package static let size = 32
+    package static let tagSize = 16
+    package static let saltOffset = 16
+    package static let spanOffset = 24
 }
 
 /// Seals and opens the pages of one encrypted file. The engine never sees a key: it hands

@@ -114,7 +114,7 @@ public enum HTMLReport {
 
     static func tortureSections(_ t: TortureSummary) -> String {
         var h = "<section id=\"torture\"><h2>Torture: \(t.passed ? "passed" : "<span class=\"missed\">FAILED</span>")</h2>"
-        h += "<p class=\"ctx\">seed <code>\(t.seed)</code>, profile <code>\(esc(t.profile))</code>, FaultFS model <code>\(esc(t.fsModel))</code>, shard <code>\(esc(t.shard))</code>, \(String(format: "%.0f", t.durationSeconds)) s\(t.started.isEmpty ? "" : ", started \(esc(t.started))")</p>"
+        h += "<p class=\"ctx\">seed <code>\(t.seed)</code>, profile <code>\(esc(t.profile))</code>, FaultFS model <code>\(esc(t.fsModel))</code>\(t.encrypted ? ", <b>encrypted</b> (format 3)" : ""), shard <code>\(esc(t.shard))</code>, \(String(format: "%.0f", t.durationSeconds)) s\(t.started.isEmpty ? "" : ", started \(esc(t.started))")</p>"
         let rows = t.matrix.map { r in
             (name: r.scenario, cells: r.cells.map { (label: $0.name, passed: $0.passed, detail: "\($0.cycles) cycles, \($0.violations) violations") })
         }

@@ -118,9 +118,11 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     public var target = Target()
     /// The FaultFS persistence model (older files: posix).
     public var fsModel = "posix"
+    /// The run encrypted every database (older files: plain).
+    public var encrypted = false
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target, fsModel }
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target, fsModel, encrypted }
 
     public init(seed: UInt64, profile: String = "quick", shard: String = "1/1", started: String = "", durationSeconds: Double = 0, scenarios: [Scenario], growth: Growth? = nil) {
         self.seed = seed; self.profile = profile; self.shard = shard; self.started = started
@@ -141,6 +143,7 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         growth = try c.decodeIfPresent(Growth.self, forKey: .growth)
         target = try c.decodeIfPresent(Target.self, forKey: .target) ?? Target()
         fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? "posix"
+        encrypted = try c.decodeIfPresent(Bool.self, forKey: .encrypted) ?? false
     }
 
     /// The pass/fail matrix: one row per scenario, one cell per mode (or the scenario itself).

@@ -13,7 +13,7 @@ public enum CheckedReader {
 
     /// Reads every table the workload keeps and compares; `detail` says what differed.
     public static func run(dbPath: String, oraclePath: String, seed: UInt64, verifyChecksums: Bool) -> (Outcome, String) {
-        var options = DatabaseOptions(create: false)
+        var options = TortureEncryption.options(create: false)
         options.verifyChecksums = verifyChecksums
         do {
             let oracle = try OracleLog.read(oraclePath)

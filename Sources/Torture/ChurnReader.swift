@@ -20,7 +20,7 @@ public struct ChurnReader {
 
     /// The number of reads made, or the first wrong read.
     public func run() throws -> Result<Int, TortureError> {
-        let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
         let workload = CommitWorkload(seed: seed)
         let failure = FirstError()
         let reads = Counter()

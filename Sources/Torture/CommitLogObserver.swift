@@ -58,7 +58,7 @@ public struct CommitLogObserver {
 
     /// Returns false when the final version was not delivered in time.
     public func run() throws -> Bool {
-        let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
         let log = try Log(logPath + ".partial")
         let observation = try db.observeCommits { r in log.line("range \(r.from) \(r.to)", reaching: r.to) }
         defer { observation.cancel() }

@@ -30,7 +30,7 @@ public struct CommitWriter {
     }
 
     public func run() throws {
-        let db = try Database(path: dbPath, options: DatabaseOptions(durability: durability))
+        let db = try Database(path: dbPath, options: TortureEncryption.options(durability: durability))
         let oracle = try OracleLog(path: oraclePath)
         let failure = FirstError()
         let group = ThreadGroup()

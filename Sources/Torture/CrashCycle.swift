@@ -42,7 +42,7 @@ public struct CrashCycle {
     }
 
     func committedNow() -> UInt64 {
-        guard let db = try? Database(path: dbPath, options: DatabaseOptions(create: false)) else { return 0 }
+        guard let db = try? Database(path: dbPath, options: TortureEncryption.options(create: false)) else { return 0 }
         return (try? db.read { try CommitWorkload.committed(in: $0) }) ?? 0
     }
 

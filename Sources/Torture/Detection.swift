@@ -23,6 +23,7 @@ public struct Detection {
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
         ("no-checksum-verify", "faults"), ("no-reclaim", "readers"), ("batch-early-ack", "batch"),
         ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
+        ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
     ]
 
@@ -45,9 +46,12 @@ public struct Detection {
         var rows: [Row] = []
         for (variant, scenario) in Detection.plan {
             var o = TortureOptions(seed: seed)
-            o.scenarios = [scenario]
+            // "power-cut --encrypt": the scenario on encrypted files.
+            let parts = scenario.split(separator: " ").map(String.init)
+            o.scenarios = [parts[0]]
+            o.encrypt = parts.dropFirst().contains("--encrypt")
             o.cycles = cycles
-            o.out = "\(out)/runs/\(variant)-\(scenario)"
+            o.out = "\(out)/runs/\(variant)-\(parts.joined(separator: "-"))"
             _ = o.chooseBroken(variant)
             let quiet = Progress()
             quiet.quiet = true

@@ -84,7 +84,8 @@ public struct FaultKindsScenario: Scenario {
         case "bitflip":
             // Several rounds, each on a cold page cache (a fresh mount), so the reader's pages
             // come through FaultFS's reads; each round flips different bits.
-            for round in 0..<6 {
+            // Encrypted, every flip must fail authentication: more rounds, more flips seen.
+            for round in 0..<(TortureEncryption.isActive ? 12 : 6) {
                 fs.unmount()
                 fs = FaultFSMount.forCycle(dir, seed: seed &+ UInt64(round) &+ 1, suffix: "-\(round)", context: context)
                 try fs.mount()
@@ -100,6 +101,8 @@ public struct FaultKindsScenario: Scenario {
                         if round == 0 { notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)") }
                     case (true, _):
                         violations.append("bit flips with checksums verified (round \(round)): the reader \(ending): \(text)")
+                    case (false, _) where TortureEncryption.isActive:
+                        violations.append("bit flips in an encrypted file (round \(round)): the reader \(ending): \(text) (every encrypted page is authenticated, verified or not)")
                     case (false, _):
                         notes.append("bit flips without checksum verification (round \(round)): the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
                     }

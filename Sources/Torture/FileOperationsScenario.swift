@@ -100,7 +100,7 @@ public struct FileOperationsScenario: Scenario {
             if exists != mustExist { return ["create \(completed ? "returned" : "died at \(point!.rawValue)"): the file \(exists ? "exists" : "is missing")"] }
             guard exists else { return [] }
             do {
-                let d = try Database(path: fresh, options: DatabaseOptions(create: false))
+                let d = try Database(path: fresh, options: TortureEncryption.options(create: false))
                 let r = try d.check()
                 let tables = try d.read { try $0.tableNames() }
                 return r.problems.map { "new file: \($0)" } + (tables.isEmpty ? [] : ["new file: holds tables \(tables)"])

@@ -20,7 +20,7 @@ public struct GrowthScenario: Scenario {
         var outcome = CycleOutcome()
         var curve = GrowthCurve()
         var violations: [String] = []
-        let db = try Database(path: dir + "/growth.fief")
+        let db = try Database(path: dir + "/growth.fief", options: TortureEncryption.options())
         let keys: Int64 = 3000
         try db.write { tx in
             let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)

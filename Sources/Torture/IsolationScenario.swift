@@ -15,7 +15,7 @@ public struct IsolationScenario: Scenario {
         var outcome = CycleOutcome()
         let processes = 3
         let db = dir + "/lists.fief"
-        _ = try Database(path: db)
+        _ = try Database(path: db, options: TortureEncryption.options())
         var children: [ChildProcess] = []
         for p in 0..<processes {
             children.append(try ChildProcess(
@@ -40,7 +40,7 @@ public struct IsolationScenario: Scenario {
             violations.append("only \(history.filter(\.committed).count) committed transactions recorded")
         }
         do {
-            let report = try Database(path: db, options: DatabaseOptions(create: false)).check()
+            let report = try Database(path: db, options: TortureEncryption.options(create: false)).check()
             violations += report.problems.map { "integrity: \($0)" }
         } catch {
             violations.append("database does not open: \(error)")

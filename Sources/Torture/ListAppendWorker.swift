@@ -40,7 +40,7 @@ public struct ListAppendWorker {
     }
 
     public func run() throws {
-        let db = try Database(path: dbPath)
+        let db = try Database(path: dbPath, options: TortureEncryption.options())
         _ = try? db.write { tx in if try tx.tableInfo(ListAppendWorker.table) == nil { try tx.createTable(ListAppendWorker.table, key: Int64.self, value: [UInt8].self) } }
         let lock = NSLock()
         var history: [HistoryTxn] = []

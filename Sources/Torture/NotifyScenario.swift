@@ -31,7 +31,7 @@ public struct NotifyScenario: Scenario {
         var outcome = CycleOutcome()
         let db = dir + "/db.fief"
         let stop = dir + "/stop"
-        _ = try Database(path: db)
+        _ = try Database(path: db, options: TortureEncryption.options())
         let watchers = try ObserverProcesses("commits", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         let points = CrashPoint.commitPoints
@@ -56,7 +56,7 @@ public struct NotifyScenario: Scenario {
         var violations: [String] = []
         if finisher.wait() != .exited(0) { violations.append("the last writer failed; see writer-last.out") }
 
-        let final = try Database(path: db, options: DatabaseOptions(create: false)).latestVersion()
+        let final = try Database(path: db, options: TortureEncryption.options(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
         for (o, (w, log)) in watchers.members.enumerated() {
             let ending = w.wait()
@@ -114,7 +114,7 @@ public struct NotifyScenario: Scenario {
         }
         var violations: [String] = []
         if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) { violations.append("the last objects writer failed; see writer-last.out") }
-        let final = try Database(path: db, options: DatabaseOptions(create: false)).latestVersion()
+        let final = try Database(path: db, options: TortureEncryption.options(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
         for (o, (w, log)) in watchers.members.enumerated() {
             let ending = w.wait()

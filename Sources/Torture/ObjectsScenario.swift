@@ -69,7 +69,7 @@ public struct ObjectsScenario: Scenario {
         var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
         if ending != .signaled(SIGKILL) {
             verdict.violations.append("migration armed at \(point.rawValue):1 \(ending), but should have been killed there; see \(dir)/migrate.out")
-        } else if let s = try? ObjectStore.storedSchemaVersion(at: db), (s == 2) != point.newVersionSurvivesProcessKill {
+        } else if let s = try? ObjectStore.storedSchemaVersion(at: db, encryptionKey: TortureEncryption.key), (s == 2) != point.newVersionSurvivesProcessKill {
             verdict.violations.append("migration killed at \(point.rawValue): expected schema \(point.newVersionSurvivesProcessKill ? 2 : 1), found \(s)")
         }
         outcome.crashPoints.insert("migration-\(point.rawValue)")

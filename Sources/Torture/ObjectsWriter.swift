@@ -17,7 +17,7 @@ public struct ObjectsWriter {
     }
 
     public func run() throws {
-        let store = try ObjectStore(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
+        let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
         let ctx = store.context()
         let oracle = try OracleLog(path: oraclePath)
         var graph = workload.expected(afterCommit: try ObjectGraphWorkload.committed(in: ctx))
@@ -43,11 +43,11 @@ public struct ObjectsWriter {
     /// Opens the file with schema version 2, whose migration labels every person; the
     /// migration is one write transaction, so a crash leaves all of it or none.
     public static func migrate(dbPath: String) throws {
-        _ = try ObjectStore(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: { m, _ in
+        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: { m, _ in
             try m.enumerateObjects(ofType: "GraphPerson") { old, new in
                 new!["label"] = GraphV2.label(name: old!["name"] as! String, age: old!["age"] as! Int)
             }
-        }))
+        })))
     }
 }
 
@@ -68,7 +68,7 @@ public enum ObjectRecoveryCheck {
             return v
         }
         do {
-            let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+            let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
             for p in try db.check().problems { v.violations.append("integrity: \(p)") }
             v.version = try db.latestVersion()
         } catch EngineError.fileNotFound where v.oracle.lastAck == 0 {
@@ -78,13 +78,13 @@ public enum ObjectRecoveryCheck {
             return v
         }
         do {
-            guard let schema = try ObjectStore.storedSchemaVersion(at: dbPath) else {
+            guard let schema = try ObjectStore.storedSchemaVersion(at: dbPath, encryptionKey: TortureEncryption.key) else {
                 if v.oracle.lastAck > 0 { v.violations.append("durability: \(v.oracle.lastAck) commits were acknowledged, but the file holds no object schema") }
                 return v
             }
             let v2 = schema == 2
-            let store = try ObjectStore(Configuration(path: dbPath, types: v2 ? ObjectGraphWorkload.typesV2 : ObjectGraphWorkload.types,
-                                                      schemaVersion: schema, readOnly: true))
+            let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: v2 ? ObjectGraphWorkload.typesV2 : ObjectGraphWorkload.types,
+                                                      schemaVersion: schema, readOnly: true)))
             let report = try store.check()
             for p in report.problems { v.violations.append("objects: \(p)") }
             let ctx = store.context()

@@ -26,7 +26,7 @@ public enum RecoveryCheck {
         }
         let db: Database
         do {
-            db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+            db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
         } catch EngineError.fileNotFound where v.oracle.lastAck == 0 {
             return v  // died before creating the file, and nothing was acknowledged
         } catch {

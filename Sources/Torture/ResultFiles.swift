@@ -51,7 +51,7 @@ public enum ResultFiles {
     public static func markdown(_ r: TortureResults, detection: [Detection.Row] = []) -> String {
         var md = "# Fief torture: \(r.passed ? "passed" : "FAILED")\n\n"
         md += "target `\(r.target.kind)`" + (r.target.configuration.isEmpty ? "" : " (`\(r.target.configuration)`)")
-        md += ", seed `\(r.seed)`, profile `\(r.profile)`, FaultFS model `\(r.fsModel)`, shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
+        md += ", seed `\(r.seed)`, profile `\(r.profile)`, FaultFS model `\(r.fsModel)`\(r.encrypted ? ", **encrypted** (format 3)" : ""), shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
         md += "| scenario | result | verdict | cycles | cycles/min | durability | atomicity/integrity | violations | faults injected | crash points |\n"
         md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for s in r.scenarios {

@@ -23,7 +23,7 @@ public struct ResultsLogObserver {
     }
 
     public func run() throws -> Bool {
-        let store = try ObjectStore(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
+        let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
         let ctx = store.context()
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         guard let log = FileHandle(forWritingAtPath: logPath) else { throw TortureError.invalid("cannot write \(logPath)") }

@@ -20,7 +20,7 @@ public struct SnapshotHolder {
 
     /// Returns false when the snapshot changed under the reader.
     public func run() throws -> Bool {
-        let db = try Database(path: dbPath, options: DatabaseOptions(create: false))
+        let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
         let tx = try db.beginRead()
         defer { tx.end() }
         let first = try Fingerprint.of(tx)

@@ -209,7 +209,9 @@ public struct TortureResults: Codable, Sendable {
     public var fsModel = PersistenceModel.posix.rawValue
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target, fsModel }
+    /// Every database was encrypted (`--encrypt`, format 3).
+    public var encrypted = false
+    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target, fsModel, encrypted }
 
     public init(seed: UInt64, profile: String, shard: String, started: String) {
         self.seed = seed
@@ -229,6 +231,7 @@ public struct TortureResults: Codable, Sendable {
         growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
         target = try c.decodeIfPresent(TargetInfo.self, forKey: .target) ?? TargetInfo(.default)
         fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? PersistenceModel.posix.rawValue
+        encrypted = try c.decodeIfPresent(Bool.self, forKey: .encrypted) ?? false
     }
     public func encode(to e: Encoder) throws {
         var c = e.container(keyedBy: CodingKeys.self)
@@ -243,6 +246,7 @@ public struct TortureResults: Codable, Sendable {
         try c.encodeIfPresent(growth, forKey: .growth)
         try c.encode(target, forKey: .target)
         try c.encode(fsModel, forKey: .fsModel)
+        try c.encode(encrypted, forKey: .encrypted)
         try c.encode(passed, forKey: .passed)
     }
 }

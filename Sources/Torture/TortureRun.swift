@@ -52,6 +52,8 @@ public struct TortureOptions: Sendable {
     public var target: TargetSpec = .default
     /// What a sync makes durable on the FaultFS mounts the scenarios use.
     public var fsModel: PersistenceModel = .posix
+    /// Every database encrypted, with a key drawn from the seed (`TortureEncryption`).
+    public var encrypt = false
 
     public init(seed: UInt64) { self.seed = seed }
 }
@@ -73,6 +75,12 @@ public protocol Scenario: Sendable {
     var name: String { get }
     func plannedCycles(_ profile: TortureProfile) -> Int
     func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome
+    /// Runs on encrypted files whether or not the run is `--encrypt`.
+    var alwaysEncrypted: Bool { get }
+}
+
+extension Scenario {
+    public var alwaysEncrypted: Bool { false }
 }
 
 public struct ScenarioContext: Sendable {
@@ -85,7 +93,7 @@ public struct ScenarioContext: Sendable {
 
 public enum Scenarios {
     /// Fief's engine and object layer, with their named crash points, version checks and growth under pins.
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario(), BatchScenario()]
+    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario(), BatchScenario(), KeystreamScenario()]
     /// Every other target, through `TortureTarget`.
     public static let generic: [Scenario] = [TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()]
 
@@ -131,6 +139,11 @@ public final class TortureRun {
                                      shard: "\(options.shard.index)/\(options.shard.count)", started: started)
         results.target = TargetInfo(options.target)
         results.fsModel = options.fsModel.rawValue
+        if options.encrypt {
+            guard options.target.usesFiefScenarios else { throw TortureError.invalid("--encrypt runs Fief's own scenarios on encrypted files; it needs --target fief, not \(options.target)") }
+            results.encrypted = true
+        }
+        defer { TortureEncryption.deactivate() }
         let t0 = Date()
         try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
         let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
@@ -147,6 +160,7 @@ public final class TortureRun {
 
     func runScenario(_ s: Scenario, deadlineSeconds: Double?) throws -> (result: ScenarioResult, growth: GrowthCurve?) {
         var result = ScenarioResult(name: s.name)
+        if options.encrypt || s.alwaysEncrypted { TortureEncryption.activate(seed: options.seed) } else { TortureEncryption.deactivate() }
         let planned = options.cycles ?? s.plannedCycles(options.profile)
         let t0 = Date()
         let deadline = deadlineSeconds.map { t0.addingTimeInterval($0) }
@@ -249,12 +263,14 @@ public final class TortureRun {
         let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
                                         profile: options.profile.rawValue, broken: options.brokenName,
                                         violations: outcome.violations, target: options.target.description,
-                                        fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue)
+                                        fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue,
+                                        encrypted: options.encrypt ? true : nil)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
         var command = "fief torture run --scenario \(scenario) --seed \(options.seed) --only-cycle \(cycle)"
         if let b = options.brokenName { command += " --broken \(b)" }
+        if options.encrypt { command += " --encrypt" }
         if options.target != .default { command += " --target \(TortureRun.shellQuoted(options.target.description))" }
         if kept { command = "fief torture reproduce \(target)   (or: \(command))" }
         return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
@@ -283,4 +299,6 @@ public struct ReproductionRecord: Codable, Sendable {
     public var target: String?
     /// The FaultFS persistence model; absent: posix.
     public var fsModel: String?
+    /// The run encrypted its databases; absent: plain.
+    public var encrypted: Bool? = nil
 }

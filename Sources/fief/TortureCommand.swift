@@ -47,6 +47,8 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
     @Option(help: "Persistence model of the FaultFS mounts: posix (default, strictest), ext4-ordered, ext4-writeback.")
     var fsModel: PersistenceModel = .posix
+    @Flag(help: "Encrypt every database the scenarios make (format 3), with a key drawn from the seed.")
+    var encrypt = false
     @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
     var target: String = "fief"
 
@@ -87,7 +89,7 @@ struct TortureRunCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: target \(spec), seed \(s), FaultFS model \(fsModel) (rerun with --seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)"))")
+        print("fief torture: target \(spec), seed \(s), FaultFS model \(fsModel)\(encrypt ? ", encrypted" : "") (rerun with --seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)")\(encrypt ? " --encrypt" : ""))")
         fflush(stdout)
         var o = TortureOptions(seed: s)
         o.target = spec
@@ -101,6 +103,7 @@ struct TortureRunCommand: ParsableCommand {
         if let broken { _ = o.chooseBroken(broken) }
         o.onlyCycle = onlyCycle
         o.fsModel = fsModel
+        o.encrypt = encrypt
         let results: TortureResults
         do {
             results = try TortureRun(options: o).run()
@@ -140,6 +143,7 @@ struct TortureReproduce: ParsableCommand {
         o.onlyCycle = record.cycle
         if let b = record.broken { _ = o.chooseBroken(b) }
         if let m = record.fsModel, let model = PersistenceModel(rawValue: m) { o.fsModel = model }
+        o.encrypt = record.encrypted ?? false
         o.out = out ?? (dir + "/rerun")
         let results = try TortureRun(options: o).run()
         print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")

@@ -11,7 +11,7 @@ public final class FiefTarget: TortureTarget {
     private var db: Database?
 
     public init(directory: String) throws {
-        db = try Database(path: directory + "/" + FiefTarget.fileName)
+        db = try Database(path: directory + "/" + FiefTarget.fileName, options: TortureEncryption.options())
     }
 
     func database() throws -> Database {
