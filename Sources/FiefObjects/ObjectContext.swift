@@ -33,6 +33,8 @@ public final class ObjectContext {
     /// True while callbacks run: a `refresh()` they cause waits for the round to end.
     var delivering = false
     private var refreshPending = false
+    /// An auto-refreshing context's subscription to commits (see `autoRefreshingContext`).
+    var commitWatch: CommitObservation?
 
     init(store: ObjectStore) {
         self.store = store

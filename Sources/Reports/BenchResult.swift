@@ -55,8 +55,21 @@ public struct TargetStatus: Codable, Equatable, Sendable {
     public var atLeast: Bool
     public var ratio: Double?
     public var met: Bool?
+    /// Set for a bound in absolute terms (`bound` and `ratio` are then in this unit, such as
+    /// "ms", and `peer` means nothing); nil for a ratio to a peer. Optional, so results written
+    /// before it existed still load.
+    public var unit: String? = nil
 
-    public var requirement: String { "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) \(peer.label)\(metric == "vs raw engine" ? "'s raw engine" : "")" }
+    public var requirement: String {
+        if let unit { return "\(atLeast ? ">=" : "<=") \(Format.value(bound, unit: unit))" }
+        return "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) \(peer.label)\(metric == "vs raw engine" ? "'s raw engine" : "")"
+    }
+
+    /// What was measured, as the report tables print it.
+    public var measured: String {
+        guard let ratio else { return "n/a" }
+        return unit.map { Format.value(ratio, unit: $0) } ?? Format.ratio(ratio)
+    }
 }
 
 /// Everything one `fief bench` run found, with the context needed to trust a comparison.

@@ -86,7 +86,7 @@ public enum HTMLReport {
             h += "<h3>Targets</h3><table><tr><th>benchmark</th><th>metric</th><th>requirement</th><th>measured</th><th>status</th></tr>"
             for t in r.targets {
                 let status = t.met.map { $0 ? "<span class=\"met\">met</span>" : "<span class=\"missed\">missed</span>" } ?? "not measured"
-                h += "<tr><td>\(esc(t.benchmark))</td><td class=\"l\">\(esc(t.metric))</td><td class=\"l\">\(esc(t.requirement))</td><td>\(t.ratio.map(Format.ratio) ?? "n/a")</td><td class=\"l\">\(status)</td></tr>"
+                h += "<tr><td>\(esc(t.benchmark))</td><td class=\"l\">\(esc(t.metric))</td><td class=\"l\">\(esc(t.requirement))</td><td>\(t.measured)</td><td class=\"l\">\(status)</td></tr>"
             }
             h += "</table>"
         }

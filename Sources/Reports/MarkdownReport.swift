@@ -33,7 +33,7 @@ public enum MarkdownReport {
         if !r.targets.isEmpty {
             md += "\n## Targets\n\n| benchmark | metric | requirement | measured | status |\n|---|---|---|---:|---|\n"
             for t in r.targets {
-                md += "| \(t.benchmark) | \(t.metric) | \(cell(t.requirement)) | \(t.ratio.map(Format.ratio) ?? "n/a") | \(t.met.map { $0 ? "met" : "**missed**" } ?? "not measured") |\n"
+                md += "| \(t.benchmark) | \(t.metric) | \(cell(t.requirement)) | \(t.measured) | \(t.met.map { $0 ? "met" : "**missed**" } ?? "not measured") |\n"
             }
         }
         if !r.notes.isEmpty {

@@ -5,9 +5,9 @@ import Foundation
 /// seeded data, repetitions interleaved like the engine suite's.
 extension BenchRunner {
     public static let objectWorkloadNames = ["obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
-                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.small-txns"]
+                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.notify.cross-process", "obj.small-txns"]
 
-    func runObjects(_ table: inout ResultTable, work: String, durability: Durability) throws {
+    func runObjects(_ table: inout ResultTable, _ notes: inout [String], work: String, durability: Durability) throws {
         let p = parameters
         let persons = p.objectPersons ?? 20_000, dogs = p.objectDogs ?? persons / 2, queries = p.objectQueries ?? 2_000
         let systems = p.systems.filter { $0 != .lmdb }
@@ -108,6 +108,19 @@ extension BenchRunner {
                 }
                 m.value = Double(rounds) / (Double(timed) / 1e9)
                 return m
+            }
+        }
+        if wantsObjects("obj.notify.cross-process") {
+            // Fief only: SQLite has no way to tell another process what a commit changed.
+            if let exe = childExecutable, let fief = loaded[.fief] as? FiefObjectSystem {
+                let rounds = max(10, min(200, queries / 10))
+                var rep = 0
+                try repeatInterleaved("obj.notify.cross-process", &table, perRep: { rep = $0 }, systems: { _ in [.fief] }) { _ in
+                    try CrossProcessNotify.measure(path: fief.path, rounds: rounds, ids: ids, firstAge: 1_000 + rep * rounds,
+                                                   executable: exe) { try fief.setAge($0, $1) }
+                }
+            } else {
+                notes.append("obj.notify.cross-process not run: it needs Fief among the systems and the fief executable for its observer process")
             }
         }
         if wantsObjects("obj.small-txns") {

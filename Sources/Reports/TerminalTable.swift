@@ -50,7 +50,7 @@ public enum TerminalReport {
         if !r.targets.isEmpty {
             var tt = TextTable(header: ["target", "requirement", "measured", "status"], rightAligned: [2])
             for g in r.targets {
-                tt.add(["\(g.benchmark) \(g.metric)", g.requirement, g.ratio.map(Format.ratio) ?? "n/a", g.met.map { $0 ? "met" : "MISSED" } ?? "not measured"])
+                tt.add(["\(g.benchmark) \(g.metric)", g.requirement, g.measured, g.met.map { $0 ? "met" : "MISSED" } ?? "not measured"])
             }
             out += "\n" + tt.render()
         }

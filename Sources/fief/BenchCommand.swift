@@ -10,7 +10,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark Fief against SQLite and LMDB on the same workloads, in the same run.",
-        subcommands: [BenchRunCommand.self, BenchChildCommand.self],
+        subcommands: [BenchRunCommand.self, BenchChildCommand.self, BenchNotifyChildCommand.self],
         defaultSubcommand: BenchRunCommand.self
     )
 }
@@ -136,6 +136,27 @@ struct BenchChildCommand: ParsableCommand {
             }
             let report = try BulkInsertChild.run(req)
             print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+        }
+    }
+}
+
+/// The observer of obj.notify.cross-process, in a process of its own. Started by `fief bench
+/// run`; prints "ready", then a CLOCK_MONOTONIC timestamp per change set delivered, until its
+/// standard input closes.
+struct BenchNotifyChildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notify-child", abstract: "Internal: the other process of obj.notify.cross-process (started by fief bench).",
+        shouldDisplay: false)
+
+    @Option(help: "The request, as JSON.") var request: String
+
+    func run() throws {
+        try reportingErrors {
+            let req: CrossProcessNotify.Request
+            do { req = try JSONDecoder().decode(CrossProcessNotify.Request.self, from: Data(request.utf8)) } catch {
+                throw BenchError.badArgument("bench notify-child: malformed --request: \(error)")
+            }
+            try CrossProcessNotify.observe(req)
         }
     }
 }

@@ -350,6 +350,8 @@ final class NotificationTests: XCTestCase {
             let removed = Set(c.deletions.map { old[$0] })
             XCTAssertEqual(Set(c.modifications.map { old[$0] }), modified.intersection(new).subtracting(removed))
             XCTAssertEqual(c.modifications.map { old[$0] }, c.modificationsNew.map { new[$0] })
+            XCTAssertEqual(CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications).modificationsNew,
+                           c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
             // Kept in place: a longest run of common keys whose order held.
             let common = old.filter { new.contains($0) }
             let kept = common.count - c.deletions.filter { new.contains(old[$0]) }.count
@@ -390,6 +392,8 @@ final class NotificationTests: XCTestCase {
             let removed = Set(c.deletions.map { old[$0] })
             XCTAssertEqual(Set(c.modifications.map { old[$0] }), modified.intersection(new).subtracting(removed))
             XCTAssertEqual(c.modifications.map { old[$0] }, c.modificationsNew.map { new[$0] })
+            XCTAssertEqual(CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications).modificationsNew,
+                           c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
             XCTAssertTrue(c.deletions.allSatisfy { touched.contains(old[$0]) } && c.insertions.allSatisfy { touched.contains(new[$0]) }, "only touched keys move")
         }
         // An untouched key out of place: the walk gives up and the full comparison answers.

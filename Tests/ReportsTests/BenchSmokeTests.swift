@@ -37,7 +37,9 @@ final class ObjectBenchSmokeTests: XCTestCase {
         var p = BenchParameters.smoke(seed: 9)
         p.suite = "objects"
         let r = try BenchRunner(parameters: p, workDirectory: dir).run()
-        XCTAssertEqual(r.benchmarks.map(\.id), BenchRunner.objectWorkloadNames)
+        // No fief executable here for the cross-process observer: skipped, and said so.
+        XCTAssertEqual(r.benchmarks.map(\.id), BenchRunner.objectWorkloadNames.filter { $0 != "obj.notify.cross-process" })
+        XCTAssertTrue(r.notes.contains { $0.hasPrefix("obj.notify.cross-process not run") }, "\(r.notes)")
         for b in r.benchmarks {
             XCTAssertEqual(b.systems.map(\.system), [.fief, .sqlite], b.id)
             for s in b.systems { XCTAssertGreaterThan(s.value.median, 0, "\(b.id) \(s.system)") }
@@ -46,5 +48,31 @@ final class ObjectBenchSmokeTests: XCTestCase {
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
         XCTAssertEqual(objectTargets.count, 12)
         XCTAssertTrue(objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))")
+    }
+}
+
+/// obj.notify.cross-process through the real `fief` binary built next to these tests: one
+/// sample per commit, and its target evaluated in milliseconds.
+final class CrossProcessNotifyBenchTests: XCTestCase {
+    func testCrossProcessNotifyMeasuresEveryCommitAndEvaluatesItsTarget() throws {
+        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent().appendingPathComponent("fief").path
+        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let dir = NSTemporaryDirectory() + "fief-xnotify-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var p = BenchParameters.smoke(seed: 13)
+        p.suite = "objects"
+        p.systems = [.fief]
+        let r = try BenchRunner(parameters: p, workDirectory: dir, childExecutable: exe, only: ["obj.notify.cross-process"]).run()
+        let b = try XCTUnwrap(r.benchmark("obj.notify.cross-process"))
+        XCTAssertEqual(b.systems.map(\.system), [.fief])
+        let latency = try XCTUnwrap(b.result(.fief)?.latency)
+        XCTAssertEqual(latency.count, UInt64(p.repetitions * 10), "one delivery per commit (smoke: 10 commits per repetition)")
+        XCTAssertGreaterThan(latency.max, 0)
+        let target = try XCTUnwrap(r.targets.first { $0.benchmark == "obj.notify.cross-process" })
+        XCTAssertEqual(target.unit, "ms")
+        XCTAssertEqual(target.requirement, "<= 5 ms")
+        XCTAssertEqual(target.ratio ?? -1, latency.p99 / 1000, accuracy: 1e-9)
+        XCTAssertNotNil(target.met)
     }
 }
