@@ -44,9 +44,9 @@ final class FiefObjectSystem: ObjectBenchSystem {
     /// obj.notify's observer: its own context, so its refresh is the only one that delivers.
     private var observer: (ctx: ObjectContext, token: NotificationToken, changes: LockedBox<Int>)?
 
-    init(directory: String, durability: Durability) throws {
+    init(directory: String, durability: Durability, encryptionKey: [UInt8]? = nil) throws {
         path = directory + "/objects.fief"
-        let s = try ObjectStore(Configuration(path: path, types: [BenchPerson.self, BenchDog.self], durability: durability))
+        let s = try ObjectStore(Configuration(path: path, types: [BenchPerson.self, BenchDog.self], durability: durability, encryptionKey: encryptionKey))
         store = s
         ctx = s.context()
     }

@@ -5,7 +5,8 @@ import Foundation
 /// seeded data, repetitions interleaved like the engine suite's.
 extension BenchRunner {
     public static let objectWorkloadNames = ["obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
-                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.notify.cross-process", "obj.small-txns"]
+                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.notify.cross-process", "obj.small-txns",
+                                      "obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"]
 
     func runObjects(_ table: inout ResultTable, _ notes: inout [String], work: String, durability: Durability) throws {
         let p = parameters
@@ -68,6 +69,7 @@ extension BenchRunner {
                 return Measurement(value: Double(persons) / t)
             }
         }
+        try runEncryptedObjects(&table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids, cities: cities)
         try ops("obj.sort-limit", 5) { sys, _ in _ = try sys.oldest(100) }
         try ops("obj.links", ids.count) { sys, i in _ = try sys.walkLinks(ofPerson: ids[i]) }
         let batch = max(10, persons / 20)
@@ -153,6 +155,65 @@ extension BenchRunner {
                 return m
             }
         }
+    }
+
+    /// Encryption's cost: the same workloads on an encrypted Fief file. The Fief column is the
+    /// encrypted store; plain Fief runs in the same repetition (`plainOpsPerSecond`), and the
+    /// SQLite column is plain SQLite, so both ratios come from one run.
+    func runEncryptedObjects(_ table: inout ResultTable, work: String, durability: Durability, data: ObjectDataSet,
+                             loaded: [SystemName: any ObjectBenchSystem], systems: [SystemName],
+                             ids: [Int64], cities: [String]) throws {
+        guard systems.contains(.fief), ["obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"].contains(where: wantsObjects) else { return }
+        let fm = FileManager.default
+        var keyRandom = BenchRandom.stream(seed: parameters.seed, .objectQueries)
+        let key = (0..<64).map { _ in UInt8.random(in: 0...255, using: &keyRandom) }
+        let order = { (rep: Int) in (0..<systems.count).map { systems[($0 + rep) % systems.count] } }
+        let count = data.persons.count + data.dogs.count
+        if wantsObjects("obj.encrypted.insert") {
+            var rep = 0
+            try repeatInterleaved("obj.encrypted.insert", &table, perRep: { rep = $0 }, systems: order) { s in
+                func insert(_ key: [UInt8]?, _ name: String) throws -> Double {
+                    let dir = "\(work)/obj-enc-insert-\(name)-\(rep)"
+                    try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                    defer { try? fm.removeItem(atPath: dir) }
+                    let sys: any ObjectBenchSystem = s == .fief ? try FiefObjectSystem(directory: dir, durability: durability, encryptionKey: key)
+                                                                : try SQLiteObjectSystem(directory: dir, durability: durability)
+                    defer { sys.close() }
+                    return Double(count) / (try BenchClock.seconds { try sys.load(data) })
+                }
+                var m = Measurement(value: try insert(s == .fief ? key : nil, s.rawValue))
+                if s == .fief { m.extra["plainOpsPerSecond"] = try insert(nil, "plain") }
+                return m
+            }
+        }
+        guard wantsObjects("obj.encrypted.pk-get") || wantsObjects("obj.encrypted.count") else { return }
+        let dir = "\(work)/obj-enc-data"
+        try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let encrypted = try FiefObjectSystem(directory: dir, durability: durability, encryptionKey: key)
+        defer { encrypted.close() }
+        try encrypted.load(data)
+        func ops(_ id: String, _ n: Int, _ body: (any ObjectBenchSystem, Int) throws -> Void) throws {
+            guard wantsObjects(id) else { return }
+            try repeatInterleaved(id, &table, systems: order) { s in
+                func timed(_ sys: any ObjectBenchSystem, latency: Bool) throws -> Measurement {
+                    var m = Measurement(value: 0)
+                    let t0 = BenchClock.nanos()
+                    for i in 0..<n {
+                        let a = BenchClock.nanos()
+                        try body(sys, i)
+                        if latency { m.latency.record(nanos: BenchClock.nanos() - a) }
+                    }
+                    m.value = Double(n) / (Double(BenchClock.nanos() - t0) / 1e9)
+                    return m
+                }
+                guard s == .fief else { return try timed(loaded[s]!, latency: true) }
+                var m = try timed(encrypted, latency: true)
+                m.extra["plainOpsPerSecond"] = try timed(loaded[.fief]!, latency: false).value
+                return m
+            }
+        }
+        try ops("obj.encrypted.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count]) }
+        try ops("obj.encrypted.count", cities.count) { sys, i in _ = try sys.count(ageAbove: 40, city: cities[i]) }
     }
 
     func wantsObjects(_ id: String) -> Bool { only.map { $0.contains(id) || $0.contains("objects") } ?? true }
