@@ -69,7 +69,6 @@ extension BenchRunner {
                 return Measurement(value: Double(persons) / t)
             }
         }
-        try runEncryptedObjects(&table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids, cities: cities)
         try ops("obj.sort-limit", 5) { sys, _ in _ = try sys.oldest(100) }
         try ops("obj.links", ids.count) { sys, i in _ = try sys.walkLinks(ofPerson: ids[i]) }
         let batch = max(10, persons / 20)
@@ -155,6 +154,7 @@ extension BenchRunner {
                 return m
             }
         }
+        try runEncryptedObjects(&table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids, cities: cities)
     }
 
     /// Encryption's cost: the same workloads on an encrypted Fief file. The Fief column is the

@@ -46,7 +46,8 @@ final class ObjectBenchSmokeTests: XCTestCase {
         }
         XCTAssertNotNil(r.benchmark("obj.small-txns")?.result(.fief)?.extra?["rawEngineOpsPerSecond"])
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
-        XCTAssertEqual(objectTargets.count, 12)
+        XCTAssertNotNil(r.benchmark("obj.encrypted.pk-get")?.result(.fief)?.extra?["plainOpsPerSecond"])
+        XCTAssertEqual(objectTargets.count, 17)
         XCTAssertTrue(objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))")
     }
 }
