@@ -15,7 +15,7 @@ public enum TortureEncryption {
     public static func activate(seed: UInt64) {
         var rng = SeededRandom.derive(seed, 0xE7C_0DE)
         let key = (0..<EncryptionError.keyLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        setenv(environmentVariable, key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(), 1)
+        setenv(environmentVariable, HexBytes.encode(key), 1)
     }
 
     /// Back to plain databases.
@@ -24,15 +24,7 @@ public enum TortureEncryption {
     /// The run's key, nil when the run is not encrypted.
     public static var key: [UInt8]? {
         guard let hex = getenv(environmentVariable).map({ String(cString: $0) }), hex.count == 2 * EncryptionError.keyLength else { return nil }
-        var out: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex {
-            let j = hex.index(i, offsetBy: 2)
-            guard let b = UInt8(hex[i..<j], radix: 16) else { return nil }
-            out.append(b)
-            i = j
-        }
-        return out
+        return HexBytes.decode(hex)
     }
 
     public static var isActive: Bool { key != nil }

@@ -20,16 +20,8 @@ struct KeyFileOption: ParsableArguments {
         }
         let raw = [UInt8](data)
         let text = String(decoding: raw, as: UTF8.self).filter { !$0.isWhitespace }
-        if raw.count != EncryptionError.keyLength, text.count == 2 * EncryptionError.keyLength,
-           text.allSatisfy(\.isHexDigit) {
-            var out: [UInt8] = []
-            var i = text.startIndex
-            while i < text.endIndex {
-                let j = text.index(i, offsetBy: 2)
-                out.append(UInt8(text[i..<j], radix: 16)!)
-                i = j
-            }
-            return out
+        if raw.count != EncryptionError.keyLength, text.count == 2 * EncryptionError.keyLength, let key = HexBytes.decode(text) {
+            return key
         }
         guard raw.count == EncryptionError.keyLength else { throw EncryptionError.invalidKeyLength(found: raw.count) }
         return raw
