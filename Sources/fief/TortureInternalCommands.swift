@@ -50,11 +50,11 @@ struct TortureFileOperation: ParsableCommand {
     func run() throws {
         do {
             switch op {
-            case "create": _ = try Database(path: db)
-            case "compact": try Database(path: db, options: DatabaseOptions(create: false)).compact()
+            case "create": _ = try Database(path: db, options: TortureEncryption.options())
+            case "compact": try Database(path: db, options: TortureEncryption.options(create: false)).compact()
             case "copy":
                 guard let dest else { throw ValidationError("--dest is required for copy") }
-                try Database(path: db, options: DatabaseOptions(create: false)).writeCopy(to: dest)
+                try Database(path: db, options: TortureEncryption.options(create: false)).writeCopy(to: dest)
             default: throw ValidationError("--op must be create, compact or copy")
             }
         } catch let e as EngineError {

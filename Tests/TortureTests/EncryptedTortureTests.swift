@@ -6,7 +6,7 @@ import Engine
 /// authenticates; each broken encryption is caught by the scenario meant for it.
 final class EncryptedTortureTests: XCTestCase {
     func testEncryptedRunsAreCleanAndTheirFilesAreEncrypted() throws {
-        for name in ["crash-points", "power-cut", "objects"] {
+        for name in ["crash-points", "power-cut", "objects", "file-ops"] {
             let r = try runScenario(name, seed: 7, cycles: name == "objects" ? 4 : 3, encrypt: true)
             XCTAssertTrue(r.passed, "\(name): \(r.failures.flatMap(\.violations).prefix(3))")
         }
