@@ -16,12 +16,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
-        // Atomic loads, stores and a fence on the lock file's shared reader slots.
-        .target(name: "CFiefAtomics"),
+        // The system calls and atomics Swift cannot spell: atomic loads, stores and a fence on
+        // the lock file's shared reader slots, and the shared futex of its commit doorbell.
+        .target(name: "CFiefSys"),
         .target(
             name: "Engine",
             dependencies: [
-                "CFiefAtomics", .product(name: "SystemPackage", package: "swift-system"),
+                "CFiefSys", .product(name: "SystemPackage", package: "swift-system"),
                 // Page encryption (format 3): HMAC-SHA256 and AES-256-CTR.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

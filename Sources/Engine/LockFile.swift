@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CFiefAtomics
+import CFiefSys
 
 /// The `.lock` file beside a database: byte-range locks that order writers and mark open
 /// handles, and a shared-memory table of reader pins (see `ReaderTable`). Locks are Linux

@@ -1,4 +1,4 @@
-import CFiefAtomics
+import CFiefSys
 
 /// One slot of the reader table in the `.lock` file, shared by every process that has the
 /// database open. 32 bytes, little-endian (the machine's order: the fields are read and

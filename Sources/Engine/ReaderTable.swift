@@ -1,4 +1,4 @@
-import CFiefAtomics
+import CFiefSys
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,8 +2,8 @@
 // mapping, which other processes read and write at the same time. Swift has no atomics in
 // its standard library for raw shared memory, so the engine's one place that needs them goes
 // through these few inline functions (each compiles to a plain load or store, or one fence).
-#ifndef CFIEF_ATOMICS_H
-#define CFIEF_ATOMICS_H
+#ifndef CFIEF_SYS_H
+#define CFIEF_SYS_H
 
 #include <stdatomic.h>
 #include <stdint.h>

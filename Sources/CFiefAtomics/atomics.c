@@ -1,2 +1,0 @@
-// Everything is inline in include/CFiefAtomics.h; SwiftPM needs one source file per C target.
-#include "CFiefAtomics.h"
