@@ -31,8 +31,10 @@ public struct DatabaseOptions: Sendable {
     }
 }
 
-/// One committed version as a reader sees it.
-struct Snapshot {
+/// One committed version as a reader sees it. Immutable, and a class so that handing it
+/// to a transaction is one retain, not a copy of every field (the handle keeps the last one
+/// built and gives it to every read transaction of that version).
+final class Snapshot: @unchecked Sendable {
     let select: SelectBit
     let slot: TopSlot
     let meta: Meta
@@ -43,6 +45,15 @@ struct Snapshot {
     /// versions in two different files cannot be compared.
     let fileID: String
     var version: UInt64 { meta.version }
+
+    init(select: SelectBit, slot: TopSlot, meta: Meta, pages: PageSource, catalog: CatalogCache, fileID: String) {
+        self.select = select
+        self.slot = slot
+        self.meta = meta
+        self.pages = pages
+        self.catalog = catalog
+        self.fileID = fileID
+    }
 }
 
 /// An open database file. Share one handle between threads; open more handles (or more
@@ -67,7 +78,10 @@ public final class Database: @unchecked Sendable {
     private var closed = false
     /// The last top node validated, so a read transaction on an unchanged version does not
     /// hash the top node again, with that version's catalog cache.
-    private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)?
+    private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)? { didSet { lastSnapshot = nil } }
+    /// The snapshot `cachedSnapshot` built last (of `validatedTop`), handed out again while
+    /// the header names the same slot. Cleared with `validatedTop` and by `reopenFile`.
+    private var lastSnapshot: Snapshot?
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
@@ -120,6 +134,7 @@ public final class Database: @unchecked Sendable {
             mapping = m
             knownSize = size
             validatedTop = nil
+            lastSnapshot = nil
             freeListCache.clear()
             fileID = "\(st.st_dev):\(st.st_ino)"
             return old
@@ -219,10 +234,15 @@ public final class Database: @unchecked Sendable {
     /// Under `state`: the snapshot of `slot` when its top node was validated last and the file
     /// and the mapping are known to cover it — no hashing, no system call. nil otherwise.
     private func cachedSnapshot(select: SelectBit, slot: TopSlot) -> Snapshot? {
+        // The snapshot built last stays right while the header names its slot: its mapping
+        // and the file only grow, and `reopenFile` clears it.
+        if let last = lastSnapshot, last.slot == slot, last.select == select { return last }
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
-        return Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog, fileID: fileID)
+        let built = Snapshot(select: select, slot: slot, meta: top.meta, pages: PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify)), catalog: top.catalog, fileID: fileID)
+        lastSnapshot = built
+        return built
     }
 
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {

@@ -30,15 +30,15 @@ public struct TableInfo: Sendable, Equatable, Encodable {
 /// What read and write transactions share: table lookup through the catalog, reads, scans.
 public class Transaction {
     public let db: Database
-    var pages: PageSource
-    var catalogRoot: Child?
-    var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
+    @exclusivity(unchecked) var pages: PageSource
+    @exclusivity(unchecked) var catalogRoot: Child?
+    @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
     /// The table the last lookup found: most transactions use one table, many times, and a
     /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
-    private var lastTable: (name: String, state: TableState)?
+    @exclusivity(unchecked) private var lastTable: (name: String, state: TableState)?
     /// Read transactions: the decoded catalog of their version, shared with the others.
-    var catalogCache: CatalogCache?
-    var isActive = true
+    @exclusivity(unchecked) var catalogCache: CatalogCache?
+    @exclusivity(unchecked) var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
         self.db = db
@@ -138,13 +138,24 @@ public class Transaction {
     }
 
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
-    /// instead of a copy out of the tree and another into the value.
+    /// instead of a copy out of the tree and another into the value. Inlined into the typed
+    /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.
+    @inlinable
+    final func decodeValue<V>(table: String, key: UnsafeRawBufferPointer, _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+        var out: V?
+        try lendValue(table: table, key: key) { out = try decode($0) }
+        return out
+    }
+
+    /// Calls `body` with the value of `key` when there is one (not at all otherwise); the
+    /// bytes are valid only during the call.
     @usableFromInline
-    func decodeValue<V>(table: String, key: [UInt8], _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+    final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try db.guarded {
-            try Tree.withValue(try state(table).root, key: key, pages: pages) { (b: UnsafeRawBufferPointer?) -> V? in
-                guard let b else { return nil }
-                return try decode(b)
+            guard let v = try Tree.find(try state(table).root, key: key, pages: pages) else { return }
+            switch v {
+            case .inline(let b): try body(b)
+            case .overflow(let r, let len): try body(try pages.overflowValue(ref: r, length: len))
             }
         }
     }
@@ -251,7 +262,7 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
 
     @inlinable
     public func get(_ key: K) throws -> V? {
-        try tx.decodeValue(table: name, key: key.keyBytes) { try V(valueBytes: $0) }
+        try key.withKeyBytes { k in try tx.decodeValue(table: name, key: k) { try V(valueBytes: $0) } }
     }
 
     public func put(_ key: K, _ value: V) throws {
