@@ -196,12 +196,16 @@ public final class Database: @unchecked Sendable {
     /// The newest committed version, optionally pinned in the reader table. The slot is read
     /// again after pinning: if a writer committed in between, the pin may have come too late
     /// to protect that version's pages, so start over (the proof is in `ReaderTable`).
-    func currentSnapshot(pin: Bool) throws -> Snapshot {
+    func currentSnapshot(pin: Bool, refuseIfClosed: Bool = false) throws -> Snapshot {
         var lastError: Error?
         for attempt in 0..<200 {
             if attempt > 0 { sched_yield() }
             // A slot equal to the one validated last is self-consistent: skip its checksum.
-            let (current, validated) = state.withLock { (headerSlot(), validatedTop?.slot) }
+            // (`ensureOpen` folded into the same lock, for `beginRead`.)
+            let (current, validated) = try state.withLock {
+                if refuseIfClosed && closed { throw EngineError.closed(path: path) }
+                return (headerSlot(), validatedTop?.slot)
+            }
             guard let (select, slot) = current, slot == validated || slot.isSelfConsistent else {
                 lastError = EngineError.corrupt(path: path, detail: "the selected top slot is damaged")
                 continue
@@ -301,8 +305,7 @@ public final class Database: @unchecked Sendable {
 
     /// A read transaction the caller ends (or drops). `refresh()` moves it to the newest version.
     public func beginRead() throws -> ReadTransaction {
-        try ensureOpen()
-        return ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
+        ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true, refuseIfClosed: true))
     }
 
     /// Keeps the newest version alive and readable until released, from any thread.

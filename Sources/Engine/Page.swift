@@ -107,17 +107,18 @@ struct PageView {
         let cellsStart = Layout.pageHeaderSize + 2 * n
         guard cellsStart <= Layout.pageSize else { _ = try leafKey(0); throw badCell(0) }
         let base = raw.baseAddress!
+        // Indices and offsets stay below 2^16 here, so wrapping arithmetic cannot wrap.
         var lo = 0, hi = n
         while lo < hi {
-            let mid = (lo + hi) / 2
-            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize + 2 * mid, as: UInt16.self)))
-            guard o >= cellsStart, o + 8 <= Layout.pageSize else { _ = try leafKey(mid); throw badCell(mid) }
+            let mid = (lo &+ hi) >> 1
+            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            guard o >= cellsStart, o &+ 8 <= Layout.pageSize else { _ = try leafKey(mid); throw badCell(mid) }
             let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
-            let start = o + (base.load(fromByteOffset: o + 2, as: UInt8.self) & 1 != 0 ? 16 : 8)
-            guard start + keyLen <= Layout.pageSize else { _ = try leafKey(mid); throw badCell(mid) }
+            let start = o &+ (base.load(fromByteOffset: o &+ 2, as: UInt8.self) & 1 != 0 ? 16 : 8)
+            guard start &+ keyLen <= Layout.pageSize else { _ = try leafKey(mid); throw badCell(mid) }
             let c = compareBytes(UnsafeRawBufferPointer(start: base + start, count: keyLen), key)
             if c == 0 { return (mid, true) }
-            if c < 0 { lo = mid + 1 } else { hi = mid }
+            if c < 0 { lo = mid &+ 1 } else { hi = mid }
         }
         return (lo, false)
     }
@@ -132,12 +133,12 @@ struct PageView {
         let base = raw.baseAddress!
         var lo = 1, hi = n
         while lo < hi {
-            let mid = (lo + hi) / 2
-            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize + 2 * mid, as: UInt16.self)))
-            guard o >= cellsStart, o + 10 <= Layout.pageSize else { _ = try branchKey(mid); throw badCell(mid) }
-            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o + 8, as: UInt16.self)))
-            guard o + 10 + keyLen <= Layout.pageSize else { _ = try branchKey(mid); throw badCell(mid) }
-            if compareBytes(UnsafeRawBufferPointer(start: base + o + 10, count: keyLen), key) <= 0 { lo = mid + 1 } else { hi = mid }
+            let mid = (lo &+ hi) >> 1
+            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            guard o >= cellsStart, o &+ 10 <= Layout.pageSize else { _ = try branchKey(mid); throw badCell(mid) }
+            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o &+ 8, as: UInt16.self)))
+            guard o &+ 10 &+ keyLen <= Layout.pageSize else { _ = try branchKey(mid); throw badCell(mid) }
+            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ 10), count: keyLen), key) <= 0 { lo = mid &+ 1 } else { hi = mid }
         }
         return lo - 1
     }

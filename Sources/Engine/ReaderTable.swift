@@ -140,8 +140,11 @@ final class ReaderTable {
         guard let lockFile else { return nil }
         fief_fence()  // F_W: the header store that made `current` current, before the reads below
         var anyOlder = false
+        // Every slot's version, each an acquire load (as `ReaderSlot.version`), on one
+        // pointer walk: this runs on every commit.
+        let versions = lockFile.slot(0).base + 16
         for i in 0..<lockFile.slotCount {
-            let v = lockFile.slot(i).version
+            let v = fief_load_u64_acquire(versions + i &* ReaderSlot.size)
             if v != 0 && v < current { anyOlder = true; break }
         }
         guard anyOlder else { return nil }

@@ -2,11 +2,13 @@
 /// transaction, and its key and value kinds.
 @usableFromInline
 final class TableState {
-    var root: Child?
-    var count: UInt64
+    // Read on every get: no dynamic exclusivity checks (a read transaction never changes
+    // them; a write transaction is used by one thread).
+    @exclusivity(unchecked) var root: Child?
+    @exclusivity(unchecked) var count: UInt64
     let keyKind: KeyKind
     let valueKind: ValueKind
-    var dirty = false
+    @exclusivity(unchecked) var dirty = false
 
     init(root: Child?, count: UInt64, keyKind: KeyKind, valueKind: ValueKind) {
         self.root = root
