@@ -34,10 +34,12 @@ public class Transaction {
     public let db: Database
     @exclusivity(unchecked) var pages: PageSource
     @exclusivity(unchecked) var catalogRoot: Child?
-    @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
+    @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastState = nil } }
     /// The table the last lookup found: most transactions use one table, many times, and a
     /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
-    @exclusivity(unchecked) private var lastTable: (name: String, state: TableState)?
+    /// (Two fields, not an optional tuple: the check on every get copies neither.)
+    @exclusivity(unchecked) private var lastName = ""
+    @exclusivity(unchecked) private var lastState: TableState?
     /// Read transactions: the decoded catalog of their version, shared with the others.
     @exclusivity(unchecked) var catalogCache: CatalogCache?
     @exclusivity(unchecked) var isActive = true
@@ -56,7 +58,7 @@ public class Transaction {
     @usableFromInline
     func state(_ name: String) throws -> TableState {
         try ensureActive()
-        if let last = lastTable, last.name == name { return last.state }
+        if let last = lastState, lastName == name { return last }
         // A read transaction's tables are its version's, shared through the cache.
         if let cache = catalogCache {
             let s = try cache.table(name) ?? {
@@ -64,17 +66,22 @@ public class Transaction {
                 cache.store(name, s)
                 return s
             }()
-            lastTable = (name, s)
+            remember(name, s)
             return s
         }
         if let s = tables[name] {
-            lastTable = (name, s)
+            remember(name, s)
             return s
         }
         let s = TableState(try record(name))
         tables[name] = s
-        lastTable = (name, s)
+        remember(name, s)
         return s
+    }
+
+    private func remember(_ name: String, _ s: TableState) {
+        lastName = name
+        lastState = s
     }
 
     private func record(_ name: String) throws -> TableRecord {
@@ -154,7 +161,9 @@ public class Transaction {
     @usableFromInline
     final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try db.guarded {
-            guard let v = try Tree.find(try state(table).root, key: key, pages: pages) else { return }
+            let root = try state(table).root
+            let pages = self.pages
+            guard let v = try Tree.find(root, key: key, pages: pages) else { return }
             switch v {
             case .inline(let b): try body(b)
             case .overflow(let r, let len): try body(try pages.overflowValue(ref: r, length: len))
@@ -265,6 +274,19 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
     @inlinable
     public func get(_ key: K) throws -> V? {
         try key.withKeyBytes { k in try tx.decodeValue(table: name, key: k) { try V(valueBytes: $0) } }
+    }
+
+    /// Lends the stored bytes of `key`'s value (nil when absent) to `body` without copying
+    /// or decoding them, as LMDB's `mdb_get` does: the bytes belong to the snapshot and are
+    /// valid only during the call.
+    @inlinable
+    public func withValueBytes<R>(_ key: K, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try key.withKeyBytes { k in
+            var result: R?
+            try tx.lendValue(table: name, key: k) { result = try body($0) }
+            if let result { return result }
+            return try body(nil)
+        }
     }
 
     public func put(_ key: K, _ value: V) throws {
