@@ -240,7 +240,7 @@ public final class Database: @unchecked Sendable {
     private func cachedSnapshot(select: SelectBit, slot: TopSlot) -> Snapshot? {
         // The snapshot built last stays right while the header names its slot: its mapping
         // and the file only grow, and `reopenFile` clears it.
-        if let last = lastSnapshot, last.slot == slot, last.select == select { return last }
+        if let last = lastSnapshot, last.slot == slot, last.select == select, knownSize >= last.pages.limit { return last }
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
