@@ -161,7 +161,10 @@ public class Transaction {
     @usableFromInline
     final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try db.guarded {
-            let root = try state(table).root
+            // The table found last, checked here rather than through `state` (the common
+            // case of every get after the first).
+            let root: Child?
+            if isActive, let last = lastState, lastName == table { root = last.root } else { root = try state(table).root }
             let pages = self.pages
             guard let v = try Tree.find(root, key: key, pages: pages) else { return }
             switch v {
