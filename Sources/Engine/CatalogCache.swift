@@ -6,11 +6,21 @@
 /// tree and an allocation per table it opens.
 final class CatalogCache: @unchecked Sendable {
     private let lock = Lock()
-    private var tables: [String: TableState] = [:]
+    @exclusivity(unchecked) private var tables: [String: TableState] = [:]
+    /// The entry found last: read transactions mostly open the same table, and comparing
+    /// its name is cheaper than hashing it. (Under `lock`, as `tables`.)
+    @exclusivity(unchecked) private var last: (name: String, state: TableState)?
     /// Bounds the memory a handle spends on a catalog with very many tables.
     static let limit = 256
 
-    func table(_ name: String) -> TableState? { lock.withLock { tables[name] } }
+    func table(_ name: String) -> TableState? {
+        lock.withLock {
+            if let last, last.name == name { return last.state }
+            guard let s = tables[name] else { return nil }
+            last = (name, s)
+            return s
+        }
+    }
 
     func store(_ name: String, _ s: TableState) {
         lock.withLock { if tables.count < CatalogCache.limit { tables[name] = s } }

@@ -4,6 +4,17 @@ public protocol KeyCodable {
     static var keyKind: KeyKind { get }
     var keyBytes: [UInt8] { get }
     init(keyBytes: UnsafeRawBufferPointer) throws
+    /// Lends the key's stored bytes (`keyBytes`) to `body`, valid only during the call. The
+    /// default goes through `keyBytes`; `Int64` lends them from the stack, so a typed get
+    /// allocates no array for its key.
+    func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+}
+
+extension KeyCodable {
+    @inlinable
+    public func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try keyBytes.withUnsafeBytes(body)
+    }
 }
 
 /// Types usable as table values. Int64 values are 8 bytes little-endian.
@@ -28,6 +39,12 @@ extension Int64: KeyCodable, ValueCodable {
         // the integer's bytes: every typed get and put makes one of these.)
         let u = (UInt64(bitPattern: self) ^ (1 << 63)).bigEndian
         return withUnsafeBytes(of: u) { Array($0) }
+    }
+
+    @inlinable
+    public func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        // The same bytes as `keyBytes`, from the stack.
+        try withUnsafeBytes(of: (UInt64(bitPattern: self) ^ (1 << 63)).bigEndian, body)
     }
 
     public init(keyBytes b: UnsafeRawBufferPointer) throws {

@@ -36,8 +36,10 @@ public struct DatabaseOptions: Sendable {
     }
 }
 
-/// One committed version as a reader sees it.
-struct Snapshot {
+/// One committed version as a reader sees it. Immutable, and a class so that handing it
+/// to a transaction is one retain, not a copy of every field (the handle keeps the last one
+/// built and gives it to every read transaction of that version).
+final class Snapshot: @unchecked Sendable {
     let select: SelectBit
     let slot: TopSlot
     let meta: Meta
@@ -48,6 +50,15 @@ struct Snapshot {
     /// versions in two different files cannot be compared.
     let fileID: String
     var version: UInt64 { meta.version }
+
+    init(select: SelectBit, slot: TopSlot, meta: Meta, pages: PageSource, catalog: CatalogCache, fileID: String) {
+        self.select = select
+        self.slot = slot
+        self.meta = meta
+        self.pages = pages
+        self.catalog = catalog
+        self.fileID = fileID
+    }
 }
 
 /// An open database file. Share one handle between threads; open more handles (or more
@@ -75,7 +86,10 @@ public final class Database: @unchecked Sendable {
     private var closed = false
     /// The last top node validated, so a read transaction on an unchanged version does not
     /// hash the top node again, with that version's catalog cache.
-    private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)?
+    private var validatedTop: (slot: TopSlot, meta: Meta, catalog: CatalogCache)? { didSet { lastSnapshot = nil } }
+    /// The snapshot `cachedSnapshot` built last (of `validatedTop`), handed out again while
+    /// the header names the same slot. Cleared with `validatedTop` and by `reopenFile`.
+    private var lastSnapshot: Snapshot?
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
@@ -132,6 +146,7 @@ public final class Database: @unchecked Sendable {
             pageCipher = opened.cipher
             knownSize = size
             validatedTop = nil
+            lastSnapshot = nil
             freeListCache.clear()
             fileID = "\(st.st_dev):\(st.st_ino)"
             return old
@@ -197,12 +212,16 @@ public final class Database: @unchecked Sendable {
     /// The newest committed version, optionally pinned in the reader table. The slot is read
     /// again after pinning: if a writer committed in between, the pin may have come too late
     /// to protect that version's pages, so start over (the proof is in `ReaderTable`).
-    func currentSnapshot(pin: Bool) throws -> Snapshot {
+    func currentSnapshot(pin: Bool, refuseIfClosed: Bool = false) throws -> Snapshot {
         var lastError: Error?
         for attempt in 0..<200 {
             if attempt > 0 { sched_yield() }
             // A slot equal to the one validated last is self-consistent: skip its checksum.
-            let (current, validated) = state.withLock { (headerSlot(), validatedTop?.slot) }
+            // (`ensureOpen` folded into the same lock, for `beginRead`.)
+            let (current, validated) = try state.withLock {
+                if refuseIfClosed && closed { throw EngineError.closed(path: path) }
+                return (headerSlot(), validatedTop?.slot)
+            }
             guard let (select, slot) = current, slot == validated || slot.isSelfConsistent else {
                 lastError = EngineError.corrupt(path: path, detail: "the selected top slot is damaged")
                 continue
@@ -235,10 +254,17 @@ public final class Database: @unchecked Sendable {
     /// Under `state`: the snapshot of `slot` when its top node was validated last and the file
     /// and the mapping are known to cover it — no hashing, no system call. nil otherwise.
     private func cachedSnapshot(select: SelectBit, slot: TopSlot) -> Snapshot? {
+        // The snapshot built last stays right while the header names its slot: its mapping
+        // and the file only grow, and `reopenFile` clears it.
+        if let last = lastSnapshot, last.slot == slot, last.select == select, knownSize >= last.pages.limit { return last }
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
-        return Snapshot(select: select, slot: slot, meta: top.meta, pages: pageSource(mapping, limit: limit), catalog: top.catalog, fileID: fileID)
+        let built = Snapshot(select: select, slot: slot, meta: top.meta, pages: pageSource(mapping, limit: limit), catalog: top.catalog, fileID: fileID)
+        // An encrypted snapshot holds every page it decrypted: shared by all later
+        // transactions it would hold the whole file. Each transaction gets its own.
+        if pageCipher == nil { lastSnapshot = built }
+        return built
     }
 
     /// Under `state`: the pages of `mapping` up to `limit`, as a new snapshot reads them (an
@@ -307,8 +333,7 @@ public final class Database: @unchecked Sendable {
 
     /// A read transaction the caller ends (or drops). `refresh()` moves it to the newest version.
     public func beginRead() throws -> ReadTransaction {
-        try ensureOpen()
-        return ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true))
+        ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true, refuseIfClosed: true))
     }
 
     /// Keeps the newest version alive and readable until released, from any thread.

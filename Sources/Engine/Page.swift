@@ -99,28 +99,55 @@ struct PageView {
     }
 
     /// Leaf: index of the first key >= `key`, and whether it is equal.
+    ///
+    /// The hot loop of every get, so it reads the cells itself with the checks of
+    /// `cellOffset`, `leafKey` and `slice` folded into two comparisons per probe; a cell that
+    /// fails them is read again through `leafKey`, which throws the usual error.
     func leafSearch(_ key: UnsafeRawBufferPointer) throws -> (index: Int, found: Bool) {
-        var lo = 0, hi = count
+        let n = count
+        let cellsStart = Layout.pageHeaderSize + 2 * n
+        guard cellsStart <= raw.count else { _ = try leafKey(0); throw badCell(0) }
+        let base = raw.baseAddress!
+        // Indices and offsets stay below 2^16 here, so wrapping arithmetic cannot wrap.
+        var lo = 0, hi = n
         while lo < hi {
-            let mid = (lo + hi) / 2
-            let c = compareBytes(try leafKey(mid), key)
+            let mid = (lo &+ hi) >> 1
+            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            guard o >= cellsStart, o &+ 8 <= raw.count else { _ = try leafKey(mid); throw badCell(mid) }
+            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
+            let start = o &+ (base.load(fromByteOffset: o &+ 2, as: UInt8.self) & 1 != 0 ? 16 : 8)
+            guard start &+ keyLen <= raw.count else { _ = try leafKey(mid); throw badCell(mid) }
+            let c = compareBytes(UnsafeRawBufferPointer(start: base + start, count: keyLen), key)
             if c == 0 { return (mid, true) }
-            if c < 0 { lo = mid + 1 } else { hi = mid }
+            if c < 0 { lo = mid &+ 1 } else { hi = mid }
         }
         return (lo, false)
     }
 
     /// Branch: the child whose range holds `key` (the last with separator <= key; child 0
-    /// takes everything below separator 1).
+    /// takes everything below separator 1). Reads cells as `leafSearch` does.
     func childIndex(_ key: UnsafeRawBufferPointer) throws -> Int {
         let n = count
         guard n > 0 else { throw CorruptNode(ref: ref, detail: "branch node with no children") }
+        let cellsStart = Layout.pageHeaderSize + 2 * n
+        guard cellsStart <= raw.count else { _ = try branchKey(0); throw badCell(0) }
+        let base = raw.baseAddress!
         var lo = 1, hi = n
         while lo < hi {
-            let mid = (lo + hi) / 2
-            if compareBytes(try branchKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+            let mid = (lo &+ hi) >> 1
+            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            guard o >= cellsStart, o &+ 10 <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
+            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o &+ 8, as: UInt16.self)))
+            guard o &+ 10 &+ keyLen <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
+            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ 10), count: keyLen), key) <= 0 { lo = mid &+ 1 } else { hi = mid }
         }
         return lo - 1
+    }
+
+    /// Only if the fast checks above and the accessors' own disagree (they should not).
+    @inline(never)
+    private func badCell(_ i: Int) -> CorruptNode {
+        CorruptNode(ref: ref, detail: "cell \(i) is damaged")
     }
 }
 

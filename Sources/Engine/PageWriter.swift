@@ -51,6 +51,7 @@ struct PageWriter {
                 try file.write(pages[i].bytes, at: pages[i].page * ps)
             } else {
                 run.removeAll(keepingCapacity: true)
+                run.reserveCapacity(Int(end - pages[i].page) * Layout.pageSize)  // one allocation per run, no regrowth copies
                 for k in i..<j { run += pages[k].bytes }
                 try file.write(run, at: pages[i].page * ps)
             }

@@ -39,9 +39,10 @@ final class ReaderTable {
     private let lock = Lock()
     /// The versions this handle pins now, each in a slot, with how many transactions and
     /// PinnedVersions hold it. Rarely more than one or two, so a list beats a dictionary.
-    private var pins: [(version: UInt64, slot: Int, refs: Int)] = []
+    /// (Under `lock`, which makes the dynamic exclusivity checks redundant on this path.)
+    @exclusivity(unchecked) private var pins: [(version: UInt64, slot: Int, refs: Int)] = []
     /// Slots this handle owns that hold no version, ready for the next pin.
-    private var idle: [Int] = []
+    @exclusivity(unchecked) private var idle: [Int] = []
     /// How many idle slots a handle keeps; more go back to the table (a burst of pins of
     /// many different versions must not hold slots that other processes need).
     static let idleKept = 4
@@ -139,8 +140,11 @@ final class ReaderTable {
         guard let lockFile else { return nil }
         fief_fence()  // F_W: the header store that made `current` current, before the reads below
         var anyOlder = false
+        // Every slot's version, each an acquire load (as `ReaderSlot.version`), on one
+        // pointer walk: this runs on every commit.
+        let versions = lockFile.slot(0).base + 16
         for i in 0..<lockFile.slotCount {
-            let v = lockFile.slot(i).version
+            let v = fief_load_u64_acquire(versions + i &* ReaderSlot.size)
             if v != 0 && v < current { anyOlder = true; break }
         }
         guard anyOlder else { return nil }

@@ -2,11 +2,13 @@
 /// transaction, and its key and value kinds.
 @usableFromInline
 final class TableState {
-    var root: Child?
-    var count: UInt64
+    // Read on every get: no dynamic exclusivity checks (a read transaction never changes
+    // them; a write transaction is used by one thread).
+    @exclusivity(unchecked) var root: Child?
+    @exclusivity(unchecked) var count: UInt64
     let keyKind: KeyKind
     let valueKind: ValueKind
-    var dirty = false
+    @exclusivity(unchecked) var dirty = false
 
     init(root: Child?, count: UInt64, keyKind: KeyKind, valueKind: ValueKind) {
         self.root = root
@@ -30,15 +32,17 @@ public struct TableInfo: Sendable, Equatable, Encodable {
 /// What read and write transactions share: table lookup through the catalog, reads, scans.
 public class Transaction {
     public let db: Database
-    var pages: PageSource
-    var catalogRoot: Child?
-    var tables: [String: TableState] = [:] { didSet { lastTable = nil } }
+    @exclusivity(unchecked) var pages: PageSource
+    @exclusivity(unchecked) var catalogRoot: Child?
+    @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastState = nil } }
     /// The table the last lookup found: most transactions use one table, many times, and a
     /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
-    private var lastTable: (name: String, state: TableState)?
+    /// (Two fields, not an optional tuple: the check on every get copies neither.)
+    @exclusivity(unchecked) private var lastName = ""
+    @exclusivity(unchecked) private var lastState: TableState?
     /// Read transactions: the decoded catalog of their version, shared with the others.
-    var catalogCache: CatalogCache?
-    var isActive = true
+    @exclusivity(unchecked) var catalogCache: CatalogCache?
+    @exclusivity(unchecked) var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
         self.db = db
@@ -54,7 +58,7 @@ public class Transaction {
     @usableFromInline
     func state(_ name: String) throws -> TableState {
         try ensureActive()
-        if let last = lastTable, last.name == name { return last.state }
+        if let last = lastState, lastName == name { return last }
         // A read transaction's tables are its version's, shared through the cache.
         if let cache = catalogCache {
             let s = try cache.table(name) ?? {
@@ -62,17 +66,22 @@ public class Transaction {
                 cache.store(name, s)
                 return s
             }()
-            lastTable = (name, s)
+            remember(name, s)
             return s
         }
         if let s = tables[name] {
-            lastTable = (name, s)
+            remember(name, s)
             return s
         }
         let s = TableState(try record(name))
         tables[name] = s
-        lastTable = (name, s)
+        remember(name, s)
         return s
+    }
+
+    private func remember(_ name: String, _ s: TableState) {
+        lastName = name
+        lastState = s
     }
 
     private func record(_ name: String) throws -> TableRecord {
@@ -138,13 +147,29 @@ public class Transaction {
     }
 
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
-    /// instead of a copy out of the tree and another into the value.
+    /// instead of a copy out of the tree and another into the value. Inlined into the typed
+    /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.
+    @inlinable
+    final func decodeValue<V>(table: String, key: UnsafeRawBufferPointer, _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+        var out: V?
+        try lendValue(table: table, key: key) { out = try decode($0) }
+        return out
+    }
+
+    /// Calls `body` with the value of `key` when there is one (not at all otherwise); the
+    /// bytes are valid only during the call.
     @usableFromInline
-    func decodeValue<V>(table: String, key: [UInt8], _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+    final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try db.guarded {
-            try Tree.withValue(try state(table).root, key: key, pages: pages) { (b: UnsafeRawBufferPointer?) -> V? in
-                guard let b else { return nil }
-                return try decode(b)
+            // The table found last, checked here rather than through `state` (the common
+            // case of every get after the first).
+            let root: Child?
+            if isActive, let last = lastState, lastName == table { root = last.root } else { root = try state(table).root }
+            let pages = self.pages
+            guard let v = try Tree.find(root, key: key, pages: pages) else { return }
+            switch v {
+            case .inline(let b): try body(b)
+            case .overflow(let r, let len): try body(try pages.overflowValue(ref: r, length: len))
             }
         }
     }
@@ -251,7 +276,20 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
 
     @inlinable
     public func get(_ key: K) throws -> V? {
-        try tx.decodeValue(table: name, key: key.keyBytes) { try V(valueBytes: $0) }
+        try key.withKeyBytes { k in try tx.decodeValue(table: name, key: k) { try V(valueBytes: $0) } }
+    }
+
+    /// Lends the stored bytes of `key`'s value (nil when absent) to `body` without copying
+    /// or decoding them, as LMDB's `mdb_get` does: the bytes belong to the snapshot and are
+    /// valid only during the call.
+    @inlinable
+    public func withValueBytes<R>(_ key: K, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try key.withKeyBytes { k in
+            var result: R?
+            try tx.lendValue(table: name, key: k) { result = try body($0) }
+            if let result { return result }
+            return try body(nil)
+        }
     }
 
     public func put(_ key: K, _ value: V) throws {

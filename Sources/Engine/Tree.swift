@@ -13,38 +13,47 @@ enum Tree {
     static func withValue<T>(
         _ root: Child?, key: [UInt8], pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T
     ) throws -> T {
-        guard var c = root else { return try body(nil) }
-        for _ in 0..<maxDepth {
+        guard let v = try key.withUnsafeBytes({ try find(root, key: $0, pages: pages) }) else { return try body(nil) }
+        return try lend(v, pages: pages, body)
+    }
+
+    /// The stored value of `key`, or nil. Not generic, so every typed get runs this one
+    /// compiled loop. An inline value points into the mapping or into a writer's node: valid
+    /// until the transaction ends or the node next changes.
+    static func find(_ root: Child?, key: UnsafeRawBufferPointer, pages: PageSource) throws -> StoredValue? {
+        guard var c = root else { return nil }
+        var depth = 0
+        while depth < maxDepth {
             switch c {
             case .dirty(let n):
                 if n.isLeaf {
                     let (i, found) = n.search(key)
-                    return found ? try lend(n.value(i), pages: pages, body) : try body(nil)
+                    return found ? n.value(i) : nil
                 }
                 c = n.children[n.childIndex(key)]
-            case .page(let ref):
-                let p = try pages.page(ref)
-                let next: UInt64? = try key.withUnsafeBytes { kb in
-                    switch try p.kind() {
-                    case .leaf:
-                        return nil
-                    case .branch:
-                        return try p.branchChild(p.childIndex(kb))
+                depth += 1
+            case .page(let top):
+                // The committed part of the tree: pages only from here down.
+                var ref = top
+                while depth < maxDepth {
+                    let p = try pages.page(ref)
+                    switch p.kindByte {
+                    case PageKind.leaf.rawValue:
+                        let (i, found) = try p.leafSearch(key)
+                        return found ? try p.leafValue(i) : nil
+                    case PageKind.branch.rawValue:
+                        ref = try p.branchChild(p.childIndex(key))
+                        depth += 1
                     default:
                         throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
                     }
                 }
-                guard let next else {
-                    let (i, found) = try key.withUnsafeBytes { try p.leafSearch($0) }
-                    return found ? try lend(p.leafValue(i), pages: pages, body) : try body(nil)
-                }
-                c = .page(next)
             }
         }
         throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
     }
 
-    private static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+    static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         switch v {
         case .inline(let b): return try body(b)
         case .overflow(let r, let len): return try body(try pages.overflowValue(ref: r, length: len))

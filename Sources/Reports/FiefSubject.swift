@@ -27,7 +27,9 @@ final class FiefSubject: BenchStore {
 
         mutating func get(_ key: Int64) throws -> Int {
             guard let table else { return -1 }
-            return try table.get(key)?.count ?? -1
+            // The value's bytes lent in place, not copied into an array: as LMDB's peer,
+            // which returns mdb_get's size without touching the value.
+            return try table.withValueBytes(key) { $0?.count ?? -1 }
         }
 
         mutating func scanAll() throws -> (count: Int, bytes: Int) {
