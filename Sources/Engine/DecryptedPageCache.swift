@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One extent of an encrypted file, authenticated and decrypted: the node bytes, as a plain
 /// file would map them. Immutable once made; freed when nothing holds it.
 final class DecryptedExtent: @unchecked Sendable {
@@ -25,6 +27,9 @@ final class DecryptedPageCache: @unchecked Sendable {
         let salt0: UInt64
         let salt1: UInt64
         let offset: UInt64
+
+        // One word to hash: files differ in salt, pages of a file in offset.
+        func hash(into h: inout Hasher) { h.combine(offset ^ salt0) }
     }
 
     static let shared = DecryptedPageCache(capacity: 64 << 20)
@@ -73,10 +78,33 @@ final class EncryptedPages: @unchecked Sendable {
     let cipher: PageCipher
     private let salt0: UInt64
     private let salt1: UInt64
-    private let lock = Lock()
-    private var held: [UInt64: DecryptedExtent] = [:]
+    /// What the snapshot holds, under `lock`. A point read touches a handful of pages, so the
+    /// first few live in two small arrays searched in order; a scan's go to `more`.
+    private let lock = Mutex(Held())
     /// nil: authenticate every page from the file (as `check()` must).
     private let cache: DecryptedPageCache?
+
+    private struct Held: ~Copyable {
+        var refs: [UInt64] = []
+        var extents: [DecryptedExtent] = []
+        var more: [UInt64: DecryptedExtent] = [:]
+        static let inline = 16
+
+        func find(_ ref: UInt64) -> DecryptedExtent? {
+            for i in refs.indices where refs[i] == ref { return extents[i] }
+            return refs.count < Held.inline ? nil : more[ref]
+        }
+
+        mutating func add(_ ref: UInt64, _ e: DecryptedExtent) {
+            if refs.count < Held.inline {
+                if refs.isEmpty { refs.reserveCapacity(Held.inline); extents.reserveCapacity(Held.inline) }
+                refs.append(ref)
+                extents.append(e)
+            } else {
+                more[ref] = e
+            }
+        }
+    }
 
     init(cipher: PageCipher, cache: DecryptedPageCache? = .shared) {
         self.cipher = cipher
@@ -87,7 +115,7 @@ final class EncryptedPages: @unchecked Sendable {
     /// The decrypted extent at `ref`; `ref`'s first page is known to lie in the mapping
     /// and below `limit`.
     func extent(at ref: UInt64, mapping: Mapping, limit: UInt64) throws -> DecryptedExtent {
-        if let e = lock.withLock({ held[ref] }) { return e }
+        if let e = lock.withLock({ $0.find(ref) }) { return e }
         let head = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize)
         let span = Int(head.u32(PageEnvelope.spanOffset))
         let bytes = UInt64(span) * UInt64(Layout.pageSize)
@@ -108,7 +136,7 @@ final class EncryptedPages: @unchecked Sendable {
             cache?.insert(key, e)
             found = e
         }
-        lock.withLock { held[ref] = found }
+        lock.withLock { $0.add(ref, found) }
         return found
     }
 }
