@@ -10,6 +10,9 @@ out="${FIEF_OUT:-fief-out}"
 mkdir -p "$out"
 status=0
 "$bin" torture run --scenario all --profile quick --out "$out/torture" || status=$?
+# The same checks on encrypted files (format 3): power cuts of every mode, and FaultFS faults
+# whose bit flips must fail authentication.
+"$bin" torture run --scenario power-cut,faults --profile quick --encrypt --out "$out/torture-encrypted" || status=$?
 # A short matrix over SQLite and LMDB configurations (about a minute): the safe ones must come
 # out clean; the unsafe ones should be caught losing acknowledged commits (reported, not fatal:
 # with two cycles a catch depends on timing).
@@ -35,5 +38,5 @@ matrix lmdb:nosync                              caught lmdb-nosync
 "$bin" report html --targets "$out"/targets/*/results.json --out "$out/targets/matrix.html" || status=$?
 # The bench's HTML report also shows the torture pass/fail matrix and the growth curve.
 "$bin" bench --quick --suite all --out "$out/bench" --torture "$out/torture/results.json" || status=$?
-echo "reports: $out/torture (results.json, junit.xml, summary.md), $out/targets (matrix.html), $out/bench (results.json, report.md, report.html)"
+echo "reports: $out/torture and $out/torture-encrypted (results.json, junit.xml, summary.md), $out/targets (matrix.html), $out/bench (results.json, report.md, report.html)"
 exit $status
