@@ -10,6 +10,10 @@ final class TreeWriter {
     /// The pages it builds: the base version's, except when a copy changes encryption.
     let geometry: PageGeometry
 
+    /// Nodes the handle's previous commit wrote, taken instead of decoding their pages
+    /// (a write transaction whose base that commit is; see `WrittenNodes`).
+    var reuse: WrittenNodes?
+
     init(pages: PageSource, geometry: PageGeometry? = nil) {
         self.pages = pages
         self.geometry = geometry ?? pages.geometry
@@ -29,7 +33,7 @@ final class TreeWriter {
         switch c {
         case .dirty(let n): return n
         case .page(let ref):
-            let n = try DirtyNode.decode(try pages.page(ref))
+            let n = try reuse?.take(ref) ?? DirtyNode.decode(try pages.page(ref))
             n.origin = ref
             if !BrokenVariant.on(.overwriteInPlace) { free(ref: ref, pages: 1) }
             c = .dirty(n)
