@@ -56,7 +56,7 @@ final class FreeListCache: @unchecked Sendable {
 final class WrittenNodes {
     /// Few (a small commit writes one node per tree level): a list searched linearly costs
     /// less than hashing.
-    private var entries: [(ref: UInt64, node: DirtyNode)] = []
+    @exclusivity(unchecked) private var entries: [(ref: UInt64, node: DirtyNode)] = []
     /// Bounds the memory kept between commits: a large commit keeps only this many nodes
     /// (those written first; any subset is as good as the whole).
     static let limit = 64

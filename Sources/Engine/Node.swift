@@ -28,17 +28,19 @@ enum Child {
 /// holds a large value inline until the commit moves it to an overflow extent.
 final class DirtyNode {
     let isLeaf: Bool
+    // The stored properties a commit touches per cell are exempt from Swift's dynamic
+    // exclusivity checks (a runtime call per access); no access to them overlaps another.
     /// Arena offsets of the cells, in key order.
-    private var cells: [Int] = []
+    @exclusivity(unchecked) private var cells: [Int] = []
     /// Branch only: the child under each cell.
-    var children: [Child] = []
+    @exclusivity(unchecked) var children: [Child] = []
     /// Serialized size of the cells as they will be on the page, offset array included.
-    private(set) var size = 0
-    private var arena: CellArena
+    @exclusivity(unchecked) private(set) var size = 0
+    @exclusivity(unchecked) private var arena: CellArena
     /// The page this node was copied from (used only by the overwrite-in-place broken variant).
-    var origin: UInt64 = 0
+    @exclusivity(unchecked) var origin: UInt64 = 0
     /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
-    private(set) var mayHoldLargeValues = false
+    @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
 
     static let overflowFlag: UInt8 = 1
     /// In memory only, never on a page: a large value not yet written to an overflow extent.

@@ -21,8 +21,8 @@ struct PageWriter {
     /// The page images not yet written, and a scratch node for sealing; freed with the writer
     /// (also when a commit fails before `flush`).
     private final class Buffers {
-        var pages: [(page: UInt64, bytes: UnsafeMutableRawBufferPointer)] = []
-        var scratch: UnsafeMutableRawBufferPointer?
+        @exclusivity(unchecked) var pages: [(page: UInt64, bytes: UnsafeMutableRawBufferPointer)] = []
+        @exclusivity(unchecked) var scratch: UnsafeMutableRawBufferPointer?
 
         func releasePages() {
             for p in pages { p.bytes.deallocate() }

@@ -1,9 +1,9 @@
 /// The one writer. Sees its own changes; commits when `Database.write`'s body returns.
 public final class WriteTransaction: Transaction {
     let base: Snapshot
-    var freeList: FreeList
+    @exclusivity(unchecked) var freeList: FreeList
     let writer: TreeWriter
-    var tableCount: UInt64
+    @exclusivity(unchecked) var tableCount: UInt64
 
     init(db: Database, base: Snapshot, minLive: UInt64) throws {
         self.base = base
