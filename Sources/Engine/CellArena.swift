@@ -5,7 +5,7 @@
 final class CellArena {
     let bytes: UnsafeMutableRawBufferPointer
     /// Bytes in use, garbage included; the next cell goes here.
-    var used = 0
+    @exclusivity(unchecked) var used = 0
 
     init(capacity: Int) {
         bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)

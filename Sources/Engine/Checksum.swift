@@ -29,11 +29,18 @@ enum Checksum {
         var h: UInt64
         if n >= 32 {
             var v1 = p1 &+ p2, v2 = p2, v3: UInt64 = 0, v4 = 0 &- p1
-            while i + 32 <= n {
-                v1 = round(v1, u64(i)); v2 = round(v2, u64(i + 8))
-                v3 = round(v3, u64(i + 16)); v4 = round(v4, u64(i + 24))
-                i += 32
+            // A pointer walk over whole stripes, no overflow checks: the loop a page hash
+            // spends nearly all its time in.
+            var p = base
+            let end = base + (n & ~31)
+            while p < end {
+                v1 = round(v1, UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)))
+                v2 = round(v2, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                v3 = round(v3, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+                v4 = round(v4, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+                p += 32
             }
+            i = n & ~31
             h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
             h = merge(h, v1); h = merge(h, v2); h = merge(h, v3); h = merge(h, v4)
         } else {

@@ -21,11 +21,13 @@ extension WriteTransaction {
     private func writeAndPublish() throws {
         let durable = db.options.durability == .full
         if durable { try syncBaseIfItsFlipMayBeVolatile() }
-        let (slot, pageCount) = try writeVersion()
+        let written = WrittenNodes()
+        let (slot, meta) = try writeVersion(written)
         try makeDurable(slot, durable: durable)
-        db.freeListCache.store(freeList, fileID: db.currentFileID, slot: slot)
+        written.settle()
+        db.freeListCache.store(freeList, nodes: written, fileID: db.currentFileID, slot: slot)
         isActive = false
-        db.published(fileSize: pageCount * UInt64(Layout.pageSize))
+        db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize), top: slot, meta: meta)
         CrashArming.reach(.afterPublishBeforeDoorbell)
         if !BrokenVariant.on(.noDoorbell) { db.lockFile?.ringDoorbell(version: version) }
         CrashArming.reach(.afterPublish)
@@ -43,16 +45,16 @@ extension WriteTransaction {
 
     /// Step 1 without the slot: every changed node, the catalog, the free list and the top
     /// node, into pages no live version can reach (I1, I2). Returns the slot that names the
-    /// new version and its page count.
-    private func writeVersion() throws -> (TopSlot, UInt64) {
+    /// new version and its top node. `written` collects the tree nodes written.
+    private func writeVersion(_ written: WrittenNodes) throws -> (TopSlot, Meta) {
         let v = version
         var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher)
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
-            let root = try writeTree(s.root, &out)
+            let root = try writeTree(s.root, &out, written)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
             _ = try writer.put(&catalogRoot, key: Array(name.utf8), value: .inline(record.encode()))
         }
-        let catalog = try writeTree(catalogRoot, &out)
+        let catalog = try writeTree(catalogRoot, &out, written)
 
         // The base version's top node is not part of the new version (its free-list pages are
         // freed by the free list's own save, which knows which ones it rewrites).
@@ -63,16 +65,19 @@ extension WriteTransaction {
         let placed = try FreeListStorage.save(&freeList, version: v, &out)
         let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks)
-        let metaBytes = meta.encode(out.geometry)
-        try out.add(page: metaPage, metaBytes)
+        var topChecksum: UInt64 = 0
+        try out.add(page: metaPage, nodeBytes: out.geometry.pageBytes, zeroed: true) { p in
+            meta.encode(into: p)
+            topChecksum = UnsafeRawBufferPointer(p).u64(0)
+        }
         if BrokenVariant.on(.encryptInPlace), base.pages.encrypted != nil {
             let old = try base.pages.page(base.slot.ref)
             try out.add(page: base.slot.ref / UInt64(Layout.pageSize), Array(old.raw))
         }
         try out.flush()
         CrashArming.reach(.afterNodesWritten)
-        let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
-        return (slot, meta.pageCount)
+        let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: topChecksum)
+        return (slot, meta)
     }
 
     /// The durable protocol: the slot into the inactive place (I6), sync (I8), flip, sync
@@ -108,7 +113,7 @@ extension WriteTransaction {
         if durable { db.lockFile?.recordSynced(version: slot.version) }
     }
 
-    private func writeTree(_ c: Child?, _ out: inout PageWriter) throws -> UInt64 {
-        try NodeWriter.tree(c, version: version, &freeList, &out)
+    private func writeTree(_ c: Child?, _ out: inout PageWriter, _ written: WrittenNodes) throws -> UInt64 {
+        try NodeWriter.tree(c, version: version, &freeList, &out, written: written)
     }
 }

@@ -101,6 +101,10 @@ final class CommitWatcher: @unchecked Sendable {
             // changes it and the wait below returns at once.
             let lockFile = self.lockFile
             if hasLockFile && lockFile == nil { lock.withLock { running = false }; break }
+            // Registered before reading the counter, until the wait below ends (on every way
+            // out of this iteration), so a commit that rings in between wakes us (I22).
+            lockFile?.addWaiter()
+            defer { lockFile?.removeWaiter() }
             let seq = lockFile?.commitSeq ?? 0
             guard let db = self.db else { lock.withLock { running = false }; break }
             let latest = try? db.latestVersion()

@@ -458,9 +458,19 @@ public final class Database: @unchecked Sendable {
         if state.withLock({ closed }) { throw EngineError.closed(path: path) }
     }
 
-    /// Called by a commit once its select bit is durable.
-    func published(fileSize: UInt64) {
-        state.withLock { knownSize = max(knownSize, fileSize) }
+    /// Called by a commit once its select bit is durable (under `none`: written), with the
+    /// slot it flipped to and the top node it wrote. That top node becomes the handle's
+    /// validated one, as if `snapshot` had read and checked it: the writer built it in
+    /// memory, and its page is live and so never written again (I1), so reading it back would
+    /// only verify the writer's own bytes. (Other handles and processes validate it from the
+    /// file; `check()` and every open do too; storage damage to it cannot reach a later
+    /// version through this copy, since the next commit writes a new top node from its own
+    /// `Meta` anyway.) Saves the next transaction on this handle a page hash and a decode.
+    func published(fileSize: UInt64, top: TopSlot, meta: Meta) {
+        state.withLock {
+            knownSize = max(knownSize, fileSize)
+            validatedTop = (top, meta, CatalogCache())
+        }
     }
 }
 

@@ -75,6 +75,38 @@ final class DatabaseFile {
         }
     }
 
+    /// At most this many buffers per `pwritev` (IOV_MAX on Linux).
+    static let maxIOVecs = 1024
+
+    /// The buffers `iov` names, one after another from `offset`, in one `pwritev` while the
+    /// kernel takes everything (I16: a short write is continued from where it stopped).
+    /// `iov` is consumed (advanced past what was written).
+    func write(_ iov: inout [iovec], at offset: UInt64) throws {
+        precondition(iov.count <= DatabaseFile.maxIOVecs)
+        var first = 0
+        var position = off_t(offset)
+        while first < iov.count {
+            let n = iov.withUnsafeBufferPointer { v in
+                pwritev(fd.rawValue, v.baseAddress! + first, Int32(v.count - first), position)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError("write")
+            }
+            if n == 0 { throw EngineError.io(path: path, operation: "write", errno: EIO) }
+            var left = BrokenVariant.on(.ignoreShortWrite) ? iov[first...].reduce(0) { $0 + $1.iov_len } : n
+            position += off_t(left)
+            while first < iov.count && left >= iov[first].iov_len {
+                left -= iov[first].iov_len
+                first += 1
+            }
+            if left > 0 {
+                iov[first].iov_base = iov[first].iov_base.map { $0 + left }
+                iov[first].iov_len -= left
+            }
+        }
+    }
+
     func write(_ bytes: [UInt8], at offset: UInt64) throws {
         try bytes.withUnsafeBytes { try write($0, at: offset) }
     }

@@ -126,10 +126,15 @@ struct FreeList: Equatable {
 
     /// Drops chunks left empty by the last commit's sizing step.
     mutating func dropEmptyChunks() {
-        for c in reusable where c.entries.isEmpty { retire(c) }
-        reusable.removeAll { $0.entries.isEmpty }
-        for c in pending where c.entries.isEmpty { retire(c) }
-        pending.removeAll { $0.entries.isEmpty }
+        // Usually there are none: look first (no copy, no write) before rebuilding the arrays.
+        if reusable.indices.contains(where: { reusable[$0].entries.isEmpty }) {
+            for c in reusable where c.entries.isEmpty { retire(c) }
+            reusable.removeAll { $0.entries.isEmpty }
+        }
+        if pending.indices.contains(where: { pending[$0].entries.isEmpty }) {
+            for c in pending where c.entries.isEmpty { retire(c) }
+            pending.removeAll { $0.entries.isEmpty }
+        }
     }
 
     /// Merges small neighbours where one of them is being rewritten anyway.

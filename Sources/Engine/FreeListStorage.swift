@@ -118,11 +118,11 @@ enum FreeListStorage {
         }
         taken.sort()
         var next = 0
-        var pageImages: [(UInt64, [UInt8])] = []
+        var chunkImages: [(page: UInt64, chunk: FreeChunk, pending: Bool)] = []
         list.placeDirtyChunks { chunk, isPending in
             let page = taken[next]
             next += 1
-            pageImages.append((page, encodeChunk(chunk, pending: isPending, version: version, g)))
+            chunkImages.append((page, chunk, isPending))
             return page
         }
         let chunkPages = list.chunks.map(\.page)
@@ -134,33 +134,31 @@ enum FreeListStorage {
             let lo = i * perRoot
             let refs = chunkPages[lo..<min(lo + perRoot, chunkPages.count)].map { $0 * ps }
             let nextRef = i + 1 < roots.count ? roots[i + 1] * ps : 0
-            pageImages.append((root, encodeRoot(refs, next: nextRef, version: version, g)))
+            try out.add(page: root, nodeBytes: g.pageBytes, zeroed: true) { encodeRoot(refs, next: nextRef, version: version, into: $0) }
         }
         list.rootPages = roots
-        for (page, bytes) in pageImages { try out.add(page: page, bytes) }
+        for c in chunkImages {
+            try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) { encodeChunk(c.chunk, pending: c.pending, version: version, into: $0) }
+        }
         return roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
     }
 
-    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, _ g: PageGeometry) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: g.pageBytes)
-        buf.withUnsafeMutableBytes { p in
-            PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
-            for (i, e) in chunk.entries.enumerated() {
+    /// Into a zeroed page.
+    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer) {
+        PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
+        chunk.entries.withUnsafeBufferPointer { entries in
+            for (i, e) in entries.enumerated() {
                 let o = Layout.pageHeaderSize + i * FreeExtent.size
                 p.setU64(e.start, at: o); p.setU64(e.count, at: o + 8); p.setU64(e.freedAt, at: o + 16)
             }
-            PageHeader.seal(p)
         }
-        return buf
+        PageHeader.seal(p)
     }
 
-    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, _ g: PageGeometry) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: g.pageBytes)
-        buf.withUnsafeMutableBytes { p in
-            PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
-            for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
-            PageHeader.seal(p)
-        }
-        return buf
+    /// Into a zeroed page.
+    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer) {
+        PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
+        for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
+        PageHeader.seal(p)
     }
 }

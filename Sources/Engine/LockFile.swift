@@ -141,8 +141,10 @@ final class LockFile {
     // MARK: The commit doorbell
 
     // Header bytes 16–19: a counter every commit bumps after publishing (the futex word);
+    // 20–23: how many watchers are between registering and the end of their wait;
     // 24–31: the version it published. Zero in lock files of engines that never ring.
     private static let commitSeqOffset = 16
+    private static let waitersOffset = 20
     private static let publishedVersionOffset = 24
     // Bytes 32–39: the newest version whose select-bit flip a writer saw synced.
     private static let syncedVersionOffset = 32
@@ -151,11 +153,30 @@ final class LockFile {
     var commitSeq: UInt32 { fief_load_u32_acquire(table + LockFile.commitSeqOffset) }
     var publishedVersion: UInt64 { fief_load_u64_acquire(table + LockFile.publishedVersionOffset) }
 
-    /// Tells every process watching the database that `version` is published.
+    /// Tells every process watching the database that `version` is published. The wake (a
+    /// system call) is made only when some watcher is registered (I22): a watcher registers
+    /// (`addWaiter`) before it reads the counter, and the ringer reads the count after its
+    /// bump, all sequentially consistent. So if the count read here is 0, every watcher's
+    /// registration, and so its next read of the counter, comes after the bump in that total
+    /// order: it reads the new counter (and, after it, the new version) and needs no wake. A
+    /// watcher registered before the read is counted and woken.
     func ringDoorbell(version: UInt64) {
         fief_store_u64_release(table + LockFile.publishedVersionOffset, version)
-        _ = fief_fetch_add_u32(table + LockFile.commitSeqOffset, 1)
-        fief_futex_wake_all(table + LockFile.commitSeqOffset)
+        _ = fief_fetch_add_u32_seq_cst(table + LockFile.commitSeqOffset, 1)
+        if fief_load_u32_seq_cst(table + LockFile.waitersOffset) != 0 {
+            fief_futex_wake_all(table + LockFile.commitSeqOffset)
+        }
+    }
+
+    /// A watcher is about to read the counter and wait on it: count it, so a commit rings.
+    /// Paired with `removeWaiter` once the wait is over. (A process killed in between leaves
+    /// the count high: commits then wake as they did before the count existed.)
+    func addWaiter() {
+        _ = fief_fetch_add_u32_seq_cst(table + LockFile.waitersOffset, 1)
+    }
+
+    func removeWaiter() {
+        _ = fief_fetch_sub_u32_seq_cst(table + LockFile.waitersOffset, 1)
     }
 
     /// The newest version whose flip is known durable: a writer records it once its sync

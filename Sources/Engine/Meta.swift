@@ -37,15 +37,18 @@ struct Meta: Equatable {
 
     func encode(_ g: PageGeometry) -> [UInt8] {
         var buf = [UInt8](repeating: 0, count: g.pageBytes)
-        buf.withUnsafeMutableBytes { p in
-            PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
-            p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
-            p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
-            p.setU64(UInt64(freeListChunks.count), at: 72)
-            for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineChunksOffset + 8 * i) }
-            PageHeader.seal(p)
-        }
+        buf.withUnsafeMutableBytes { encode(into: $0) }
         return buf
+    }
+
+    /// Into a zeroed page of `pageBytes` bytes.
+    func encode(into p: UnsafeMutableRawBufferPointer) {
+        PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
+        p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
+        p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
+        p.setU64(UInt64(freeListChunks.count), at: 72)
+        for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineChunksOffset + 8 * i) }
+        PageHeader.seal(p)
     }
 }
 

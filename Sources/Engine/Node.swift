@@ -28,17 +28,19 @@ enum Child {
 /// holds a large value inline until the commit moves it to an overflow extent.
 final class DirtyNode {
     let isLeaf: Bool
+    // The stored properties a commit touches per cell are exempt from Swift's dynamic
+    // exclusivity checks (a runtime call per access); no access to them overlaps another.
     /// Arena offsets of the cells, in key order.
-    private var cells: [Int] = []
+    @exclusivity(unchecked) private var cells: [Int] = []
     /// Branch only: the child under each cell.
-    var children: [Child] = []
+    @exclusivity(unchecked) var children: [Child] = []
     /// Serialized size of the cells as they will be on the page, offset array included.
-    private(set) var size = 0
-    private var arena: CellArena
+    @exclusivity(unchecked) private(set) var size = 0
+    @exclusivity(unchecked) private var arena: CellArena
     /// The page this node was copied from (used only by the overwrite-in-place broken variant).
-    var origin: UInt64 = 0
+    @exclusivity(unchecked) var origin: UInt64 = 0
     /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
-    private(set) var mayHoldLargeValues = false
+    @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
 
     static let overflowFlag: UInt8 = 1
     /// In memory only, never on a page: a large value not yet written to an overflow extent.
@@ -342,7 +344,20 @@ final class DirtyNode {
         return node
     }
 
-    /// Serializes into a zeroed page of `pageBytes` bytes: the cells' bytes as they are. Dirty
+    /// After the commit that wrote this node (every child's ref set in its cell): makes it
+    /// what `decode` of the page it was written to would give, so the writer's next
+    /// transaction can take it instead of copying the page (`WrittenNodes`). Drops the
+    /// in-memory children, which this node no longer needs to hold.
+    func settleAfterWrite() {
+        guard !isLeaf else { return }
+        let raw = self.raw, cells = self.cells
+        for i in children.indices {
+            if case .dirty = children[i] { children[i] = .page(raw.u64(cells[i])) }
+        }
+    }
+
+    /// Serializes into a page of `pageBytes` bytes, every byte of which it writes (the gap
+    /// between the offset array and the cells as zeros): the cells' bytes as they are. Dirty
     /// children and large values must already be written and their refs set.
     func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64) {
         precondition(p.count == pageBytes)
@@ -352,14 +367,30 @@ final class DirtyNode {
         let n = cells.count
         PageHeader.fill(p, kind: isLeaf ? .leaf : .branch, count: n, span: 1, version: version, extra: 0)
         var end = pageBytes
+        // Cells that lie in the arena just as they go on the page (each ending where the one
+        // before it starts: a node copied from its page keeps its cells so) are copied as one
+        // run, with one memcpy.
+        var runStart = 0, runEnd = pageBytes  // the run in the arena
+        var runPageEnd = pageBytes  // where the run ends on the page
         for i in 0..<n {
             let o = cells[i]
             precondition(!isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0, "large value not yet written to an overflow extent")
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
             end -= length
             p.setU16(UInt16(end), at: Layout.pageHeaderSize + 2 * i)
-            (p.baseAddress! + end).copyMemory(from: src.baseAddress! + o, byteCount: length)
+            if i > 0 && o + length == runStart {
+                runStart = o
+            } else {
+                if i > 0 { (p.baseAddress! + (runPageEnd - (runEnd - runStart))).copyMemory(from: src.baseAddress! + runStart, byteCount: runEnd - runStart) }
+                runStart = o
+                runEnd = o + length
+                runPageEnd = end + length
+            }
         }
+        if n > 0 { (p.baseAddress! + end).copyMemory(from: src.baseAddress! + runStart, byteCount: runEnd - runStart) }
+        let gap = Layout.pageHeaderSize + 2 * n
+        precondition(gap <= end, "node of \(n) cells overflows its page")
+        (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
         PageHeader.seal(p)
     }
 }

@@ -3,9 +3,7 @@
 enum NodeWriter {
     static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let page = alloc.allocate(1)
-        var buf = [UInt8](repeating: 0, count: n.pageBytes)
-        buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
-        try out.add(page: page, buf)
+        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version) }
         return page * UInt64(Layout.pageSize)
     }
 
@@ -13,20 +11,18 @@ enum NodeWriter {
         let g = out.geometry
         let span = g.span(forNodeBytes: Layout.pageHeaderSize + bytes.count)
         let start = alloc.allocate(span)
-        var buf = [UInt8](repeating: 0, count: g.extentBytes(span: span))
-        buf.withUnsafeMutableBytes { p in
+        try out.add(page: start, nodeBytes: g.extentBytes(span: span), zeroed: true) { p in
             PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
             p.copy(bytes, at: Layout.pageHeaderSize)
             PageHeader.seal(p)
         }
-        try out.add(page: start, buf)
         return start * UInt64(Layout.pageSize)
     }
 
     /// Writes every in-memory node of a tree, children first, and its large values to
     /// overflow extents; returns the root's ref (0 for an empty tree). Nodes of the base
     /// version keep their refs.
-    static func tree(_ c: Child?, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+    static func tree(_ c: Child?, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter, written: WrittenNodes? = nil) throws -> UInt64 {
         guard let c else { return 0 }
         switch c {
         case .page(let ref):
@@ -44,7 +40,7 @@ enum NodeWriter {
                 // Untouched children keep the ref their cell already holds.
                 for i in n.children.indices {
                     guard case .dirty = n.children[i] else { continue }
-                    n.setChildRef(at: i, try tree(n.children[i], version: version, &alloc, &out))
+                    n.setChildRef(at: i, try tree(n.children[i], version: version, &alloc, &out, written: written))
                 }
             }
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
@@ -53,7 +49,9 @@ enum NodeWriter {
                 try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
                 return n.origin
             }
-            return try node(n, version: version, &alloc, &out)
+            let ref = try node(n, version: version, &alloc, &out)
+            written?.record(ref, n)
+            return ref
         }
     }
 }

@@ -1,16 +1,39 @@
-/// Gathers a commit's page writes and issues them in page order, one pwrite per run of
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Gathers a commit's page writes and issues them in page order, one `pwritev` per run of
 /// neighbouring pages, so a commit makes few write calls however its pages were allocated.
 /// Nothing reaches the file before `flush` (or before `flushBytes` are buffered).
 ///
-/// Callers hand it nodes (`geometry.pageBytes` per page); in an encrypted file each is
-/// sealed here, into its envelope and ciphertext, so nothing above knows about keys.
+/// Callers hand it nodes (`geometry.pageBytes` per page), or fill one in place (`add(page:
+/// nodeBytes:zeroed:_:)`, no intermediate array); in an encrypted file each is sealed here,
+/// into its envelope and ciphertext, so nothing above knows about keys. Each page is one
+/// heap block until `flush`; a run is written from those blocks as they are (no
+/// concatenated copy).
 struct PageWriter {
     let file: DatabaseFile
     let cipher: PageCipher?
-    private var pages: [(page: UInt64, bytes: [UInt8])] = []
+    private let buffers = Buffers()
     private var buffered = 0
-    private var run: [UInt8] = []
     static let flushBytes = 4 << 20
+
+    /// The page images not yet written, and a scratch node for sealing; freed with the writer
+    /// (also when a commit fails before `flush`).
+    private final class Buffers {
+        @exclusivity(unchecked) var pages: [(page: UInt64, bytes: UnsafeMutableRawBufferPointer)] = []
+        @exclusivity(unchecked) var scratch: UnsafeMutableRawBufferPointer?
+
+        func releasePages() {
+            for p in pages { p.bytes.deallocate() }
+            pages.removeAll(keepingCapacity: true)
+        }
+
+        deinit {
+            releasePages()
+            scratch?.deallocate()
+        }
+    }
 
     init(file: DatabaseFile, cipher: PageCipher?) {
         self.file = file
@@ -21,43 +44,63 @@ struct PageWriter {
 
     /// `node` is an extent's node bytes: `geometry.extentBytes(span:)` for some span.
     mutating func add(page: UInt64, _ node: [UInt8]) throws {
-        var bytes = node
-        if let cipher {
-            bytes = [UInt8](repeating: 0, count: node.count + PageEnvelope.size)
-            node.withUnsafeBytes { n in
-                bytes.withUnsafeMutableBytes { cipher.seal(n, offset: page * UInt64(Layout.pageSize), into: $0) }
-            }
+        try node.withUnsafeBytes { n in
+            try add(page: page, nodeBytes: n.count, zeroed: false) { $0.copyMemory(from: n) }
         }
-        precondition(bytes.count % Layout.pageSize == 0, "a node of \(node.count) bytes is not whole pages")
-        pages.append((page, bytes))
-        buffered += bytes.count
+    }
+
+    /// Adds the extent at `page` whose node (`nodeBytes`: `geometry.extentBytes(span:)` for
+    /// some span) `fill` writes in place. The buffer is zeroed first only when `zeroed`;
+    /// otherwise `fill` must write every byte.
+    mutating func add(page: UInt64, nodeBytes: Int, zeroed: Bool, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+        let physicalBytes = nodeBytes + geometry.envelope
+        precondition(physicalBytes % Layout.pageSize == 0, "a node of \(nodeBytes) bytes is not whole pages")
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: physicalBytes, alignment: 16)
+        if let cipher {
+            if (buffers.scratch?.count ?? 0) < nodeBytes {
+                buffers.scratch?.deallocate()
+                buffers.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: nodeBytes, alignment: 16)
+            }
+            let n = UnsafeMutableRawBufferPointer(rebasing: buffers.scratch![0..<nodeBytes])
+            if zeroed { n.initializeMemory(as: UInt8.self, repeating: 0) }
+            fill(n)
+            cipher.seal(UnsafeRawBufferPointer(n), offset: page * UInt64(Layout.pageSize), into: out)
+        } else {
+            if zeroed { out.initializeMemory(as: UInt8.self, repeating: 0) }
+            fill(out)
+        }
+        buffers.pages.append((page, out))
+        buffered += physicalBytes
         if buffered >= PageWriter.flushBytes { try flush() }
     }
 
     mutating func flush() throws {
-        guard !pages.isEmpty else { return }
-        pages.sort { $0.page < $1.page }
+        guard !buffers.pages.isEmpty else { return }
+        defer {
+            buffers.releasePages()
+            buffered = 0
+        }
+        buffers.pages.sort { $0.page < $1.page }
+        let pages = buffers.pages
         let ps = UInt64(Layout.pageSize)
         var i = 0
+        var iov: [iovec] = []
         while i < pages.count {
-            // A run: each extent starts where the previous one ends.
+            // A run: each extent starts where the previous one ends (at most IOV_MAX blocks).
             var j = i + 1
             var end = pages[i].page + UInt64(pages[i].bytes.count) / ps
-            while j < pages.count && pages[j].page == end {
+            while j < pages.count && pages[j].page == end && j - i < DatabaseFile.maxIOVecs {
                 end += UInt64(pages[j].bytes.count) / ps
                 j += 1
             }
             if j == i + 1 {
-                try file.write(pages[i].bytes, at: pages[i].page * ps)
+                try file.write(UnsafeRawBufferPointer(pages[i].bytes), at: pages[i].page * ps)
             } else {
-                run.removeAll(keepingCapacity: true)
-                run.reserveCapacity(Int(end - pages[i].page) * Layout.pageSize)  // one allocation per run, no regrowth copies
-                for k in i..<j { run += pages[k].bytes }
-                try file.write(run, at: pages[i].page * ps)
+                iov.removeAll(keepingCapacity: true)
+                for k in i..<j { iov.append(iovec(iov_base: pages[k].bytes.baseAddress, iov_len: pages[k].bytes.count)) }
+                try file.write(&iov, at: pages[i].page * ps)
             }
             i = j
         }
-        pages.removeAll(keepingCapacity: true)
-        buffered = 0
     }
 }

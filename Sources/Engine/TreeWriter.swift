@@ -5,10 +5,14 @@ final class TreeWriter {
     let pages: PageSource
     /// Extents (first page number, page count) of the base version this transaction no longer
     /// reaches.
-    private(set) var freed: [(start: UInt64, count: UInt64)] = []
+    @exclusivity(unchecked) private(set) var freed: [(start: UInt64, count: UInt64)] = []
 
     /// The pages it builds: the base version's, except when a copy changes encryption.
     let geometry: PageGeometry
+
+    /// Nodes the handle's previous commit wrote, taken instead of decoding their pages
+    /// (a write transaction whose base that commit is; see `WrittenNodes`).
+    @exclusivity(unchecked) var reuse: WrittenNodes?
 
     init(pages: PageSource, geometry: PageGeometry? = nil) {
         self.pages = pages
@@ -29,7 +33,7 @@ final class TreeWriter {
         switch c {
         case .dirty(let n): return n
         case .page(let ref):
-            let n = try DirtyNode.decode(try pages.page(ref))
+            let n = try reuse?.take(ref) ?? DirtyNode.decode(try pages.page(ref))
             n.origin = ref
             if !BrokenVariant.on(.overwriteInPlace) { free(ref: ref, pages: 1) }
             c = .dirty(n)

@@ -1,18 +1,19 @@
 /// The one writer. Sees its own changes; commits when `Database.write`'s body returns.
 public final class WriteTransaction: Transaction {
     let base: Snapshot
-    var freeList: FreeList
+    @exclusivity(unchecked) var freeList: FreeList
     let writer: TreeWriter
-    var tableCount: UInt64
+    @exclusivity(unchecked) var tableCount: UInt64
 
     init(db: Database, base: Snapshot, minLive: UInt64) throws {
         self.base = base
-        var list = try db.freeListCache.list(fileID: db.currentFileID, slot: base.slot)
+        var list = try db.freeListCache.takeList(fileID: db.currentFileID, slot: base.slot)
             ?? FreeListStorage.decode(base.meta, pages: base.pages)
         list.dropEmptyChunks()
         list.release(upTo: minLive)
         freeList = list
         writer = TreeWriter(pages: base.pages)
+        writer.reuse = db.freeListCache.nodes(fileID: db.currentFileID, slot: base.slot)
         tableCount = base.meta.tableCount
         super.init(db: db, pages: base.pages, catalogRoot: base.meta.catalogRoot)
     }

@@ -34,6 +34,21 @@ static inline uint32_t fief_fetch_add_u32(void *p, uint32_t v) {
     return atomic_fetch_add_explicit((_Atomic uint32_t *)p, v, memory_order_acq_rel);
 }
 
+// Sequentially consistent, for the doorbell's waiter count (LockFile.ringDoorbell): the
+// ringer's bump of the counter and its read of the count, and a watcher's registration and
+// its read of the counter, are all in one total order.
+static inline uint32_t fief_fetch_add_u32_seq_cst(void *p, uint32_t v) {
+    return atomic_fetch_add_explicit((_Atomic uint32_t *)p, v, memory_order_seq_cst);
+}
+
+static inline uint32_t fief_fetch_sub_u32_seq_cst(void *p, uint32_t v) {
+    return atomic_fetch_sub_explicit((_Atomic uint32_t *)p, v, memory_order_seq_cst);
+}
+
+static inline uint32_t fief_load_u32_seq_cst(const void *p) {
+    return atomic_load_explicit((const _Atomic uint32_t *)p, memory_order_seq_cst);
+}
+
 // Futexes on the `.lock` file's shared mapping wake waiters in other processes: the kernel
 // keys a shared (not FUTEX_PRIVATE) futex on a file mapping by inode and offset.
 
