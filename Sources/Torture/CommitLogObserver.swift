@@ -25,17 +25,25 @@ public struct ObserverFiles: Sendable {
     }
 }
 
+/// Either kind of `notify` observer process: what it was given, by name.
+protocol ObserverProcess {
+    var files: ObserverFiles { get }
+}
+
+extension ObserverProcess {
+    var dbPath: String { files.dbPath }
+    var logPath: String { files.logPath }
+    var graceSeconds: Double { files.graceSeconds }
+}
+
 /// An observer process of the `notify` scenario: logs every range `observeCommits` delivers,
 /// then, once the scenario writes the final version into the stop file, waits for a delivery
 /// that reaches it (at most `graceSeconds`) and logs how its watcher woke.
 ///
 /// Log lines: `start V`, `range FROM TO` per delivery, `reached V MS` or `missed V`, and
 /// `wakes DOORBELL TIMEOUT`.
-public struct CommitLogObserver {
+public struct CommitLogObserver: ObserverProcess {
     public let files: ObserverFiles
-    var dbPath: String { files.dbPath }
-    var logPath: String { files.logPath }
-    var graceSeconds: Double { files.graceSeconds }
 
     public init(_ files: ObserverFiles) { self.files = files }
 

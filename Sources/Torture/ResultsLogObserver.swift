@@ -10,11 +10,8 @@ import Foundation
 /// the change set applied are the new results, which are the query run afresh at the same
 /// version; modifications name kept objects. Log lines: `start V`, `delivery V` per delivery,
 /// `violation TEXT`, and at the end `reached V MS` or `missed V`.
-public struct ResultsLogObserver {
+public struct ResultsLogObserver: ObserverProcess {
     public let files: ObserverFiles
-    var dbPath: String { files.dbPath }
-    var logPath: String { files.logPath }
-    var graceSeconds: Double { files.graceSeconds }
 
     public init(_ files: ObserverFiles) { self.files = files }
 
