@@ -54,6 +54,8 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case fixedSalt = "fixed-salt"
     /// Encrypted pages are decrypted without checking their tag: damage reads as data.
     case skipMAC = "skip-mac"
+    /// When the free list moves into the top node, the chunk pages it leaves are never freed.
+    case inlineListLeak = "inline-list-leak"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -197,7 +197,7 @@ struct IntegrityWalk {
             let list = try FreeListStorage.decode(meta, pages: pages)
             let ps = UInt64(Layout.pageSize)
             for p in list.rootPages { _ = mark(p * ps, span: 1, what: "free-list root") }
-            for c in list.chunks { _ = mark(c.page * ps, span: 1, what: "free-list chunk") }
+            for c in list.chunks { if let p = c.ownPage { _ = mark(p * ps, span: 1, what: "free-list chunk") } }
             for e in list.extents {
                 if e.freedAt > version { problem("free extent at page \(e.start) is tagged with future version \(e.freedAt)") }
                 _ = mark(e.start * ps, span: Int(e.count), what: "free extent", as: 2)

@@ -62,9 +62,10 @@ extension WriteTransaction {
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
-        let placed = try FreeListStorage.save(&freeList, version: v, &out)
+        let inline = db.format.inlinesFreeExtents ? Meta.inlineExtentCapacity(out.geometry) : 0
+        let placed = try FreeListStorage.save(&freeList, version: v, inlineCapacity: inline, &out)
         let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
-                        pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks)
+                        pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0
         try out.add(page: metaPage, nodeBytes: out.geometry.pageBytes, zeroed: true) { p in
             meta.encode(into: p)

@@ -81,6 +81,8 @@ public final class Database: @unchecked Sendable {
     /// Seals and opens the pages of an encrypted file (nil when plain). `compact` changes it
     /// with the file: a new file has a new salt.
     private var pageCipher: PageCipher?
+    /// The open file's format (`compact` may change it: it writes the current one).
+    private var fileFormat: FileFormat
     private var knownSize: UInt64
     private var poisoned: String?
     private var closed = false
@@ -111,6 +113,7 @@ public final class Database: @unchecked Sendable {
             let opened = try Recovery.validate(file, key: options.encryptionKey)
             let size = opened.size
             pageCipher = opened.cipher
+            fileFormat = opened.header.format
             var st = stat()
             fstat(file.fd.rawValue, &st)
             fileID = "\(st.st_dev):\(st.st_ino)"
@@ -144,6 +147,7 @@ public final class Database: @unchecked Sendable {
             openFile = f
             mapping = m
             pageCipher = opened.cipher
+            fileFormat = opened.header.format
             knownSize = size
             validatedTop = nil
             lastSnapshot = nil
@@ -276,6 +280,9 @@ public final class Database: @unchecked Sendable {
 
     /// The cipher of the file the handle has open now (nil when plain).
     var cipher: PageCipher? { state.withLock { pageCipher } }
+
+    /// The format of the file the handle has open now.
+    var format: FileFormat { state.withLock { fileFormat } }
 
     private func snapshot(select: SelectBit, slot: TopSlot) throws -> Snapshot {
         try guarded {

@@ -10,7 +10,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case emptyFile(path: String)
     case truncated(path: String, detail: String)
     case notAFiefFile(path: String)
-    case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
+    case unsupportedFormat(path: String, found: UInt32, supported: [UInt32])
     case corrupt(path: String, detail: String)
     case io(path: String, operation: String, errno: Int32)
     case diskFull(path: String, operation: String)
@@ -38,7 +38,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .truncated(let p, let d): return "\(p): file is truncated: \(d)"
         case .notAFiefFile(let p): return "\(p): not a Fief database (bad magic)"
         case .unsupportedFormat(let p, let f, let s):
-            return "\(p): format version \(f) is not supported (this engine reads version \(s))"
+            return "\(p): format version \(f) is not supported (this engine reads versions \(s.map(String.init).joined(separator: ", ")))"
         case .corrupt(let p, let d): return "\(p): database is corrupt: \(d)"
         case .readOnly(let p): return "\(p): opened read-only; writes are refused"
         case .closed(let p): return "\(p): the database handle is closed"

@@ -1,5 +1,31 @@
+/// What the header's format number says about a file: whether its pages are encrypted, and
+/// whether a commit may keep a small free list inside the top node. Formats 2 and 3 (before
+/// inline free lists) are still opened and written as they are, so an older engine can go on
+/// reading them; `compact` and `writeCopy` write the current format.
+struct FileFormat: Equatable, Sendable {
+    let number: UInt32
+
+    static let current = FileFormat(number: 4)
+    static let currentEncrypted = FileFormat(number: 5)
+    static let known: [UInt32] = [2, 3, 4, 5]
+
+    static func new(encrypted: Bool) -> FileFormat { encrypted ? currentEncrypted : current }
+
+    /// nil for a number this engine does not know.
+    init?(_ number: UInt32) {
+        guard FileFormat.known.contains(number) else { return nil }
+        self.number = number
+    }
+
+    private init(number: UInt32) { self.number = number }
+
+    var isEncrypted: Bool { number == 3 || number == 5 }
+    /// Format 4 and later: the top node may hold the free list's extents (`Meta.freeExtents`).
+    var inlinesFreeExtents: Bool { number >= 4 }
+}
+
 extension Database {
-    /// The file format this engine writes and opens, for results that must say which
+    /// The file format this engine writes (for a plain file), for results that must say which
     /// format they measured.
-    public static var formatVersion: Int { Int(Layout.formatVersion) }
+    public static var formatVersion: Int { Int(FileFormat.current.number) }
 }

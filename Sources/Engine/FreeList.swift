@@ -8,20 +8,36 @@ struct FreeExtent: Equatable {
 
     static let size = 24
     var end: UInt64 { start + count }
+
+    /// start u64 | count u64 | freedAt u64, in a chunk page or the top node.
+    static func decode(_ p: UnsafeRawBufferPointer, at o: Int) -> FreeExtent {
+        FreeExtent(start: p.u64(o), count: p.u64(o + 8), freedAt: p.u64(o + 16))
+    }
+
+    func encode(into p: UnsafeMutableRawBufferPointer, at o: Int) {
+        p.setU64(start, at: o); p.setU64(count, at: o + 8); p.setU64(freedAt, at: o + 16)
+    }
 }
 
-/// Up to `capacity` free extents, stored in one page of their own. `page` is where the base
-/// version holds this chunk, 0 once this transaction changed it: a commit rewrites only the
+/// Up to `capacity` free extents, stored in one page of their own or, with the whole list
+/// while it is small, in the top node. `page` is the page where the base version holds this
+/// chunk, `inTopNode`, or 0 once this transaction changed it: a commit rewrites only the
 /// chunks it changed, so its cost follows what changed, not how much is free.
 struct FreeChunk: Equatable {
     var entries: [FreeExtent]
     var page: UInt64 = 0
 
+    /// Not a page: the chunk's extents are in the base version's top node.
+    static let inTopNode = UInt64.max
+
     static func capacity(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / FreeExtent.size }
     /// In a plain file.
     static let capacity = capacity(.plain)
 
-    var isDirty: Bool { page == 0 }
+    /// Needs a page of its own if the list is stored in pages at commit.
+    var isDirty: Bool { page == 0 || page == FreeChunk.inTopNode }
+    /// The page the base version stores it in, freed when the chunk changes or moves.
+    var ownPage: UInt64? { isDirty ? nil : page }
 }
 
 /// The free space of one version, and the allocator a write transaction draws pages from.
@@ -149,6 +165,7 @@ struct FreeList: Equatable {
     var chunks: [FreeChunk] { reusable + pending }
     var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
     var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
+    var extentCount: Int { reusable.reduce(0) { $0 + $1.entries.count } + pending.reduce(0) { $0 + $1.entries.count } }
     var dirtyChunkCount: Int { reusable.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + pending.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } }
 
     /// Gives each changed chunk the page it is stored in (by `assign`), in order, once the
@@ -158,25 +175,37 @@ struct FreeList: Equatable {
         for c in pending.indices where pending[c].isDirty { pending[c].page = try assign(pending[c], true) }
     }
 
+    /// Makes the list one reusable and one pending chunk, both stored in the top node (as
+    /// decoding that top node gives them back). The pages chunks had go to `retired` (freed
+    /// at commit, as the base version still reads them). Only for a list that fits one chunk
+    /// of each kind.
+    mutating func moveToTopNode() {
+        for c in reusable { retire(c) }
+        for c in pending { retire(c) }
+        let r = reusable.flatMap(\.entries), q = pending.flatMap(\.entries)
+        reusable = r.isEmpty ? [] : [FreeChunk(entries: r, page: FreeChunk.inTopNode)]
+        pending = q.isEmpty ? [] : [FreeChunk(entries: q, page: FreeChunk.inTopNode)]
+    }
+
     // MARK: Internals
 
     /// Marks a chunk changed: its page goes to `retired`, and it is written anew at commit.
     private mutating func touchReusable(_ c: Int) {
         if reusable[c].page != 0 {
-            retired.append(reusable[c].page)
+            retire(reusable[c])
             reusable[c].page = 0
         }
     }
 
     private mutating func touchPending(_ c: Int) {
         if pending[c].page != 0 {
-            retired.append(pending[c].page)
+            retire(pending[c])
             pending[c].page = 0
         }
     }
 
     private mutating func retire(_ chunk: FreeChunk) {
-        if chunk.page != 0 { retired.append(chunk.page) }
+        if let p = chunk.ownPage { retired.append(p) }
     }
 
     /// Inserts into the start-ordered reusable run, merging with the extents either side.
@@ -235,8 +264,8 @@ struct FreeList: Equatable {
         while c + 1 < run.count {
             let a = run[c], b = run[c + 1]
             if (a.isDirty || b.isDirty) && a.entries.count + b.entries.count <= mergeBelow {
-                if a.page != 0 { retired.append(a.page) }
-                if b.page != 0 { retired.append(b.page) }
+                if let p = a.ownPage { retired.append(p) }
+                if let p = b.ownPage { retired.append(p) }
                 run[c] = FreeChunk(entries: a.entries + b.entries)
                 run.remove(at: c + 1)
             } else {

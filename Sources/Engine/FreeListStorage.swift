@@ -1,5 +1,6 @@
-/// How a free list is stored: chunk pages of extents, listed in order in the top node (see
-/// `Meta`) or, when there are more than it holds, by a chain of root pages it names.
+/// How a free list is stored: while it is small, as extents in the top node itself (format 4
+/// and later); else as chunk pages of extents, listed in order in the top node (see `Meta`) or,
+/// when there are more than it holds, by a chain of root pages it names.
 ///
 /// Root page (kind free-list): header count = chunk refs in this page, extra = the next root
 /// page's ref (0: last); then the refs, u64 each. Reusable chunks come first, then pending.
@@ -16,10 +17,12 @@ enum FreeListStorage {
         return chunks <= Meta.inlineChunkCapacity(g) ? 0 : (chunks + perPage - 1) / perPage
     }
 
-    /// Where a commit put the list: the first root page, or the chunk refs for the top node.
+    /// Where a commit put the list: the first root page, the chunk refs for the top node, or
+    /// the extents themselves for the top node.
     struct Placement {
         var rootRef: UInt64 = 0
         var inlineChunks: [UInt64] = []
+        var inlineExtents: [FreeExtent] = []
     }
 
     // MARK: Reading
@@ -44,10 +47,18 @@ enum FreeListStorage {
             for i in 0..<p.count { chunkRefs.append(p.raw.u64(Layout.pageHeaderSize + 8 * i)) }
             ref = p.extra
         }
+        var order = ExtentOrder(pageCount: pageCount)
         var reusable: [FreeChunk] = []
         var pending: [FreeChunk] = []
-        var lastReusableEnd: UInt64 = 0
-        var lastTag: UInt64 = 0
+        if !meta.freeExtents.isEmpty {
+            // In the top node: one reusable and one pending chunk, stored with it.
+            let split = meta.freeExtents.firstIndex { $0.freedAt != 0 } ?? meta.freeExtents.count
+            let r = Array(meta.freeExtents[..<split]), q = Array(meta.freeExtents[split...])
+            for e in r { try order.check(e, pending: false, ref: meta.version) }
+            for e in q { try order.check(e, pending: true, ref: meta.version) }
+            if !r.isEmpty { reusable.append(FreeChunk(entries: r, page: FreeChunk.inTopNode)) }
+            if !q.isEmpty { pending.append(FreeChunk(entries: q, page: FreeChunk.inTopNode)) }
+        }
         for r in chunkRefs {
             let p = try pages.page(r)
             guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
@@ -57,28 +68,14 @@ enum FreeListStorage {
                 throw CorruptNode(ref: r, detail: "free-list chunk claims \(n) extents, class \(p.extra)")
             }
             let isPending = p.extra == 1
-            guard !(isPending == false && !pending.isEmpty) else {
+            guard isPending || pending.isEmpty else {
                 throw CorruptNode(ref: r, detail: "reusable free-list chunk after a pending one")
             }
             var entries: [FreeExtent] = []
             entries.reserveCapacity(n)
             for i in 0..<n {
-                let o = Layout.pageHeaderSize + i * FreeExtent.size
-                let e = FreeExtent(start: p.raw.u64(o), count: p.raw.u64(o + 8), freedAt: p.raw.u64(o + 16))
-                guard e.start >= 1, e.count >= 1, e.start < pageCount, e.count <= pageCount - e.start else {
-                    throw CorruptNode(ref: r, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
-                }
-                if isPending {
-                    guard e.freedAt != 0, e.freedAt >= lastTag else {
-                        throw CorruptNode(ref: r, detail: "pending free extent at page \(e.start) out of tag order")
-                    }
-                    lastTag = e.freedAt
-                } else {
-                    guard e.freedAt == 0, e.start >= lastReusableEnd else {
-                        throw CorruptNode(ref: r, detail: "reusable free extent at page \(e.start) out of order")
-                    }
-                    lastReusableEnd = e.end
-                }
+                let e = FreeExtent.decode(p.raw, at: Layout.pageHeaderSize + i * FreeExtent.size)
+                try order.check(e, pending: isPending, ref: r)
                 entries.append(e)
             }
             let chunk = FreeChunk(entries: entries, page: r / ps)
@@ -87,15 +84,46 @@ enum FreeListStorage {
         return FreeList(reusable: reusable, pending: pending, pageCount: pageCount, rootPages: rootPages, geometry: g)
     }
 
+    /// The rules every stored extent keeps, in list order: inside the file; reusable ones by
+    /// start without overlap, then pending ones by tag.
+    private struct ExtentOrder {
+        let pageCount: UInt64
+        var lastReusableEnd: UInt64 = 0
+        var lastTag: UInt64 = 0
+        var seenPending = false
+
+        init(pageCount: UInt64) { self.pageCount = pageCount }
+
+        mutating func check(_ e: FreeExtent, pending: Bool, ref: UInt64) throws {
+            guard e.start >= 1, e.count >= 1, e.start < pageCount, e.count <= pageCount - e.start else {
+                throw CorruptNode(ref: ref, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
+            }
+            if pending {
+                guard e.freedAt != 0, e.freedAt >= lastTag else {
+                    throw CorruptNode(ref: ref, detail: "pending free extent at page \(e.start) out of tag order")
+                }
+                lastTag = e.freedAt
+                seenPending = true
+            } else {
+                guard !seenPending else { throw CorruptNode(ref: ref, detail: "reusable free extent after a pending one") }
+                guard e.freedAt == 0, e.start >= lastReusableEnd else {
+                    throw CorruptNode(ref: ref, detail: "reusable free extent at page \(e.start) out of order")
+                }
+                lastReusableEnd = e.end
+            }
+        }
+    }
+
     // MARK: Writing
 
-    /// Stores the list as of this commit; returns the root's ref (0 when nothing is free).
+    /// Stores the list as of this commit: in the top node when it fits in `inlineCapacity`
+    /// extents (0 for formats 2 and 3), else in chunk pages.
     ///
     /// The list's own storage comes out of the list: taking pages may change more chunks
     /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
     /// taken until there are as many as changed chunks plus root pages; that number never
     /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
-    static func save(_ list: inout FreeList, version: UInt64, _ out: inout PageWriter) throws -> Placement {
+    static func save(_ list: inout FreeList, version: UInt64, inlineCapacity: Int, _ out: inout PageWriter) throws -> Placement {
         let g = out.geometry
         list.dropEmptyChunks()
         list.mergeSmallChunks()
@@ -103,6 +131,7 @@ enum FreeListStorage {
         defer { list.keepEmptyChunks = false }
         for p in list.rootPages { list.free(start: p, count: 1, at: version) }
         list.rootPages = []
+        if let placed = placeInTopNode(&list, version: version, capacity: inlineCapacity) { return placed }
 
         var taken: [UInt64] = []
         while true {
@@ -143,14 +172,26 @@ enum FreeListStorage {
         return roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
     }
 
+    /// The whole list into the top node, if it will fit there once every page it leaves (chunk
+    /// pages, and those retired before) is freed: each free adds at most one extent.
+    private static func placeInTopNode(_ list: inout FreeList, version: UInt64, capacity: Int) -> Placement? {
+        let ownPages = list.chunks.reduce(0) { $0 + ($1.ownPage == nil ? 0 : 1) }
+        guard list.extentCount + list.retired.count + ownPages <= capacity else { return nil }
+        list.moveToTopNode()
+        let r = list.retired
+        list.retired = []
+        for p in r where !BrokenVariant.on(.inlineListLeak) { list.free(start: p, count: 1, at: version) }
+        // Freeing changed the last pending chunk (or added one): it is in the top node too.
+        list.moveToTopNode()
+        assert(list.retired.isEmpty && list.extentCount <= capacity, "free list outgrew the top node")
+        return Placement(inlineExtents: list.extents)
+    }
+
     /// Into a zeroed page.
     static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer) {
         PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
         chunk.entries.withUnsafeBufferPointer { entries in
-            for (i, e) in entries.enumerated() {
-                let o = Layout.pageHeaderSize + i * FreeExtent.size
-                p.setU64(e.start, at: o); p.setU64(e.count, at: o + 8); p.setU64(e.freedAt, at: o + 16)
-            }
+            for (i, e) in entries.enumerated() { e.encode(into: p, at: Layout.pageHeaderSize + i * FreeExtent.size) }
         }
         PageHeader.seal(p)
     }

@@ -75,7 +75,8 @@ struct EncryptionRecord: Equatable {
 struct FileHeader {
     var select: SelectBit
     var slots: [TopSlot]
-    /// nil in a plain (format 2) file.
+    var format: FileFormat
+    /// nil in a plain file.
     var encryption: EncryptionRecord?
 
     var current: TopSlot { slots[select.index] }
@@ -92,12 +93,12 @@ struct FileHeader {
         guard stored == computed else {
             throw EngineError.corrupt(path: path, detail: "header checksum mismatch")
         }
-        let format = raw.u32(Layout.formatOffset)
-        guard format == Layout.formatVersion || format == Layout.encryptedFormatVersion else {
-            throw EngineError.unsupportedFormat(path: path, found: format, supported: Layout.formatVersion)
+        let number = raw.u32(Layout.formatOffset)
+        guard let format = FileFormat(number) else {
+            throw EngineError.unsupportedFormat(path: path, found: number, supported: FileFormat.known)
         }
         var encryption: EncryptionRecord?
-        if format == Layout.encryptedFormatVersion {
+        if format.isEncrypted {
             guard raw.u64(Layout.encryptionChecksumOffset) == EncryptionRecord.checksum(raw) else {
                 throw EngineError.corrupt(path: path, detail: "the header's encryption record fails its checksum")
             }
@@ -114,16 +115,16 @@ struct FileHeader {
         let slots = Layout.slotOffsets.map {
             TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + Layout.slotSize)]))
         }
-        return FileHeader(select: select, slots: slots, encryption: encryption)
+        return FileHeader(select: select, slots: slots, format: format, encryption: encryption)
     }
 
-    /// A fresh header page whose slot 0 names the first version: format 2, or format 3 with
-    /// `encryption`.
+    /// A fresh header page whose slot 0 names the first version, in the current format (plain,
+    /// or encrypted with `encryption`).
     static func initialPage(firstSlot: TopSlot, encryption: EncryptionRecord? = nil) -> [UInt8] {
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { p in
             for (i, b) in Layout.magic.enumerated() { p.setU8(b, at: i) }
-            p.setU32(encryption == nil ? Layout.formatVersion : Layout.encryptedFormatVersion, at: Layout.formatOffset)
+            p.setU32(FileFormat.new(encrypted: encryption != nil).number, at: Layout.formatOffset)
             if let encryption {
                 encryption.fileSalt.withUnsafeBytes { p.copy($0, at: Layout.fileSaltOffset) }
                 encryption.keyCheck.withUnsafeBytes { p.copy($0, at: Layout.keyCheckOffset) }

@@ -5,11 +5,10 @@
 enum Layout {
     static let pageSize = 4096
     static let magic: [UInt8] = Array("FIEFDB\r\n".utf8)
-    /// 2: the free list is stored as chunk pages under a root chain (was one extent).
-    static let formatVersion: UInt32 = 2
-    /// 3: format 2 with every page encrypted and authenticated (`PageEnvelope`), and the
-    /// header's encryption record. Plain files stay format 2.
-    static let encryptedFormatVersion: UInt32 = 3
+    // Format numbers (`FileFormat`): 2, the free list as chunk pages under a root chain;
+    // 3, format 2 with every page encrypted and authenticated (`PageEnvelope`) and the
+    // header's encryption record; 4 and 5, formats 2 and 3 whose top node may hold a small
+    // free list itself.
 
     static let magicOffset = 0
     static let formatOffset = 8
@@ -18,7 +17,7 @@ enum Layout {
     static let selectOffset = 24           // sector 0
     static let slotOffsets = [512, 1024]   // sectors 1 and 2
     static let slotSize = 32
-    /// Format 3 only, in sector 0: file salt [16] | key check [16] | checksum u64 of the two.
+    /// Encrypted formats only, in sector 0: file salt [16] | key check [16] | checksum u64 of the two.
     static let fileSaltOffset = 32
     static let keyCheckOffset = 48
     static let encryptionChecksumOffset = 64

@@ -1,38 +1,49 @@
 /// The top node of a version: everything reachable from one slot. The catalog tree maps
 /// table names to `TableRecord`s; the free list says which pages are not reachable.
 ///
-/// The free list's chunk refs sit in the top node itself while they fit (a commit writes the
-/// top node anyway, so a small list costs no page of its own); past that, `freeListRef`
-/// names a chain of root pages and no refs are inline.
+/// A small free list sits in the top node itself, as extents (format 4 and later): a commit
+/// writes the top node anyway, so such a list costs no page. A larger one is stored as chunk
+/// pages, whose refs sit in the top node while they fit; past that, `freeListRef` names a
+/// chain of root pages. At most one of the three is non-empty.
 struct Meta: Equatable {
     var version: UInt64
     var catalogRoot: UInt64      // 0: no tables
     var tableCount: UInt64
-    var freeListRef: UInt64      // 0: no root chain (the chunks, if any, are inline)
+    var freeListRef: UInt64      // 0: no root chain
     var pageCount: UInt64        // pages in use by this version's file, header included
     var freeListChunks: [UInt64] = []
+    /// Reusable extents (by start), then pending ones (by tag), as in chunk pages.
+    var freeExtents: [FreeExtent] = []
 
-    static let inlineChunksOffset = 80
-    static func inlineChunkCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineChunksOffset) / 8 }
+    static let inlineChunkCountOffset = 72   // u32
+    static let inlineExtentCountOffset = 76  // u16
+    static let inlineOffset = 80
+    static func inlineChunkCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineOffset) / 8 }
     /// In a plain file.
     static let inlineChunkCapacity = inlineChunkCapacity(.plain)
+    static func inlineExtentCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineOffset) / FreeExtent.size }
 
     static func decode(_ p: PageView) throws -> Meta {
         guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
         try p.expect(.meta)
-        let m = Meta(version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
+        var m = Meta(version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
                      freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
         guard m.version == p.version else {
             throw CorruptNode(ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
-        let inline = p.raw.u64(72)
-        guard inline <= UInt64((p.raw.count - inlineChunksOffset) / 8), inline == 0 || m.freeListRef == 0 else {
-            throw CorruptNode(ref: p.ref, detail: "top node claims \(inline) inline free-list chunks")
+        let chunks = Int(p.raw.u32(inlineChunkCountOffset)), extents = Int(p.raw.u16(inlineExtentCountOffset))
+        let room = p.raw.count - inlineOffset
+        guard chunks <= room / 8, extents <= room / FreeExtent.size, p.raw.u16(78) == 0,
+              [chunks > 0, extents > 0, m.freeListRef != 0].filter({ $0 }).count <= 1 else {
+            throw CorruptNode(ref: p.ref, detail: "top node claims \(chunks) inline free-list chunks and \(extents) inline extents")
         }
-        var withChunks = m
-        withChunks.freeListChunks = (0..<Int(inline)).map { p.raw.u64(inlineChunksOffset + 8 * $0) }
-        return withChunks
+        m.freeListChunks = (0..<chunks).map { p.raw.u64(inlineOffset + 8 * $0) }
+        m.freeExtents = (0..<extents).map {
+            let o = inlineOffset + FreeExtent.size * $0
+            return FreeExtent(start: p.raw.u64(o), count: p.raw.u64(o + 8), freedAt: p.raw.u64(o + 16))
+        }
+        return m
     }
 
     func encode(_ g: PageGeometry) -> [UInt8] {
@@ -46,8 +57,10 @@ struct Meta: Equatable {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
         p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
         p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
-        p.setU64(UInt64(freeListChunks.count), at: 72)
-        for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineChunksOffset + 8 * i) }
+        p.setU32(UInt32(freeListChunks.count), at: Meta.inlineChunkCountOffset)
+        p.setU16(UInt16(freeExtents.count), at: Meta.inlineExtentCountOffset)
+        for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineOffset + 8 * i) }
+        for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: Meta.inlineOffset + FreeExtent.size * i) }
         PageHeader.seal(p)
     }
 }

@@ -122,7 +122,7 @@ extension Recovery {
         }
         let select = head[Layout.selectOffset]
         // An encrypted top node cannot be read without the key: its slot is judged by itself.
-        let encrypted = head.withUnsafeBytes { $0.u32(Layout.formatOffset) } == Layout.encryptedFormatVersion
+        let encrypted = FileFormat(head.withUnsafeBytes { $0.u32(Layout.formatOffset) })?.isEncrypted ?? false
         var slots: [SlotInfo] = []
         for i in 0..<2 {
             let o = Layout.slotOffsets[i]

@@ -65,7 +65,7 @@ final class EncryptionTests: XCTestCase {
             XCTAssertTrue(try db.check().isSound)
         }
         let raw = bytes(path)
-        XCTAssertEqual(raw.withUnsafeBytes { $0.u32(Layout.formatOffset) }, 3)
+        XCTAssertEqual(raw.withUnsafeBytes { $0.u32(Layout.formatOffset) }, FileFormat.currentEncrypted.number)
         XCTAssertFalse(contains(raw, Array("SECRET-".utf8)), "plaintext found in an encrypted file")
         let db = try Database(path: path, options: options(create: false))
         XCTAssertEqual(try contents(db), expected())
@@ -76,7 +76,7 @@ final class EncryptionTests: XCTestCase {
         let plain = dir.file("p.fief")
         try fill(try Database(path: plain))
         XCTAssertTrue(contains(bytes(plain), Array("SECRET-".utf8)))
-        XCTAssertEqual(bytes(plain).withUnsafeBytes { $0.u32(Layout.formatOffset) }, 2)
+        XCTAssertEqual(bytes(plain).withUnsafeBytes { $0.u32(Layout.formatOffset) }, FileFormat.current.number)
     }
 
     func testKeysThatDoNotFitAreRefusedBeforeAnyPageAndNothingIsWritten() throws {
@@ -168,7 +168,7 @@ final class EncryptionTests: XCTestCase {
         try db.compact()
         XCTAssertEqual(try contents(db), want)
         XCTAssertTrue(try db.check().isSound)
-        XCTAssertEqual(bytes(path).withUnsafeBytes { $0.u32(Layout.formatOffset) }, 3)
+        XCTAssertEqual(bytes(path).withUnsafeBytes { $0.u32(Layout.formatOffset) }, FileFormat.currentEncrypted.number)
 
         let plain = dir.file("plain.fief"), rekeyed = dir.file("rekeyed.fief"), same = dir.file("same.fief")
         try db.writeCopy(to: plain, encryptionKey: nil)

@@ -135,7 +135,7 @@ final class FreeListTests: XCTestCase {
         let after = try db.currentSnapshot(pin: false)
         let v = after.version
         let rewritten = try FreeListStorage.decode(after.meta, pages: after.pages)
-            .chunks.filter { (try? after.pages.page($0.page * UInt64(Layout.pageSize)).version) == v }.count
+            .chunks.compactMap(\.ownPage).filter { (try? after.pages.page($0 * UInt64(Layout.pageSize)).version) == v }.count
         XCTAssertLessThanOrEqual(rewritten, 3, "a one-record commit rewrote \(rewritten) of \(list.chunks.count) free-list chunks")
         XCTAssertTrue(try db.check().isSound)
     }

@@ -143,11 +143,11 @@ final class TortureRunTests: XCTestCase {
 /// The isolation and growth scenarios, once each, on the correct engine; and isolation on an
 /// engine that reads uncommitted or reused pages must fail.
 final class ScenarioTests: XCTestCase {
-    func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4) throws -> ScenarioResult {
+    func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4, cycles: Int = 1) throws -> ScenarioResult {
         let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = [name]
-        o.cycles = 1
+        o.cycles = cycles
         o.out = dir.file("out")
         o.broken = broken
         return try TortureRun(options: o).run().scenarios[0]
@@ -167,5 +167,15 @@ final class ScenarioTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try runOne("isolation", broken: .overwriteInPlace)
         XCTAssertFalse(r.passed, "isolation scenario missed in-place overwrites")
+    }
+
+    /// A free list that moves into the top node and forgets its chunk pages leaks them: the
+    /// integrity walk after a readers cycle (pinned readers grow the list past the top node's
+    /// room, releases shrink it back) must say so.
+    func testReadersCatchInlineListLeak() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try runOne("readers", broken: .inlineListLeak, seed: 5, cycles: 2)
+        XCTAssertFalse(r.passed, "readers missed chunk pages leaked by the move into the top node")
+        XCTAssertTrue(r.failures.contains { "\($0)".contains("neither reachable nor free") }, "\(r.failures)")
     }
 }

@@ -1,0 +1,135 @@
+import XCTest
+@testable import Engine
+import Foundation
+
+/// Format 4: a small free list lives in the top node, so a small commit writes no free-list
+/// page; a large one moves to chunk pages and back; format-2 files keep their layout.
+final class InlineFreeListTests: XCTestCase {
+    private func fill(_ db: Database, keys: Int) throws {
+        try db.write { tx in
+            let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)
+            for k in 0..<keys { try t.put(Int64(k), [UInt8](repeating: 7, count: 60)) }
+        }
+    }
+
+    /// The kinds of the pages a version wrote (their header carries its number).
+    private func kindsWritten(_ snap: Snapshot) throws -> [PageKind] {
+        var kinds: [PageKind] = []
+        var page: UInt64 = 1
+        while page < snap.meta.pageCount {
+            let p = try snap.pages.page(page * UInt64(Layout.pageSize))
+            if p.version == snap.version, let k = try? p.kind() { kinds.append(k) }
+            page += UInt64(max(p.span, 1))
+        }
+        return kinds
+    }
+
+    func testSmallCommitsWriteNoFreeListPage() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("s.fief"), options: DatabaseOptions(durability: .none))
+        try fill(db, keys: 3000)
+        for k in 0..<40 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k * 71), [1, 2, 3]) }
+            let snap = try db.currentSnapshot(pin: false)
+            XCTAssertEqual(snap.meta.freeListRef, 0)
+            XCTAssertEqual(snap.meta.freeListChunks, [], "commit \(k): the free list went to chunk pages")
+            XCTAssertFalse(snap.meta.freeExtents.isEmpty, "commit \(k): the freed pages are not in the top node")
+            let kinds = try kindsWritten(snap)
+            XCTAssertFalse(kinds.contains(.freeListChunk) || kinds.contains(.freeList), "commit \(k) wrote \(kinds)")
+            // Table leaf and branch, catalog leaf, top node.
+            XCTAssertLessThanOrEqual(kinds.count, 4, "commit \(k) wrote \(kinds)")
+            let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
+            XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), stored, "commit \(k)")
+        }
+        let report = try db.check()
+        XCTAssertTrue(report.isSound, "\(report.problems)")
+        // Reopened from the file, the list is the same and keeps working.
+        let again = try Database(path: dir.file("s.fief"))
+        try again.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(-1, [9]) }
+        XCTAssertTrue(try again.check().isSound)
+    }
+
+    /// Past the top node's room the list goes to chunk pages; once it shrinks it comes back,
+    /// and the chunk pages it leaves are freed like any other.
+    func testListMovesToChunkPagesAndBack() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("m.fief"), options: DatabaseOptions(durability: .none))
+        try fill(db, keys: 10)
+        let pages = 2 * Meta.inlineExtentCapacity(.plain) + 10
+        try db.write { tx in
+            try tx.table("t", key: Int64.self, value: [UInt8].self).put(1, [1])
+            let start = tx.freeList.allocate(pages)
+            // Every other page first: no two frees merge, one extent per page.
+            for p in stride(from: 0, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+            for p in stride(from: 1, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+        }
+        var snap = try db.currentSnapshot(pin: false)
+        XCTAssertFalse(snap.meta.freeListChunks.isEmpty, "a list of \(pages) extents must use chunk pages")
+        XCTAssertEqual(snap.meta.freeExtents, [])
+        XCTAssertTrue(try db.check().isSound)
+        // The next commit releases them all: one reusable run, small again.
+        try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(2, [2]) }
+        snap = try db.currentSnapshot(pin: false)
+        XCTAssertEqual(snap.meta.freeListChunks, [])
+        XCTAssertFalse(snap.meta.freeExtents.isEmpty)
+        XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), try FreeListStorage.decode(snap.meta, pages: snap.pages))
+        let report = try db.check()
+        XCTAssertTrue(report.isSound, "\(report.problems)")
+    }
+
+    /// A file of format 2 stays format 2, with its free list in chunk pages, so an engine
+    /// that knows only format 2 can still read it; `compact` writes the current format.
+    func testFormatTwoFilesKeepTheirLayoutUntilCompacted() throws {
+        let dir = TempDir()
+        let path = dir.file("old.fief")
+        try fill(try Database(path: path), keys: 2000)
+        try setFormat(path, 2)
+        let db = try Database(path: path, options: DatabaseOptions(durability: .none))
+        XCTAssertEqual(db.format.number, 2)
+        for k in 0..<20 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k), [1]) }
+            let snap = try db.currentSnapshot(pin: false)
+            XCTAssertEqual(snap.meta.freeExtents, [], "commit \(k) put extents in a format-2 top node")
+            XCTAssertFalse(snap.meta.freeListChunks.isEmpty)
+        }
+        XCTAssertEqual(formatOf(path), 2)
+        XCTAssertTrue(try db.check().isSound)
+        try db.compact()
+        XCTAssertEqual(formatOf(path), FileFormat.current.number)
+        XCTAssertEqual(db.format, .current)
+        for k in 0..<3 { try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k), [2]) } }
+        XCTAssertFalse(try db.currentSnapshot(pin: false).meta.freeExtents.isEmpty)
+        XCTAssertTrue(try db.check().isSound)
+    }
+
+    func testUnknownFormatsAreRefusedNamingTheKnownOnes() throws {
+        let dir = TempDir()
+        let path = dir.file("f.fief")
+        try fill(try Database(path: path), keys: 1)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for n: UInt32 in [1, 6, 99] {
+            try setFormat(path, n)
+            XCTAssertThrowsError(try Database(path: path)) {
+                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5]))
+                XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5"), "\($0)")
+            }
+        }
+        try setFormat(path, FileFormat.current.number)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+    }
+
+    /// Rewrites the header's format number (and the checksum that covers it).
+    private func setFormat(_ path: String, _ n: UInt32) throws {
+        var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        d.withUnsafeMutableBytes { p in
+            p.setU32(n, at: Layout.formatOffset)
+            p.setU64(Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16])), at: Layout.headerChecksumOffset)
+        }
+        try Data(d).write(to: URL(fileURLWithPath: path))
+    }
+
+    private func formatOf(_ path: String) -> UInt32? {
+        guard let d = FileManager.default.contents(atPath: path) else { return nil }
+        return [UInt8](d).withUnsafeBytes { $0.u32(Layout.formatOffset) }
+    }
+}
