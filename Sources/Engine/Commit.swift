@@ -62,8 +62,7 @@ extension WriteTransaction {
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
-        let inline = db.format.inlinesFreeExtents ? Meta.inlineExtentCapacity(out.geometry) : 0
-        let placed = try FreeListStorage.save(&freeList, version: v, inlineCapacity: inline, &out)
+        let placed = try FreeListStorage.save(&freeList, version: v, inlineExtents: db.format.inlinesFreeExtents, &out)
         let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0

@@ -44,11 +44,17 @@ struct FreeChunk: Equatable {
 ///
 /// Two runs of chunks: `reusable` (tag 0, ordered by start across chunks, adjacent extents
 /// merged) and `pending` (still visible to some live version, ordered by tag: each commit
-/// appends its frees at the end, releases take from the front). `FreeListStorage` writes the
-/// changed chunks at commit; the writer keeps the list in memory from one commit to the next.
+/// appends its frees at the end, releases take from the front); and `recent`, the reusable
+/// extents released since they last spilled into `reusable`. `FreeListStorage` writes the
+/// changed chunks at commit, and `recent` in the top node; the writer keeps the list in
+/// memory from one commit to the next.
 struct FreeList: Equatable {
     private(set) var reusable: [FreeChunk] = []
     private(set) var pending: [FreeChunk] = []
+    /// Reusable extents by start, adjacent ones merged (not with `reusable`'s). Allocation
+    /// takes from here first and releases put extents here, so a stream of small commits
+    /// reuses the pages it released without touching the chunk pages of a large reusable run.
+    private(set) var recent: [FreeExtent] = []
     /// High-water mark of the file, in pages (header page included).
     private(set) var pageCount: UInt64
     /// Pages of chunks this transaction changed or dropped: freed at commit, as the base
@@ -71,9 +77,10 @@ struct FreeList: Equatable {
         chunkCapacity = FreeChunk.capacity(geometry)
     }
 
-    init(reusable: [FreeChunk], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64], geometry: PageGeometry) {
+    init(reusable: [FreeChunk], recent: [FreeExtent] = [], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64], geometry: PageGeometry) {
         chunkCapacity = FreeChunk.capacity(geometry)
         self.reusable = reusable
+        self.recent = recent
         self.pending = pending
         self.pageCount = pageCount
         self.rootPages = rootPages
@@ -81,9 +88,17 @@ struct FreeList: Equatable {
 
     // MARK: Allocating
 
-    /// `n` contiguous pages: first fit among reusable extents, lowest first; else the end of file.
+    /// `n` contiguous pages: first fit among recent extents, then among the other reusable
+    /// ones, lowest first; else the end of file.
     mutating func allocate(_ n: Int) -> UInt64 {
         let want = UInt64(n)
+        if let i = recent.firstIndex(where: { $0.count >= want }) {
+            let start = recent[i].start
+            recent[i].start += want
+            recent[i].count -= want
+            if recent[i].count == 0 { recent.remove(at: i) }
+            return start
+        }
         for c in reusable.indices {
             guard let i = reusable[c].entries.firstIndex(where: { $0.count >= want }) else { continue }
             touchReusable(c)
@@ -133,11 +148,20 @@ struct FreeList: Equatable {
                 break
             }
         }
-        released.sort { $0.start < $1.start }
-        for var e in released {
-            e.freedAt = 0
-            insertReusable(e)
+        for i in released.indices { released[i].freedAt = 0 }
+        if released.count <= 8 {
+            for e in released { insertRecent(e) }
+        } else {
+            released.sort { $0.start < $1.start }
+            recent = FreeList.merged(recent, released)
         }
+    }
+
+    /// Moves `recent` into the chunked run (whose chunks it changes).
+    mutating func spillRecent() {
+        let r = recent
+        recent = []
+        for e in r { insertReusable(e) }
     }
 
     /// Drops chunks left empty by the last commit's sizing step.
@@ -161,29 +185,54 @@ struct FreeList: Equatable {
 
     // MARK: Reading
 
-    var extents: [FreeExtent] { (reusable + pending).flatMap(\.entries) }
+    var extents: [FreeExtent] { reusable.flatMap(\.entries) + recent + pending.flatMap(\.entries) }
     var chunks: [FreeChunk] { reusable + pending }
-    var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
+    var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } + recent.reduce(0) { $0 + $1.count } }
     var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
-    var extentCount: Int { reusable.reduce(0) { $0 + $1.entries.count } + pending.reduce(0) { $0 + $1.entries.count } }
+    var pendingExtentCount: Int { pending.reduce(0) { $0 + $1.entries.count } }
+    var extentCount: Int { reusable.reduce(0) { $0 + $1.entries.count } + recent.count + pendingExtentCount }
     var dirtyChunkCount: Int { reusable.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + pending.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } }
 
     /// Gives each changed chunk the page it is stored in (by `assign`), in order, once the
-    /// list is final for this commit.
-    mutating func placeDirtyChunks(_ assign: (_ chunk: FreeChunk, _ isPending: Bool) throws -> UInt64) rethrows {
+    /// list is final for this commit; pending chunks only if `pendingInPages`.
+    mutating func placeDirtyChunks(pendingInPages: Bool, _ assign: (_ chunk: FreeChunk, _ isPending: Bool) throws -> UInt64) rethrows {
         for c in reusable.indices where reusable[c].isDirty { reusable[c].page = try assign(reusable[c], false) }
+        guard pendingInPages else { return }
         for c in pending.indices where pending[c].isDirty { pending[c].page = try assign(pending[c], true) }
     }
 
-    /// Makes the list one reusable and one pending chunk, both stored in the top node (as
-    /// decoding that top node gives them back). The pages chunks had go to `retired` (freed
-    /// at commit, as the base version still reads them). Only for a list that fits one chunk
-    /// of each kind.
-    mutating func moveToTopNode() {
+    /// Makes every reusable extent recent: the chunk pages of `reusable` go to `retired` (freed
+    /// at commit, as the base version still reads them).
+    mutating func foldIntoRecent() {
+        guard !reusable.isEmpty else { return }
         for c in reusable { retire(c) }
+        recent = FreeList.merged(reusable.flatMap(\.entries), recent)
+        reusable = []
+    }
+
+    /// Two start-ordered runs of extents as one, adjacent extents merged.
+    private static func merged(_ a: [FreeExtent], _ b: [FreeExtent]) -> [FreeExtent] {
+        var out: [FreeExtent] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            let e: FreeExtent
+            if j == b.count || (i < a.count && a[i].start < b[j].start) { e = a[i]; i += 1 } else { e = b[j]; j += 1 }
+            if let last = out.last, last.end == e.start { out[out.count - 1].count += e.count } else { out.append(e) }
+        }
+        return out
+    }
+
+    /// Makes the pending run one chunk stored in the top node (as decoding that top node gives
+    /// it back); the pages its chunks had go to `retired`. Only for a run that fits one chunk.
+    mutating func movePendingToTopNode() {
+        if pending.count == 1 {
+            retire(pending[0])
+            pending[0].page = FreeChunk.inTopNode
+            return
+        }
         for c in pending { retire(c) }
-        let r = reusable.flatMap(\.entries), q = pending.flatMap(\.entries)
-        reusable = r.isEmpty ? [] : [FreeChunk(entries: r, page: FreeChunk.inTopNode)]
+        let q = pending.flatMap(\.entries)
         pending = q.isEmpty ? [] : [FreeChunk(entries: q, page: FreeChunk.inTopNode)]
     }
 
@@ -206,6 +255,23 @@ struct FreeList: Equatable {
 
     private mutating func retire(_ chunk: FreeChunk) {
         if let p = chunk.ownPage { retired.append(p) }
+    }
+
+    /// Inserts into `recent`, merging with the extents either side.
+    private mutating func insertRecent(_ e: FreeExtent) {
+        let i = recent.partitionIndex { $0.start > e.start }
+        let joinsBefore = i > 0 && recent[i - 1].end == e.start
+        let joinsAfter = i < recent.count && e.end == recent[i].start
+        switch (joinsBefore, joinsAfter) {
+        case (true, true):
+            recent[i - 1].count += e.count + recent[i].count
+            recent.remove(at: i)
+        case (true, false): recent[i - 1].count += e.count
+        case (false, true):
+            recent[i].start = e.start
+            recent[i].count += e.count
+        case (false, false): recent.insert(e, at: i)
+        }
     }
 
     /// Inserts into the start-ordered reusable run, merging with the extents either side.

@@ -1,6 +1,8 @@
-/// How a free list is stored: while it is small, as extents in the top node itself (format 4
+/// How a free list is stored: as extents in the top node itself while it is small (format 4
 /// and later); else as chunk pages of extents, listed in order in the top node (see `Meta`) or,
-/// when there are more than it holds, by a chain of root pages it names.
+/// when there are more than it holds, by a chain of root pages it names. Beside chunk pages,
+/// the top node still holds the recent extents and, while it fits, the pending run: the parts
+/// every small commit changes, so such a commit writes no free-list page.
 ///
 /// Root page (kind free-list): header count = chunk refs in this page, extra = the next root
 /// page's ref (0: last); then the refs, u64 each. Reusable chunks come first, then pending.
@@ -12,9 +14,10 @@
 enum FreeListStorage {
     static func refsPerRootPage(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / 8 }
 
-    static func rootPagesNeeded(chunks: Int, _ g: PageGeometry) -> Int {
+    /// Root pages for `chunks` chunk refs when the top node has room for `inlineRefs`.
+    static func rootPagesNeeded(chunks: Int, inlineRefs: Int, _ g: PageGeometry) -> Int {
         let perPage = refsPerRootPage(g)
-        return chunks <= Meta.inlineChunkCapacity(g) ? 0 : (chunks + perPage - 1) / perPage
+        return chunks <= inlineRefs ? 0 : (chunks + perPage - 1) / perPage
     }
 
     /// Where a commit put the list: the first root page, the chunk refs for the top node, or
@@ -50,15 +53,6 @@ enum FreeListStorage {
         var order = ExtentOrder(pageCount: pageCount)
         var reusable: [FreeChunk] = []
         var pending: [FreeChunk] = []
-        if !meta.freeExtents.isEmpty {
-            // In the top node: one reusable and one pending chunk, stored with it.
-            let split = meta.freeExtents.firstIndex { $0.freedAt != 0 } ?? meta.freeExtents.count
-            let r = Array(meta.freeExtents[..<split]), q = Array(meta.freeExtents[split...])
-            for e in r { try order.check(e, pending: false, ref: meta.version) }
-            for e in q { try order.check(e, pending: true, ref: meta.version) }
-            if !r.isEmpty { reusable.append(FreeChunk(entries: r, page: FreeChunk.inTopNode)) }
-            if !q.isEmpty { pending.append(FreeChunk(entries: q, page: FreeChunk.inTopNode)) }
-        }
         for r in chunkRefs {
             let p = try pages.page(r)
             guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
@@ -81,7 +75,15 @@ enum FreeListStorage {
             let chunk = FreeChunk(entries: entries, page: r / ps)
             if isPending { pending.append(chunk) } else { reusable.append(chunk) }
         }
-        return FreeList(reusable: reusable, pending: pending, pageCount: pageCount, rootPages: rootPages, geometry: g)
+        // In the top node: the recent extents (their own start order), then the pending run's
+        // last chunk, after any stored in pages.
+        let split = meta.freeExtents.firstIndex { $0.freedAt != 0 } ?? meta.freeExtents.count
+        let recent = Array(meta.freeExtents[..<split]), tail = Array(meta.freeExtents[split...])
+        var recentOrder = ExtentOrder(pageCount: pageCount)
+        for e in recent { try recentOrder.check(e, pending: false, ref: 0) }
+        for e in tail { try order.check(e, pending: true, ref: 0) }
+        if !tail.isEmpty { pending.append(FreeChunk(entries: tail, page: FreeChunk.inTopNode)) }
+        return FreeList(reusable: reusable, recent: recent, pending: pending, pageCount: pageCount, rootPages: rootPages, geometry: g)
     }
 
     /// The rules every stored extent keeps, in list order: inside the file; reusable ones by
@@ -116,23 +118,48 @@ enum FreeListStorage {
 
     // MARK: Writing
 
-    /// Stores the list as of this commit: in the top node when it fits in `inlineCapacity`
-    /// extents (0 for formats 2 and 3), else in chunk pages.
-    ///
-    /// The list's own storage comes out of the list: taking pages may change more chunks
-    /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
-    /// taken until there are as many as changed chunks plus root pages; that number never
-    /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
-    static func save(_ list: inout FreeList, version: UInt64, inlineCapacity: Int, _ out: inout PageWriter) throws -> Placement {
+    /// Stores the list as of this commit. With `inlineExtents` (format 4 and later) the top
+    /// node holds the whole list while it fits; else `recent`, and the pending run while it
+    /// fits, with the rest in chunk pages. Without, everything is in chunk pages.
+    static func save(_ list: inout FreeList, version: UInt64, inlineExtents: Bool, _ out: inout PageWriter) throws -> Placement {
         let g = out.geometry
+        let room = g.pageBytes - Meta.inlineOffset, es = FreeExtent.size
         list.dropEmptyChunks()
         list.mergeSmallChunks()
         list.keepEmptyChunks = true
         defer { list.keepEmptyChunks = false }
         for p in list.rootPages { list.free(start: p, count: 1, at: version) }
         list.rootPages = []
-        if let placed = placeInTopNode(&list, version: version, capacity: inlineCapacity) { return placed }
+        guard inlineExtents else {
+            list.spillRecent()
+            return try saveInPages(&list, version: version, pendingInline: false, inlineRefs: room / 8, &out)
+        }
+        if let placed = placeAllInTopNode(&list, version: version, room: room) { return placed }
 
+        // Recent stays in the top node while it is small (a commit's worth of released pages,
+        // leaving the room to the pending run, which a pinned reader makes grow) and the refs
+        // of every chunk (one more if a pending one is added) fit beside it.
+        if list.recent.count > room / es / 4 || es * list.recent.count + 8 * (list.chunks.count + 1) > room { list.spillRecent() }
+        // The pending run joins it if it fits even after every page this commit may free:
+        // its chunks' own pages, those retired, and one per reusable chunk changed by taking
+        // pages for the list. Each free adds at most one extent.
+        let pendingOwn = list.pending.reduce(0) { $0 + ($1.ownPage == nil ? 0 : 1) }
+        let pendingBound = list.pendingExtentCount + list.retired.count + pendingOwn + list.reusable.count + 1
+        let pendingInline = es * (list.recent.count + pendingBound) + 8 * (list.reusable.count + 1) <= room
+        if pendingInline { list.movePendingToTopNode() }
+        let inlineRefs = (room - es * (list.recent.count + (pendingInline ? pendingBound : 0))) / 8
+        return try saveInPages(&list, version: version, pendingInline: pendingInline, inlineRefs: inlineRefs, &out)
+    }
+
+    /// The chunks that need pages, and the root chain if their refs pass `inlineRefs`.
+    ///
+    /// The list's own storage comes out of the list: taking pages may change more chunks
+    /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
+    /// taken until there are as many as changed chunks plus root pages; that number never
+    /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
+    private static func saveInPages(_ list: inout FreeList, version: UInt64, pendingInline: Bool, inlineRefs: Int, _ out: inout PageWriter) throws -> Placement {
+        let g = out.geometry
+        func paged(_ l: FreeList) -> [FreeChunk] { pendingInline ? l.reusable : l.chunks }
         var taken: [UInt64] = []
         while true {
             while !list.retired.isEmpty {
@@ -140,23 +167,28 @@ enum FreeListStorage {
                 list.retired = []
                 for p in r { list.free(start: p, count: 1, at: version) }
             }
-            let chunkCount = list.reusable.count + list.pending.count
-            let needed = list.dirtyChunkCount + rootPagesNeeded(chunks: chunkCount, g)
+            let chunks = paged(list)
+            let needed = chunks.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + rootPagesNeeded(chunks: chunks.count, inlineRefs: inlineRefs, g)
             if taken.count >= needed { break }
             while taken.count < needed { taken.append(list.allocate(1)) }
+        }
+        if pendingInline {
+            // Freeing changed the pending run's chunk: it is still the top node's.
+            list.movePendingToTopNode()
+            assert(list.retired.isEmpty && list.pending.count <= 1, "pending run outgrew the top node")
         }
         taken.sort()
         var next = 0
         var chunkImages: [(page: UInt64, chunk: FreeChunk, pending: Bool)] = []
-        list.placeDirtyChunks { chunk, isPending in
+        list.placeDirtyChunks(pendingInPages: !pendingInline) { chunk, isPending in
             let page = taken[next]
             next += 1
             chunkImages.append((page, chunk, isPending))
             return page
         }
-        let chunkPages = list.chunks.map(\.page)
+        let chunkPages = paged(list).map(\.page)
         let roots = Array(taken[next...])
-        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count, g), "free-list storage sized wrong")
+        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count, inlineRefs: inlineRefs, g), "free-list storage sized wrong")
         let ps = UInt64(Layout.pageSize)
         let perRoot = refsPerRootPage(g)
         for (i, root) in roots.enumerated() {
@@ -169,22 +201,27 @@ enum FreeListStorage {
         for c in chunkImages {
             try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) { encodeChunk(c.chunk, pending: c.pending, version: version, into: $0) }
         }
-        return roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
+        var placed = roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
+        placed.inlineExtents = list.recent + (pendingInline ? list.pending.flatMap(\.entries) : [])
+        return placed
     }
 
     /// The whole list into the top node, if it will fit there once every page it leaves (chunk
     /// pages, and those retired before) is freed: each free adds at most one extent.
-    private static func placeInTopNode(_ list: inout FreeList, version: UInt64, capacity: Int) -> Placement? {
+    private static func placeAllInTopNode(_ list: inout FreeList, version: UInt64, room: Int) -> Placement? {
+        let capacity = room / FreeExtent.size
+        guard list.reusable.count + list.pending.count <= capacity else { return nil }
         let ownPages = list.chunks.reduce(0) { $0 + ($1.ownPage == nil ? 0 : 1) }
         guard list.extentCount + list.retired.count + ownPages <= capacity else { return nil }
-        list.moveToTopNode()
+        list.foldIntoRecent()
+        list.movePendingToTopNode()
         let r = list.retired
         list.retired = []
         for p in r where !BrokenVariant.on(.inlineListLeak) { list.free(start: p, count: 1, at: version) }
-        // Freeing changed the last pending chunk (or added one): it is in the top node too.
-        list.moveToTopNode()
+        // Freeing changed the pending run's chunk (or added one): it is in the top node too.
+        list.movePendingToTopNode()
         assert(list.retired.isEmpty && list.extentCount <= capacity, "free list outgrew the top node")
-        return Placement(inlineExtents: list.extents)
+        return Placement(inlineExtents: list.recent + list.pending.flatMap(\.entries))
     }
 
     /// Into a zeroed page.

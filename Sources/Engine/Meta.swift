@@ -1,10 +1,10 @@
 /// The top node of a version: everything reachable from one slot. The catalog tree maps
 /// table names to `TableRecord`s; the free list says which pages are not reachable.
 ///
-/// A small free list sits in the top node itself, as extents (format 4 and later): a commit
-/// writes the top node anyway, so such a list costs no page. A larger one is stored as chunk
-/// pages, whose refs sit in the top node while they fit; past that, `freeListRef` names a
-/// chain of root pages. At most one of the three is non-empty.
+/// The free list's chunk pages are named by refs in the top node while they fit, else by a
+/// chain of root pages (`freeListRef`). After the refs come free extents (format 4 and later):
+/// the whole list while it is small, else its recent extents and its pending run while they
+/// fit. A commit writes the top node anyway, so what sits there costs no page.
 struct Meta: Equatable {
     var version: UInt64
     var catalogRoot: UInt64      // 0: no tables
@@ -33,16 +33,13 @@ struct Meta: Equatable {
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
         let chunks = Int(p.raw.u32(inlineChunkCountOffset)), extents = Int(p.raw.u16(inlineExtentCountOffset))
-        let room = p.raw.count - inlineOffset
-        guard chunks <= room / 8, extents <= room / FreeExtent.size, p.raw.u16(78) == 0,
-              [chunks > 0, extents > 0, m.freeListRef != 0].filter({ $0 }).count <= 1 else {
+        guard 8 * chunks + FreeExtent.size * extents <= p.raw.count - inlineOffset, p.raw.u16(78) == 0,
+              chunks == 0 || m.freeListRef == 0 else {
             throw CorruptNode(ref: p.ref, detail: "top node claims \(chunks) inline free-list chunks and \(extents) inline extents")
         }
         m.freeListChunks = (0..<chunks).map { p.raw.u64(inlineOffset + 8 * $0) }
-        m.freeExtents = (0..<extents).map {
-            let o = inlineOffset + FreeExtent.size * $0
-            return FreeExtent(start: p.raw.u64(o), count: p.raw.u64(o + 8), freedAt: p.raw.u64(o + 16))
-        }
+        let extentsAt = inlineOffset + 8 * chunks
+        m.freeExtents = (0..<extents).map { FreeExtent.decode(p.raw, at: extentsAt + FreeExtent.size * $0) }
         return m
     }
 
@@ -60,7 +57,8 @@ struct Meta: Equatable {
         p.setU32(UInt32(freeListChunks.count), at: Meta.inlineChunkCountOffset)
         p.setU16(UInt16(freeExtents.count), at: Meta.inlineExtentCountOffset)
         for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineOffset + 8 * i) }
-        for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: Meta.inlineOffset + FreeExtent.size * i) }
+        let extentsAt = Meta.inlineOffset + 8 * freeListChunks.count
+        for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
         PageHeader.seal(p)
     }
 }

@@ -55,6 +55,13 @@ final class FreeListTests: XCTestCase {
                 for p in e.start..<e.end { seenReusable.insert(p) }
             }
         }
+        var lastRecentEnd: UInt64 = 0
+        for e in list.recent {
+            XCTAssertEqual(e.freedAt, 0)
+            XCTAssertTrue(lastRecentEnd == 0 || e.start > lastRecentEnd, "step \(step): recent extents out of order, overlapping or not merged")
+            lastRecentEnd = e.end
+            for p in e.start..<e.end { XCTAssertTrue(seenReusable.insert(p).inserted, "step \(step): page \(p) both recent and in a chunk") }
+        }
         XCTAssertEqual(seenReusable, reusable, "step \(step): reusable pages differ from the model")
         var seenPending: [UInt64: UInt64] = [:]
         var lastTag: UInt64 = 0
