@@ -189,9 +189,34 @@ struct FreeList: Equatable {
     var chunks: [FreeChunk] { reusable + pending }
     var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } + recent.reduce(0) { $0 + $1.count } }
     var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
-    var pendingExtentCount: Int { pending.reduce(0) { $0 + $1.entries.count } }
-    var extentCount: Int { reusable.reduce(0) { $0 + $1.entries.count } + recent.count + pendingExtentCount }
-    var dirtyChunkCount: Int { reusable.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + pending.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } }
+    var pendingExtentCount: Int {
+        var n = 0
+        for i in pending.indices { n += pending[i].entries.count }
+        return n
+    }
+    var extentCount: Int {
+        var n = recent.count + pendingExtentCount
+        for i in reusable.indices { n += reusable[i].entries.count }
+        return n
+    }
+    /// Chunks of the run (or runs) that need a page at commit.
+    func dirtyChunkCount(pendingIncluded: Bool) -> Int { FreeList.dirty(reusable) + (pendingIncluded ? FreeList.dirty(pending) : 0) }
+    /// Chunks stored in pages of their own in the base version.
+    var ownPageCount: Int { FreeList.owned(reusable) + FreeList.owned(pending) }
+    var pendingOwnPageCount: Int { FreeList.owned(pending) }
+
+    // Counting without concatenating the runs (each chunk holds an array).
+    private static func dirty(_ run: [FreeChunk]) -> Int {
+        var n = 0
+        for i in run.indices where run[i].isDirty { n += 1 }
+        return n
+    }
+
+    private static func owned(_ run: [FreeChunk]) -> Int {
+        var n = 0
+        for i in run.indices where run[i].ownPage != nil { n += 1 }
+        return n
+    }
 
     /// Gives each changed chunk the page it is stored in (by `assign`), in order, once the
     /// list is final for this commit; pending chunks only if `pendingInPages`.

@@ -139,12 +139,12 @@ enum FreeListStorage {
         // Recent stays in the top node while it is small (a commit's worth of released pages,
         // leaving the room to the pending run, which a pinned reader makes grow) and the refs
         // of every chunk (one more if a pending one is added) fit beside it.
-        if list.recent.count > room / es / 4 || es * list.recent.count + 8 * (list.chunks.count + 1) > room { list.spillRecent() }
+        let chunkCount = list.reusable.count + list.pending.count
+        if list.recent.count > room / es / 4 || es * list.recent.count + 8 * (chunkCount + 1) > room { list.spillRecent() }
         // The pending run joins it if it fits even after every page this commit may free:
         // its chunks' own pages, those retired, and one per reusable chunk changed by taking
         // pages for the list. Each free adds at most one extent.
-        let pendingOwn = list.pending.reduce(0) { $0 + ($1.ownPage == nil ? 0 : 1) }
-        let pendingBound = list.pendingExtentCount + list.retired.count + pendingOwn + list.reusable.count + 1
+        let pendingBound = list.pendingExtentCount + list.retired.count + list.pendingOwnPageCount + list.reusable.count + 1
         let pendingInline = es * (list.recent.count + pendingBound) + 8 * (list.reusable.count + 1) <= room
         if pendingInline { list.movePendingToTopNode() }
         let inlineRefs = (room - es * (list.recent.count + (pendingInline ? pendingBound : 0))) / 8
@@ -159,7 +159,6 @@ enum FreeListStorage {
     /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
     private static func saveInPages(_ list: inout FreeList, version: UInt64, pendingInline: Bool, inlineRefs: Int, _ out: inout PageWriter) throws -> Placement {
         let g = out.geometry
-        func paged(_ l: FreeList) -> [FreeChunk] { pendingInline ? l.reusable : l.chunks }
         var taken: [UInt64] = []
         while true {
             while !list.retired.isEmpty {
@@ -167,8 +166,8 @@ enum FreeListStorage {
                 list.retired = []
                 for p in r { list.free(start: p, count: 1, at: version) }
             }
-            let chunks = paged(list)
-            let needed = chunks.reduce(0) { $0 + ($1.isDirty ? 1 : 0) } + rootPagesNeeded(chunks: chunks.count, inlineRefs: inlineRefs, g)
+            let chunkCount = list.reusable.count + (pendingInline ? 0 : list.pending.count)
+            let needed = list.dirtyChunkCount(pendingIncluded: !pendingInline) + rootPagesNeeded(chunks: chunkCount, inlineRefs: inlineRefs, g)
             if taken.count >= needed { break }
             while taken.count < needed { taken.append(list.allocate(1)) }
         }
@@ -186,7 +185,7 @@ enum FreeListStorage {
             chunkImages.append((page, chunk, isPending))
             return page
         }
-        let chunkPages = paged(list).map(\.page)
+        let chunkPages = list.reusable.map(\.page) + (pendingInline ? [] : list.pending.map(\.page))
         let roots = Array(taken[next...])
         assert(roots.count == rootPagesNeeded(chunks: chunkPages.count, inlineRefs: inlineRefs, g), "free-list storage sized wrong")
         let ps = UInt64(Layout.pageSize)
@@ -210,9 +209,8 @@ enum FreeListStorage {
     /// pages, and those retired before) is freed: each free adds at most one extent.
     private static func placeAllInTopNode(_ list: inout FreeList, version: UInt64, room: Int) -> Placement? {
         let capacity = room / FreeExtent.size
-        guard list.reusable.count + list.pending.count <= capacity else { return nil }
-        let ownPages = list.chunks.reduce(0) { $0 + ($1.ownPage == nil ? 0 : 1) }
-        guard list.extentCount + list.retired.count + ownPages <= capacity else { return nil }
+        guard list.reusable.count + list.pending.count <= capacity,
+              list.extentCount + list.retired.count + list.ownPageCount <= capacity else { return nil }
         list.foldIntoRecent()
         list.movePendingToTopNode()
         let r = list.retired
