@@ -21,8 +21,9 @@ extension Database {
         defer { pinned.release() }
         guard let snap = pinned.snapshot else { throw EngineError.transactionClosed }
         // Every page from the file: a page decrypted earlier and cached may since have been damaged.
-        let pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
+        var pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
                                encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) })
+        pages.embeddedCatalog = snap.pages.embeddedCatalog
         var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         walk.mark(snap.slot.ref, span: 1, what: "top node")
@@ -134,7 +135,8 @@ struct IntegrityWalk {
         leafDepth: inout Int?, last: inout [UInt8]?, _ visit: ([UInt8], [UInt8]) -> Void
     ) {
         guard depth < Tree.maxDepth else { problem("\(name): deeper than \(Tree.maxDepth) levels"); return }
-        guard mark(ref, span: 1, what: "\(name) node") else { return }
+        // The embedded catalog leaf is part of the top node's page, already claimed.
+        guard ref == pages.embeddedCatalog || mark(ref, span: 1, what: "\(name) node") else { return }
         let node: DirtyNode
         let page: PageView
         do {

@@ -54,7 +54,8 @@ extension WriteTransaction {
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
             _ = try writer.put(&catalogRoot, key: Array(name.utf8), value: .inline(record.encode()))
         }
-        let catalog = try writeTree(catalogRoot, &out, written)
+        let embedded = try embeddableCatalog()
+        let catalog = embedded == nil ? try writeTree(catalogRoot, &out, written) : 0
 
         // The base version's top node is not part of the new version (its free-list pages are
         // freed by the free list's own save, which knows which ones it rewrites).
@@ -62,14 +63,19 @@ extension WriteTransaction {
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
-        let placed = try FreeListStorage.save(&freeList, version: v, inlineExtents: db.format.inlinesFreeExtents, &out)
-        let meta = Meta(version: v, catalogRoot: catalog, tableCount: tableCount, freeListRef: placed.rootRef,
+        let nodeBytes = out.geometry.pageBytes
+        let catalogBytes = embedded.map { Meta.embeddedBytes(nodeSize: $0.size) } ?? 0
+        let room = db.format.inlinesFreeExtents ? nodeBytes - catalogBytes - Meta.inlineOffset : nil
+        let placed = try FreeListStorage.save(&freeList, version: v, room: room, &out)
+        let catalogRef = embedded == nil ? catalog : metaPage * UInt64(Layout.pageSize) + UInt64(nodeBytes - catalogBytes)
+        let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0
-        try out.add(page: metaPage, nodeBytes: out.geometry.pageBytes, zeroed: true) { p in
-            meta.encode(into: p)
+        try out.add(page: metaPage, nodeBytes: nodeBytes, zeroed: true) { p in
+            meta.encode(into: p, catalog: embedded)
             topChecksum = UnsafeRawBufferPointer(p).u64(0)
         }
+        if let embedded { written.record(catalogRef, embedded) }
         if BrokenVariant.on(.encryptInPlace), base.pages.encrypted != nil {
             let old = try base.pages.page(base.slot.ref)
             try out.add(page: base.slot.ref / UInt64(Layout.pageSize), Array(old.raw))
@@ -111,6 +117,19 @@ extension WriteTransaction {
         }
         CrashArming.reach(.afterSelectSync)
         if durable { db.lockFile?.recordSynced(version: slot.version) }
+    }
+
+    /// The catalog, when it goes into the top node (format 4 and later): a leaf that changed
+    /// this transaction (or was embedded in the base's top node, which this commit frees) and
+    /// takes at most `Meta.embeddedCatalogLimit` bytes. Then a commit that changes a table
+    /// writes no catalog page.
+    private func embeddableCatalog() throws -> DirtyNode? {
+        guard db.format.inlinesFreeExtents, var root = catalogRoot else { return nil }
+        if case .page(let ref) = root, ref % UInt64(Layout.pageSize) == 0 { return nil }
+        let node = try writer.materialize(&root)
+        catalogRoot = root
+        guard node.isLeaf, Meta.embeddedBytes(nodeSize: node.size) <= Meta.embeddedCatalogLimit else { return nil }
+        return node
     }
 
     private func writeTree(_ c: Child?, _ out: inout PageWriter, _ written: WrittenNodes) throws -> UInt64 {

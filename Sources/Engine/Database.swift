@@ -55,6 +55,8 @@ final class Snapshot: @unchecked Sendable {
         self.select = select
         self.slot = slot
         self.meta = meta
+        var pages = pages
+        pages.embeddedCatalog = meta.embeddedCatalogOffset == nil ? 0 : meta.catalogRoot
         self.pages = pages
         self.catalog = catalog
         self.fileID = fileID

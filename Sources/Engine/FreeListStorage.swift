@@ -118,19 +118,20 @@ enum FreeListStorage {
 
     // MARK: Writing
 
-    /// Stores the list as of this commit. With `inlineExtents` (format 4 and later) the top
-    /// node holds the whole list while it fits; else `recent`, and the pending run while it
-    /// fits, with the rest in chunk pages. Without, everything is in chunk pages.
-    static func save(_ list: inout FreeList, version: UInt64, inlineExtents: Bool, _ out: inout PageWriter) throws -> Placement {
+    /// Stores the list as of this commit. With `room` (the top node's bytes for chunk refs and
+    /// extents, format 4 and later) the top node holds the whole list while it fits; else
+    /// `recent`, and the pending run while it fits, with the rest in chunk pages. Without,
+    /// everything is in chunk pages.
+    static func save(_ list: inout FreeList, version: UInt64, room inlineRoom: Int?, _ out: inout PageWriter) throws -> Placement {
         let g = out.geometry
-        let room = g.pageBytes - Meta.inlineOffset, es = FreeExtent.size
+        let room = inlineRoom ?? g.pageBytes - Meta.inlineOffset, es = FreeExtent.size
         list.dropEmptyChunks()
         list.mergeSmallChunks()
         list.keepEmptyChunks = true
         defer { list.keepEmptyChunks = false }
         for p in list.rootPages { list.free(start: p, count: 1, at: version) }
         list.rootPages = []
-        guard inlineExtents else {
+        guard inlineRoom != nil else {
             list.spillRecent()
             return try saveInPages(&list, version: version, pendingInline: false, inlineRefs: room / 8, &out)
         }

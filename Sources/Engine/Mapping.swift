@@ -38,11 +38,22 @@ struct PageSource {
     /// always authenticated, which is stronger.)
     var verifyChecksums = false
     var encrypted: EncryptedPages? = nil
+    /// The one ref that may point inside a page: the version's catalog leaf, embedded in its
+    /// top node (`Meta`); 0 when there is none. Any other misaligned ref is corruption.
+    var embeddedCatalog: UInt64 = 0
 
     var geometry: PageGeometry { encrypted == nil ? .plain : .encrypted }
 
     func page(_ ref: UInt64) throws -> PageView {
         let ps = UInt64(Layout.pageSize)
+        if ref % ps != 0 && ref == embeddedCatalog {
+            let top = try page(ref - ref % ps)
+            let o = Int(ref % ps)
+            guard o + Layout.pageHeaderSize <= top.raw.count else {
+                throw CorruptNode(ref: ref, detail: "embedded catalog at \(o) runs past its top node")
+            }
+            return PageView(raw: UnsafeRawBufferPointer(rebasing: top.raw[o...]), ref: ref)
+        }
         guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
             throw CorruptNode(ref: ref, detail: "reference \(ref) is outside the file's \(limit) bytes or misaligned")
         }

@@ -4,10 +4,12 @@
 /// The free list's chunk pages are named by refs in the top node while they fit, else by a
 /// chain of root pages (`freeListRef`). After the refs come free extents (format 4 and later):
 /// the whole list while it is small, else its recent extents and its pending run while they
-/// fit. A commit writes the top node anyway, so what sits there costs no page.
+/// fit. A commit writes the top node anyway, so what sits there costs no page. For the same
+/// reason a catalog that is one small leaf (format 4 and later) is embedded at the end of the
+/// top node: `catalogRoot` then points inside the top node's own page.
 struct Meta: Equatable {
     var version: UInt64
-    var catalogRoot: UInt64      // 0: no tables
+    var catalogRoot: UInt64      // 0: no tables; not page-aligned: embedded here
     var tableCount: UInt64
     var freeListRef: UInt64      // 0: no root chain
     var pageCount: UInt64        // pages in use by this version's file, header included
@@ -22,6 +24,16 @@ struct Meta: Equatable {
     /// In a plain file.
     static let inlineChunkCapacity = inlineChunkCapacity(.plain)
     static func inlineExtentCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineOffset) / FreeExtent.size }
+    /// The most an embedded catalog leaf may take of the top node (the rest is the free list's).
+    static let embeddedCatalogLimit = 1024
+    /// The bytes an embedded leaf of `size` cell bytes (offsets included) takes.
+    static func embeddedBytes(nodeSize size: Int) -> Int { (Layout.pageHeaderSize + size + 7) / 8 * 8 }
+
+    /// Where in this top node the catalog leaf starts, when it is embedded.
+    var embeddedCatalogOffset: Int? {
+        let o = Int(catalogRoot % UInt64(Layout.pageSize))
+        return o == 0 ? nil : o
+    }
 
     static func decode(_ p: PageView) throws -> Meta {
         guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
@@ -32,8 +44,15 @@ struct Meta: Equatable {
             throw CorruptNode(ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
+        var end = p.raw.count
+        if let o = m.embeddedCatalogOffset {
+            guard m.catalogRoot - UInt64(o) == p.ref, o % 8 == 0, o >= inlineOffset, o + Layout.pageHeaderSize <= p.raw.count else {
+                throw CorruptNode(ref: p.ref, detail: "top node's catalog ref \(m.catalogRoot) points inside a page, not its own tail")
+            }
+            end = o
+        }
         let chunks = Int(p.raw.u32(inlineChunkCountOffset)), extents = Int(p.raw.u16(inlineExtentCountOffset))
-        guard 8 * chunks + FreeExtent.size * extents <= p.raw.count - inlineOffset, p.raw.u16(78) == 0,
+        guard 8 * chunks + FreeExtent.size * extents <= end - inlineOffset, p.raw.u16(78) == 0,
               chunks == 0 || m.freeListRef == 0 else {
             throw CorruptNode(ref: p.ref, detail: "top node claims \(chunks) inline free-list chunks and \(extents) inline extents")
         }
@@ -49,8 +68,9 @@ struct Meta: Equatable {
         return buf
     }
 
-    /// Into a zeroed page of `pageBytes` bytes.
-    func encode(into p: UnsafeMutableRawBufferPointer) {
+    /// Into a zeroed page of `pageBytes` bytes, with `catalog` (the leaf `catalogRoot` names)
+    /// at its end when the catalog is embedded.
+    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil) {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
         p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
         p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
@@ -59,6 +79,9 @@ struct Meta: Equatable {
         for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineOffset + 8 * i) }
         let extentsAt = Meta.inlineOffset + 8 * freeListChunks.count
         for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
+        if let o = embeddedCatalogOffset, let catalog {
+            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version)
+        }
         PageHeader.seal(p)
     }
 }

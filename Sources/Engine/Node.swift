@@ -294,7 +294,9 @@ final class DirtyNode {
 
     /// Copies a node out of its page: the page's bytes into the arena (one memcpy), its offset
     /// array into `cells`. Every cell is bounds-checked, so a damaged node throws.
-    static func decode(_ page: PageView) throws -> DirtyNode {
+    /// `pageBytes`: the bytes of the page the node will be written to, when not the page it
+    /// comes from (an embedded catalog leaf is shorter than a page).
+    static func decode(_ page: PageView, pageBytes nodePageBytes: Int? = nil) throws -> DirtyNode {
         guard PageHeader.checksumMatches(page.raw) else {
             throw CorruptNode(ref: page.ref, detail: "node checksum mismatch")
         }
@@ -310,7 +312,7 @@ final class DirtyNode {
         guard firstCell <= pageBytes else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
-        let node = DirtyNode(isLeaf: isLeaf, pageBytes: pageBytes, arenaCapacity: pageBytes + DirtyNode.headroom)
+        let node = DirtyNode(isLeaf: isLeaf, pageBytes: max(nodePageBytes ?? pageBytes, pageBytes), arenaCapacity: pageBytes + DirtyNode.headroom)
         let arena = node.arena
         let dst = arena.bytes
         dst.copyMemory(from: src)
@@ -360,7 +362,9 @@ final class DirtyNode {
     /// between the offset array and the cells as zeros): the cells' bytes as they are. Dirty
     /// children and large values must already be written and their refs set.
     func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64) {
-        precondition(p.count == pageBytes)
+        // A page, or the tail of a top node for an embedded catalog leaf.
+        precondition(p.count <= pageBytes)
+        let pageBytes = p.count
         let cells = self.cells
         let isLeaf = self.isLeaf
         let src = raw

@@ -33,9 +33,10 @@ final class TreeWriter {
         switch c {
         case .dirty(let n): return n
         case .page(let ref):
-            let n = try reuse?.take(ref) ?? DirtyNode.decode(try pages.page(ref))
+            let n = try reuse?.take(ref) ?? DirtyNode.decode(try pages.page(ref), pageBytes: geometry.pageBytes)
             n.origin = ref
-            if !BrokenVariant.on(.overwriteInPlace) { free(ref: ref, pages: 1) }
+            // An embedded catalog leaf has no page of its own: its top node's is freed whole.
+            if !BrokenVariant.on(.overwriteInPlace) && ref % UInt64(Layout.pageSize) == 0 { free(ref: ref, pages: 1) }
             c = .dirty(n)
             return n
         }

@@ -37,8 +37,9 @@ final class InlineFreeListTests: XCTestCase {
             XCTAssertFalse(snap.meta.freeExtents.isEmpty, "commit \(k): the freed pages are not in the top node")
             let kinds = try kindsWritten(snap)
             XCTAssertFalse(kinds.contains(.freeListChunk) || kinds.contains(.freeList), "commit \(k) wrote \(kinds)")
-            // Table leaf and branch, catalog leaf, top node.
-            XCTAssertLessThanOrEqual(kinds.count, 4, "commit \(k) wrote \(kinds)")
+            // Table leaf and branch, top node (with the catalog embedded in it).
+            XCTAssertNotNil(snap.meta.embeddedCatalogOffset, "commit \(k): the catalog is not in the top node")
+            XCTAssertLessThanOrEqual(kinds.count, 3, "commit \(k) wrote \(kinds)")
             let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
             XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), stored, "commit \(k)")
         }
@@ -112,6 +113,62 @@ final class InlineFreeListTests: XCTestCase {
         XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), try FreeListStorage.decode(snap.meta, pages: snap.pages))
         let report = try db.check()
         XCTAssertTrue(report.isSound, "\(report.problems)")
+    }
+
+    /// The catalog rides in the top node while it is one small leaf; with many tables it moves
+    /// to pages of its own, and back once they are dropped. Every state reads back the same,
+    /// in another handle too, plain and encrypted.
+    func testCatalogMovesBetweenTopNodeAndPages() throws {
+        for key in [nil, [UInt8](repeating: 9, count: 64)] {
+            let dir = TempDir()
+            let path = dir.file("c.fief")
+            let db = try Database(path: path, options: DatabaseOptions(durability: .none, encryptionKey: key))
+            let other = try Database(path: path, options: DatabaseOptions(durability: .none, encryptionKey: key))
+            func tables(_ n: Int) throws {
+                try db.write { tx in
+                    for i in 0..<n where !(try tx.tableNames().contains("table-number-\(i)")) {
+                        try tx.createTable("table-number-\(i)", key: Int64.self, value: Int64.self).put(Int64(i), Int64(i))
+                    }
+                }
+            }
+            func expectTables(_ n: Int, embedded: Bool, _ what: String) throws {
+                let snap = try db.currentSnapshot(pin: false)
+                XCTAssertEqual(snap.meta.embeddedCatalogOffset != nil, embedded, "\(what): catalog embedded")
+                for h in [db, other] {
+                    try h.read { tx in
+                        XCTAssertEqual(try tx.tableNames().count, n, what)
+                        for i in 0..<n { XCTAssertEqual(try tx.table("table-number-\(i)", key: Int64.self, value: Int64.self).get(Int64(i)), Int64(i), what) }
+                    }
+                }
+                let report = try db.check()
+                XCTAssertTrue(report.isSound, "\(what): \(report.problems)")
+            }
+            try tables(3)
+            try expectTables(3, embedded: true, "3 tables")
+            try tables(60)
+            try expectTables(60, embedded: false, "60 tables")
+            try db.write { tx in for i in 3..<60 { try tx.dropTable("table-number-\(i)") } }
+            // The first commit after the drop rewrites the catalog as a leaf; the next embeds it.
+            try db.write { tx in try tx.table("table-number-0", key: Int64.self, value: Int64.self).put(0, 0) }
+            try expectTables(3, embedded: true, "3 tables again")
+        }
+    }
+
+    /// A top node whose catalog ref points inside some other page is refused, not followed.
+    func testEmbeddedCatalogRefOutsideItsTopNodeIsCorruption() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("x.fief"), options: DatabaseOptions(durability: .none))
+        try fill(db, keys: 500)
+        let snap = try db.currentSnapshot(pin: false)
+        let o = try XCTUnwrap(snap.meta.embeddedCatalogOffset)
+        var page = [UInt8](UnsafeRawBufferPointer(start: snap.pages.mapping.base + Int(snap.slot.ref), count: Layout.pageSize))
+        page.withUnsafeMutableBytes { p in
+            p.setU64(snap.slot.ref + UInt64(Layout.pageSize) + UInt64(o), at: 40)
+            PageHeader.seal(p)
+        }
+        XCTAssertThrowsError(try page.withUnsafeBytes { try Meta.decode(PageView(raw: $0, ref: snap.slot.ref)) }) {
+            XCTAssertTrue("\($0)".contains("points inside a page"), "\($0)")
+        }
     }
 
     /// A file of format 2 stays format 2, with its free list in chunk pages, so an engine
