@@ -126,8 +126,7 @@ struct TreeCopier {
         let builder = TreeWriter(pages: src, geometry: geometry)
         var tree: Child? = nil
         try Tree.scan(.page(root), from: nil, to: nil, reverse: false, pages: src) { k, v in
-            let key = Array(k), value = Array(v)
-            _ = try builder.put(&tree, key: key, value: LeafValue.make(key: key, value: value))
+            _ = try builder.put(&tree, key: k, value: LeafValue.make(keyCount: k.count, value: Array(v)))
             return true
         }
         return try NodeWriter.tree(tree, version: version, &alloc, &out)

@@ -5,8 +5,8 @@ enum LeafValue {
     case overflow(ref: UInt64, length: Int)
     case large([UInt8])
 
-    static func make(key: [UInt8], value: [UInt8]) -> LeafValue {
-        key.count + value.count > Layout.maxInlineCell ? .large(value) : .inline(value)
+    static func make(keyCount: Int, value: [UInt8]) -> LeafValue {
+        keyCount + value.count > Layout.maxInlineCell ? .large(value) : .inline(value)
     }
 }
 

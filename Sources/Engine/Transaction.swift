@@ -190,6 +190,11 @@ public class Transaction {
     }
 
     public func put(table: String, key: [UInt8], value: [UInt8]) throws {
+        try key.withUnsafeBytes { try put(table: table, keyBytes: $0, value: value) }
+    }
+
+    /// As `put`, with the key lent rather than in an array of its own.
+    func put(table: String, keyBytes: UnsafeRawBufferPointer, value: [UInt8]) throws {
         throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
     }
 
@@ -293,7 +298,8 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
     }
 
     public func put(_ key: K, _ value: V) throws {
-        try tx.put(table: name, key: key.keyBytes, value: value.valueBytes)
+        let v = value.valueBytes
+        try key.withKeyBytes { try tx.put(table: name, keyBytes: $0, value: v) }
     }
 
     @discardableResult

@@ -44,9 +44,14 @@ final class TreeWriter {
 
     /// Inserts or replaces. Returns true when the key is new.
     func put(_ root: inout Child?, key: [UInt8], value: LeafValue) throws -> Bool {
+        try key.withUnsafeBytes { try put(&root, key: $0, value: value) }
+    }
+
+    /// As `put`, with the key lent (an int64 key built on the caller's stack needs no array).
+    func put(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
         guard var r = root else {
             let leaf = DirtyNode(isLeaf: true, pageBytes: geometry.pageBytes)
-            key.withUnsafeBytes { leaf.insertLeaf(at: 0, key: $0, value: value) }
+            leaf.insertLeaf(at: 0, key: key, value: value)
             root = .dirty(leaf)
             return true
         }
@@ -61,7 +66,7 @@ final class TreeWriter {
         return inserted
     }
 
-    private func insert(_ c: inout Child, key: [UInt8], value: LeafValue, depth: Int) throws -> (Bool, DirtyNode?) {
+    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int) throws -> (Bool, DirtyNode?) {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         let node = try materialize(&c)
         if node.isLeaf {
@@ -70,7 +75,7 @@ final class TreeWriter {
                 try freeValue(node.value(i))
                 node.setValue(at: i, value)
             } else {
-                key.withUnsafeBytes { node.insertLeaf(at: i, key: $0, value: value) }
+                node.insertLeaf(at: i, key: key, value: value)
             }
             let split = node.overflows ? node.split(appending: !found && i == node.count - 1) : nil
             return (!found, split)

@@ -66,12 +66,12 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    public override func put(table: String, key: [UInt8], value: [UInt8]) throws {
+    override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
         guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
         guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
         try db.guarded {
             let s = try state(table)
-            if try writer.put(&s.root, key: key, value: LeafValue.make(key: key, value: value)) { s.count += 1 }
+            if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) { s.count += 1 }
             s.dirty = true
         }
     }
