@@ -56,6 +56,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case skipMAC = "skip-mac"
     /// When the free list moves into the top node, the chunk pages it leaves are never freed.
     case inlineListLeak = "inline-list-leak"
+    /// The top node names the catalog leaf embedded in the base's top node (freed by this
+    /// commit) instead of the copy embedded in its own.
+    case catalogInOldTop = "catalog-in-old-top"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

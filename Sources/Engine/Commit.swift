@@ -67,7 +67,8 @@ extension WriteTransaction {
         let catalogBytes = embedded.map { Meta.embeddedBytes(nodeSize: $0.size) } ?? 0
         let room = db.format.inlinesFreeExtents ? nodeBytes - catalogBytes - Meta.inlineOffset : nil
         let placed = try FreeListStorage.save(&freeList, version: v, room: room, &out)
-        let catalogRef = embedded == nil ? catalog : metaPage * UInt64(Layout.pageSize) + UInt64(nodeBytes - catalogBytes)
+        let topRef = BrokenVariant.on(.catalogInOldTop) ? base.slot.ref : metaPage * UInt64(Layout.pageSize)
+        let catalogRef = embedded == nil ? catalog : topRef + UInt64(nodeBytes - catalogBytes)
         let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0

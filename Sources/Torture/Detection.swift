@@ -23,7 +23,7 @@ public struct Detection {
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
         ("no-checksum-verify", "faults"), ("no-reclaim", "readers"), ("batch-early-ack", "batch"),
         ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
-        ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"),
+        ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
     ]
 

@@ -169,6 +169,13 @@ final class ScenarioTests: XCTestCase {
         XCTAssertFalse(r.passed, "isolation scenario missed in-place overwrites")
     }
 
+    /// A top node naming the catalog embedded in its base's top node is refused at open.
+    func testCrashPointsCatchCatalogInOldTop() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try runOne("crash-points", broken: .catalogInOldTop, seed: 5)
+        XCTAssertFalse(r.passed, "crash-points missed a catalog ref into the base's top node")
+    }
+
     /// A free list that moves into the top node and forgets its chunk pages leaks them: the
     /// integrity walk after a readers cycle (pinned readers grow the list past the top node's
     /// room, releases shrink it back) must say so.
