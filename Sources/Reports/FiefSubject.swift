@@ -62,7 +62,9 @@ final class FiefSubject: BenchStore {
 
     func read<T>(_ body: (inout Reader) throws -> T) throws -> T {
         try db.read { tx in
-            let t = try tx.tableInfo(FiefSubject.table) == nil ? nil : try tx.table(FiefSubject.table, key: Int64.self, value: [UInt8].self)
+            // One catalog lookup per transaction, as LMDB's peer opens its table once.
+            let t: Table<Int64, [UInt8]>?
+            do { t = try tx.table(FiefSubject.table, key: Int64.self, value: [UInt8].self) } catch EngineError.tableNotFound(_) { t = nil }
             var r = Reader(tx: tx, table: t)
             return try body(&r)
         }
