@@ -154,6 +154,13 @@ final class BatchQueue: @unchecked Sendable {
         return waiting.count
     }
 
+    /// A call's thread is leading a combined transaction (for tests that need a known leader).
+    var isLeading: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return leading
+    }
+
     /// Queues `call` and returns its outcome: led by this thread, or by the thread whose call
     /// was oldest in the queue when the previous combined transaction ended.
     func submit(_ call: BatchCall, to db: Database) -> BatchCall.Outcome {

@@ -34,16 +34,18 @@ final class BatchTests: XCTestCase {
         writer.start()
         holding.wait()
         let callers = DispatchGroup()
+        let deadline = Date().addingTimeInterval(10)
         for i in 0..<n {
             callers.enter()
             Thread {
                 results.set(i, Result { try db.batch { tx in try body(i, tx) } })
                 callers.leave()
             }.start()
+            // Caller 0 leads (its call alone, blocked on the writer lock); the others queue
+            // behind it and share the next transaction. Waited for, not slept: a loaded
+            // machine can start threads in any order.
+            if i == 0 { while !db.batches.isLeading && Date() < deadline { usleep(1_000) } }
         }
-        // Every caller queued, the first leading and blocked on the writer lock: not a sleep,
-        // which a loaded machine can outrun.
-        let deadline = Date().addingTimeInterval(5)
         while db.batches.waitingCount < n - 1 && Date() < deadline { usleep(2_000) }
         usleep(20_000)
         release.signal()
