@@ -139,7 +139,9 @@ public final class FaultFileSystem: @unchecked Sendable {
         // Growth and usage (a walk of the backing directory) are worked out only when a
         // quota rule matches this operation, and at most once.
         var needed: (growth: Int64, usage: Int64)?
-        let fired = plan.decide(op, path: String(path.dropFirst()), length: length) { quota in
+        // With no rules armed (a plain mount, the benchmarks) there is nothing to decide, and
+        // the path the rules match on need not be made.
+        let fired = plan.armed.isEmpty ? [] : plan.decide(op, path: String(path.dropFirst()), length: length) { quota in
             if needed == nil {
                 let g = growth()
                 needed = (g, g > 0 ? usage() : 0)
