@@ -33,12 +33,14 @@ final class DurableFile {
     /// Held across the save-then-write of each change, so concurrent writers to one file
     /// keep the saved sectors true.
     let lock = NSLock()
-    private(set) var durableSize: Int64
-    private(set) var saved = SavedSectors()
-    private(set) var pending: [Pending] = []
+    // The state below is exempt from Swift's dynamic exclusivity checks (a runtime call per
+    // access, on every write and sync): `lock` serialises its users and no access overlaps another.
+    @exclusivity(unchecked) private(set) var durableSize: Int64
+    @exclusivity(unchecked) private(set) var saved = SavedSectors()
+    @exclusivity(unchecked) private(set) var pending: [Pending] = []
     /// Where `save` reads the durable bytes of a range; kept between saves for the same reason
     /// as the saved sectors' buffer, and freed when a save needed more than that.
-    private var readBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var readBuffer: [UInt8] = []
 
     init(reopening other: Int32, ino: UInt64, path: String) throws {
         fd = try FileDescriptor.open(FilePath("/proc/self/fd/\(other)"), .readWrite, options: [.closeOnExec])

@@ -34,15 +34,17 @@ public final class FaultFileSystem: @unchecked Sendable {
 
     /// Operations hold it shared; a power cut holds it alone, so it sees no half-done write.
     var cutLock = pthread_rwlock_t()
-    /// Guards everything below.
+    /// Guards everything below. What every operation touches is exempt from Swift's dynamic
+    /// exclusivity checks (a runtime call per access): the lock serialises it, and no access
+    /// overlaps another.
     let lock = NSLock()
-    var plan: FaultPlan
-    var files: [UInt64: DurableFile] = [:]
-    var handles: [UInt64: Handle] = [:]
+    @exclusivity(unchecked) var plan: FaultPlan
+    @exclusivity(unchecked) var files: [UInt64: DurableFile] = [:]
+    @exclusivity(unchecked) var handles: [UInt64: Handle] = [:]
     var nextHandle: UInt64 = 1
     /// Bumped by a power cut: handles opened before it fail with EIO.
-    var generation = 0
-    var seq: UInt64 = 0
+    @exclusivity(unchecked) var generation = 0
+    @exclusivity(unchecked) var seq: UInt64 = 0
     var powerCuts = 0
     let namespace: Namespace
 
