@@ -61,6 +61,12 @@ public final class FaultFileSystem: @unchecked Sendable {
         pthread_rwlock_init(&cutLock, nil)
     }
 
+    /// Whether any fault rule is armed: then requests are handled concurrently (`RequestLoop`).
+    var hasRules: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return !plan.armed.isEmpty
+    }
+
     func backingPath(_ path: String) -> String { path == "/" ? backing : backing + path }
 
     static func isHidden(_ path: String) -> Bool {
