@@ -61,16 +61,16 @@ final class RequestLoop: @unchecked Sendable {
         copy.copyMemory(from: request)
         jobsChanged.lock()
         jobs.append(copy)
-        if idle == 0 && workers < maxWorkers {
+        // More jobs waiting than workers waiting for them (a worker just signalled still
+        // counts as waiting until it wakes): start another.
+        if jobs.count > idle && workers < maxWorkers {
             workers += 1
             // Workers start with every signal blocked (so inherit it), as libfuse's do: a
             // SIGTERM must reach the reader and break its read, or the loop never sees it.
             var all = sigset_t(), old = sigset_t()
             sigfillset(&all)
             pthread_sigmask(SIG_BLOCK, &all, &old)
-            let t = Thread { [self] in work() }
-            t.stackSize = 1 << 20
-            t.start()
+            Thread { [self] in work() }.start()
             pthread_sigmask(SIG_SETMASK, &old, nil)
         }
         jobsChanged.signal()
