@@ -15,25 +15,13 @@ extern int fallocate(int fd, int mode, off_t offset, off_t len);
 #endif
 static inline int fief_o_direct(void) { return FIEF_O_DIRECT; }
 
-// fuse_new and fuse_loop_mt are versioned macros in fuse3, which Swift cannot call; these
-// wrappers pin the versions FaultFS is written against.
+// fuse_new is a versioned macro in fuse3, which Swift cannot call; this wrapper pins the
+// version FaultFS is written against.
 
 static inline struct fuse *fief_fuse_new(int argc, char **argv,
                                          const struct fuse_operations *op, void *data) {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     return fuse_new(&args, op, sizeof(*op), data);
-}
-
-static inline int fief_fuse_loop_mt(struct fuse *f, unsigned int max_threads) {
-    struct fuse_loop_config *config = fuse_loop_cfg_create();
-    if (config == NULL) return -1;
-    fuse_loop_cfg_set_clone_fd(config, 0);
-    // max_idle_threads stays at its default (-1): with any limit, libfuse 3.14 starts and
-    // stops a thread for each request.
-    fuse_loop_cfg_set_max_threads(config, max_threads);
-    int result = fuse_loop_mt(f, config);
-    fuse_loop_cfg_destroy(config);
-    return result;
 }
 
 static inline pid_t fief_fuse_caller_pid(void) {

@@ -33,9 +33,14 @@ final class DurableFile {
     /// Held across the save-then-write of each change, so concurrent writers to one file
     /// keep the saved sectors true.
     let lock = NSLock()
-    private(set) var durableSize: Int64
-    private(set) var saved: [Int64: [UInt8]] = [:]
-    private(set) var pending: [Pending] = []
+    // The state below is exempt from Swift's dynamic exclusivity checks (a runtime call per
+    // access, on every write and sync): `lock` serialises its users and no access overlaps another.
+    @exclusivity(unchecked) private(set) var durableSize: Int64
+    @exclusivity(unchecked) private(set) var saved = SavedSectors()
+    @exclusivity(unchecked) private(set) var pending: [Pending] = []
+    /// Where `save` reads the durable bytes of a range; kept between saves for the same reason
+    /// as the saved sectors' buffer, and freed when a save needed more than that.
+    @exclusivity(unchecked) private var readBuffer: [UInt8] = []
 
     init(reopening other: Int32, ino: UInt64, path: String) throws {
         fd = try FileDescriptor.open(FilePath("/proc/self/fd/\(other)"), .readWrite, options: [.closeOnExec])
@@ -47,10 +52,14 @@ final class DurableFile {
 
     deinit { try? fd.close() }
 
+    /// The backing file's size, from a seek on our own descriptor rather than fstat: on a
+    /// filesystem with fine-grained timestamps (ext4 since Linux 6.13) an fstat marks the ctime
+    /// as seen, so the program's next write stamps a new mtime, and its next fdatasync pays a
+    /// synchronous inode write that it does not pay on the native filesystem. This is called on
+    /// every sync; the seek leaves the timestamps unseen. Our descriptor's offset is used by
+    /// nothing else (all its reads and writes are positioned).
     func size() throws -> Int64 {
-        var st = stat()
-        guard fstat(fd.rawValue, &st) == 0 else { throw Errno(rawValue: errno) }
-        return Int64(st.st_size)
+        try fd.seek(offset: 0, from: .end)
     }
 
     var unsyncedBytes: Int {
@@ -85,16 +94,18 @@ final class DurableFile {
         let first = range.lowerBound / s
         let end = min((range.upperBound + s - 1) / s, (durableSize + s - 1) / s)
         guard !range.isEmpty, first < end else { return }
-        if (first..<end).allSatisfy({ saved[$0] != nil }) { return }
+        if (first..<end).allSatisfy({ saved.contains($0) }) { return }
         let length = Int(min(end * s, durableSize) - first * s)
-        var buf = [UInt8](repeating: 0, count: length)
-        let got = try buf.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: first * s, into: $0) }
-        for i in first..<end where saved[i] == nil {
-            let from = Int((i - first) * s)
-            let to = min(from + DurableFile.sector, length)
-            var sector = Array(buf[from..<to])
-            if got < to { for j in max(0, got - from)..<sector.count { sector[j] = 0 } }
-            saved[i] = sector
+        if readBuffer.count < length { readBuffer = [UInt8](repeating: 0, count: length) }
+        defer { if readBuffer.count > SavedSectors.keptCapacity { readBuffer = [] } }
+        try readBuffer.withUnsafeMutableBytes { buf in
+            let got = try fd.read(fromAbsoluteOffset: first * s, into: UnsafeMutableRawBufferPointer(rebasing: buf[0..<length]))
+            for i in first..<end where !saved.contains(i) {
+                // Bytes past a short read (the file shrank under us) are saved as zeros.
+                let from = Int((i - first) * s)
+                let to = min(from + DurableFile.sector, length, max(from, got))
+                saved.save(i, UnsafeRawBufferPointer(rebasing: buf[from..<to]))
+            }
         }
     }
 
@@ -121,7 +132,7 @@ final class DurableFile {
     func synced() throws {
         durableSize = try size()
         saved.removeAll()
-        pending.removeAll()
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// A journal committed the file's grown size but none of its bytes (ext4 data=writeback):
@@ -133,8 +144,8 @@ final class DurableFile {
         let s = Int64(DurableFile.sector)
         for p in pending {
             guard case .write(_, let off, let b) = p, !b.isEmpty, off + Int64(b.count) > durableSize else { continue }
-            for i in (max(off, durableSize) / s)...((off + Int64(b.count) - 1) / s) where saved[i] == nil {
-                saved[i] = [UInt8](repeating: 0, count: DurableFile.sector)
+            for i in (max(off, durableSize) / s)...((off + Int64(b.count) - 1) / s) where !saved.contains(i) {
+                saved.saveZeros(i)
             }
         }
         durableSize = now
@@ -160,16 +171,14 @@ final class DurableFile {
     func powerCut(_ fate: Fate) throws -> (kept: Int, of: Int) {
         let s = Int64(DurableFile.sector)
         let current = try size()
-        var dirty = Set(saved.keys)
+        var dirty = Set(saved.sectors)
         for p in pending {
             if case .write(_, let off, let b) = p, !b.isEmpty {
                 for i in (off / s)...((off + Int64(b.count) - 1) / s) { dirty.insert(i) }
             }
         }
         func durableSector(_ i: Int64) -> [UInt8] {
-            var b = saved[i] ?? []
-            b += [UInt8](repeating: 0, count: DurableFile.sector - b.count)
-            return b
+            saved[i].map(Array.init) ?? [UInt8](repeating: 0, count: DurableFile.sector)
         }
         var image: [Int64: [UInt8]] = [:]
         for i in dirty { image[i] = durableSector(i) }

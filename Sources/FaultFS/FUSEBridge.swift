@@ -129,7 +129,7 @@ enum FUSEBridge {
         let session = fuse_get_session(f)
         guard fuse_set_signal_handlers(session) == 0 else { throw FaultFSError.mountFailed("cannot install signal handlers") }
         defer { fuse_remove_signal_handlers(session) }
-        _ = fief_fuse_loop_mt(f, threads)
+        _ = RequestLoop(session: session!, maxWorkers: Int(threads), handOff: { fs.hasRules }).run()
         fs.shutdown()
     }
 }

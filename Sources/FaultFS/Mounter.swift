@@ -65,7 +65,8 @@ public enum Mounter {
         return (b, m)
     }
 
-    /// Serves the mount in this process until it is unmounted or signalled.
+    /// Serves the mount in this process until it is unmounted or signalled. `threads` bounds
+    /// the requests handled at once while fault rules are armed (one at a time otherwise).
     public static func serve(backing: String, mountpoint: String, seed: UInt64, config: FaultConfig,
                              tracePath: String?, threads: UInt32 = 16) throws {
         let (b, m) = try validate(backing: backing, mountpoint: mountpoint)
