@@ -54,7 +54,8 @@ extension WriteTransaction {
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
             _ = try writer.put(&catalogRoot, key: Array(name.utf8), value: .inline(record.encode()))
         }
-        let embedded = try embeddableCatalog()
+        let fillsTopNode = db.format.fillsTopNode
+        let embedded = fillsTopNode ? try embeddableCatalog() : nil
         let catalog = embedded == nil ? try writeTree(catalogRoot, &out, written) : 0
 
         // The base version's top node is not part of the new version (its free-list pages are
@@ -65,7 +66,7 @@ extension WriteTransaction {
         let metaPage = freeList.allocate(1)
         let nodeBytes = out.geometry.pageBytes
         let catalogBytes = embedded.map { Meta.embeddedBytes(nodeSize: $0.size) } ?? 0
-        let room = db.format.inlinesFreeExtents ? nodeBytes - catalogBytes - Meta.inlineOffset : nil
+        let room = fillsTopNode ? nodeBytes - catalogBytes - Meta.inlineOffset : nil
         let placed = try FreeListStorage.save(&freeList, version: v, room: room, &out)
         let topRef = BrokenVariant.on(.catalogInOldTop) ? base.slot.ref : metaPage * UInt64(Layout.pageSize)
         let catalogRef = embedded == nil ? catalog : topRef + UInt64(nodeBytes - catalogBytes)
@@ -120,12 +121,12 @@ extension WriteTransaction {
         if durable { db.lockFile?.recordSynced(version: slot.version) }
     }
 
-    /// The catalog, when it goes into the top node (format 4 and later): a leaf that changed
+    /// The catalog, when it goes into the top node (format 4 and later, checked by the caller): a leaf that changed
     /// this transaction (or was embedded in the base's top node, which this commit frees) and
     /// takes at most `Meta.embeddedCatalogLimit` bytes. Then a commit that changes a table
     /// writes no catalog page.
     private func embeddableCatalog() throws -> DirtyNode? {
-        guard db.format.inlinesFreeExtents, var root = catalogRoot else { return nil }
+        guard var root = catalogRoot else { return nil }
         if case .page(let ref) = root, ref % UInt64(Layout.pageSize) == 0 { return nil }
         let node = try writer.materialize(&root)
         catalogRoot = root

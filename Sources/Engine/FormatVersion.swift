@@ -20,8 +20,9 @@ struct FileFormat: Equatable, Sendable {
     private init(number: UInt32) { self.number = number }
 
     var isEncrypted: Bool { number == 3 || number == 5 }
-    /// Format 4 and later: the top node may hold the free list's extents (`Meta.freeExtents`).
-    var inlinesFreeExtents: Bool { number >= 4 }
+    /// Format 4 and later: the top node may hold the free list's extents (`Meta.freeExtents`)
+    /// and an embedded catalog leaf.
+    var fillsTopNode: Bool { number >= 4 }
 }
 
 extension Database {

@@ -94,7 +94,8 @@ extension BenchRunner {
                 return Measurement(value: Double(per) / t)
             }
         }
-        let liveIDs = ids.filter { $0 >= deletedBelow }.isEmpty ? [Int64(persons - 1)] : ids.filter { $0 >= deletedBelow }
+        let alive = ids.filter { $0 >= deletedBelow }
+        let liveIDs = alive.isEmpty ? [Int64(persons - 1)] : alive
         if wantsObjects("obj.notify") {
             // One person's age changes in a durable write (not timed); timed: learning what
             // changed in a view of every person sorted by age.
