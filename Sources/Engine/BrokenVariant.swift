@@ -34,6 +34,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     case noChecksumVerify = "no-checksum-verify"
     /// Pins of dead reader processes are never reclaimed.
     case noReclaim = "no-reclaim"
+    /// Claiming a reader slot leaves the table's high-water mark where it was, so the
+    /// writer's scan stops short of slots pinned by readers that came later.
+    case noHighWater = "no-high-water"
     /// Commits never ring the doorbell: watchers in other processes learn of them only by
     /// polling (as from an engine older than the doorbell).
     case noDoorbell = "no-doorbell"

@@ -3,8 +3,9 @@ import Glibc
 #endif
 import CFiefSys
 
-/// The `.lock` file beside a database: byte-range locks that order writers and mark open
-/// handles, and a shared-memory table of reader pins (see `ReaderTable`). Locks are Linux
+/// The `.lock` file beside a database: a shared-memory header with the writer mutex and the
+/// commit doorbell, a table of reader pins (see `ReaderTable`), and byte-range locks that
+/// guard the table's claims and mark open handles. The byte locks are Linux
 /// open-file-description locks: the kernel drops them when the holder dies, and two handles
 /// in one process exclude each other as two processes do.
 final class LockFile {
@@ -13,20 +14,29 @@ final class LockFile {
     let table: UnsafeMutableRawPointer
     let slotCount: Int
 
-    static let magic: [UInt8] = Array("FIEFLCK1".utf8)
-    static let headerSize = 64
+    static let magic: [UInt8] = Array("FIEFLCK2".utf8)
+    /// Engines before the shared writer mutex: same fields, a 64-byte header, an `fcntl`
+    /// writer lock. Upgraded in place when no handle has it open.
+    static let legacyMagic: [UInt8] = Array("FIEFLCK1".utf8)
+    static let headerSize = 128
     static let slotSize = ReaderSlot.size
     static let defaultSlots = 512
     static var fileSize: Int { headerSize + defaultSlots * slotSize }
 
+    // Header fields (docs/FORMAT.md §2.1); the doorbell's are with its functions below.
+    private static let slotCountOffset = 8
+    private static let slotHighWaterOffset = 12
+    private static let writerMutexOffset = 64
+
     // Lock bytes, far past the table so their meaning never mixes with its contents.
-    private static let writerByte: off_t = 1 << 20
     private static let tableByte: off_t = (1 << 20) + 1
     private static let openByte: off_t = (1 << 20) + 2
 
     // Linux open-file-description lock commands (fcntl.h, _GNU_SOURCE).
     private static let F_OFD_SETLK: Int32 = 37
     private static let F_OFD_SETLKW: Int32 = 38
+
+    private let writerMutex: WriterMutex
 
     init(path: String) throws {
         self.path = path
@@ -48,14 +58,10 @@ final class LockFile {
             let p = mmap(nil, LockFile.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
             guard let p, p != MAP_FAILED else { throw EngineError.io(path: path, operation: "mmap lock file", errno: errno) }
             mapped = p
-            let head = UnsafeMutableRawBufferPointer(start: p, count: LockFile.headerSize)
-            let current = Array(UnsafeRawBufferPointer(head)[0..<8])
-            if current == [UInt8](repeating: 0, count: 8) {
-                for (i, b) in LockFile.magic.enumerated() { head.setU8(b, at: i) }
-                head.setU32(UInt32(LockFile.defaultSlots), at: 8)
-            } else if current != LockFile.magic || UnsafeRawBufferPointer(head).u32(8) != UInt32(LockFile.defaultSlots) {
-                throw EngineError.lockFileCorrupt(path: path, detail: "unknown contents; remove it when no process uses the database")
-            }
+            // Under the table lock no other opener is between its mapping and its open lock,
+            // so winning the open byte exclusively means no other handle has the file open.
+            let alone = try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_WRLCK, wait: false)
+            try LockFile.prepareHeader(p, path: path, alone: alone)
             try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true)
         } catch {
             if let mapped { munmap(mapped, LockFile.fileSize) }
@@ -63,6 +69,36 @@ final class LockFile {
             throw error
         }
         table = mapped!
+        writerMutex = WriterMutex(at: table + LockFile.writerMutexOffset)
+    }
+
+    /// Under the table lock: checks the header, or writes it when the file is new (or of
+    /// the previous layout, or left by processes that are all gone) and nobody else has it
+    /// open. A writer mutex or high-water mark left by dead processes is reset then.
+    private static func prepareHeader(_ p: UnsafeMutableRawPointer, path: String, alone: Bool) throws {
+        let head = UnsafeMutableRawBufferPointer(start: p, count: headerSize)
+        let found = Array(UnsafeRawBufferPointer(head)[0..<8])
+        let fresh = found == [UInt8](repeating: 0, count: 8)
+        if found == magic {
+            guard UnsafeRawBufferPointer(head).u32(slotCountOffset) == UInt32(defaultSlots) else {
+                throw EngineError.lockFileCorrupt(path: path, detail: "unknown slot count; remove it when no process uses the database")
+            }
+            guard alone else { return }
+        } else if found == legacyMagic && !alone {
+            throw EngineError.lockFileCorrupt(path: path, detail: "an older Fief engine has the database open (lock file FIEFLCK1); close it first")
+        } else if !fresh && found != legacyMagic {
+            throw EngineError.lockFileCorrupt(path: path, detail: "unknown contents; remove it when no process uses the database")
+        }
+        if found != magic {
+            // New, or the previous layout (its slots sat at other offsets): start empty.
+            UnsafeMutableRawBufferPointer(start: p, count: fileSize).initializeMemory(as: UInt8.self, repeating: 0)
+            for (i, b) in magic.enumerated() { head.setU8(b, at: i) }
+            head.setU32(UInt32(defaultSlots), at: slotCountOffset)
+        }
+        try WriterMutex(at: p + writerMutexOffset).initialise(path: path)
+        // Slots of dead processes stay (and are reclaimed as usual); the mark covers them.
+        let used = (0..<defaultSlots).last { ReaderSlot(base: p + headerSize + $0 * slotSize).pid != 0 }.map { $0 + 1 } ?? 0
+        fief_store_u32_release(p + slotHighWaterOffset, UInt32(used))
     }
 
     /// The lock file, or nil when it is not `required` and no writer can exist: the
@@ -106,8 +142,8 @@ final class LockFile {
         }
     }
 
-    func lockWriter() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.writerByte, type: F_WRLCK, wait: true) }
-    func unlockWriter() { _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.writerByte, type: F_UNLCK, wait: false) }
+    func lockWriter() throws { try writerMutex.lock(path: path) }
+    func unlockWriter() { writerMutex.unlock() }
 
     func withTableLock<T>(_ body: () throws -> T) throws -> T {
         try LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_WRLCK, wait: true)
@@ -189,6 +225,15 @@ final class LockFile {
     /// Sleeps until a commit rings after `seq` was read, or `timeoutMs` pass. True when rung.
     func waitForDoorbell(after seq: UInt32, timeoutMs: Int) -> Bool {
         fief_futex_wait(table + LockFile.commitSeqOffset, seq, timeoutMs) == 0
+    }
+
+    /// One past the highest reader slot claimed since the header was last written: slots are
+    /// claimed lowest first, so the writer's per-commit scan stops here. Raised under the
+    /// table lock, before the claimer's first pin (see `ReaderTable` for why that suffices).
+    var slotHighWater: Int { Int(fief_load_u32_acquire(table + LockFile.slotHighWaterOffset)) }
+
+    func raiseSlotHighWater(toCover slot: Int) {
+        if slot + 1 > slotHighWater { fief_store_u32_release(table + LockFile.slotHighWaterOffset, UInt32(slot + 1)) }
     }
 
     /// Reader slot `i` (see `ReaderSlot` for its layout).

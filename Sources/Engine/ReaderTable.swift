@@ -111,6 +111,7 @@ final class ReaderTable {
                 throw EngineError.readerTableFull(path: lockFile.path, slots: lockFile.slotCount)
             }
             lockFile.slot(free).claim(pid: pid, startTime: startTime)
+            if !BrokenVariant.on(.noHighWater) { lockFile.raiseSlotHighWater(toCover: free) }
             return free
         }
         claims += 1
@@ -140,10 +141,12 @@ final class ReaderTable {
         guard let lockFile else { return nil }
         fief_fence()  // F_W: the header store that made `current` current, before the reads below
         var anyOlder = false
-        // Every slot's version, each an acquire load (as `ReaderSlot.version`), on one
-        // pointer walk: this runs on every commit.
+        // Every claimed slot's version, each an acquire load (as `ReaderSlot.version`), on
+        // one pointer walk: this runs on every commit. A slot above the high-water mark has
+        // never been claimed; a claim raises the mark before its claimer's first pin, so a
+        // pin this scan must see (by the proof above) comes with the mark that covers it.
         let versions = lockFile.slot(0).base + 16
-        for i in 0..<lockFile.slotCount {
+        for i in 0..<min(lockFile.slotHighWater, lockFile.slotCount) {
             let v = fief_load_u64_acquire(versions + i &* ReaderSlot.size)
             if v != 0 && v < current { anyOlder = true; break }
         }

@@ -13,6 +13,7 @@ final class ReaderTableTests: XCTestCase {
         let i = (0..<db.lockFile!.slotCount).first { db.lockFile!.slot($0).pid == 0 }!
         let s = db.lockFile!.slot(i)
         s.claim(pid: pid, startTime: startTime)
+        db.lockFile!.raiseSlotHighWater(toCover: i)
         s.publish(version)
         return i
     }

@@ -47,5 +47,30 @@ final class CrashRecoveryTests: XCTestCase {
             XCTAssertGreaterThan(commits, 0, "no writer ever committed: the kills came too early to test anything")
         }
     }
+
+    /// A writer killed inside its commit dies holding the shared writer mutex while this
+    /// process keeps the database open (so no opener resets the mutex): the next writer must
+    /// still get it, recovered from the dead owner.
+    func testAWriterKilledHoldingTheWriterMutexDoesNotStopTheNext() throws {
+        let dir = TempDir()
+        let cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: 7003, logPath: dir.file("writer.out"))
+        _ = try cycle.crash(at: .afterSelectFlip, nth: 2)
+        let keeper = try Database(path: dir.file("db.fief"))
+        for point in [CrashPoint.afterNodesWritten, .afterDataSync] {
+            let outcome = try cycle.crash(at: point, nth: 2)
+            XCTAssertTrue(outcome.verdict.passed, "\(outcome.description): \(outcome.violations)")
+        }
+        let done = DispatchSemaphore(value: 0)
+        let failure = ThreadResult()
+        Thread {
+            do { try keeper.write { tx in try tx.createTable("after", key: Int64.self, value: Int64.self).put(1, 1) } }
+            catch { failure.error = "\(error)" }
+            done.signal()  // orders the store above before the read below
+        }.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success, "the write still waits for the killed writer's mutex")
+        XCTAssertNil(failure.error)
+    }
 }
 
+/// What a thread left, read after a semaphore it signalled.
+private final class ThreadResult: @unchecked Sendable { var error: String? }

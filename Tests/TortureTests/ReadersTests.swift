@@ -21,4 +21,12 @@ final class ReadersTests: XCTestCase {
         XCTAssertTrue(all.contains { $0.contains("their pins still hold pages") }, "no-reclaim went unnoticed: \(all.prefix(3))")
         print("no-reclaim caught: \(all.first ?? "")")
     }
+
+    func testAScanThatStopsShortOfNewSlotsIsCaught() throws {
+        guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
+        let r = try run(seed: 3, cycles: 2, broken: .noHighWater)
+        let all = r.failures.flatMap(\.violations)
+        XCTAssertFalse(all.isEmpty, "no-high-water went unnoticed")
+        print("no-high-water caught: \(all.first ?? "")")
+    }
 }
