@@ -32,6 +32,10 @@ final class DirtyNode {
     // exclusivity checks (a runtime call per access); no access to them overlaps another.
     /// Arena offsets of the cells, in key order.
     @exclusivity(unchecked) private var cells: [Int] = []
+    /// Each cell's key prefix (`keyPrefix`), beside `cells`: a binary search compares these
+    /// in one contiguous array and reads a key in the arena only on a tie, so a probe is not
+    /// a cache miss into the arena (an Int64 key's prefix is the whole key).
+    @exclusivity(unchecked) private var prefixes: [UInt64] = []
     /// Branch only: the child under each cell.
     @exclusivity(unchecked) var children: [Child] = []
     /// Serialized size of the cells as they will be on the page, offset array included.
@@ -117,13 +121,35 @@ final class DirtyNode {
     /// Bytes cell `i` takes on the page, its offset-array entry included.
     func cellSize(_ i: Int) -> Int { 2 + pageLength(i) }
 
+    /// The first 8 bytes of `key`, big-endian, zero-padded. Prefixes order as their keys do
+    /// wherever they differ (a key that ends early pads with zeros, as the shorter key sorts
+    /// first); equal prefixes say nothing, and the keys must be compared.
+    @inline(__always)
+    static func keyPrefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        if key.count >= 8 { return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
+        var v: UInt64 = 0
+        for i in 0..<key.count { v |= UInt64(key[i]) << (56 - 8 * i) }
+        return v
+    }
+
+    /// Cell `i`'s key against `key` (whose prefix is `p`): the prefixes, then the keys on a tie.
+    @inline(__always)
+    private static func compare(_ raw: UnsafeRawBufferPointer, _ cells: [Int], _ prefixes: [UInt64], _ i: Int,
+                                isLeaf: Bool, to key: UnsafeRawBufferPointer, prefix p: UInt64) -> Int {
+        let q = prefixes[i]
+        if q != p { return q < p ? -1 : 1 }
+        return compareBytes(DirtyNode.key(raw, at: cells[i], isLeaf: isLeaf), key)
+    }
+
     /// Index of the first key >= `key`, and whether it is equal.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        let cells = self.cells, raw = self.raw, isLeaf = self.isLeaf
+        let cells = self.cells, prefixes = self.prefixes, raw = self.raw, isLeaf = self.isLeaf
+        assert(prefixes.count == cells.count)
+        let p = DirtyNode.keyPrefix(key)
         var lo = 0, hi = cells.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            let c = compareBytes(DirtyNode.key(raw, at: cells[mid], isLeaf: isLeaf), key)
+            let c = DirtyNode.compare(raw, cells, prefixes, mid, isLeaf: isLeaf, to: key, prefix: p)
             if c == 0 { return (mid, true) }
             if c < 0 { lo = mid + 1 } else { hi = mid }
         }
@@ -132,11 +158,13 @@ final class DirtyNode {
 
     /// Branch: the child whose range holds `key` (key 0 is a lower bound only).
     func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
-        let cells = self.cells, raw = self.raw
+        let cells = self.cells, prefixes = self.prefixes, raw = self.raw
+        assert(prefixes.count == cells.count)
+        let p = DirtyNode.keyPrefix(key)
         var lo = 1, hi = cells.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if compareBytes(DirtyNode.key(raw, at: cells[mid], isLeaf: false), key) <= 0 { lo = mid + 1 } else { hi = mid }
+            if DirtyNode.compare(raw, cells, prefixes, mid, isLeaf: false, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
         }
         return lo - 1
     }
@@ -193,6 +221,7 @@ final class DirtyNode {
     func insertLeaf(at i: Int, key: UnsafeRawBufferPointer, value: LeafValue) {
         let o = writeLeafCell(key: key, value: value)
         cells.insert(o, at: i)
+        prefixes.insert(DirtyNode.keyPrefix(key), at: i)
         size += cellSize(i)
     }
 
@@ -218,6 +247,7 @@ final class DirtyNode {
         p.setU16(UInt16(key.count), at: o + 8)
         p.copy(key, at: o + 10)
         cells.insert(o, at: i)
+        prefixes.insert(DirtyNode.keyPrefix(key), at: i)
         children.insert(child, at: i)
         size += cellSize(i)
     }
@@ -237,6 +267,7 @@ final class DirtyNode {
     func remove(at i: Int) {
         size -= cellSize(i)
         cells.remove(at: i)
+        prefixes.remove(at: i)
         if !isLeaf { children.remove(at: i) }
     }
 
@@ -248,6 +279,7 @@ final class DirtyNode {
             let o = arena.claim(n)
             (arena.bytes.baseAddress! + o).copyMemory(from: other.arena.bytes.baseAddress! + other.cells[i], byteCount: n)
             cells.append(o)
+            prefixes.append(other.prefixes[i])
             size += cellSize(cells.count - 1)
         }
         if !isLeaf { children += other.children }
@@ -280,12 +312,14 @@ final class DirtyNode {
             (right.arena.bytes.baseAddress! + o).copyMemory(from: arena.bytes.baseAddress! + cells[i], byteCount: len)
             right.cells.append(o)
         }
+        right.prefixes = Array(prefixes[best...])
         right.size = total - prefix[best]
         if !isLeaf {
             right.children = Array(children[best...])
             children.removeSubrange(best...)
         }
         cells.removeSubrange(best...)
+        prefixes.removeSubrange(best...)
         size = prefix[best]
         return right
     }
@@ -319,6 +353,8 @@ final class DirtyNode {
         arena.used = pageBytes
         var cells: [Int] = []
         cells.reserveCapacity(n + 1)
+        var prefixes: [UInt64] = []
+        prefixes.reserveCapacity(n + 1)
         var children: [Child] = []
         if !isLeaf { children.reserveCapacity(n + 1) }
         var size = 0
@@ -338,9 +374,11 @@ final class DirtyNode {
                 children.append(.page(src.u64(o)))
             }
             cells.append(o)
+            prefixes.append(DirtyNode.keyPrefix(DirtyNode.key(src, at: o, isLeaf: isLeaf)))
             size += 2 + length
         }
         node.cells = cells
+        node.prefixes = prefixes
         node.children = children
         node.size = size
         return node

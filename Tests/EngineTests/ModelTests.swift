@@ -31,6 +31,42 @@ final class ModelTests: XCTestCase {
         }
     }
 
+    /// Byte keys of every length up to 12 over the bytes 0, 1 and 255: many share their first
+    /// 8 bytes, or differ only by trailing zeros, so dirty nodes' key prefixes tie and pad.
+    /// Inside one transaction (dirty nodes) and after it, every get and the scan order match.
+    func testShortAndTiedByteKeysKeepTheirOrder() throws {
+        var rng = SeededRandom(seed: testSeed("byte-keys", default: 20261123))
+        let dir = TempDir()
+        let db = try Database(path: dir.file("b.fief"), options: DatabaseOptions(durability: .none))
+        var model: [[UInt8]: [UInt8]] = [:]
+        func check(_ t: Table<[UInt8], [UInt8]>) throws {
+            let sorted = model.keys.sorted { $0.lexicographicallyPrecedes($1) }
+            let scanned = try t.entries().map(\.key)
+            if let i = (0..<max(scanned.count, sorted.count)).first(where: { $0 >= scanned.count || $0 >= sorted.count || scanned[$0] != sorted[$0] }) {
+                XCTFail("scan order differs at \(i) of \(sorted.count): \(scanned.dropFirst(i).first.map { "\($0)" } ?? "end") where the model has \(sorted.dropFirst(i).first.map { "\($0)" } ?? "end")")
+            }
+            for k in sorted.prefix(200) { XCTAssertEqual(try t.get(k), model[k]) }
+        }
+        for _ in 0..<4 {
+            try db.write { tx in
+                let t = try tx.openTable("b", key: [UInt8].self, value: [UInt8].self)
+                for _ in 0..<3_000 {
+                    let k = (0..<Int.random(in: 0...12, using: &rng)).map { _ in [0, 1, 255][Int.random(in: 0..<3, using: &rng)] as UInt8 }
+                    if Int.random(in: 0..<4, using: &rng) == 0 {
+                        XCTAssertEqual(try t.delete(k), model.removeValue(forKey: k) != nil)
+                    } else {
+                        let v = [UInt8](repeating: UInt8(k.count), count: Int.random(in: 0..<40, using: &rng))
+                        try t.put(k, v)
+                        model[k] = v
+                    }
+                }
+                try check(t)
+            }
+            try db.read { tx in try check(tx.table("b", key: [UInt8].self, value: [UInt8].self)) }
+        }
+        XCTAssertTrue(try db.check().isSound)
+    }
+
     func runModel(rng: inout SeededRandom, steps: Int, opsPerTx: Int, keySpace: Int64) throws {
         let dir = TempDir()
         let path = dir.file("m.fief")
