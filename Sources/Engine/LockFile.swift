@@ -84,6 +84,10 @@ final class LockFile {
                 throw EngineError.lockFileCorrupt(path: path, detail: "unknown slot count; remove it when no process uses the database")
             }
             guard alone else { return }
+        } else if fresh && !alone {
+            // Someone has the file open, yet its header is gone (truncated, or reverted under
+            // running processes): a fresh mutex could let a second writer in beside theirs.
+            throw EngineError.lockFileCorrupt(path: path, detail: "its header was reset while other handles have it open; close every process using the database")
         } else if found == legacyMagic && !alone {
             throw EngineError.lockFileCorrupt(path: path, detail: "an older Fief engine has the database open (lock file FIEFLCK1); close it first")
         } else if !fresh && found != legacyMagic {

@@ -108,4 +108,21 @@ final class LockFileTests: XCTestCase {
         XCTAssertEqual(try db.readers.oldestPinned(olderThan: try db.latestVersion()), old, "the writer's scan did not reach the pin")
         db.lockFile!.slot(7).free()
     }
+
+    /// A header wiped under a running handle (a truncated or reverted `.lock` file) is refused
+    /// by the next opener, rather than answered with a fresh mutex beside the one in use.
+    func testAHeaderWipedUnderAnOpenHandleIsRefused() throws {
+        let dir = TempDir()
+        let path = dir.file("w.fief")
+        try makeDatabase(path)
+        let keeper = try Database(path: path, options: DatabaseOptions(durability: .none))
+        let h = try FileHandle(forUpdating: URL(fileURLWithPath: path + ".lock"))
+        h.write(Data(repeating: 0, count: 8))
+        try h.close()
+        XCTAssertThrowsError(try Database(path: path)) { e in
+            guard case .lockFileCorrupt(_, let detail)? = e as? EngineError else { return XCTFail("\(e)") }
+            XCTAssertTrue(detail.contains("reset while other handles"), detail)
+        }
+        try keeper.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(4, 4) }
+    }
 }
