@@ -18,20 +18,6 @@ final class LockFileTests: XCTestCase {
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 
-    /// Runs `body` on another thread; fails (instead of hanging the suite) if it takes longer
-    /// than `seconds`.
-    private func finishes(within seconds: Double, _ body: @escaping @Sendable () throws -> Void) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let failure = LockedList()
-        Thread {
-            do { try body() } catch { failure.append("\(error)") }
-            done.signal()
-        }.start()
-        guard done.wait(timeout: .now() + seconds) == .success else { return false }
-        for f in failure.items { XCTFail(f) }
-        return true
-    }
-
     func testALegacyLockFileNobodyHoldsIsUpgraded() throws {
         let dir = TempDir()
         let path = dir.file("u.fief")
@@ -80,10 +66,12 @@ final class LockFileTests: XCTestCase {
         try h.seek(toOffset: 64)
         h.write(Data([0xF0, 0xFF, 0xFF, 0x3F]))
         try h.close()
-        XCTAssertTrue(finishes(within: 30) {
+        let run = runWithWatchdog(seconds: 30) {
             let db = try Database(path: path, options: DatabaseOptions(durability: .none))
             try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(3, 3) }
-        }, "the write waited on a mutex whose owner is gone")
+        }
+        XCTAssertNotEqual(run, .timedOut, "the write waited on a mutex whose owner is gone")
+        if case .threw(let e) = run { XCTFail(e) }
     }
 
     /// The writer's scan stops at the high-water mark; the mark the only opener recomputes

@@ -23,3 +23,25 @@ public func testSeed(_ name: String, default d: UInt64) -> UInt64 {
     print("\(name): seed \(s) (rerun with FIEF_TEST_SEED=\(s))")
     return s
 }
+
+/// How a body run under `runWithWatchdog` ended.
+public enum WatchedRun: Equatable {
+    case finished
+    case threw(String)
+    /// Still running when the time was up (the thread is left behind).
+    case timedOut
+}
+
+/// Runs `body` on a thread of its own and waits at most `seconds`, so a test of something
+/// that could hang (a lock nobody will release) fails instead of stopping the suite.
+public func runWithWatchdog(seconds: Double, _ body: @escaping @Sendable () throws -> Void) -> WatchedRun {
+    final class Outcome: @unchecked Sendable { var error: String? }
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Outcome()
+    Thread {
+        do { try body() } catch { outcome.error = "\(error)" }
+        done.signal()  // orders the store above before the caller's read
+    }.start()
+    guard done.wait(timeout: .now() + seconds) == .success else { return .timedOut }
+    return outcome.error.map(WatchedRun.threw) ?? .finished
+}
