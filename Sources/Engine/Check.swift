@@ -21,9 +21,9 @@ extension Database {
         defer { pinned.release() }
         guard let snap = pinned.snapshot else { throw EngineError.transactionClosed }
         // Every page from the file: a page decrypted earlier and cached may since have been damaged.
-        var pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
-                               encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) })
-        pages.embeddedCatalog = snap.pages.embeddedCatalog
+        let pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
+                               encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) },
+                               embeddedCatalog: snap.pages.embeddedCatalog)
         var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         walk.mark(snap.slot.ref, span: 1, what: "top node")

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,9 +56,7 @@ final class Snapshot: @unchecked Sendable {
         self.select = select
         self.slot = slot
         self.meta = meta
-        var pages = pages
-        pages.embeddedCatalog = meta.embeddedCatalogOffset == nil ? 0 : meta.catalogRoot
-        self.pages = pages
+        self.pages = pages.embedding(catalog: meta.embeddedCatalogOffset == nil ? 0 : meta.catalogRoot)
         self.catalog = catalog
         self.fileID = fileID
     }
@@ -94,6 +93,9 @@ public final class Database: @unchecked Sendable {
     /// The snapshot `cachedSnapshot` built last (of `validatedTop`), handed out again while
     /// the header names the same slot. Cleared with `validatedTop` and by `reopenFile`.
     private var lastSnapshot: Snapshot?
+    /// One ended read transaction for the next `read` (see `beginRecycledRead`); it holds no
+    /// pin and no reference to the handle.
+    private let spareRead = Atomic<Unmanaged<ReadTransaction>?>(nil)
     private let writeLock = Lock()
     /// The writer's free list between commits (see `FreeListCache`).
     let freeListCache = FreeListCache()
@@ -130,7 +132,10 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    deinit { openFile.close() }
+    deinit {
+        dropSpareRead()
+        openFile.close()
+    }
 
     /// The descriptor of the database file (it changes only when `compact` swaps files).
     var file: DatabaseFile { state.withLock { openFile } }
@@ -157,6 +162,7 @@ public final class Database: @unchecked Sendable {
             fileID = "\(st.st_dev):\(st.st_ino)"
             return old
         }
+        dropSpareRead()
         old.close()
     }
 
@@ -194,10 +200,20 @@ public final class Database: @unchecked Sendable {
     func guarded<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let c as CorruptNode {
-            throw EngineError.corrupt(path: path, detail: c.ref == 0 ? c.detail : "node at offset \(c.ref): \(c.detail)")
-        } catch let d as ValueDecodingError {
-            throw EngineError.corrupt(path: path, detail: d.detail)
+        } catch {
+            throw Database.naming(error, path: path)
+        }
+    }
+
+    /// Damage found deep in the tree, as the error that names the file; other errors as they are.
+    static func naming(_ error: Error, path: String) -> Error {
+        switch error {
+        case let c as CorruptNode:
+            return EngineError.corrupt(path: path, detail: c.ref == 0 ? c.detail : "node at offset \(c.ref): \(c.detail)")
+        case let d as ValueDecodingError:
+            return EngineError.corrupt(path: path, detail: d.detail)
+        default:
+            return error
         }
     }
 
@@ -335,8 +351,8 @@ public final class Database: @unchecked Sendable {
     /// generic dispatch.)
     @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        let tx = try beginRead()
-        defer { tx.end() }
+        var tx = try beginRecycledRead()
+        defer { recycle(&tx) }
         return try guarded { try body(tx) }
     }
 
@@ -344,6 +360,35 @@ public final class Database: @unchecked Sendable {
     public func beginRead() throws -> ReadTransaction {
         ReadTransaction(db: self, snapshot: try currentSnapshot(pin: true, refuseIfClosed: true))
     }
+
+    /// As `beginRead`, in the transaction the last `read` on this handle ended when nothing
+    /// kept it: a point read then allocates nothing, and on an unchanged version finds its
+    /// table again without a lookup.
+    @usableFromInline
+    func beginRecycledRead() throws -> ReadTransaction {
+        let snap = try currentSnapshot(pin: true, refuseIfClosed: true)
+        guard let spare = spareRead.exchange(nil, ordering: .acquiring) else { return ReadTransaction(db: self, snapshot: snap) }
+        let tx = spare.takeRetainedValue()
+        tx.restart(on: self, snap)
+        return tx
+    }
+
+    /// Ends a `read`'s transaction and keeps it for the next one, unless the body kept a
+    /// reference to it (or the slot is taken: another thread's read got there first).
+    @usableFromInline
+    func recycle(_ tx: inout ReadTransaction) {
+        tx.end()
+        guard isKnownUniquelyReferenced(&tx) else { return }
+        tx.park()
+        let parked = Unmanaged.passRetained(tx)
+        if !spareRead.compareExchange(expected: nil, desired: parked, ordering: .releasing).exchanged { parked.release() }
+    }
+
+    /// Whether an ended `read` transaction waits for the next one (for tests).
+    var hasSpareRead: Bool { spareRead.load(ordering: .acquiring) != nil }
+
+    /// Drops the spare read transaction (with the snapshot, mapping and file it still holds).
+    private func dropSpareRead() { spareRead.exchange(nil, ordering: .acquiring)?.release() }
 
     /// Keeps the newest version alive and readable until released, from any thread.
     public func pin() throws -> PinnedVersion {
@@ -461,6 +506,7 @@ public final class Database: @unchecked Sendable {
             return
         }
         writeLock.withLock { state.withLock { closed = true } }
+        dropSpareRead()
     }
 
     func ensureOpen() throws {

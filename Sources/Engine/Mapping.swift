@@ -30,17 +30,34 @@ final class Mapping: @unchecked Sendable {
 /// reference. Refs outside that range are corruption, reported, never dereferenced. In an
 /// encrypted file every page comes authenticated and decrypted from `encrypted`; a plain
 /// file's pages are the mapping itself.
-struct PageSource {
+///
+/// Immutable, and a class: a transaction hands it to every get, and copying a struct with
+/// an optional class field in it went through that field's value witness (a metadata
+/// lookup and two indirect calls per get); a class reference is one retain.
+final class PageSource: @unchecked Sendable {
     let mapping: Mapping
     let limit: UInt64
     /// Check every node's checksum as it is read (`DatabaseOptions.verifyChecksums`), so a
     /// page the storage returned damaged is an error, never data. (Encrypted pages are
     /// always authenticated, which is stronger.)
-    var verifyChecksums = false
-    var encrypted: EncryptedPages? = nil
+    let verifyChecksums: Bool
+    let encrypted: EncryptedPages?
     /// The one ref that may point inside a page: the version's catalog leaf, embedded in its
     /// top node (`Meta`); 0 when there is none. Any other misaligned ref is corruption.
-    var embeddedCatalog: UInt64 = 0
+    let embeddedCatalog: UInt64
+
+    init(mapping: Mapping, limit: UInt64, verifyChecksums: Bool = false, encrypted: EncryptedPages? = nil, embeddedCatalog: UInt64 = 0) {
+        self.mapping = mapping
+        self.limit = limit
+        self.verifyChecksums = verifyChecksums
+        self.encrypted = encrypted
+        self.embeddedCatalog = embeddedCatalog
+    }
+
+    /// The same pages, with `ref` as the version's embedded catalog leaf.
+    func embedding(catalog ref: UInt64) -> PageSource {
+        ref == embeddedCatalog ? self : PageSource(mapping: mapping, limit: limit, verifyChecksums: verifyChecksums, encrypted: encrypted, embeddedCatalog: ref)
+    }
 
     var geometry: PageGeometry { encrypted == nil ? .plain : .encrypted }
 

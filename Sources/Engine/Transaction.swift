@@ -31,7 +31,11 @@ public struct TableInfo: Sendable, Equatable, Encodable {
 
 /// What read and write transactions share: table lookup through the catalog, reads, scans.
 public class Transaction {
-    public let db: Database
+    /// The handle. nil only while an ended read transaction waits in its handle's spare
+    /// slot for the next `read` (`Database.recycle`): a strong reference there would be a
+    /// cycle, and the handle would never be released.
+    @exclusivity(unchecked) @usableFromInline final var owner: Database?
+    public var db: Database { owner! }
     @exclusivity(unchecked) var pages: PageSource
     @exclusivity(unchecked) var catalogRoot: Child?
     @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastState = nil } }
@@ -45,7 +49,7 @@ public class Transaction {
     @exclusivity(unchecked) var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
-        self.db = db
+        owner = db
         self.pages = pages
         self.catalogRoot = catalogRoot == 0 ? nil : .page(catalogRoot)
     }
@@ -54,6 +58,17 @@ public class Transaction {
     public var version: UInt64 { 0 }
 
     func ensureActive() throws { guard isActive else { throw EngineError.transactionClosed } }
+
+    /// `Database.guarded`, touching the handle only when there is an error to name it in:
+    /// every get runs through here.
+    @usableFromInline
+    final func guarded<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw Database.naming(error, path: owner?.path ?? "")
+        }
+    }
 
     @usableFromInline
     func state(_ name: String) throws -> TableState {
@@ -93,7 +108,7 @@ public class Transaction {
 
     /// Names of all tables, in byte order.
     public func tableNames() throws -> [String] {
-        try db.guarded {
+        try guarded {
             try ensureActive()
             var names: [String] = []
             try Tree.scan(catalogRoot, from: nil, to: nil, reverse: false, pages: pages) { k, _ in
@@ -105,7 +120,7 @@ public class Transaction {
     }
 
     public func tableInfo(_ name: String) throws -> TableInfo? {
-        try db.guarded {
+        try guarded {
             do {
                 let s = try state(name)
                 return TableInfo(name: name, keyKind: s.keyKind, valueKind: s.valueKind, count: Int(s.count))
@@ -118,7 +133,7 @@ public class Transaction {
     /// A typed handle on an existing table; its kinds must match `K` and `V`.
     @inlinable
     public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
-        try db.guarded {
+        try guarded {
             let s = try state(name)
             try Transaction.checkKinds(name, s, K.self, V.self)
             return Table(tx: self, name: name)
@@ -137,13 +152,13 @@ public class Transaction {
     // MARK: Untyped access, for tools that learn a table's kinds at run time.
 
     public func get(table: String, key: [UInt8]) throws -> [UInt8]? {
-        try db.guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
+        try guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
     }
 
     /// Lends the value of `key` (nil when absent) to `body` without a copy; the bytes are
     /// valid only during the call. For the object layer, which decodes rows in place.
     package func withValue<T>(table: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        try db.guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
+        try guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
     }
 
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
@@ -160,12 +175,11 @@ public class Transaction {
     /// bytes are valid only during the call.
     @usableFromInline
     final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        try db.guarded {
+        try guarded {
             // The table found last, checked here rather than through `state` (the common
             // case of every get after the first).
             let root: Child?
             if isActive, let last = lastState, lastName == table { root = last.root } else { root = try state(table).root }
-            let pages = self.pages
             guard let v = try Tree.find(root, key: key, pages: pages) else { return }
             switch v {
             case .inline(let b): try body(b)
@@ -175,7 +189,7 @@ public class Transaction {
     }
 
     public func count(table: String) throws -> Int {
-        try db.guarded { Int(try state(table).count) }
+        try guarded { Int(try state(table).count) }
     }
 
     /// Visits keys in [from, to) in order (or reverse order); `body` returns false to stop.
@@ -184,7 +198,7 @@ public class Transaction {
         table: String, from: [UInt8]? = nil, to: [UInt8]? = nil, reverse: Bool = false,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try db.guarded {
+        try guarded {
             try Tree.scan(try state(table).root, from: from, to: to, reverse: reverse, pages: pages, body)
         }
     }
@@ -229,6 +243,22 @@ public final class ReadTransaction: Transaction {
     /// version's pin goes after the new one is taken, so the pages never go unprotected.
     func adopt(_ next: Snapshot) {
         db.readers.unpin(snapshot.version)
+        point(at: next)
+    }
+
+    /// An ended transaction from the handle's spare slot, begun again on `next` (pinned by
+    /// the caller). On the version it read last, everything it looked up still holds: a
+    /// version never changes.
+    func restart(on db: Database, _ next: Snapshot) {
+        owner = db
+        isActive = true
+        if next !== snapshot { point(at: next) }
+    }
+
+    /// Parks an ended transaction in its handle's spare slot (see `owner`).
+    func park() { owner = nil }
+
+    private func point(at next: Snapshot) {
         snapshot = next
         pages = next.pages
         catalogRoot = next.meta.catalogRoot == 0 ? nil : .page(next.meta.catalogRoot)

@@ -38,7 +38,7 @@ public final class WriteTransaction: Transaction {
     }
 
     public func createTable(_ name: String, keyKind: KeyKind, valueKind: ValueKind) throws {
-        try db.guarded {
+        try guarded {
             try ensureActive()
             try WriteTransaction.validateName(name)
             if (try? state(name)) != nil { throw EngineError.tableExists(name) }
@@ -57,7 +57,7 @@ public final class WriteTransaction: Transaction {
 
     /// Removes a table and frees its pages.
     public func dropTable(_ name: String) throws {
-        try db.guarded {
+        try guarded {
             let s = try state(name)
             try writer.freeAll(s.root)
             tables[name] = nil
@@ -69,7 +69,7 @@ public final class WriteTransaction: Transaction {
     override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
         guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
         guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
-        try db.guarded {
+        try guarded {
             let s = try state(table)
             if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) { s.count += 1 }
             s.dirty = true
@@ -78,7 +78,7 @@ public final class WriteTransaction: Transaction {
 
     @discardableResult
     public override func delete(table: String, key: [UInt8]) throws -> Bool {
-        try db.guarded {
+        try guarded {
             let s = try state(table)
             guard try writer.delete(&s.root, key: key) else { return false }
             s.count -= 1

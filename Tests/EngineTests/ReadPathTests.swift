@@ -39,6 +39,60 @@ final class ReadPathTests: XCTestCase {
         old.end()
     }
 
+    /// `read` begins again in the transaction the last one ended: on a newer version it must
+    /// forget the table it found (here dropped and made again with other kinds), and a
+    /// transaction the body kept is never handed out again.
+    func testARecycledReadTransactionStartsOverOnTheNewestVersion() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("r.fief"), options: DatabaseOptions(durability: .none))
+        try put(db, "t", 0..<5)
+        XCTAssertEqual(try db.read { try $0.table("t", key: Int64.self, value: Int64.self).count() }, 5)
+        XCTAssertTrue(db.hasSpareRead, "a read whose transaction nothing kept leaves it for the next")
+        XCTAssertEqual(try db.read { try $0.table("t", key: Int64.self, value: Int64.self).get(4) }, 40)
+
+        try db.write { tx in
+            try tx.dropTable("t")
+            let t = try tx.createTable("t", key: Int64.self, value: String.self)
+            try t.put(1, "one")
+        }
+        try db.read { tx in
+            XCTAssertThrowsError(try tx.table("t", key: Int64.self, value: Int64.self)) { e in
+                guard case .tableTypeMismatch? = e as? EngineError else { return XCTFail("\(e)") }
+            }
+            let t = try tx.table("t", key: Int64.self, value: String.self)
+            XCTAssertEqual(try t.count(), 1)
+            XCTAssertEqual(try t.get(1), "one")
+        }
+
+        var kept: ReadTransaction?
+        try db.read { kept = $0 }
+        XCTAssertThrowsError(try kept!.table("t", key: Int64.self, value: String.self)) { e in
+            guard case .transactionClosed? = e as? EngineError else { return XCTFail("\(e)") }
+        }
+        for _ in 0..<3 {
+            try db.read { tx in
+                XCTAssertFalse(tx === kept)
+                XCTAssertEqual(try tx.table("t", key: Int64.self, value: String.self).get(1), "one")
+            }
+        }
+        // The kept transaction's version is not pinned any more: writes reuse its pages.
+        XCTAssertEqual(try db.readers.livePins().count, 0)
+    }
+
+    /// The spare transaction holds no reference to its handle: dropping the handle releases it.
+    func testTheSpareReadTransactionDoesNotKeepItsHandle() throws {
+        let dir = TempDir()
+        weak var released: Database?
+        try {
+            let db = try Database(path: dir.file("h.fief"), options: DatabaseOptions(durability: .none))
+            try put(db, "t", 0..<3)
+            _ = try db.read { try $0.table("t", key: Int64.self, value: Int64.self).count() }
+            XCTAssertTrue(db.hasSpareRead)
+            released = db
+        }()
+        XCTAssertNil(released)
+    }
+
     func testAlternatingTablesInOneTransaction() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("a.fief"), options: DatabaseOptions(durability: .none))
