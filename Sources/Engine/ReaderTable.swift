@@ -67,7 +67,7 @@ final class ReaderTable {
     /// handle needs a slot it has never had.
     func pin(_ version: UInt64) throws {
         try lock.withLock {
-            if let i = pins.firstIndex(where: { $0.version == version }) {
+            if let i = pinIndex(version) {
                 pins[i].refs += 1
                 return
             }
@@ -84,13 +84,13 @@ final class ReaderTable {
 
     func unpin(_ version: UInt64) {
         let surplus: Int? = lock.withLock {
-            guard let i = pins.firstIndex(where: { $0.version == version }) else { return nil }
+            guard let i = pinIndex(version) else { return nil }
             if pins[i].refs > 1 {
                 pins[i].refs -= 1
                 return nil
             }
             let slot = pins[i].slot
-            pins.remove(at: i)
+            if i == pins.count - 1 { pins.removeLast() } else { pins.remove(at: i) }
             guard let lockFile, slot >= 0 else { return nil }
             lockFile.slot(slot).publish(0)
             guard idle.count < ReaderTable.idleKept else { return slot }
@@ -98,6 +98,17 @@ final class ReaderTable {
             return nil
         }
         if let surplus, let lockFile { _ = try? lockFile.withTableLock { lockFile.slot(surplus).free() } }
+    }
+
+    /// Under `lock`: where `version` is in `pins` (a plain loop: this runs twice per read).
+    @inline(__always)
+    private func pinIndex(_ version: UInt64) -> Int? {
+        var i = 0
+        while i < pins.count {
+            if pins[i].version == version { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// Under `lock`: takes a free slot of the table for this handle, reclaiming dead
