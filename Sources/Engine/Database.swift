@@ -374,11 +374,13 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Ends a `read`'s transaction and keeps it for the next one, unless the body kept a
-    /// reference to it (or the slot is taken: another thread's read got there first).
+    /// reference to it (or the slot is taken: another thread's read got there first). Not in
+    /// an encrypted file: there each transaction's snapshot holds the pages it decrypted,
+    /// which a parked transaction would keep until the next read.
     @usableFromInline
     func recycle(_ tx: inout ReadTransaction) {
         tx.end()
-        guard isKnownUniquelyReferenced(&tx) else { return }
+        guard tx.pages.encrypted == nil, isKnownUniquelyReferenced(&tx) else { return }
         tx.park()
         let parked = Unmanaged.passRetained(tx)
         if !spareRead.compareExchange(expected: nil, desired: parked, ordering: .releasing).exchanged { parked.release() }

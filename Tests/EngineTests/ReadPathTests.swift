@@ -93,6 +93,16 @@ final class ReadPathTests: XCTestCase {
         XCTAssertNil(released)
     }
 
+    /// In an encrypted file an ended transaction is not kept: its snapshot holds every page
+    /// it decrypted.
+    func testAnEncryptedReadIsNotKeptForTheNext() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("e.fief"), options: DatabaseOptions(durability: .none, encryptionKey: [UInt8]((0..<64).map { UInt8($0) })))
+        try put(db, "t", 0..<3)
+        XCTAssertEqual(try db.read { try $0.table("t", key: Int64.self, value: Int64.self).get(2) }, 20)
+        XCTAssertFalse(db.hasSpareRead)
+    }
+
     func testAlternatingTablesInOneTransaction() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("a.fief"), options: DatabaseOptions(durability: .none))
