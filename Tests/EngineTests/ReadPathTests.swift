@@ -1,3 +1,4 @@
+import Foundation
 import SeededRandomness
 import XCTest
 @testable import Engine
@@ -91,6 +92,55 @@ final class ReadPathTests: XCTestCase {
             released = db
         }()
         XCTAssertNil(released)
+    }
+
+    /// Threads reading through one handle while a writer commits: the spare transaction goes
+    /// to one thread at a time, and each read sees one version whole (two tables written in
+    /// the same commits agree) and never an older one than the thread saw before.
+    func testConcurrentReadsOnOneHandleShareNoTransaction() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("c.fief"), options: DatabaseOptions(durability: .none))
+        try db.write { tx in
+            try tx.createTable("a", key: Int64.self, value: Int64.self).put(0, 0)
+            try tx.createTable("b", key: Int64.self, value: Int64.self).put(0, 0)
+        }
+        let lock = NSLock()
+        var inUse = Set<ObjectIdentifier>()
+        var failures: [String] = []
+        func fail(_ s: String) { lock.lock(); failures.append(s); lock.unlock() }
+        let writer = Thread {
+            do {
+                for v in Int64(1)...300 {
+                    try db.write { tx in
+                        try tx.openTable("a", key: Int64.self, value: Int64.self).put(0, v)
+                        try tx.openTable("b", key: Int64.self, value: Int64.self).put(0, v)
+                    }
+                }
+            } catch { fail("writer: \(error)") }
+        }
+        writer.start()
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            var last: Int64 = 0
+            for _ in 0..<3_000 {
+                do {
+                    try db.read { tx in
+                        let id = ObjectIdentifier(tx)
+                        lock.lock(); let fresh = inUse.insert(id).inserted; lock.unlock()
+                        if !fresh { fail("thread \(t): a transaction in use by another thread was handed out") }
+                        defer { lock.lock(); inUse.remove(id); lock.unlock() }
+                        let a = try tx.table("a", key: Int64.self, value: Int64.self).get(0) ?? -1
+                        let b = try tx.table("b", key: Int64.self, value: Int64.self).get(0) ?? -2
+                        if a != b { fail("thread \(t): a = \(a), b = \(b) in one read") }
+                        if a < last { fail("thread \(t): read \(a) after \(last)") }
+                        last = a
+                    }
+                } catch { fail("thread \(t): \(error)") }
+            }
+        }
+        while writer.isExecuting || !writer.isFinished { usleep(1_000) }
+        XCTAssertEqual(failures.prefix(5), [])
+        XCTAssertEqual(try db.read { try $0.table("a", key: Int64.self, value: Int64.self).get(0) }, 300)
+        XCTAssertEqual(try db.readers.livePins().count, 0)
     }
 
     /// In an encrypted file an ended transaction is not kept: its snapshot holds every page
