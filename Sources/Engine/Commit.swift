@@ -49,6 +49,12 @@ extension WriteTransaction {
     private func writeVersion(_ written: WrittenNodes) throws -> (TopSlot, Meta) {
         let v = version
         var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher)
+        // One run for the changed nodes and the top node, where the free list has one: a small
+        // commit whose base freed the same path (each commit's pages are the ones two commits
+        // back) then writes one run of neighbouring pages.
+        var nodes = 1
+        for s in tables.values where s.dirty { nodes += NodeWriter.dirtyNodes(s.root) }
+        freeList.reserveRun(nodes)
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out, written)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
@@ -64,6 +70,7 @@ extension WriteTransaction {
         for f in writer.freed { freeList.free(start: f.start, count: f.count, at: v) }
 
         let metaPage = freeList.allocate(1)
+        freeList.returnUnusedRun()
         let nodeBytes = out.geometry.pageBytes
         let catalogBytes = embedded.map { Meta.embeddedBytes(nodeSize: $0.size) } ?? 0
         let room = fillsTopNode ? nodeBytes - catalogBytes - Meta.inlineOffset : nil

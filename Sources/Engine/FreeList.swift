@@ -66,6 +66,12 @@ struct FreeList: Equatable {
     /// is stored empty), so the number of pages to write never shrinks below what was taken.
     var keepEmptyChunks = false
 
+    /// A run of neighbouring pages taken for one commit's nodes (`reserveRun`): single pages
+    /// come from it first, so the commit's pages go out in one write call (one FUSE request
+    /// on a FaultFS mount) instead of one per page. Empty (equal) outside a commit.
+    private var runNext: UInt64 = 0
+    private var runEnd: UInt64 = 0
+
     /// Entries per chunk page in this file (fewer when encrypted: the page is shorter).
     let chunkCapacity: Int
     /// Two neighbours, one of them changed, are merged when they fit in this many entries, so
@@ -91,6 +97,10 @@ struct FreeList: Equatable {
     /// `n` contiguous pages: first fit among recent extents, then among the other reusable
     /// ones, lowest first; else the end of file.
     mutating func allocate(_ n: Int) -> UInt64 {
+        if n == 1 && runNext < runEnd {
+            runNext += 1
+            return runNext - 1
+        }
         let want = UInt64(n)
         if let i = recent.firstIndex(where: { $0.count >= want }) {
             let start = recent[i].start
@@ -114,6 +124,25 @@ struct FreeList: Equatable {
         let start = pageCount
         pageCount += want
         return start
+    }
+
+    /// Takes `n` neighbouring pages for the single-page allocations that follow, if a recent
+    /// extent holds that many. Not from the chunked run (its chunk page would be rewritten:
+    /// one more page in the commit than it saves calls) nor from the file's end: a commit
+    /// whose pages are not free together takes them one by one, as without a run. Once one
+    /// commit has a run, the commit two later finds it free again.
+    mutating func reserveRun(_ n: Int) {
+        guard n > 1, runNext == runEnd, recent.contains(where: { $0.count >= UInt64(n) }) else { return }
+        runNext = allocate(n)
+        runEnd = runNext + UInt64(n)
+    }
+
+    /// Gives back what the commit did not take of its run (still free: nothing was written
+    /// there), before the list is stored.
+    mutating func returnUnusedRun() {
+        if runNext < runEnd { insertRecent(FreeExtent(start: runNext, count: runEnd - runNext, freedAt: 0)) }
+        runNext = 0
+        runEnd = 0
     }
 
     /// Records pages this version no longer reaches; they join `pending`, tagged `version`.

@@ -19,6 +19,15 @@ enum NodeWriter {
         return start * UInt64(Layout.pageSize)
     }
 
+    /// How many in-memory nodes `c`'s tree has: the pages `tree` will take for nodes.
+    static func dirtyNodes(_ c: Child?) -> Int {
+        guard case .dirty(let n)? = c else { return 0 }
+        guard !n.isLeaf else { return 1 }
+        var count = 1
+        for i in n.children.indices { count += dirtyNodes(n.children[i]) }
+        return count
+    }
+
     /// Writes every in-memory node of a tree, children first, and its large values to
     /// overflow extents; returns the root's ref (0 for an empty tree). Nodes of the base
     /// version keep their refs.

@@ -17,13 +17,24 @@ final class FreeListTests: XCTestCase {
         for step in 0..<20_000 {
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<4:
-                let n = Int.random(in: 0..<20, using: &rng) == 0 ? Int.random(in: 2...5, using: &rng) : 1
-                let start = list.allocate(n)
-                for p in start..<(start + UInt64(n)) {
-                    XCTAssertFalse(inUse.contains(p), "step \(step): page \(p) handed out twice")
-                    XCTAssertTrue(reusable.remove(p) != nil || p >= list.pageCount - UInt64(n), "step \(step): page \(p) was not reusable")
-                    XCTAssertNil(pending[p], "step \(step): pending page \(p) handed out")
-                    inUse.insert(p)
+                // Now and then a commit's run: single pages from a reserved run of neighbours,
+                // what it does not use given back (the file must not grow for a run).
+                let reserving = Int.random(in: 0..<8, using: &rng) == 0
+                if reserving { list.reserveRun(Int.random(in: 2...6, using: &rng)) }
+                let pagesBefore = list.pageCount
+                for _ in 0..<(reserving ? Int.random(in: 1...7, using: &rng) : 1) {
+                    let n = !reserving && Int.random(in: 0..<20, using: &rng) == 0 ? Int.random(in: 2...5, using: &rng) : 1
+                    let start = list.allocate(n)
+                    for p in start..<(start + UInt64(n)) {
+                        XCTAssertFalse(inUse.contains(p), "step \(step): page \(p) handed out twice")
+                        XCTAssertTrue(reusable.remove(p) != nil || p >= list.pageCount - UInt64(n), "step \(step): page \(p) was not reusable")
+                        XCTAssertNil(pending[p], "step \(step): pending page \(p) handed out")
+                        inUse.insert(p)
+                    }
+                }
+                if reserving {
+                    list.returnUnusedRun()
+                    XCTAssertLessThanOrEqual(list.pageCount, pagesBefore + 7, "step \(step): the file grew for a run")
                 }
             case 4..<7:
                 guard let p = inUse.randomElement(using: &rng) else { continue }
@@ -39,6 +50,30 @@ final class FreeListTests: XCTestCase {
             }
             if step % 500 == 0 || step == 19_999 { try assertInvariants(list, reusable: reusable, pending: pending, step: step) }
         }
+    }
+
+    /// A commit's run: with single free pages scattered below a larger extent, the pages a
+    /// commit takes after `reserveRun` are neighbours from that extent (one write call) where
+    /// first fit alone would take the scattered ones; what the commit leaves goes back.
+    func testAReservedRunHandsOutNeighbours() {
+        let ext = { (s: UInt64, n: UInt64) in FreeExtent(start: s, count: n, freedAt: 0) }
+        let scattered = [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(20, 10)]
+        var plain = FreeList(reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        XCTAssertEqual((0..<4).map { _ in plain.allocate(1) }, [3, 5, 10, 12])
+
+        var list = FreeList(reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        list.reserveRun(4)
+        XCTAssertEqual((0..<3).map { _ in list.allocate(1) }, [20, 21, 22])
+        list.returnUnusedRun()
+        XCTAssertEqual(list.recent, [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(23, 7)])
+        XCTAssertEqual(list.allocate(1), 3, "after the run, first fit again")
+
+        // No recent extent holds the run: nothing is reserved, and the file does not grow for it.
+        var tight = FreeList(reusable: [], recent: [ext(3, 1), ext(5, 2)], pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        tight.reserveRun(4)
+        XCTAssertEqual((0..<3).map { _ in tight.allocate(1) }, [3, 5, 6])
+        tight.returnUnusedRun()
+        XCTAssertEqual(tight.pageCount, 40)
     }
 
     private func assertInvariants(_ list: FreeList, reusable: Set<UInt64>, pending: [UInt64: UInt64], step: Int) throws {
