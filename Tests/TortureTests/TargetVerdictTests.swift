@@ -68,6 +68,24 @@ final class TargetVerdictTests: XCTestCase {
         assertClean(t, try run(t, [("crash-points", 1), ("power-cut", 5)]))
     }
 
+    /// An adapter that dies before answering `open` is started once more (and says so); one
+    /// that dies twice is an error naming both deaths.
+    func testAnAdapterThatDiesBeforeOpenIsStartedOnceMore() throws {
+        let dir = TempDir()
+        let marker = dir.file("started")
+        let adapter = "\(TargetVerdictTests.repository)/examples/adapters/sqlite_adapter.py"
+        let flaky = "sh -c 'if [ -e \(marker) ]; then exec python3 \(adapter); else touch \(marker); exit 3; fi'"
+        let target = try ExecTarget(directory: dir.path, command: flaky)
+        try target.write { try $0.put("k", "v") }
+        XCTAssertEqual(try target.read { try $0.get("k") }, "v")
+        target.close()
+
+        XCTAssertThrowsError(try ExecTarget(directory: dir.path, command: "sh -c 'exit 4'")) { e in
+            let text = "\(e)"
+            XCTAssertTrue(text.contains("died twice") && text.contains("exited with status 4"), text)
+        }
+    }
+
     func testPythonSQLiteAdapterIsClean() throws {
         let t = TargetVerdictTests.sqliteAdapter
         assertClean(t, try run(t, [("crash-points", 1), ("power-cut", 3)]))

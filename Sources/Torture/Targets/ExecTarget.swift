@@ -22,32 +22,64 @@ import Foundation
 public final class ExecTarget: TortureTarget {
     public private(set) var capabilities = TargetCapabilities()
     let command: String
-    let process = Process()
-    let input: FileHandle
-    let outputHandle: FileHandle
+    private(set) var process = Process()
+    private(set) var input: FileHandle
+    private(set) var outputHandle: FileHandle
     var output: Int32 { outputHandle.fileDescriptor }
     private var buffer: [UInt8] = []
     private var closed = false
+    /// The adapter stopped reading or closed its output: it exited.
+    private var adapterGone = false
 
     public init(directory: String, command: String) throws {
         self.command = command
         // A dead adapter must give an error on the next request, not kill us with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        (process, input, outputHandle) = try ExecTarget.start(command)
+        do {
+            try open(directory)
+        } catch where adapterGone {
+            // An adapter that died before answering `open`, with nothing on its stderr, was seen
+            // once in a full test run on a loaded machine and never alone: it gets one more
+            // start, and says so. Before `open` it holds no data, so nothing is hidden; a second
+            // death, or any answer, stands.
+            let first = "\(error); it \(exitDescription())"
+            FileHandle.standardError.write(Data("fief torture: \(first); starting it once more\n".utf8))
+            (process, input, outputHandle) = try ExecTarget.start(command)
+            buffer = []
+            adapterGone = false
+            do { try open(directory) } catch where adapterGone { throw TargetError(name, "open", "died twice before answering: \(first); then \(error); it \(exitDescription())") }
+        }
+    }
+
+    /// Starts the adapter with pipes to its stdin and stdout.
+    private static func start(_ command: String) throws -> (Process, FileHandle, FileHandle) {
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "exec " + command]
         let toChild = Pipe(), fromChild = Pipe()
         process.standardInput = toChild
         process.standardOutput = fromChild
         do { try process.run() } catch { throw TargetError("exec:\(command)", "start", "\(error)") }
-        input = toChild.fileHandleForWriting
-        outputHandle = fromChild.fileHandleForReading
         // Our copies of the child's ends would keep the pipes open after it dies (FileHandle
         // knows when Process closed them already).
         try? toChild.fileHandleForReading.close()
         try? fromChild.fileHandleForWriting.close()
+        return (process, toChild.fileHandleForWriting, fromChild.fileHandleForReading)
+    }
+
+    private func open(_ directory: String) throws {
         let answer = try request(["op": "open", "dir": directory])
         capabilities = TargetCapabilities(transactions: (answer["transactions"] as? Bool) ?? true,
                                           multiProcess: (answer["multiProcess"] as? Bool) ?? true)
+    }
+
+    /// How the adapter ended (after `adapterGone`): its exit status or signal.
+    private func exitDescription() -> String {
+        try? input.close()
+        try? outputHandle.close()
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
     }
 
     deinit { close() }
@@ -70,8 +102,14 @@ public final class ExecTarget: TortureTarget {
             }
             return true
         }
-        guard sent else { throw TargetError(name, op, "the adapter stopped reading its input (it exited?)") }
-        guard let reply = readLine() else { throw TargetError(name, op, "the adapter closed its output without answering (it exited?)") }
+        guard sent else {
+            adapterGone = true
+            throw TargetError(name, op, "the adapter stopped reading its input (it exited?)")
+        }
+        guard let reply = readLine() else {
+            adapterGone = true
+            throw TargetError(name, op, "the adapter closed its output without answering (it exited?)")
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(reply))) as? [String: Any] else {
             throw TargetError(name, op, "the adapter answered with something that is not a JSON object: \(String(decoding: reply.prefix(200), as: UTF8.self))")
         }
