@@ -22,7 +22,7 @@ import Foundation
 public final class ExecTarget: TortureTarget {
     public private(set) var capabilities = TargetCapabilities()
     let command: String
-    private(set) var process = Process()
+    private(set) var process: Process
     private(set) var input: FileHandle
     private(set) var outputHandle: FileHandle
     var output: Int32 { outputHandle.fileDescriptor }
