@@ -391,8 +391,22 @@ final class DirtyNode {
     func settleAfterWrite() {
         guard !isLeaf else { return }
         let raw = self.raw, cells = self.cells
-        for i in children.indices {
-            if case .dirty = children[i] { children[i] = .page(raw.u64(cells[i])) }
+        children.withUnsafeMutableBufferPointer { kids in
+            for i in kids.indices {
+                if case .dirty = kids[i] { kids[i] = .page(raw.u64(cells[i])) }
+            }
+        }
+    }
+
+    /// Calls `body` with each in-memory child and its index. Walks the children in place: a
+    /// branch has a few hundred, nearly all untouched refs, and this runs over every changed
+    /// branch several times a commit, so no child is copied out to look at it.
+    @inline(__always)
+    func forEachDirtyChild(_ body: (Int, DirtyNode) throws -> Void) rethrows {
+        try children.withUnsafeBufferPointer { kids in
+            for i in kids.indices {
+                if case .dirty(let d) = kids[i] { try body(i, d) }
+            }
         }
     }
 

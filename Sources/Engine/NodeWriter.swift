@@ -22,9 +22,12 @@ enum NodeWriter {
     /// How many in-memory nodes `c`'s tree has: the pages `tree` will take for nodes.
     static func dirtyNodes(_ c: Child?) -> Int {
         guard case .dirty(let n)? = c else { return 0 }
-        guard !n.isLeaf else { return 1 }
+        return dirtyNodes(n)
+    }
+
+    private static func dirtyNodes(_ n: DirtyNode) -> Int {
         var count = 1
-        for i in n.children.indices { count += dirtyNodes(n.children[i]) }
+        if !n.isLeaf { n.forEachDirtyChild { _, child in count += dirtyNodes(child) } }
         return count
     }
 
@@ -47,9 +50,8 @@ enum NodeWriter {
                 }
             } else {
                 // Untouched children keep the ref their cell already holds.
-                for i in n.children.indices {
-                    guard case .dirty = n.children[i] else { continue }
-                    n.setChildRef(at: i, try tree(n.children[i], version: version, &alloc, &out, written: written))
+                try n.forEachDirtyChild { i, child in
+                    n.setChildRef(at: i, try tree(.dirty(child), version: version, &alloc, &out, written: written))
                 }
             }
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
