@@ -27,6 +27,7 @@ extension Database {
         var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         walk.mark(snap.slot.ref, span: 1, what: "top node")
+        if let top = try? pages.page(snap.slot.ref) { walk.checkGap(top, what: "top node") }
         walk.walkCatalog(snap.meta)
         walk.checkFreeList(snap.meta)
         walk.checkCoverage()
@@ -51,6 +52,14 @@ struct IntegrityWalk {
         owner[0] = 1  // header
         report.version = version
         report.pageCount = pageCount
+    }
+
+    /// A writer zeroes the gap a node's checksum leaves out (format 6), so anything else there
+    /// was put there by the storage: harmless to the data, but a sign of damage the checksum
+    /// cannot see.
+    mutating func checkGap(_ page: PageView, what: String) {
+        guard let gap = PageHeader.gap(page.raw), page.raw[gap].contains(where: { $0 != 0 }) else { return }
+        problem("\(what) at offset \(page.ref) has stray bytes in its free gap (\(gap.lowerBound)..<\(gap.upperBound)), which its checksum does not cover")
     }
 
     mutating func problem(_ s: String) {
@@ -150,6 +159,7 @@ struct IntegrityWalk {
             return
         }
         if page.version > version { problem("\(name): node at offset \(ref) was written by version \(page.version), after \(version)") }
+        checkGap(page, what: "\(name): node")
         let keys = (0..<node.count).map { Array(node.key($0)) }
         if keys.isEmpty { problem("\(name): node at offset \(ref) is empty") }
         for i in 0..<keys.count {

@@ -1,4 +1,4 @@
-/// XXH64 (seed 0) over node and header bytes: a 64-bit non-cryptographic checksum. It
+/// XXH64 over node and header bytes: a 64-bit non-cryptographic checksum. It
 /// detects torn, zeroed and garbage pages; it does not defend against an attacker. Four
 /// independent lanes keep a page's hash off the critical path of a commit (format 2; format 1
 /// used a single-lane variant, several times slower per page).
@@ -21,14 +21,15 @@ enum Checksum {
         (h ^ round(0, lane)) &* p1 &+ p4
     }
 
-    static func of(_ buf: UnsafeRawBufferPointer) -> UInt64 {
+    /// XXH64 of `buf` with `seed` (0 unless a page's checksum chains its two parts).
+    static func of(_ buf: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let n = buf.count
-        guard let base = buf.baseAddress else { return avalanche(p5) }
+        guard let base = buf.baseAddress else { return avalanche(seed &+ p5) }
         @inline(__always) func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
         var i = 0
         var h: UInt64
         if n >= 32 {
-            var v1 = p1 &+ p2, v2 = p2, v3: UInt64 = 0, v4 = 0 &- p1
+            var v1 = seed &+ p1 &+ p2, v2 = seed &+ p2, v3 = seed, v4 = seed &- p1
             // A pointer walk over whole stripes, no overflow checks: the loop a page hash
             // spends nearly all its time in.
             var p = base
@@ -44,7 +45,7 @@ enum Checksum {
             h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
             h = merge(h, v1); h = merge(h, v2); h = merge(h, v3); h = merge(h, v4)
         } else {
-            h = p5
+            h = seed &+ p5
         }
         h &+= UInt64(n)
         while i + 8 <= n {

@@ -48,7 +48,7 @@ extension WriteTransaction {
     /// new version and its top node. `written` collects the tree nodes written.
     private func writeVersion(_ written: WrittenNodes) throws -> (TopSlot, Meta) {
         let v = version
-        var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher)
+        var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher, format: db.format)
         // One run for the changed nodes and the top node, where the free list has one: a small
         // commit whose base freed the same path (each commit's pages are the ones two commits
         // back) then writes one run of neighbouring pages.
@@ -80,8 +80,9 @@ extension WriteTransaction {
         let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0
+        let skipsGap = out.checksumSkipsGap
         try out.add(page: metaPage, nodeBytes: nodeBytes, zeroed: true) { p in
-            meta.encode(into: p, catalog: embedded)
+            meta.encode(into: p, catalog: embedded, checksumSkipsGap: skipsGap)
             topChecksum = UnsafeRawBufferPointer(p).u64(0)
         }
         if let embedded { written.record(catalogRef, embedded) }

@@ -57,7 +57,7 @@ extension Database {
             try guarded {
                 let v = snap.version
                 let cipher = key.map { FileCipher.forNewFile(key: $0) }
-                var pw = PageWriter(file: out, cipher: cipher?.0)
+                var pw = PageWriter(file: out, cipher: cipher?.0, format: .new(encrypted: key != nil))
                 var alloc = FreeList(pageCount: 1, geometry: pw.geometry)
                 let copier = TreeCopier(src: snap.pages, version: v, geometry: pw.geometry)
                 // Catalog: each table's tree copied, then a fresh catalog over the new roots.
@@ -75,7 +75,7 @@ extension Database {
                 let catalogRef = try NodeWriter.tree(catalog, version: v, &alloc, &pw)
                 let metaPage = alloc.allocate(1)
                 let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: UInt64(records.count), freeListRef: 0, pageCount: alloc.pageCount)
-                let metaBytes = meta.encode(pw.geometry)
+                let metaBytes = meta.encode(pw)
                 try pw.add(page: metaPage, metaBytes)
                 try pw.flush()
                 let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })

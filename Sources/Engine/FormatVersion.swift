@@ -1,13 +1,13 @@
-/// What the header's format number says about a file: whether its pages are encrypted, and
-/// whether a commit may keep a small free list inside the top node. Formats 2 and 3 (before
-/// inline free lists) are still opened and written as they are, so an older engine can go on
-/// reading them; `compact` and `writeCopy` write the current format.
+/// What the header's format number says about a file: whether its pages are encrypted,
+/// whether a commit may keep a small free list inside the top node, and whether a node's
+/// checksum leaves out its free gap. Older formats are still opened and written as they are, so
+/// an older engine can go on reading them; `compact` and `writeCopy` write the current format.
 struct FileFormat: Equatable, Sendable {
     let number: UInt32
 
-    static let current = FileFormat(number: 4)
+    static let current = FileFormat(number: 6)
     static let currentEncrypted = FileFormat(number: 5)
-    static let known: [UInt32] = [2, 3, 4, 5]
+    static let known: [UInt32] = [2, 3, 4, 5, 6]
 
     static func new(encrypted: Bool) -> FileFormat { encrypted ? currentEncrypted : current }
 
@@ -23,6 +23,9 @@ struct FileFormat: Equatable, Sendable {
     /// Format 4 and later: the top node may hold the free list's extents (`Meta.freeExtents`)
     /// and an embedded catalog leaf.
     var fillsTopNode: Bool { number >= 4 }
+    /// Format 6 (plain): node and top-node checksums leave out the free gap (`PageHeader.seal`).
+    /// Reading needs no format: each page's header says what its checksum covers.
+    var checksumSkipsGap: Bool { number >= 6 && !isEncrypted }
 }
 
 extension Database {

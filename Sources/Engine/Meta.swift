@@ -62,15 +62,16 @@ struct Meta: Equatable {
         return m
     }
 
-    func encode(_ g: PageGeometry) -> [UInt8] {
-        var buf = [UInt8](repeating: 0, count: g.pageBytes)
-        buf.withUnsafeMutableBytes { encode(into: $0) }
+    /// A top node with no embedded catalog, for `out`'s file.
+    func encode(_ out: PageWriter) -> [UInt8] {
+        var buf = [UInt8](repeating: 0, count: out.geometry.pageBytes)
+        buf.withUnsafeMutableBytes { encode(into: $0, checksumSkipsGap: out.checksumSkipsGap) }
         return buf
     }
 
     /// Into a zeroed page of `pageBytes` bytes, with `catalog` (the leaf `catalogRoot` names)
     /// at its end when the catalog is embedded.
-    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil) {
+    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool) {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
         p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
         p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
@@ -79,10 +80,13 @@ struct Meta: Equatable {
         for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineOffset + 8 * i) }
         let extentsAt = Meta.inlineOffset + 8 * freeListChunks.count
         for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
+        var end = p.count
         if let o = embeddedCatalogOffset, let catalog {
-            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version)
+            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version, checksumSkipsGap: checksumSkipsGap)
+            end = o
         }
-        PageHeader.seal(p)
+        let used = extentsAt + FreeExtent.size * freeExtents.count
+        PageHeader.seal(p, gap: checksumSkipsGap ? used..<end : nil)
     }
 }
 

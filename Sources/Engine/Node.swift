@@ -413,7 +413,7 @@ final class DirtyNode {
     /// Serializes into a page of `pageBytes` bytes, every byte of which it writes (the gap
     /// between the offset array and the cells as zeros): the cells' bytes as they are. Dirty
     /// children and large values must already be written and their refs set.
-    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64) {
+    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64, checksumSkipsGap: Bool) {
         // A page, or the tail of a top node for an embedded catalog leaf.
         precondition(p.count <= pageBytes)
         let pageBytes = p.count
@@ -447,6 +447,6 @@ final class DirtyNode {
         let gap = Layout.pageHeaderSize + 2 * n
         precondition(gap <= end, "node of \(n) cells overflows its page")
         (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
-        PageHeader.seal(p)
+        PageHeader.seal(p, gap: checksumSkipsGap ? gap..<end : nil)
     }
 }

@@ -3,7 +3,8 @@
 enum NodeWriter {
     static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let page = alloc.allocate(1)
-        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version) }
+        let skipsGap = out.checksumSkipsGap
+        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap) }
         return page * UInt64(Layout.pageSize)
     }
 
@@ -56,7 +57,8 @@ enum NodeWriter {
             }
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
                 var buf = [UInt8](repeating: 0, count: n.pageBytes)
-                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version) }
+                let skipsGap = out.checksumSkipsGap
+                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap) }
                 try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
                 return n.origin
             }

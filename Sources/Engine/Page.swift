@@ -17,6 +17,8 @@ enum StoredValue {
 ///
 /// Page header (32 bytes): checksum u64 (of bytes 8..<span*pageSize) | kind u8 | flags u8 |
 /// count u16 | span u32 (pages in this extent) | version u64 (that wrote it) | extra u64.
+/// With flag `PageHeader.gapFlag` (format 6) the checksum leaves out a gap of free bytes, whose
+/// bounds are the two u32s of `extra` (see `PageHeader.seal`).
 /// Leaf and branch cells are addressed by a u16 offset array right after the header and
 /// packed from the end of the page.
 struct PageView {
@@ -153,6 +155,9 @@ struct PageView {
 
 /// Writes a page header into a freshly built page buffer, checksum last.
 enum PageHeader {
+    /// Flags bit: the checksum leaves out the bytes from `extra`'s low u32 to its high u32.
+    static let gapFlag: UInt8 = 1
+
     static func fill(_ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64) {
         p.setU8(kind.rawValue, at: 8)
         p.setU8(0, at: 9)
@@ -162,13 +167,45 @@ enum PageHeader {
         p.setU64(extra, at: 24)
     }
 
-    static func seal(_ p: UnsafeMutableRawBufferPointer) {
-        let sum = Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[8...]))
-        p.setU64(sum, at: 0)
+    /// Checksums the page from byte 8: all of it, or, given a `gap` (format 6 and later), all
+    /// but the gap: the free bytes between a node's offset array and its cells, or after a top
+    /// node's entries. No reader looks at them, and a small commit's nodes are mostly gap, so
+    /// hashing them was most of a commit's checksum work. The bounds go into the header
+    /// (flagged, in `extra`, which such pages leave 0), so checking a page needs only the page;
+    /// `Database.check` still finds a gap that is not all zeros.
+    static func seal(_ p: UnsafeMutableRawBufferPointer, gap: Range<Int>? = nil) {
+        if let gap {
+            let raw = UnsafeRawBufferPointer(p)
+            precondition(raw.u64(24) == 0 && gap.lowerBound >= Layout.pageHeaderSize && gap.upperBound <= p.count,
+                         "a gap in a page that uses extra, or outside the page")
+            p.setU8(raw.u8(9) | gapFlag, at: 9)
+            p.setU32(UInt32(gap.lowerBound), at: 24)
+            p.setU32(UInt32(gap.upperBound), at: 28)
+        }
+        p.setU64(checksum(UnsafeRawBufferPointer(p)) ?? 0, at: 0)
+    }
+
+    /// The gap a sealed page's checksum leaves out, if it is flagged and its bounds lie in the
+    /// page; an empty range at the header's end when unflagged; nil when the bounds are damaged.
+    static func gap(_ raw: UnsafeRawBufferPointer) -> Range<Int>? {
+        guard raw.u8(9) & gapFlag != 0 else { return Layout.pageHeaderSize..<Layout.pageHeaderSize }
+        let start = Int(raw.u32(24)), end = Int(raw.u32(28))
+        guard start >= Layout.pageHeaderSize, start <= end, end <= raw.count else { return nil }
+        return start..<end
+    }
+
+    /// What `seal` stores: XXH64 of bytes 8 up to the gap, as the seed of XXH64 of the bytes
+    /// after it (unflagged: XXH64 of bytes 8 to the end). nil when the gap's bounds are damaged.
+    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt64? {
+        guard raw.count >= Layout.pageHeaderSize else { return nil }
+        guard raw.u8(9) & gapFlag != 0 else { return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...])) }
+        guard let gap = gap(raw) else { return nil }
+        let before = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8..<gap.lowerBound]))
+        return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[gap.upperBound...]), seed: before)
     }
 
     static func checksumMatches(_ raw: UnsafeRawBufferPointer) -> Bool {
-        raw.count >= Layout.pageHeaderSize
-            && raw.u64(0) == Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]))
+        guard let sum = checksum(raw) else { return false }
+        return raw.u64(0) == sum
     }
 }

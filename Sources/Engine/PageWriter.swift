@@ -14,6 +14,8 @@ import Glibc
 struct PageWriter {
     let file: DatabaseFile
     let cipher: PageCipher?
+    /// The file's format leaves a node's free gap out of its checksum (`PageHeader.seal`).
+    let checksumSkipsGap: Bool
     private let buffers = Buffers()
     private var buffered = 0
     static let flushBytes = 4 << 20
@@ -35,9 +37,10 @@ struct PageWriter {
         }
     }
 
-    init(file: DatabaseFile, cipher: PageCipher?) {
+    init(file: DatabaseFile, cipher: PageCipher?, format: FileFormat) {
         self.file = file
         self.cipher = cipher
+        checksumSkipsGap = format.checksumSkipsGap
     }
 
     var geometry: PageGeometry { cipher == nil ? .plain : .encrypted }

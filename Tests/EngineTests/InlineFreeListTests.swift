@@ -177,7 +177,7 @@ final class InlineFreeListTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("old.fief")
         try fill(try Database(path: path), keys: 2000)
-        try setFormat(path, 2)
+        try HeaderFormat.set(path, 2)
         let db = try Database(path: path, options: DatabaseOptions(durability: .none))
         XCTAssertEqual(db.format.number, 2)
         for k in 0..<20 {
@@ -186,10 +186,10 @@ final class InlineFreeListTests: XCTestCase {
             XCTAssertEqual(snap.meta.freeExtents, [], "commit \(k) put extents in a format-2 top node")
             XCTAssertFalse(snap.meta.freeListChunks.isEmpty)
         }
-        XCTAssertEqual(formatOf(path), 2)
+        XCTAssertEqual(HeaderFormat.of(path), 2)
         XCTAssertTrue(try db.check().isSound)
         try db.compact()
-        XCTAssertEqual(formatOf(path), FileFormat.current.number)
+        XCTAssertEqual(HeaderFormat.of(path), FileFormat.current.number)
         XCTAssertEqual(db.format, .current)
         for k in 0..<3 { try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k), [2]) } }
         XCTAssertFalse(try db.currentSnapshot(pin: false).meta.freeExtents.isEmpty)
@@ -201,29 +201,14 @@ final class InlineFreeListTests: XCTestCase {
         let path = dir.file("f.fief")
         try fill(try Database(path: path), keys: 1)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        for n: UInt32 in [1, 6, 99] {
-            try setFormat(path, n)
+        for n: UInt32 in [1, 7, 99] {
+            try HeaderFormat.set(path, n)
             XCTAssertThrowsError(try Database(path: path)) {
-                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5]))
-                XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5"), "\($0)")
+                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5, 6]))
+                XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5, 6"), "\($0)")
             }
         }
-        try setFormat(path, FileFormat.current.number)
+        try HeaderFormat.set(path, FileFormat.current.number)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
-    }
-
-    /// Rewrites the header's format number (and the checksum that covers it).
-    private func setFormat(_ path: String, _ n: UInt32) throws {
-        var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        d.withUnsafeMutableBytes { p in
-            p.setU32(n, at: Layout.formatOffset)
-            p.setU64(Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16])), at: Layout.headerChecksumOffset)
-        }
-        try Data(d).write(to: URL(fileURLWithPath: path))
-    }
-
-    private func formatOf(_ path: String) -> UInt32? {
-        guard let d = FileManager.default.contents(atPath: path) else { return nil }
-        return [UInt8](d).withUnsafeBytes { $0.u32(Layout.formatOffset) }
     }
 }
