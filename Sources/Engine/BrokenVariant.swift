@@ -62,6 +62,9 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     /// The top node names the catalog leaf embedded in the base's top node (freed by this
     /// commit) instead of the copy embedded in its own.
     case catalogInOldTop = "catalog-in-old-top"
+    /// A node's checksum leaves out its cells along with its free gap (format 6): damage to
+    /// keys and values passes a verified read.
+    case gapOverCells = "gap-over-cells"
 
     public static let environmentVariable = "FIEF_BROKEN"
 

@@ -25,6 +25,7 @@ final class FaultKindsTests: XCTestCase {
         let expected: [(BrokenVariant, String)] = [
             (.ignoreShortWrite, "after short-write"),
             (.noChecksumVerify, "bit flips with checksums verified"),
+            (.gapOverCells, "stray bytes in its free gap"),
         ]
         for (variant, words) in expected {
             let r = try run(seed: 5, cycles: 10, broken: variant)
