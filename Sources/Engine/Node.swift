@@ -133,40 +133,41 @@ final class DirtyNode {
     }
 
     /// Cell `i`'s key against `key` (whose prefix is `p`): the prefixes, then the keys on a tie.
+    /// Only a tie reads `cells` and the arena: in a large transaction, whose nodes are mostly
+    /// out of cache, each of those is a cache miss that most probes need not take.
     @inline(__always)
-    private static func compare(_ raw: UnsafeRawBufferPointer, _ cells: [Int], _ prefixes: [UInt64], _ i: Int,
-                                isLeaf: Bool, to key: UnsafeRawBufferPointer, prefix p: UInt64) -> Int {
+    private func compare(_ prefixes: UnsafeBufferPointer<UInt64>, _ i: Int, to key: UnsafeRawBufferPointer, prefix p: UInt64) -> Int {
         let q = prefixes[i]
         if q != p { return q < p ? -1 : 1 }
-        return compareBytes(DirtyNode.key(raw, at: cells[i], isLeaf: isLeaf), key)
+        return compareBytes(self.key(i), key)
     }
 
     /// Index of the first key >= `key`, and whether it is equal.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        let cells = self.cells, prefixes = self.prefixes, raw = self.raw, isLeaf = self.isLeaf
-        assert(prefixes.count == cells.count)
         let p = DirtyNode.keyPrefix(key)
-        var lo = 0, hi = cells.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            let c = DirtyNode.compare(raw, cells, prefixes, mid, isLeaf: isLeaf, to: key, prefix: p)
-            if c == 0 { return (mid, true) }
-            if c < 0 { lo = mid + 1 } else { hi = mid }
+        return prefixes.withUnsafeBufferPointer { prefixes in
+            var lo = 0, hi = prefixes.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                let c = compare(prefixes, mid, to: key, prefix: p)
+                if c == 0 { return (mid, true) }
+                if c < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return (lo, false)
         }
-        return (lo, false)
     }
 
     /// Branch: the child whose range holds `key` (key 0 is a lower bound only).
     func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
-        let cells = self.cells, prefixes = self.prefixes, raw = self.raw
-        assert(prefixes.count == cells.count)
         let p = DirtyNode.keyPrefix(key)
-        var lo = 1, hi = cells.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if DirtyNode.compare(raw, cells, prefixes, mid, isLeaf: false, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
+        return prefixes.withUnsafeBufferPointer { prefixes in
+            var lo = 1, hi = prefixes.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if compare(prefixes, mid, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return lo - 1
         }
-        return lo - 1
     }
 
     func search(_ key: [UInt8]) -> (index: Int, found: Bool) { key.withUnsafeBytes { search($0) } }
