@@ -116,30 +116,35 @@ public struct BenchRunner {
         // Fresh keys above the data set for every writing run, the same for every system.
         var nextKey = Int64(p.records) + 1_000_000
         if wants("small-txns") {
-            for (d, count) in [(Durability.full, p.smallTxnsFull), (Durability.none, p.smallTxnsNone)] where count > 0 {
-                try reopenAll(d)
-                var base: [Int: Int64] = [:]
-                for rep in 0..<p.repetitions { base[rep] = nextKey; nextKey += Int64(count) }
-                var rep = 0
-                try repeatInterleaved("small-txns.\(d.rawValue)", &table, perRep: { rep = $0 }) { s in
-                    let b = base[rep]!
-                    return try Workloads.smallTransactions(stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
-                }
+            // On a FaultFS mount, the same durable commits rep by rep beside the native ones, so
+            // the machine's drift moves both sides of their ratio alike.
+            var onMount: [SystemName: any BenchStore] = [:]
+            defer {
+                for (sys, st) in onMount { st.close(); try? fm.removeItem(atPath: "\(faultFSDirectory ?? "")/fief-bench-\(getpid())-\(sys.rawValue)") }
             }
-            if let mount = faultFSDirectory {
-                var onMount: [SystemName: any BenchStore] = [:]
-                defer {
-                    for (sys, st) in onMount { st.close(); try? fm.removeItem(atPath: "\(mount)/fief-bench-\(getpid())-\(sys.rawValue)") }
-                }
+            if let mount = faultFSDirectory, p.smallTxnsFull > 0 {
                 for s in p.systems {
                     let dir = "\(mount)/fief-bench-\(getpid())-\(s.rawValue)"
                     try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
                     onMount[s] = try StoreFactory.open(s, directory: dir, durability: .full)
                 }
-                try repeatInterleaved("small-txns.faultfs", &table) { s in
-                    nextKey += Int64(p.smallTxnsFull)
-                    return try Workloads.smallTransactions(onMount[s]!, keys: ((nextKey - Int64(p.smallTxnsFull))..<nextKey).map { $0 }, value: value)
+            }
+            for (d, count) in [(Durability.full, p.smallTxnsFull), (Durability.none, p.smallTxnsNone)] where count > 0 {
+                try reopenAll(d)
+                var base: [Int: Int64] = [:]
+                for rep in 0..<p.repetitions { base[rep] = nextKey; nextKey += Int64(count) }
+                var rep = 0
+                var workloads: [(String, (SystemName) throws -> Measurement)] = [("small-txns.\(d.rawValue)", { s in
+                    let b = base[rep]!
+                    return try Workloads.smallTransactions(stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
+                })]
+                if d == .full && !onMount.isEmpty {
+                    workloads.append(("small-txns.faultfs", { s in
+                        nextKey += Int64(count)
+                        return try Workloads.smallTransactions(onMount[s]!, keys: ((nextKey - Int64(count))..<nextKey).map { $0 }, value: value)
+                    }))
                 }
+                try repeatInterleaved(workloads, &table, perRep: { rep = $0 })
             }
             try reopenAll(durability)
         }
@@ -214,17 +219,25 @@ public struct BenchRunner {
     /// Runs `body` for every repetition and every system in rotated order, printing a line each.
     func repeatInterleaved(_ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil,
                            _ body: (SystemName) throws -> Measurement) throws {
-        let unit = BenchCatalog.entry(id).unit
+        try withoutActuallyEscaping(body) { try repeatInterleaved([(id, $0)], &table, perRep: perRep, systems: systems) }
+    }
+
+    /// Several workloads measured rep by rep in turn (each rep: every workload on every system).
+    func repeatInterleaved(_ workloads: [(id: String, body: (SystemName) throws -> Measurement)], _ table: inout ResultTable,
+                           perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil) throws {
         for rep in 0..<parameters.repetitions {
             perRep(rep)
-            for s in (systems ?? order)(rep) {
-                let m = try body(s)
-                table.add(id, s, m)
-                var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
-                if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
-                if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
-                if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
-                progress(line)
+            for (id, body) in workloads {
+                let unit = BenchCatalog.entry(id).unit
+                for s in (systems ?? order)(rep) {
+                    let m = try body(s)
+                    table.add(id, s, m)
+                    var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
+                    if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
+                    if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
+                    if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
+                    progress(line)
+                }
             }
         }
     }
