@@ -17,6 +17,8 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case migrationSplit = "migration-split"
     /// Results change sets leave out their first insertion.
     case changeSetDropsInsertion = "change-set-drops-insertion"
+    /// Results change sets leave out their modifications.
+    case changeSetDropsModifications = "change-set-drops-modifications"
 
     #if FIEF_BROKEN_VARIANTS
     static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }

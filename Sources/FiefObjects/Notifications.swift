@@ -226,6 +226,7 @@ extension Results {
                 var change = CollectionChange(old: last, new: now, modified: modified,
                                               touched: changed.otherClassesChanged || !paths.isEmpty ? nil : changed.deleted.union(changed.inserted).union(modified))
                 if BrokenObjectLayer.on(.changeSetDropsInsertion), !change.insertions.isEmpty { change.insertions.removeFirst() }
+                if BrokenObjectLayer.on(.changeSetDropsModifications) { change.modifications = []; change.modificationsNew = [] }
                 last = now
                 if !change.isEmpty {
                     block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))

@@ -22,7 +22,7 @@ public struct Detection {
         ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"), ("no-base-sync", "crash-states"),
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
         ("no-checksum-verify", "faults"), ("gap-over-cells", "faults"), ("no-reclaim", "readers"), ("no-high-water", "readers"), ("batch-early-ack", "batch"),
-        ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
+        ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("change-set-drops-modifications", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
         ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
     ]

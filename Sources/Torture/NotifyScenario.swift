@@ -127,7 +127,6 @@ public struct NotifyScenario: Scenario {
             }
             violations += lines.filter { $0.hasPrefix("violation ") }.prefix(3).map { "observer \(o): \($0.dropFirst("violation ".count))" }
             if lines.contains(where: { $0.hasPrefix("missed") }) { violations.append("observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s") }
-            if !lines.contains(where: { $0.hasPrefix("delivery") }) { violations.append("observer \(o) was never delivered a change") }
             if ending != .exited(0) && violations.isEmpty { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
         }
         outcome.events.append(("objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))

@@ -8,7 +8,10 @@ import Foundation
 /// persons of the object graph (a predicate and a sort), refreshed whenever the store says
 /// another process committed. Each delivery is checked on the spot: the previous keys with
 /// the change set applied are the new results, which are the query run afresh at the same
-/// version; modifications name kept objects. Log lines: `start V`, `delivery V` per delivery,
+/// version; modifications name kept objects, and every object kept in place whose name, age or
+/// dogs changed is among them. At the end, the results as last delivered must be the results
+/// at the final version: a change never delivered is caught there (commits that leave the
+/// results alone rightly deliver nothing). Log lines: `start V`, `delivery V` per delivery,
 /// `violation TEXT`, and at the end `reached V MS` or `missed V`.
 public struct ResultsLogObserver: ObserverProcess {
     public let files: ObserverFiles
@@ -17,6 +20,13 @@ public struct ResultsLogObserver: ObserverProcess {
 
     static func query(_ ctx: ObjectContext) throws -> Results<GraphPerson> {
         try ctx.objects(GraphPerson.self).filter("age >= 30").sorted(byKeyPath: "age").sorted(byKeyPath: "name")
+    }
+
+    /// What a delivery must report a change of: an object's stored values, dogs by key.
+    static func states(_ r: Results<GraphPerson>) -> [Int64: String] {
+        var out: [Int64: String] = [:]
+        for p in r { out[p.id] = "\(p.name)|\(p.age)|\(p.dogs.map { $0.objectKey ?? -1 })" }
+        return out
     }
 
     public func run() throws -> Bool {
@@ -30,11 +40,13 @@ public struct ResultsLogObserver: ObserverProcess {
         defer { observation.cancel() }
         let results = try ResultsLogObserver.query(ctx)
         var previous: [Int64] = []
+        var previousStates: [Int64: String] = [:]
         var violations = 0
         let token = results.observe { change in
             switch change {
             case .initial(let r):
                 previous = (try? r.keys()) ?? []
+                previousStates = ResultsLogObserver.states(r)
             case .update(let r, let deletions, let insertions, let modifications):
                 let now = (try? r.keys()) ?? []
                 var found: [String] = []
@@ -54,6 +66,14 @@ public struct ResultsLogObserver: ObserverProcess {
                 if modifications.contains(where: { $0 >= previous.count || deleted.contains($0) }) {
                     found.append("modifications \(modifications) name objects that were not kept")
                 }
+                let states = ResultsLogObserver.states(r)
+                let unreported = previous.indices.filter { i in
+                    !deleted.contains(i) && !modifications.contains(i) && states[previous[i]].map { $0 != previousStates[previous[i]] } == true
+                }
+                if !unreported.isEmpty {
+                    found.append("objects kept in place at \(unreported) changed (\(unreported.prefix(3).map { previousStates[previous[$0]] ?? "" }) -> \(unreported.prefix(3).map { states[previous[$0]] ?? "" })) but are not among the modifications \(modifications)")
+                }
+                previousStates = states
                 for f in found { line("violation \(f)"); violations += 1 }
                 line("delivery \(ctx.version)")
                 previous = now
@@ -74,6 +94,11 @@ public struct ResultsLogObserver: ObserverProcess {
             }
             if let final, let asked {
                 if ctx.version >= final {
+                    let fresh = try ResultsLogObserver.query(ctx)
+                    if try fresh.keys() != previous || ResultsLogObserver.states(fresh) != previousStates {
+                        line("violation the results changed after the last delivery, which was never reported: \(previous.count) keys delivered, \(try fresh.keys().count) at version \(ctx.version)")
+                        violations += 1
+                    }
                     line("reached \(final) \(Int(Date().timeIntervalSince(asked) * 1000))")
                     break
                 }

@@ -7,7 +7,7 @@ import FiefObjects
 /// Runs one scenario of the suite as `fief torture run` would, in a fresh folder. Scenarios on
 /// FaultFS say loudly that they cannot run where FUSE is missing, and are skipped, never passed.
 func runScenario(_ name: String, seed: UInt64, cycles: Int, broken: BrokenVariant? = nil,
-                 brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true, encrypt: Bool = false) throws -> ScenarioResult {
+                 brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true, encrypt: Bool = false, onlyCycle: Int? = nil) throws -> ScenarioResult {
     if needsFUSE, let why = Mounter.fuseUnavailableReason() {
         FileHandle.standardError.write(Data("\n*** \(name) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
         throw XCTSkip("\(name) needs FUSE: \(why)")
@@ -20,5 +20,6 @@ func runScenario(_ name: String, seed: UInt64, cycles: Int, broken: BrokenVarian
     o.broken = broken
     o.brokenObjects = brokenObjects
     o.encrypt = encrypt
+    o.onlyCycle = onlyCycle
     return try TortureRun(options: o).run().scenarios[0]
 }
