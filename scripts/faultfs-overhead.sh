@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Measures FaultFS against the plain filesystem under it, same run, interleaved: 4 KiB
 # writes each followed by fdatasync, 1 MiB sequential writes, random reads through a shared
-# mmap. Prints medians of three rounds and the native/FaultFS ratio, then a durable Fief
+# mmap. Prints medians of five rounds and the native/FaultFS ratio, then a durable Fief
 # commit on FaultFS against one on the native filesystem (`fief bench`'s small-txns.full and
-# small-txns.faultfs, same run), and the issue's targets as met or missed. Needs root (or FUSE
+# small-txns.faultfs, same run, eleven repetitions each), and the issue's targets as met or missed. Needs root (or FUSE
 # rights), python3, and a built fief (release by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +53,7 @@ def mmap_reads(d, n=200000):
 
 work = [("4 KiB write + fdatasync /s", small_synced), ("sequential write MB/s", sequential), ("random mmap reads /s", mmap_reads)]
 results = {}
-for _ in range(3):
+for _ in range(5):
     for where, d in (("native", sys.argv[1]), ("faultfs", sys.argv[2])):
         for name, f in work:
             results.setdefault((name, where), []).append(f(d))
@@ -67,7 +67,7 @@ for name, _ in work:
 with open(sys.argv[1] + "/../ratios.txt", "w") as f:
     f.write(f"{ratios['4 KiB write + fdatasync /s']}\n")
 PY
-"$bin" bench run --quick --suite engine --workloads small-txns --systems fief --seed 1 --out "$work/bench" >/dev/null
+"$bin" bench run --quick --repetitions 11 --suite engine --workloads small-txns --systems fief --seed 1 --out "$work/bench" >/dev/null
 python3 - "$work/bench/results.json" "$work/ratios.txt" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
