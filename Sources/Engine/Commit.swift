@@ -103,13 +103,13 @@ extension WriteTransaction {
         if BrokenVariant.on(.flipBeforeTop) {
             try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
         }
-        try db.file.write(slot.encoded(), at: UInt64(Layout.slotOffsets[target.index]))
+        try writeHeader(slot.encoded(), at: Layout.slotOffsets[target.index], durable: durable)
         CrashArming.reach(.afterTopWritten)
 
         if durable && !BrokenVariant.on(.noDataSync) { try db.file.sync() }
         CrashArming.reach(.afterDataSync)
 
-        try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
+        try writeHeader([target.rawValue], at: Layout.selectOffset, durable: durable)
         CrashArming.reach(.afterSelectFlip)
         if durable {
             do {
@@ -127,6 +127,12 @@ extension WriteTransaction {
         }
         CrashArming.reach(.afterSelectSync)
         if durable { db.lockFile?.recordSynced(version: slot.version) }
+    }
+
+    /// A durable commit's header writes are `pwrite`s, each one write the filesystem sees in
+    /// protocol order; a commit without sync stores into the page cache (`HeaderWindow`).
+    private func writeHeader(_ bytes: [UInt8], at offset: Int, durable: Bool) throws {
+        if durable { try db.file.write(bytes, at: UInt64(offset)) } else { try db.file.storeInHeader(bytes, at: offset) }
     }
 
     /// The catalog, when it goes into the top node (format 4 and later, checked by the caller): a leaf that changed

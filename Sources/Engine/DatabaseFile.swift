@@ -9,6 +9,8 @@ import SystemPackage
 final class DatabaseFile {
     let path: String
     let fd: FileDescriptor
+    /// Made by the first commit without sync; `.some(nil)` when mapping failed.
+    private var window: HeaderWindow??
 
     init(path: String, fd: FileDescriptor) {
         self.path = path
@@ -34,7 +36,10 @@ final class DatabaseFile {
         }
     }
 
-    func close() { try? fd.close() }
+    func close() {
+        window = nil
+        try? fd.close()
+    }
 
     func size() throws -> UInt64 {
         var st = stat()
@@ -109,6 +114,13 @@ final class DatabaseFile {
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws {
         try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// `bytes` into the header page for a commit that will not sync: a store through
+    /// `HeaderWindow`, or `pwrite` when the file cannot be mapped writable. Writer only.
+    func storeInHeader(_ bytes: [UInt8], at offset: Int) throws {
+        if window == nil { window = .some(HeaderWindow(fd: fd.rawValue)) }
+        if let w = window! { w.store(bytes, at: offset) } else { try write(bytes, at: UInt64(offset)) }
     }
 
     /// fdatasync: flushes data and the file size, which is all a commit needs.
