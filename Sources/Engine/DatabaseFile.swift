@@ -9,8 +9,9 @@ import SystemPackage
 final class DatabaseFile {
     let path: String
     let fd: FileDescriptor
-    /// Made by the first commit without sync; `.some(nil)` when mapping failed.
-    private var window: HeaderWindow??
+    /// Mapped by the first commit without sync (nil when the file cannot be mapped writable),
+    /// unmapped with this object, never by `close()`: a store may still be under way then.
+    private lazy var window: HeaderWindow? = HeaderWindow(fd: fd.rawValue)
 
     init(path: String, fd: FileDescriptor) {
         self.path = path
@@ -36,10 +37,7 @@ final class DatabaseFile {
         }
     }
 
-    func close() {
-        window = nil
-        try? fd.close()
-    }
+    func close() { try? fd.close() }
 
     func size() throws -> UInt64 {
         var st = stat()
@@ -119,8 +117,7 @@ final class DatabaseFile {
     /// `bytes` into the header page for a commit that will not sync: a store through
     /// `HeaderWindow`, or `pwrite` when the file cannot be mapped writable. Writer only.
     func storeInHeader(_ bytes: [UInt8], at offset: Int) throws {
-        if window == nil { window = .some(HeaderWindow(fd: fd.rawValue)) }
-        if let w = window! { w.store(bytes, at: offset) } else { try write(bytes, at: UInt64(offset)) }
+        if let w = window { w.store(bytes, at: offset) } else { try write(bytes, at: UInt64(offset)) }
     }
 
     /// fdatasync: flushes data and the file size, which is all a commit needs.
