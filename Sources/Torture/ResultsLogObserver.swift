@@ -68,7 +68,8 @@ public struct ResultsLogObserver: ObserverProcess {
                 }
                 let states = ResultsLogObserver.states(r)
                 let unreported = previous.indices.filter { i in
-                    !deleted.contains(i) && !modifications.contains(i) && states[previous[i]].map { $0 != previousStates[previous[i]] } == true
+                    guard !deleted.contains(i), !modifications.contains(i), let now = states[previous[i]] else { return false }
+                    return now != previousStates[previous[i]]
                 }
                 if !unreported.isEmpty {
                     found.append("objects kept in place at \(unreported) changed (\(unreported.prefix(3).map { previousStates[previous[$0]] ?? "" }) -> \(unreported.prefix(3).map { states[previous[$0]] ?? "" })) but are not among the modifications \(modifications)")
@@ -95,8 +96,9 @@ public struct ResultsLogObserver: ObserverProcess {
             if let final, let asked {
                 if ctx.version >= final {
                     let fresh = try ResultsLogObserver.query(ctx)
-                    if try fresh.keys() != previous || ResultsLogObserver.states(fresh) != previousStates {
-                        line("violation the results changed after the last delivery, which was never reported: \(previous.count) keys delivered, \(try fresh.keys().count) at version \(ctx.version)")
+                    let freshKeys = try fresh.keys()
+                    if freshKeys != previous || ResultsLogObserver.states(fresh) != previousStates {
+                        line("violation the results changed after the last delivery, which was never reported: \(previous.count) keys delivered, \(freshKeys.count) at version \(ctx.version)")
                         violations += 1
                     }
                     line("reached \(final) \(Int(Date().timeIntervalSince(asked) * 1000))")
