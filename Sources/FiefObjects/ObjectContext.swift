@@ -35,6 +35,9 @@ public final class ObjectContext {
     private var refreshPending = false
     /// An auto-refreshing context's subscription to commits (see `autoRefreshingContext`).
     var commitWatch: CommitObservation?
+    /// Inside `throwingReads { }`: how deep, and the first read that failed (see ThrowingReads.swift).
+    var throwingReadDepth = 0
+    var failedRead: Error?
 
     init(store: ObjectStore) {
         self.store = store
@@ -161,31 +164,28 @@ public final class ObjectContext {
         return t
     }
 
-    // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage)
-
-    func classSchema(_ ref: ManagedRef) -> ClassSchema {
-        do {
-            return try tables().cls(ref.className)
-        } catch {
-            fatalError("\(ref.className): \(error)")
-        }
-    }
+    // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage,
+    // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
     func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> Property {
         if let p = propertyCache[ObjectIdentifier(kp)] { return p }
-        let p = property(ref, ModelInfo.of(Owner.self).propertyName(kp))
-        if propertyCache.count < 4096 { propertyCache[ObjectIdentifier(kp)] = p }
-        return p
-    }
-
-    func property(_ ref: ManagedRef, _ name: String) -> Property {
+        let name = ModelInfo.of(Owner.self).propertyName(kp)
         do {
-            let t = try tables()
-            guard let p = t.plan(try t.cls(ref.className)).byName[name] else { fatalError("\(ref.className) has no stored property '\(name)'") }
+            let p = try property(ref, name)
+            if propertyCache.count < 4096 { propertyCache[ObjectIdentifier(kp)] = p }
             return p
         } catch {
-            fatalError("\(ref.className): \(error)")
+            // The read that follows fails the same way and returns its default.
+            return unreadable(Property(name: name, kind: .int), "\(ref.className).\(name)", error)
         }
+    }
+
+    func property(_ ref: ManagedRef, _ name: String) throws -> Property {
+        let t = try tables()
+        guard let p = t.plan(try t.cls(ref.className)).byName[name] else {
+            throw ObjectError.unknownProperty(className: ref.className, property: name)
+        }
+        return p
     }
 
     func exists(_ ref: ManagedRef) -> Bool {
@@ -197,10 +197,8 @@ public final class ObjectContext {
         do {
             let t = try tables()
             return try t.value(try t.cls(ref.className), ref.key, p)
-        } catch ObjectError.objectDeleted(let c) {
-            fatalError("reading \(c).\(p.name) of an object that was deleted (check isInvalidated first)")
         } catch {
-            fatalError("reading \(ref.className).\(p.name): \(error)")
+            return unreadable(.null, "reading \(ref.className).\(p.name)", error)
         }
     }
 
@@ -208,10 +206,10 @@ public final class ObjectContext {
         do {
             let t = try tables()
             let c = try t.cls(ref.className)
-            guard try t.exists(c, ref.key) else { fatalError("reading \(c.name).\(p.name) of an object that was deleted") }
+            guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
             return try t.list(c, ref.key, p)
         } catch {
-            fatalError("reading \(ref.className).\(p.name): \(error)")
+            return unreadable([], "reading \(ref.className).\(p.name)", error)
         }
     }
 
@@ -466,27 +464,34 @@ public final class ObjectContext {
     // MARK: Dynamic access
 
     func dynamicGet(_ r: ManagedRef, _ name: String) -> Any? {
-        let c = classSchema(r)
-        guard let p = c.property(name) else { fatalError("\(c.name) has no property '\(name)'") }
         do {
-            let t = try tables()
-            if p.kind == .linkingObjects {
-                let oc = try t.cls(p.target ?? "")
-                guard let op = oc.property(p.originProperty ?? "") else { return [Any]() }
-                return try t.backlinks(to: c, r.key, from: oc, op).map { MigrationObject(ctx: self, className: oc.name, key: $0) }
-            }
-            if p.list {
-                return try t.list(c, r.key, p).map { v -> Any? in
-                    if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
-                    return DynamicValue.toSwift(v, p)
-                }
-            }
-            let v = try t.value(c, r.key, p)
-            if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
-            return DynamicValue.toSwift(v, p)
+            return try dynamicValue(r, name)
         } catch {
-            fatalError("reading \(c.name).\(name): \(error)")
+            return unreadable(nil, "reading \(r.className).\(name)", error)
         }
+    }
+
+    /// The value of property `name` as `obj[name]` gives it: a Swift value, nil, an array for a
+    /// list, dynamic objects for links and linking objects.
+    func dynamicValue(_ r: ManagedRef, _ name: String) throws -> Any? {
+        let t = try tables()
+        let c = try t.cls(r.className)
+        guard let p = c.property(name) else { throw ObjectError.unknownProperty(className: c.name, property: name) }
+        if p.kind == .linkingObjects {
+            let oc = try t.cls(p.target ?? "")
+            guard let op = oc.property(p.originProperty ?? "") else { return [Any]() }
+            return try t.backlinks(to: c, r.key, from: oc, op).map { MigrationObject(ctx: self, className: oc.name, key: $0) }
+        }
+        guard try t.exists(c, r.key) else { throw ObjectError.objectDeleted(className: c.name) }
+        if p.list {
+            return try t.list(c, r.key, p).map { v -> Any? in
+                if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
+                return DynamicValue.toSwift(v, p)
+            }
+        }
+        let v = try t.value(c, r.key, p)
+        if case .link(let k) = v { return MigrationObject(ctx: self, className: p.target ?? "", key: k) }
+        return DynamicValue.toSwift(v, p)
     }
 
     func dynamicSet(_ r: ManagedRef, _ name: String, _ value: Any?) {

@@ -144,8 +144,9 @@ struct QueryEvaluator {
         }
         let ga = group(a), gb = group(b)
         let pair: Set<String> = [ga, gb]
-        let uuidString = pair == ["uuid", "string"]
-        guard ga == gb || uuidString else {
+        // A UUID against its string form; Data against a string's UTF-8 bytes (see `compare`).
+        let stringForm = pair == ["uuid", "string"] || pair == ["data", "string"]
+        guard ga == gb || stringForm else {
             throw QueryError.typeMismatch(position: pos, detail: "cannot compare \(a.rawValue) with \(b.rawValue)")
         }
         let unordered: [PropertyKind] = [.bool, .object, .uuid]
@@ -165,6 +166,7 @@ struct QueryEvaluator {
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
+        let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)
         let paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init)[...] }
         var candidates: [Int64]
@@ -448,6 +450,14 @@ struct QueryEvaluator {
     }
 
     static func compare(_ a: ObjectValue, _ op: CompareOperator, _ b: ObjectValue, _ o: StringOptions) -> Bool {
+        // A string against Data means its UTF-8 bytes (as realm-core's parser reads a string
+        // literal against a binary column), for every operator: the same rule as the scan's
+        // byte fast path in CompiledPredicate.
+        switch (a, b) {
+        case (.data, .string(let y)): return compare(a, op, .data(Array(y.utf8)), o)
+        case (.string(let x), .data): return compare(.data(Array(x.utf8)), op, b, o)
+        default: break
+        }
         switch op {
         case .equal: return equal(a, b, o)
         case .notEqual: return !equal(a, b, o)

@@ -48,7 +48,7 @@ public final class Results<T: Object>: RandomAccessCollection {
     }
 
     private var fetched: [Int64] {
-        do { return try keys() } catch { fatalError("query on \(className): \(error)") }
+        do { return try keys() } catch { return ctx.unreadable([], "query on \(className)", error) }
     }
 
     public var startIndex: Int { 0 }
@@ -116,31 +116,41 @@ public final class Results<T: Object>: RandomAccessCollection {
         return sorted(byKeyPath: name, ascending: ascending)
     }
 
-    /// At most `n` results (after sorting: the top n).
-    public func limit(_ n: Int) -> Results<T> { with(limit: Swift.min(n, limitCount ?? .max)) }
+    /// At most `n` results (after sorting: the top n); a negative `n` is taken as 0, as SQL's
+    /// `LIMIT` takes no rows for it, sorted or not.
+    public func limit(_ n: Int) -> Results<T> { with(limit: Swift.min(Swift.max(n, 0), limitCount ?? .max)) }
 
     // MARK: Aggregates
 
-    private func numbers(_ property: String) throws -> [ObjectValue] {
-        let t = try ctx.tables()
-        let c = try t.cls(className)
-        let ev = QueryEvaluator(t: t)
-        let path = property.split(separator: ".").map(String.init)
-        return try keys().flatMap { try ev.walk(c, $0, path[...]) }.filter { !$0.isNull }
+    /// The non-null values at `property` (a.b follows links) of every result. A property the
+    /// class lacks gives none, as Realm's aggregates of an unknown name; a damaged file is a
+    /// failed read (a trap, or thrown by `throwingReads`), never a silent zero.
+    private func numbers(_ property: String) -> [ObjectValue] {
+        do {
+            let t = try ctx.tables()
+            let c = try t.cls(className)
+            let ev = QueryEvaluator(t: t)
+            let path = property.split(separator: ".").map(String.init)
+            return try keys().flatMap { try ev.walk(c, $0, path[...]) }.filter { !$0.isNull }
+        } catch is QueryError {
+            return []
+        } catch {
+            return ctx.unreadable([], "aggregate of \(className).\(property)", error)
+        }
     }
 
     public func min<V: _PersistableScalar>(ofProperty p: String) -> V? {
-        (try? numbers(p))?.min { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
+        numbers(p).min { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
     }
 
     public func max<V: _PersistableScalar>(ofProperty p: String) -> V? {
-        (try? numbers(p))?.max { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
+        numbers(p).max { ObjectValue.order($0, $1) < 0 }.flatMap { V(_stored: $0) }
     }
 
-    public func sum(ofProperty p: String) -> Double { ((try? numbers(p)) ?? []).reduce(0) { $0 + ($1.numeric ?? 0) } }
+    public func sum(ofProperty p: String) -> Double { numbers(p).reduce(0) { $0 + ($1.numeric ?? 0) } }
 
     public func average(ofProperty p: String) -> Double? {
-        let v = (try? numbers(p)) ?? []
+        let v = numbers(p)
         return v.isEmpty ? nil : v.reduce(0) { $0 + ($1.numeric ?? 0) } / Double(v.count)
     }
 }

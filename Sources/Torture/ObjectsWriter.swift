@@ -88,7 +88,11 @@ public enum ObjectRecoveryCheck {
             let report = try store.check()
             for p in report.problems { v.violations.append("objects: \(p)") }
             let ctx = store.context()
-            let k = try ObjectGraphWorkload.committed(in: ctx)
+            // Throwing reads: a damaged row is this cycle's violation, not the run's trap.
+            let (k, diff) = try ctx.throwingReads {
+                let k = try ObjectGraphWorkload.committed(in: ctx)
+                return (k, try ObjectGraphWorkload.differences(ctx, workload.expected(afterCommit: k), v2: v2))
+            }
             v.recoveredCommit = k
             if k < v.oracle.lastAck {
                 v.violations.append("durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
@@ -96,7 +100,6 @@ public enum ObjectRecoveryCheck {
             if k > v.oracle.lastIntent {
                 v.violations.append("atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
             }
-            let diff = try ObjectGraphWorkload.differences(ctx, workload.expected(afterCommit: k), v2: v2)
             for d in diff { v.violations.append("atomicity: graph is not the graph after commit \(k): \(d)") }
         } catch {
             v.violations.append("reading the recovered object graph failed: \(error)")

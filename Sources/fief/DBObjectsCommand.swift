@@ -75,8 +75,10 @@ struct DBQuery: ParsableCommand {
             if let limit { r = r.limit(limit) }
             let props = cls.properties
             for o in try r.objects() {
+                // Throwing reads: a damaged row ends the command with the file's error before
+                // its line is printed, never with a trap or a line of placeholders.
                 var fields: [(String, String)] = [("_key", String(o.key))]
-                for p in props { fields.append((p.name, render(o[p.name], json: json))) }
+                for p in props { fields.append((p.name, render(try ctx.value(of: o, forProperty: p.name), json: json))) }
                 if json {
                     print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
                 } else {

@@ -32,6 +32,13 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try fail(e.description)
     } catch let e as TargetError {
         try fail(e.description)
+    } catch let e as ExitCode {
+        throw e
+    } catch let e as CleanExit {
+        throw e
+    } catch {
+        // An error of a kind not listed above still ends as one line, not a dump.
+        try fail(String(describing: error))
     }
 }
 
