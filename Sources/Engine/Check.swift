@@ -184,7 +184,7 @@ struct IntegrityWalk {
                     do {
                         let ext = try pages.extent(r)
                         _ = mark(r, span: try pages.page(r).span, what: "\(name) overflow value")
-                        if !PageHeader.checksumMatches(ext) { problem("\(name): overflow value at offset \(r) fails its checksum") }
+                        if !PageHeader.checksumMatches(ext, ref: r) { problem("\(name): overflow value at offset \(r) fails its checksum") }
                         value = Array(try pages.overflowValue(ref: r, length: len))
                     } catch let c as CorruptNode {
                         problem("\(name): overflow value at offset \(r): \(c.detail)")

@@ -80,9 +80,9 @@ extension WriteTransaction {
         let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
                         pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0
-        let skipsGap = out.checksumSkipsGap
+        let skipsGap = out.checksumSkipsGap, topPlacement = out.placement(metaPage)
         try out.add(page: metaPage, nodeBytes: nodeBytes, zeroed: true) { p in
-            meta.encode(into: p, catalog: embedded, checksumSkipsGap: skipsGap)
+            meta.encode(into: p, catalog: embedded, checksumSkipsGap: skipsGap, placedAt: topPlacement)
             topChecksum = UnsafeRawBufferPointer(p).u64(0)
         }
         if let embedded { written.record(catalogRef, embedded) }

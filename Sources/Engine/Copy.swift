@@ -75,7 +75,7 @@ extension Database {
                 let catalogRef = try NodeWriter.tree(catalog, version: v, &alloc, &pw)
                 let metaPage = alloc.allocate(1)
                 let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: UInt64(records.count), freeListRef: 0, pageCount: alloc.pageCount)
-                let metaBytes = meta.encode(pw)
+                let metaBytes = meta.encode(pw, page: metaPage)
                 try pw.add(page: metaPage, metaBytes)
                 try pw.flush()
                 let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })

@@ -175,7 +175,7 @@ public final class Database: @unchecked Sendable {
         let cipher = key.map { FileCipher.forNewFile(key: $0) }
         var pages = PageWriter(file: f, cipher: cipher?.0, format: .new(encrypted: key != nil))
         let meta = Meta(version: 1, catalogRoot: 0, tableCount: 0, freeListRef: 0, pageCount: 2)
-        let metaPage = meta.encode(pages)
+        let metaPage = meta.encode(pages, page: 1)
         let slot = TopSlot(ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
         try pages.add(page: 1, metaPage)
         try pages.flush()

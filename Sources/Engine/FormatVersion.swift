@@ -5,9 +5,9 @@
 struct FileFormat: Equatable, Sendable {
     let number: UInt32
 
-    static let current = FileFormat(number: 6)
+    static let current = FileFormat(number: 7)
     static let currentEncrypted = FileFormat(number: 5)
-    static let known: [UInt32] = [2, 3, 4, 5, 6]
+    static let known: [UInt32] = [2, 3, 4, 5, 6, 7]
 
     static func new(encrypted: Bool) -> FileFormat { encrypted ? currentEncrypted : current }
 
@@ -26,6 +26,9 @@ struct FileFormat: Equatable, Sendable {
     /// Format 6 (plain): node and top-node checksums leave out the free gap (`PageHeader.seal`).
     /// Reading needs no format: each page's header says what its checksum covers.
     var checksumSkipsGap: Bool { number >= 6 && !isEncrypted }
+    /// Format 7 (plain): every page's checksum is seeded with its file offset (flagged in the
+    /// page, `PageHeader.placedFlag`). Encrypted pages are bound to their offset by the cipher.
+    var checksumIsPlaced: Bool { number >= 7 && !isEncrypted }
 }
 
 extension Database {

@@ -41,7 +41,7 @@ enum FreeListStorage {
         while ref != 0 {
             guard rootPages.count < pageCount else { throw CorruptNode(ref: rootRef, detail: "free-list root chain loops") }
             let p = try pages.page(ref)
-            guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch") }
+            guard PageHeader.checksumMatches(p.raw, ref: ref) else { throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch") }
             try p.expect(.freeList)
             guard p.span == 1, p.count <= refsPerRootPage(g) else {
                 throw CorruptNode(ref: ref, detail: "free-list root claims \(p.count) chunks in \(p.span) pages")
@@ -55,7 +55,7 @@ enum FreeListStorage {
         var pending: [FreeChunk] = []
         for r in chunkRefs {
             let p = try pages.page(r)
-            guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
+            guard PageHeader.checksumMatches(p.raw, ref: r) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
             try p.expect(.freeListChunk)
             let n = p.count
             guard p.span == 1, n <= FreeChunk.capacity(g), p.extra <= 1 else {
@@ -195,11 +195,13 @@ enum FreeListStorage {
             let lo = i * perRoot
             let refs = chunkPages[lo..<min(lo + perRoot, chunkPages.count)].map { $0 * ps }
             let nextRef = i + 1 < roots.count ? roots[i + 1] * ps : 0
-            try out.add(page: root, nodeBytes: g.pageBytes, zeroed: true) { encodeRoot(refs, next: nextRef, version: version, into: $0) }
+            let placed = out.placement(root)
+            try out.add(page: root, nodeBytes: g.pageBytes, zeroed: true) { encodeRoot(refs, next: nextRef, version: version, into: $0, placedAt: placed) }
         }
         list.rootPages = roots
         for c in chunkImages {
-            try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) { encodeChunk(c.chunk, pending: c.pending, version: version, into: $0) }
+            let placed = out.placement(c.page)
+            try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) { encodeChunk(c.chunk, pending: c.pending, version: version, into: $0, placedAt: placed) }
         }
         var placed = roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
         placed.inlineExtents = list.recent + (pendingInline ? list.pending.flatMap(\.entries) : [])
@@ -224,18 +226,18 @@ enum FreeListStorage {
     }
 
     /// Into a zeroed page.
-    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer) {
+    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?) {
         PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
         chunk.entries.withUnsafeBufferPointer { entries in
             for (i, e) in entries.enumerated() { e.encode(into: p, at: Layout.pageHeaderSize + i * FreeExtent.size) }
         }
-        PageHeader.seal(p)
+        PageHeader.seal(p, placedAt: ref)
     }
 
     /// Into a zeroed page.
-    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer) {
+    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?) {
         PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
         for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
-        PageHeader.seal(p)
+        PageHeader.seal(p, placedAt: ref)
     }
 }

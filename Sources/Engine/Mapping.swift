@@ -80,7 +80,7 @@ final class PageSource: @unchecked Sendable {
         }
         let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
         // Extents of several pages are checked whole, in `extent`.
-        if verifyChecksums, v.span == 1, !PageHeader.checksumMatches(v.raw) {
+        if verifyChecksums, v.span == 1, !PageHeader.checksumMatches(v.raw, ref: ref) {
             throw CorruptNode(ref: ref, detail: "page fails its checksum (damaged on the way from storage?)")
         }
         return v
@@ -103,7 +103,7 @@ final class PageSource: @unchecked Sendable {
             return e.raw
         }
         let ext = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
-        if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext) {
+        if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext, ref: ref) {
             throw CorruptNode(ref: ref, detail: "extent of \(span) pages fails its checksum (damaged on the way from storage?)")
         }
         return ext

@@ -36,7 +36,7 @@ struct Meta: Equatable {
     }
 
     static func decode(_ p: PageView) throws -> Meta {
-        guard PageHeader.checksumMatches(p.raw) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
+        guard PageHeader.checksumMatches(p.raw, ref: p.ref) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
         try p.expect(.meta)
         var m = Meta(version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
                      freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
@@ -62,16 +62,16 @@ struct Meta: Equatable {
         return m
     }
 
-    /// A top node with no embedded catalog, for `out`'s file.
-    func encode(_ out: PageWriter) -> [UInt8] {
+    /// A top node with no embedded catalog, for page `page` of `out`'s file.
+    func encode(_ out: PageWriter, page: UInt64) -> [UInt8] {
         var buf = [UInt8](repeating: 0, count: out.geometry.pageBytes)
-        buf.withUnsafeMutableBytes { encode(into: $0, checksumSkipsGap: out.checksumSkipsGap) }
+        buf.withUnsafeMutableBytes { encode(into: $0, checksumSkipsGap: out.checksumSkipsGap, placedAt: out.placement(page)) }
         return buf
     }
 
     /// Into a zeroed page of `pageBytes` bytes, with `catalog` (the leaf `catalogRoot` names)
     /// at its end when the catalog is embedded.
-    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool) {
+    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool, placedAt ref: UInt64?) {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
         p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
         p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
@@ -82,11 +82,12 @@ struct Meta: Equatable {
         for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
         var end = p.count
         if let o = embeddedCatalogOffset, let catalog {
-            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version, checksumSkipsGap: checksumSkipsGap)
+            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version, checksumSkipsGap: checksumSkipsGap,
+                           placedAt: ref.map { $0 + UInt64(o) })
             end = o
         }
         let used = extentsAt + FreeExtent.size * freeExtents.count
-        PageHeader.seal(p, gap: checksumSkipsGap ? used..<end : nil)
+        PageHeader.seal(p, gap: checksumSkipsGap ? used..<end : nil, placedAt: ref)
     }
 }
 

@@ -332,7 +332,7 @@ final class DirtyNode {
     /// `pageBytes`: the bytes of the page the node will be written to, when not the page it
     /// comes from (an embedded catalog leaf is shorter than a page).
     static func decode(_ page: PageView, pageBytes nodePageBytes: Int? = nil) throws -> DirtyNode {
-        guard PageHeader.checksumMatches(page.raw) else {
+        guard PageHeader.checksumMatches(page.raw, ref: page.ref) else {
             throw CorruptNode(ref: page.ref, detail: "node checksum mismatch")
         }
         let kind = try page.kind()
@@ -414,7 +414,7 @@ final class DirtyNode {
     /// Serializes into a page of `pageBytes` bytes, every byte of which it writes (the gap
     /// between the offset array and the cells as zeros): the cells' bytes as they are. Dirty
     /// children and large values must already be written and their refs set.
-    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64, checksumSkipsGap: Bool) {
+    func encode(into p: UnsafeMutableRawBufferPointer, version: UInt64, checksumSkipsGap: Bool, placedAt ref: UInt64?) {
         // A page, or the tail of a top node for an embedded catalog leaf.
         precondition(p.count <= pageBytes)
         let pageBytes = p.count
@@ -448,6 +448,6 @@ final class DirtyNode {
         let gap = Layout.pageHeaderSize + 2 * n
         precondition(gap <= end, "node of \(n) cells overflows its page")
         (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
-        PageHeader.seal(p, gap: checksumSkipsGap ? gap..<(BrokenVariant.on(.gapOverCells) ? pageBytes : end) : nil)
+        PageHeader.seal(p, gap: checksumSkipsGap ? gap..<(BrokenVariant.on(.gapOverCells) ? pageBytes : end) : nil, placedAt: ref)
     }
 }

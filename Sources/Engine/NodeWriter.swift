@@ -3,8 +3,8 @@
 enum NodeWriter {
     static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
         let page = alloc.allocate(1)
-        let skipsGap = out.checksumSkipsGap
-        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap) }
+        let skipsGap = out.checksumSkipsGap, placed = out.placement(page)
+        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed) }
         return page * UInt64(Layout.pageSize)
     }
 
@@ -12,10 +12,11 @@ enum NodeWriter {
         let g = out.geometry
         let span = g.span(forNodeBytes: Layout.pageHeaderSize + bytes.count)
         let start = alloc.allocate(span)
+        let placed = out.placement(start)
         try out.add(page: start, nodeBytes: g.extentBytes(span: span), zeroed: true) { p in
             PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
             p.copy(bytes, at: Layout.pageHeaderSize)
-            PageHeader.seal(p)
+            PageHeader.seal(p, placedAt: placed)
         }
         return start * UInt64(Layout.pageSize)
     }
@@ -57,8 +58,8 @@ enum NodeWriter {
             }
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
                 var buf = [UInt8](repeating: 0, count: n.pageBytes)
-                let skipsGap = out.checksumSkipsGap
-                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap) }
+                let skipsGap = out.checksumSkipsGap, placed = out.placement(n.origin / UInt64(Layout.pageSize))
+                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed) }
                 try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
                 return n.origin
             }

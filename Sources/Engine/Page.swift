@@ -157,6 +157,10 @@ struct PageView {
 enum PageHeader {
     /// Flags bit: the checksum leaves out the bytes from `extra`'s low u32 to its high u32.
     static let gapFlag: UInt8 = 1
+    /// Format 7 (plain): the checksum is seeded with the page's own file offset, so a whole,
+    /// well-formed page written at the wrong place (a misdirected write, a page copied over
+    /// another) fails it, as LMDB's and bbolt's page numbers in each page catch.
+    static let placedFlag: UInt8 = 2
 
     static func fill(_ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64) {
         p.setU8(kind.rawValue, at: 8)
@@ -173,7 +177,9 @@ enum PageHeader {
     /// hashing them was most of a commit's checksum work. The bounds go into the header
     /// (flagged, in `extra`, which such pages leave 0), so checking a page needs only the page;
     /// `Database.check` still finds a gap that is not all zeros.
-    static func seal(_ p: UnsafeMutableRawBufferPointer, gap: Range<Int>? = nil) {
+    static func seal(_ p: UnsafeMutableRawBufferPointer, gap: Range<Int>? = nil, placedAt ref: UInt64? = nil) {
+        let flags = UnsafeRawBufferPointer(p).u8(9)
+        p.setU8(ref != nil ? flags | placedFlag : flags & ~placedFlag, at: 9)
         if let gap {
             let raw = UnsafeRawBufferPointer(p)
             precondition(raw.u64(24) == 0 && gap.lowerBound >= Layout.pageHeaderSize && gap.upperBound <= p.count,
@@ -182,7 +188,7 @@ enum PageHeader {
             p.setU32(UInt32(gap.lowerBound), at: 24)
             p.setU32(UInt32(gap.upperBound), at: 28)
         }
-        p.setU64(checksum(UnsafeRawBufferPointer(p)) ?? 0, at: 0)
+        p.setU64(checksum(UnsafeRawBufferPointer(p), ref: ref ?? 0) ?? 0, at: 0)
     }
 
     /// The gap a sealed page's checksum leaves out, if it is flagged and its bounds lie in the
@@ -194,18 +200,23 @@ enum PageHeader {
         return start..<end
     }
 
-    /// What `seal` stores: XXH64 of bytes 8 up to the gap, as the seed of XXH64 of the bytes
-    /// after it (unflagged: XXH64 of bytes 8 to the end). nil when the gap's bounds are damaged.
-    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt64? {
+    /// What `seal` stores for the page at file offset `ref`: XXH64 of bytes 8 up to the gap,
+    /// as the seed of XXH64 of the bytes after it (unflagged: XXH64 of bytes 8 to the end),
+    /// the first hash seeded with `ref` when the page is flagged as placed. nil when the gap's
+    /// bounds are damaged.
+    static func checksum(_ raw: UnsafeRawBufferPointer, ref: UInt64) -> UInt64? {
         guard raw.count >= Layout.pageHeaderSize else { return nil }
-        guard raw.u8(9) & gapFlag != 0 else { return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...])) }
+        let seed = raw.u8(9) & placedFlag != 0 ? ref : 0
+        guard raw.u8(9) & gapFlag != 0 else { return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]), seed: seed) }
         guard let gap = gap(raw) else { return nil }
-        let before = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8..<gap.lowerBound]))
+        let before = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8..<gap.lowerBound]), seed: seed)
         return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[gap.upperBound...]), seed: before)
     }
 
-    static func checksumMatches(_ raw: UnsafeRawBufferPointer) -> Bool {
-        guard let sum = checksum(raw) else { return false }
+    /// Whether the page read at file offset `ref` carries the checksum of its bytes (and, when
+    /// placed, of that offset).
+    static func checksumMatches(_ raw: UnsafeRawBufferPointer, ref: UInt64) -> Bool {
+        guard let sum = checksum(raw, ref: ref) else { return false }
         return raw.u64(0) == sum
     }
 }

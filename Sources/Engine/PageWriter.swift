@@ -16,6 +16,7 @@ struct PageWriter {
     let cipher: PageCipher?
     /// The file's format leaves a node's free gap out of its checksum (`PageHeader.seal`).
     let checksumSkipsGap: Bool
+    let checksumIsPlaced: Bool
     private let buffers = Buffers()
     private var buffered = 0
     static let flushBytes = 4 << 20
@@ -41,7 +42,12 @@ struct PageWriter {
         self.file = file
         self.cipher = cipher
         checksumSkipsGap = format.checksumSkipsGap
+        checksumIsPlaced = format.checksumIsPlaced
     }
+
+    /// Where a page written at `page` says it belongs (`PageHeader.seal(placedAt:)`), in a
+    /// format that places its checksums.
+    func placement(_ page: UInt64) -> UInt64? { checksumIsPlaced ? page * UInt64(Layout.pageSize) : nil }
 
     var geometry: PageGeometry { cipher == nil ? .plain : .encrypted }
 

@@ -133,7 +133,7 @@ extension Recovery {
             } else if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
                 var top = [UInt8](repeating: 0, count: Layout.pageSize)
                 if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
-                    valid = top.withUnsafeBytes { $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0) }
+                    valid = top.withUnsafeBytes { $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0, ref: s.ref) }
                 }
             }
             slots.append(SlotInfo(index: i, selected: Int(select) == i, ref: s.ref, version: s.version, valid: valid))

@@ -53,7 +53,7 @@ extension Database {
                 let s = TopSlot(raw: UnsafeRawBufferPointer(rebasing: header[o..<(o + Layout.slotSize)]))
                 var valid = s.isSelfConsistent
                 if valid, let top = try? PageSource(mapping: snap.pages.mapping, limit: try file.size(), encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher) }).page(s.ref) {
-                    valid = top.storedChecksum == s.topChecksum && PageHeader.checksumMatches(top.raw)
+                    valid = top.storedChecksum == s.topChecksum && PageHeader.checksumMatches(top.raw, ref: s.ref)
                 } else {
                     valid = false
                 }

@@ -28,6 +28,10 @@ public struct Configuration: Sendable {
     /// authenticated on read (`EncryptionError` for a wrong, missing or misshapen key).
     /// Compaction keeps it; `ObjectStore.database.writeCopy(to:encryptionKey:)` changes it.
     public var encryptionKey: [UInt8]?
+    /// Check every node's checksum as it is read (`DatabaseOptions.verifyChecksums`): a damaged
+    /// plain file then gives `EngineError.corrupt` instead of wrong values. Encrypted files
+    /// authenticate every page whatever this says. Off by default, as in the engine.
+    public var verifyChecksums = false
 
     public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
                 migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
@@ -108,6 +112,7 @@ public final class ObjectStore: @unchecked Sendable {
         let path = configuration.path
         var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly, encryptionKey: configuration.encryptionKey)
         options.readOnly = configuration.readOnly
+        options.verifyChecksums = configuration.verifyChecksums
         var db = try Database(path: path, options: options)
         if let ask = configuration.shouldCompactOnOpen, !configuration.readOnly {
             let st = try db.stats()
@@ -140,9 +145,10 @@ public final class ObjectStore: @unchecked Sendable {
 
     /// The schema version stored in a file (nil when it holds no object schema yet), without
     /// opening it as a store: to pick the model classes that match it.
-    public static func storedSchemaVersion(at path: String, encryptionKey: [UInt8]? = nil) throws -> UInt64? {
+    public static func storedSchemaVersion(at path: String, encryptionKey: [UInt8]? = nil, verifyChecksums: Bool = false) throws -> UInt64? {
         var options = DatabaseOptions(create: false, encryptionKey: encryptionKey)
         options.readOnly = true
+        options.verifyChecksums = verifyChecksums
         let db = try Database(path: path, options: options)
         return try db.read { tx in
             let s = try SchemaStore.load(tx, path: path)

@@ -13,7 +13,8 @@ struct DBCommand: ParsableCommand {
             --value-format hex (e.g. 00ff10). `put` creates the file and the table when missing; \
             every other command on a missing file is an error.
             """,
-        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBCopy.self, DBSchema.self, DBQuery.self]
+        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBCopy.self, DBSchema.self, DBQuery.self,
+                      DBFuzz.self, DBFuzzWorker.self]
     )
 }
 
@@ -23,6 +24,16 @@ enum Encoding: String, ExpressibleByArgument, CaseIterable {
 }
 
 struct CodecError: Error { let message: String }
+
+/// Opens a file the user names, as every `fief db` command but `put` does: it must exist, and
+/// every node is checked as it is read, so a damaged file gives `EngineError.corrupt` rather
+/// than wrong keys or values (a tool is handed files no one vouches for; the cost of hashing
+/// each page read does not matter here).
+func openForInspection(_ path: String, encryptionKey: [UInt8]?) throws -> Database {
+    var options = DatabaseOptions(create: false, encryptionKey: encryptionKey)
+    options.verifyChecksums = true
+    return try Database(path: path, options: options)
+}
 
 enum Codec {
     static func encode(_ text: String, as enc: Encoding, kind: KeyKind?, what: String) throws -> [UInt8] {
@@ -69,7 +80,7 @@ struct DBStat: ParsableCommand {
         try reportingErrors {
             let db: Database
             do {
-                db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+                db = try openForInspection(path, encryptionKey: try encryption.key())
             } catch let e as EngineError {
                 // Describe what the header says before refusing the file.
                 if let h = try? Recovery.inspectHeader(path: path) {
@@ -115,7 +126,7 @@ struct DBCheck: ParsableCommand {
     func run() throws {
         var sound = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+            let db = try openForInspection(path, encryptionKey: try encryption.key())
             let r = try db.check()
             for n in r.notes { print("note: \(n)") }
             if r.isSound {
@@ -177,7 +188,7 @@ struct DBGet: ParsableCommand {
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+            let db = try openForInspection(path, encryptionKey: try encryption.key())
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
@@ -203,7 +214,7 @@ struct DBDelete: ParsableCommand {
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+            let db = try openForInspection(path, encryptionKey: try encryption.key())
             try db.write { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
@@ -234,7 +245,7 @@ struct DBScan: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+            let db = try openForInspection(path, encryptionKey: try encryption.key())
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let f = try from.map { try Codec.encode($0, as: formats.keyFormat, kind: info.keyKind, what: "key") }
@@ -259,7 +270,7 @@ struct DBCompact: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try encryption.key()))
+            let db = try openForInspection(path, encryptionKey: try encryption.key())
             let before = try db.stats().fileSize
             try db.compact()
             let after = try db.stats().fileSize

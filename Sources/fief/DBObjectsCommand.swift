@@ -4,11 +4,13 @@ import FiefObjects
 import Foundation
 
 /// Opens a file's object layer without model classes: dynamic access by class name, read-only.
+/// Every node is checked as it is read (see `openForInspection`).
 func openObjectStore(_ path: String, encryptionKey: [UInt8]?) throws -> ObjectStore {
     guard FileManager.default.fileExists(atPath: path) else { throw EngineError.fileNotFound(path: path) }
-    let version = try ObjectStore.storedSchemaVersion(at: path, encryptionKey: encryptionKey) ?? 0
+    let version = try ObjectStore.storedSchemaVersion(at: path, encryptionKey: encryptionKey, verifyChecksums: true) ?? 0
     var configuration = Configuration(path: path, types: [], schemaVersion: version, readOnly: true)
     configuration.encryptionKey = encryptionKey
+    configuration.verifyChecksums = true
     return try ObjectStore(configuration)
 }
 

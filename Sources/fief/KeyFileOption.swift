@@ -41,7 +41,7 @@ struct DBCopy: ParsableCommand {
     func run() throws {
         try reportingErrors {
             if plain && newKeyFile != nil { throw CodecError(message: "give --plain or --new-key-file, not both") }
-            let db = try Database(path: path, options: .init(create: false, encryptionKey: try key.key()))
+            let db = try openForInspection(path, encryptionKey: try key.key())
             let target: [UInt8]? = plain ? nil : try newKeyFile.map(KeyFileOption.read) ?? key.key()
             try db.writeCopy(to: destination, encryptionKey: target)
             print("\(path) -> \(destination) (\(target == nil ? "plain" : "encrypted"))")

@@ -35,7 +35,7 @@ final class GapChecksumTests: XCTestCase {
     func testNewFilesFlagTheGapOfEveryNodeAndTopNode() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("g.fief"), options: DatabaseOptions(durability: .none))
-        XCTAssertEqual(db.format.number, 6)
+        XCTAssertEqual(db.format.number, 7)
         try fill(db, keys: 0..<2000)
         try fill(db, keys: 5000..<5001)
         let written = try pagesWritten(db)
@@ -54,7 +54,9 @@ final class GapChecksumTests: XCTestCase {
                     let lowest = (0..<v.count).map { Int(raw.u16(Layout.pageHeaderSize + 2 * $0)) }.min() ?? raw.count
                     XCTAssertEqual(gap.upperBound, lowest, "page \(page): the gap runs into the cells")
                 }
-                XCTAssertTrue(PageHeader.checksumMatches(raw))
+                XCTAssertNotEqual(raw.u8(9) & PageHeader.placedFlag, 0, "page \(page) (\(kind)) is not placed")
+                XCTAssertTrue(PageHeader.checksumMatches(raw, ref: page * UInt64(Layout.pageSize)))
+                XCTAssertFalse(PageHeader.checksumMatches(raw, ref: (page + 1) * UInt64(Layout.pageSize)), "page \(page) passes at another offset")
             }
         }
         XCTAssertTrue(try db.check().isSound)
@@ -65,10 +67,10 @@ final class GapChecksumTests: XCTestCase {
         let node = DirtyNode(isLeaf: true, pageBytes: Layout.pageSize)
         for k in 0..<20 { [UInt8](repeating: UInt8(k), count: 8).withUnsafeBytes { node.insertLeaf(at: k, key: $0, value: .inline([1, 2, 3])) } }
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
-        page.withUnsafeMutableBytes { node.encode(into: $0, version: 9, checksumSkipsGap: true) }
+        page.withUnsafeMutableBytes { node.encode(into: $0, version: 9, checksumSkipsGap: true, placedAt: nil) }
         let gap = try XCTUnwrap(page.withUnsafeBytes { PageHeader.gap($0) })
         XCTAssertEqual(gap.lowerBound, Layout.pageHeaderSize + 40)
-        func matches(_ p: [UInt8]) -> Bool { p.withUnsafeBytes { PageHeader.checksumMatches($0) } }
+        func matches(_ p: [UInt8]) -> Bool { p.withUnsafeBytes { PageHeader.checksumMatches($0, ref: 4096) } }
         XCTAssertTrue(matches(page))
         for offset in [gap.lowerBound, (gap.lowerBound + gap.upperBound) / 2, gap.upperBound - 1] {
             var p = page; p[offset] ^= 0xFF
@@ -85,11 +87,11 @@ final class GapChecksumTests: XCTestCase {
         var inverted = page
         inverted.withUnsafeMutableBytes { $0.setU32(UInt32(gap.upperBound + 1), at: 24) }
         XCTAssertFalse(matches(inverted))
-        XCTAssertFalse([UInt8](repeating: 0, count: 16).withUnsafeBytes { PageHeader.checksumMatches($0) })
+        XCTAssertFalse([UInt8](repeating: 0, count: 16).withUnsafeBytes { PageHeader.checksumMatches($0, ref: 4096) })
 
         // Unflagged (formats before 6), every byte counts.
         var whole = [UInt8](repeating: 0, count: Layout.pageSize)
-        whole.withUnsafeMutableBytes { node.encode(into: $0, version: 9, checksumSkipsGap: false) }
+        whole.withUnsafeMutableBytes { node.encode(into: $0, version: 9, checksumSkipsGap: false, placedAt: nil) }
         XCTAssertEqual(whole[9] & PageHeader.gapFlag, 0)
         XCTAssertTrue(matches(whole))
         whole[gap.lowerBound + 1] ^= 0xFF
@@ -130,7 +132,7 @@ final class GapChecksumTests: XCTestCase {
     }
 
     /// A file of format 4 stays format 4 and its commits checksum whole pages, so an older
-    /// engine can go on reading it; `compact` brings it to format 6.
+    /// engine can go on reading it; `compact` brings it to format 7.
     func testFormatFourFilesKeepWholePageChecksumsUntilCompacted() throws {
         let dir = TempDir()
         let path = dir.file("four.fief")
@@ -146,10 +148,38 @@ final class GapChecksumTests: XCTestCase {
         XCTAssertEqual(HeaderFormat.of(path), 4)
         XCTAssertTrue(try db.check().isSound)
         try db.compact()
-        XCTAssertEqual(HeaderFormat.of(path), 6)
+        XCTAssertEqual(HeaderFormat.of(path), 7)
         try fill(db, keys: 9000..<9001)
         XCTAssertFalse(try pagesWritten(db).filter { $0.bytes[9] & PageHeader.gapFlag != 0 }.isEmpty)
         XCTAssertTrue(try db.check().isSound)
+    }
+
+    /// A whole, well-formed page written over another (a misdirected write): its checksum is
+    /// its own, but seeded with the offset it was written for, so reads and `check` refuse it
+    /// where an unplaced checksum (format 6) let its cells pass for the other page's.
+    func testAPageCopiedOverAnotherFailsItsChecksum() throws {
+        let dir = TempDir()
+        let path = dir.file("s.fief")
+        var leaves: [UInt64] = []
+        do {
+            let db = try Database(path: path)
+            try fill(db, keys: 0..<2000)
+            let check = try db.check()
+            XCTAssertTrue(check.isSound)
+            leaves = try pagesWritten(db).filter { PageKind(rawValue: $0.bytes[8]) == .leaf }.map(\.page)
+        }
+        XCTAssertGreaterThan(leaves.count, 2)
+        var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let ps = Layout.pageSize, from = Int(leaves[0]), to = Int(leaves[1])
+        d.replaceSubrange((to * ps)..<((to + 1) * ps), with: d[(from * ps)..<((from + 1) * ps)])
+        try Data(d).write(to: URL(fileURLWithPath: path))
+        var verified = DatabaseOptions(create: false)
+        verified.verifyChecksums = true
+        let db = try Database(path: path, options: verified)
+        XCTAssertThrowsError(try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }) {
+            XCTAssertTrue("\($0)".contains("checksum"), "\($0)")
+        }
+        XCTAssertTrue(try db.check().problems.contains { $0.contains("checksum") }, "check passes a page copied over another")
     }
 }
 

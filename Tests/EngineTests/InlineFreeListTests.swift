@@ -164,7 +164,7 @@ final class InlineFreeListTests: XCTestCase {
         var page = [UInt8](UnsafeRawBufferPointer(start: snap.pages.mapping.base + Int(snap.slot.ref), count: Layout.pageSize))
         page.withUnsafeMutableBytes { p in
             p.setU64(snap.slot.ref + UInt64(Layout.pageSize) + UInt64(o), at: 40)
-            PageHeader.seal(p)
+            PageHeader.seal(p, placedAt: snap.slot.ref)
         }
         XCTAssertThrowsError(try page.withUnsafeBytes { try Meta.decode(PageView(raw: $0, ref: snap.slot.ref)) }) {
             XCTAssertTrue("\($0)".contains("points inside a page"), "\($0)")
@@ -201,11 +201,11 @@ final class InlineFreeListTests: XCTestCase {
         let path = dir.file("f.fief")
         try fill(try Database(path: path), keys: 1)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        for n: UInt32 in [1, 7, 99] {
+        for n: UInt32 in [1, 8, 99] {
             try HeaderFormat.set(path, n)
             XCTAssertThrowsError(try Database(path: path)) {
-                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5, 6]))
-                XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5, 6"), "\($0)")
+                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5, 6, 7]))
+                XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5, 6, 7"), "\($0)")
             }
         }
         try HeaderFormat.set(path, FileFormat.current.number)

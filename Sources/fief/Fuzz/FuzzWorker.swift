@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Torture
+
+/// What the parent hands a worker: the base files, the seed, and the files to damage.
+struct FuzzWorkerRequest: Codable {
+    let corpus: FuzzCorpus
+    let seed: UInt64
+    let from: Int
+    let to: Int
+    /// The worker appends `begin I`, `run COMMAND` (before each) and `end VERDICT-JSON` lines here.
+    let results: String
+    /// Where the damaged file and the commands' output are written (one file at a time).
+    let scratch: String
+}
+
+/// How one damaged file went: what was done to it and what each command did.
+struct FuzzVerdict: Codable {
+    enum Outcome: String, Codable {
+        /// Every command answered as on the undamaged file.
+        case sameAnswers = "same-answers"
+        /// Every command answered as on the previous version (a damaged header selected it).
+        case previousVersion = "previous-version"
+        /// At least one command refused the file with a typed error, or check found problems.
+        case refused
+    }
+
+    let damage: FileDamage
+    var outcome: Outcome
+    /// Findings this worker saw (the parent adds signals and hangs).
+    var findings: [FuzzFinding] = []
+}
+
+struct FuzzWorkerRun {
+    let request: FuzzWorkerRequest
+
+    init(_ r: FuzzWorkerRequest) { request = r }
+
+    func run() throws {
+        let set = FuzzCommandSet(corpus: request.corpus)
+        let damaged = request.scratch + "/damaged.fief"
+        try FileManager.default.createDirectory(atPath: request.scratch, withIntermediateDirectories: true)
+        let final = reference(set, request.corpus.final), previous = reference(set, request.corpus.previous)
+        let base = [UInt8](try Data(contentsOf: URL(fileURLWithPath: request.corpus.final)))
+        guard let results = FileHandle(forWritingAtPath: request.results) else { throw TortureError.invalid("cannot write \(request.results)") }
+        results.seekToEndOfFile()
+        func line(_ s: String) { results.write(Data((s + "\n").utf8)) }
+        for i in request.from..<request.to {
+            line("begin \(i)")
+            var bytes = base
+            let damage = FileDamage.apply(seed: request.seed, index: i, to: &bytes)
+            unlink(damaged + ".lock")
+            try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+            var verdict = FuzzVerdict(damage: damage, outcome: .sameAnswers)
+            var sawPrevious = false, refused = false
+            for (n, command) in set.commands(on: damaged).enumerated() {
+                line("run " + command.name)
+                let e = InProcessCommand.run(command.arguments, scratch: request.scratch + "/command")
+                func finding(_ kind: FuzzFinding.Kind, _ detail: String) {
+                    verdict.findings.append(FuzzFinding(index: i, kind: kind, damage: damage.description, command: "fief " + command.arguments.joined(separator: " "), detail: detail))
+                }
+                if command.compared, e == final[n] { continue }
+                if command.compared, e == previous[n] { sawPrevious = true; continue }
+                if e.status == 0 {
+                    if command.compared { finding(.wrongAnswer, "answered \(e.output.prefix(300)) where the undamaged file answers \(final[n].output.prefix(300))") }
+                    continue
+                }
+                if command.reportsProblems && e.errors.isEmpty { refused = true; continue }
+                let message = e.errors.trimmingCharacters(in: .newlines)
+                if !message.hasPrefix("fief: ") || message.contains("\n") {
+                    finding(.untypedError, "exit \(e.status) with \(message.prefix(400))")
+                } else if !message.contains(damaged) {
+                    finding(.unnamedError, "exit \(e.status) with an error that does not name the file: \(message.prefix(300))")
+                }
+                refused = true
+            }
+            if [UInt8](try Data(contentsOf: URL(fileURLWithPath: damaged))) != bytes {
+                verdict.findings.append(FuzzFinding(index: i, kind: .wroteFile, damage: damage.description, command: "", detail: "the damaged file changed under read commands"))
+            }
+            verdict.outcome = refused ? .refused : sawPrevious ? .previousVersion : .sameAnswers
+            line("end " + String(decoding: try JSONEncoder().encode(verdict), as: UTF8.self))
+        }
+    }
+
+    /// The commands' endings on an undamaged file; paths in them are the damaged file's, so
+    /// the outputs compare as they are.
+    private func reference(_ set: FuzzCommandSet, _ path: String) -> [InProcessCommand.Ending] {
+        let copy = request.scratch + "/reference.fief"
+        unlink(copy + ".lock")
+        try? FileManager.default.removeItem(atPath: copy)
+        try? FileManager.default.copyItem(atPath: path, toPath: copy)
+        let damagedPath = request.scratch + "/damaged.fief"
+        return set.commands(on: copy).map { c in
+            let e = InProcessCommand.run(c.arguments, scratch: request.scratch + "/command")
+            return InProcessCommand.Ending(status: e.status, output: e.output.replacingOccurrences(of: copy, with: damagedPath),
+                                           errors: e.errors.replacingOccurrences(of: copy, with: damagedPath))
+        }
+    }
+}
