@@ -22,6 +22,10 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     /// The rows of one object in four are stored 8 bytes short of their layout: damage that
     /// made the verifier's getters trap and took the whole torture run down with them.
     case shortRow = "short-row"
+    /// Key counters are stored one behind: the last key given out is given again.
+    case keyCounterBehind = "key-counter-behind"
+    /// A list's chunks are numbered from 1 (reads, which scan the object's chunks, never notice).
+    case listChunkFromOne = "list-chunk-from-one"
 
     #if FIEF_BROKEN_VARIANTS
     static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }

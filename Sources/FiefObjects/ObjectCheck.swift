@@ -15,7 +15,10 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
 
 /// Recomputes everything the object layer keeps twice and compares: every row decodes,
 /// every link resolves, backlinks are exactly the inverse of links, every index holds exactly
-/// the entries its rows imply, primary keys are unique, list counts match list contents.
+/// the entries its rows imply (so a unique index, a String or UUID primary key, holds one entry
+/// per object), primary keys are unique, list counts match list contents, list chunks are
+/// numbered 0, 1, 2, ... and full but for the last, and every key counter is above every key
+/// in use.
 enum ObjectCheck {
     static func run(_ t: ObjectTables) throws -> ObjectCheckReport {
         var r = ObjectCheckReport()
@@ -25,6 +28,8 @@ enum ObjectCheck {
             var keys: [Int64] = []
             try t.keys(c) { k, _ in keys.append(k); return true }
             r.objects += keys.count
+            r.problems += try keyCounterProblems(t, c, keys)
+            r.problems += try listChunkProblems(t, c, Set(keys))
             var expectedIndex: [UInt32: Set<[UInt8]>] = [:]
             for k in keys {
                 let vals: [UInt32: ObjectValue]
@@ -97,5 +102,49 @@ enum ObjectCheck {
             }
         }
         return r
+    }
+
+    /// A class without an integer primary key takes keys from a counter in `fief/meta`
+    /// (`ObjectTables.nextKey`): a counter at or below a key in use would give that key again.
+    private static func keyCounterProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: [Int64]) throws -> [String] {
+        if let pk = c.primaryKey, pk.kind.isInteger { return [] }
+        guard let highest = keys.max() else { return [] }
+        let next = try t.keyCounter(c)
+        return next > highest ? [] : ["\(c.name): key counter \(next) is not above key \(highest), which is in use"]
+    }
+
+    /// Every list chunk belongs to an object that exists and to one of its list properties;
+    /// an object's chunks of one list are numbered from 0 without a gap, and all but the last
+    /// hold exactly `ObjectTables.listChunk` elements (none is empty).
+    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> [String] {
+        let table = Tables.lists(c.cid)
+        guard try t.hasTable(table) else { return [] }
+        let lists = Set(c.storedProperties.filter(\.list).map(\.pid))
+        var out: [String] = []
+        var last: (key: Int64, pid: UInt32, chunk: UInt32, count: Int)?
+        func endOfList() {
+            guard let l = last, l.count == 0 else { return }
+            out.append("\(c.name) \(l.key): list \(l.pid) ends with an empty chunk \(l.chunk)")
+        }
+        try t.tx.scan(table: table) { k, v in
+            guard k.count == 16 else { out.append("\(c.name): list chunk key of \(k.count) bytes"); return out.count < 20 }
+            let key = KeyBytes.readObj(k, at: 0), pid = KeyBytes.readU32(k, at: 8), chunk = KeyBytes.readU32(k, at: 12)
+            let count = try t.decodeGuarded { try TaggedValue.decodeAll(v).count }
+            if let l = last, l.key == key, l.pid == pid {
+                if chunk != l.chunk + 1 { out.append("\(c.name) \(key): list \(pid) chunk \(chunk) follows chunk \(l.chunk)") }
+                if l.count != ObjectTables.listChunk {
+                    out.append("\(c.name) \(key): list \(pid) chunk \(l.chunk) holds \(l.count) elements, not \(ObjectTables.listChunk), yet is not the last")
+                }
+            } else {
+                endOfList()
+                if !keys.contains(key) { out.append("\(c.name) \(key): list chunks of an object that does not exist") }
+                if !lists.contains(pid) { out.append("\(c.name) \(key): list chunks of property \(pid), which is not a list") }
+                if chunk != 0 { out.append("\(c.name) \(key): list \(pid) starts at chunk \(chunk), not 0") }
+            }
+            last = (key, pid, chunk, count)
+            return out.count < 20
+        }
+        endOfList()
+        return out
     }
 }

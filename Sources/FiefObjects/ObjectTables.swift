@@ -236,16 +236,25 @@ final class ObjectTables {
             pendingKeys[c.cid] = k + 1
             return k
         }
-        let w = try ensureTable(Tables.meta)
-        let cur = try w.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
+        _ = try ensureTable(Tables.meta)
+        let cur = try keyCounter(c)
         pendingKeys[c.cid] = cur + 1
         return cur
+    }
+
+    /// The next key `nextKey` gives for class `c`, as committed.
+    func keyCounter(_ c: ClassSchema) throws -> Int64 {
+        guard try hasTable(Tables.meta) else { return 1 }
+        return try tx.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
     }
 
     /// Writes the key counters this write advanced; call before the commit.
     func flush() throws {
         guard let w = writer, !pendingKeys.isEmpty else { return }
-        for (cid, next) in pendingKeys { try w.put(table: Tables.meta, key: Array("next/\(cid)".utf8), value: next.valueBytes) }
+        for (cid, next) in pendingKeys {
+            let stored = BrokenObjectLayer.on(.keyCounterBehind) ? next - 1 : next
+            try w.put(table: Tables.meta, key: Array("next/\(cid)".utf8), value: stored.valueBytes)
+        }
         pendingKeys = [:]
     }
 
@@ -362,7 +371,7 @@ final class ObjectTables {
         let t = Tables.lists(c.cid)
         let w = try ensureTable(t)
         if !fresh { try deleteList(c, key, p) }
-        var chunk: UInt32 = 0
+        var chunk: UInt32 = BrokenObjectLayer.on(.listChunkFromOne) ? 1 : 0
         var i = 0
         while i < items.count {
             var bytes: [UInt8] = []
