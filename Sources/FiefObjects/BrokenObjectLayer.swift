@@ -26,6 +26,8 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case keyCounterBehind = "key-counter-behind"
     /// A list's chunks are numbered from 1 (reads, which scan the object's chunks, never notice).
     case listChunkFromOne = "list-chunk-from-one"
+    /// A range answered from an index (`<`, `>=`, BETWEEN, BEGINSWITH) loses its last object.
+    case indexRangeDropsLast = "index-range-drops-last"
 
     #if FIEF_BROKEN_VARIANTS
     static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }

@@ -26,6 +26,7 @@ public struct Detection {
         ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
         ("short-row", "objects"), ("key-counter-behind", "objects"), ("list-chunk-from-one", "objects"),
+        ("index-range-drops-last", "objects"),
     ]
 
     /// Where `fief torture detect` writes its rows; a run's summary.md and the HTML report

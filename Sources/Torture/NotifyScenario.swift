@@ -107,7 +107,7 @@ public struct NotifyScenario: Scenario {
                 description = "objects writer SIGKILLed from commit \(current)"
                 outcome.crashPoints.insert("random-kill")
             }
-            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
             if ending != .signaled(SIGKILL) { verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)") }
             current = verdict.recoveredCommit
             outcome.events.append(("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))

@@ -52,7 +52,7 @@ public struct ObjectsScenario: Scenario {
                 description = "objects writer SIGKILLed after \(delay / 1000) ms from commit \(current)"
                 outcome.crashPoints.insert("random-kill")
             }
-            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
             if ending != .signaled(SIGKILL) {
                 verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
             }
@@ -66,7 +66,7 @@ public struct ObjectsScenario: Scenario {
                                      environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
                                      output: "\(dir)/migrate.out", label: "objects migration")
         let ending = child.wait()
-        var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+        var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
         if ending != .signaled(SIGKILL) {
             verdict.violations.append("migration armed at \(point.rawValue):1 \(ending), but should have been killed there; see \(dir)/migrate.out")
         } else if let s = try? ObjectStore.storedSchemaVersion(at: db, encryptionKey: TortureEncryption.key), (s == 2) != point.newVersionSurvivesProcessKill {
@@ -120,7 +120,7 @@ public struct ObjectsScenario: Scenario {
             }
             outcome.faults += 1
             fs.unmount()
-            let verdict = ObjectRecoveryCheck.verify(dbPath: backing + "/objects.fief", oraclePath: oracle, workload: workload)
+            let verdict = ObjectRecoveryCheck.verify(dbPath: backing + "/objects.fief", oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
             current = verdict.recoveredCommit
             outcome.events.append(("objects-\(mode.name)", verdict.violations, description))
             if !verdict.violations.isEmpty { break }

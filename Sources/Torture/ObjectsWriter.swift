@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Engine
 import FiefObjects
+import Foundation
 
 /// The writer side of the `objects` scenario: commits `ObjectGraphWorkload` writes through
 /// the object layer, logging each intent and acknowledgement to the oracle, until `maxCommit`.
@@ -43,11 +47,8 @@ public struct ObjectsWriter {
     /// Opens the file with schema version 2, whose migration labels every person; the
     /// migration is one write transaction, so a crash leaves all of it or none.
     public static func migrate(dbPath: String) throws {
-        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "GraphPerson") { old, new in
-                new!["label"] = GraphV2.label(name: old!["name"] as! String, age: old!["age"] as! Int)
-            }
-        })))
+        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
+                                                                      migrationBlock: GraphV2.migrate)))
     }
 }
 
@@ -59,7 +60,54 @@ private struct Finished: Error {}
 /// graph equals the graph after exactly one commit k (last acknowledged <= k <= last
 /// attempted). A file migrated to schema 2 must hold the migrated data too.
 public enum ObjectRecoveryCheck {
-    public static func verify(dbPath: String, oraclePath: String, workload: ObjectGraphWorkload) -> RecoveryVerdict {
+    /// Random queries checked against the model after each recovery.
+    static let queriesPerCheck = 12
+    /// A verifier that takes longer has hung on the file.
+    static let timeoutSeconds = 120.0
+
+    /// What the verifier process reports.
+    struct Report: Codable {
+        var recoveredCommit: UInt64
+        var violations: [String]
+    }
+
+    /// `verifyHere` in a child process (`fief torture objects-check`) with the writers'
+    /// environment: it reads the recovered file with the object layer under test (a broken
+    /// read path is caught as a broken write path is), and a trap or a hang on a damaged file
+    /// is this cycle's violation, with the verifier's output kept, while the run goes on.
+    public static func verify(dbPath: String, oraclePath: String, workload: ObjectGraphWorkload, environment: [String: String]) -> RecoveryVerdict {
+        var v = RecoveryVerdict()
+        let report = oraclePath + ".verdict.json", log = oraclePath + ".verifier.out"
+        unlink(report)
+        let ending: ChildProcess.Ending?
+        do {
+            let child = try ChildProcess(arguments: ["torture", "objects-check", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed), "--report", report],
+                                         environment: environment, output: log, label: "objects verifier")
+            ending = child.wait(timeoutSeconds: timeoutSeconds)
+        } catch {
+            v.violations.append("the objects verifier did not start: \(error)")
+            return v
+        }
+        let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
+        guard let ending else {
+            v.violations.append("the objects verifier hung on \(dbPath) (killed after \(Int(timeoutSeconds)) s); see \(log)")
+            return v
+        }
+        guard ending == .exited(0), let data = FileManager.default.contents(atPath: report), let r = try? JSONDecoder().decode(Report.self, from: data) else {
+            v.violations.append("the objects verifier \(ending) on \(dbPath): \(said.prefix(400)); see \(log)")
+            return v
+        }
+        v.recoveredCommit = r.recoveredCommit
+        v.violations = r.violations
+        return v
+    }
+
+    public static func writeReport(_ v: RecoveryVerdict, to path: String) throws {
+        try JSONEncoder().encode(Report(recoveredCommit: v.recoveredCommit, violations: v.violations)).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The checks themselves, in this process (the verifier process runs them).
+    public static func verifyHere(dbPath: String, oraclePath: String, workload: ObjectGraphWorkload) -> RecoveryVerdict {
         var v = RecoveryVerdict()
         do {
             v.oracle = try OracleLog.read(oraclePath)
@@ -89,9 +137,14 @@ public enum ObjectRecoveryCheck {
             for p in report.problems { v.violations.append("objects: \(p)") }
             let ctx = store.context()
             // Throwing reads: a damaged row is this cycle's violation, not the run's trap.
-            let (k, diff) = try ctx.throwingReads {
+            let (k, diff, wrongAnswers) = try ctx.throwingReads {
                 let k = try ObjectGraphWorkload.committed(in: ctx)
-                return (k, try ObjectGraphWorkload.differences(ctx, workload.expected(afterCommit: k), v2: v2))
+                var graph = workload.expected(afterCommit: k)
+                if v2 { graph = ObjectGraphWorkload.migrated(graph) }
+                let diff = try ObjectGraphWorkload.differences(ctx, graph, v2: v2)
+                // Queries only on a graph that is right: a wrong graph is reported already.
+                guard diff.isEmpty else { return (k, diff, [String]()) }
+                return (k, diff, try GraphQuery.check(ctx, graph, v2: v2, seed: workload.seed ^ (k &* 0x9E37_79B9), count: ObjectRecoveryCheck.queriesPerCheck))
             }
             v.recoveredCommit = k
             if k < v.oracle.lastAck {
@@ -101,6 +154,7 @@ public enum ObjectRecoveryCheck {
                 v.violations.append("atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
             }
             for d in diff { v.violations.append("atomicity: graph is not the graph after commit \(k): \(d)") }
+            for q in wrongAnswers { v.violations.append("queries at commit \(k): \(q)") }
         } catch {
             v.violations.append("reading the recovered object graph failed: \(error)")
         }

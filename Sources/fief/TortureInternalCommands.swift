@@ -30,6 +30,22 @@ struct TortureObjectsWriter: ParsableCommand {
     }
 }
 
+/// The verifier the `objects` and `notify` scenarios run after each death. Not for direct use.
+struct TortureObjectsCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-check", abstract: "(internal) Verify a recovered object graph against its oracle.", shouldDisplay: false)
+    @Option var db: String
+    @Option var oracle: String
+    @Option var seed: UInt64
+    @Option var report: String
+
+    func run() throws {
+        try asInternalProcess("objects-check") {
+            let v = ObjectRecoveryCheck.verifyHere(dbPath: db, oraclePath: oracle, workload: ObjectGraphWorkload(seed: seed))
+            try ObjectRecoveryCheck.writeReport(v, to: report)
+        }
+    }
+}
+
 /// The migration the `objects` scenario kills. Not for direct use.
 struct TortureObjectsMigrate: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.", shouldDisplay: false)

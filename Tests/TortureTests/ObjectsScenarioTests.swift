@@ -34,6 +34,7 @@ final class ObjectsScenarioTests: XCTestCase {
             (.shortRow, "reading the recovered object graph failed"),
             (.keyCounterBehind, "is not above key"),
             (.listChunkFromOne, "starts at chunk 1, not 0"),
+            (.indexRangeDropsLast, "queries at commit"),
         ]
         for (variant, words) in expected {
             let r = try run(seed: 42, broken: variant)

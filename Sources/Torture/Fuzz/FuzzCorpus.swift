@@ -23,7 +23,7 @@ public struct FuzzCorpus: Codable, Sendable {
     public let keyFile: String?
 
     public static let engineTables = ["accounts", "notes"]
-    public static let objectClasses = ["GraphPerson", "GraphDog", "GraphProgress"]
+    public static let objectClasses = ["GraphPerson", "GraphDog", "GraphTag", "GraphToy", "GraphProgress"]
 
     /// Writes the base files of `kind` into `dir` from `seed`.
     public static func build(_ kind: FuzzKind, dir: String, seed: UInt64) throws -> FuzzCorpus {
