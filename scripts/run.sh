@@ -10,9 +10,9 @@ out="${FIEF_OUT:-fief-out}"
 mkdir -p "$out"
 status=0
 "$bin" torture run --scenario all --profile quick --out "$out/torture" || status=$?
-# The same checks on encrypted files (format 3): power cuts of every mode, and FaultFS faults
+# The same checks on encrypted files (format 5): power cuts of every mode, the object graph, and FaultFS faults
 # whose bit flips must fail authentication.
-"$bin" torture run --scenario power-cut,faults --profile quick --encrypt --out "$out/torture-encrypted" || status=$?
+"$bin" torture run --scenario power-cut,faults,objects --profile quick --encrypt --out "$out/torture-encrypted" || status=$?
 # A short matrix over SQLite and LMDB configurations (about a minute): the safe ones must come
 # out clean; the unsafe ones should be caught losing acknowledged commits (reported, not fatal:
 # with two cycles a catch depends on timing).

@@ -21,7 +21,11 @@ public struct ObjectsWriter {
     }
 
     public func run() throws {
-        let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
+        var configuration = Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)
+        // Half the seeds compact the file on every open (as Realm's shouldCompactOnOpen): a
+        // writer killed later finds, and leaves, a compacted file.
+        if workload.seed % 2 == 1 { configuration.shouldCompactOnOpen = { _, _ in true } }
+        let store = try ObjectStore(TortureEncryption.configure(configuration))
         let ctx = store.context()
         let oracle = try OracleLog(path: oraclePath)
         var graph = workload.expected(afterCommit: try ObjectGraphWorkload.committed(in: ctx))
