@@ -79,8 +79,9 @@ final class PageSource: @unchecked Sendable {
             return PageView(raw: UnsafeRawBufferPointer(start: e.raw.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref)
         }
         let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
-        // Extents of several pages are checked whole, in `extent`.
-        if verifyChecksums, v.span == 1, !PageHeader.checksumMatches(v.raw, ref: ref) {
+        // Extents of several pages are checked whole, in `extent`; only an overflow value has
+        // one, so a node page whose (damaged) span says otherwise is not let through unchecked.
+        if verifyChecksums, v.span == 1 || v.kindByte != PageKind.overflow.rawValue, !PageHeader.checksumMatches(v.raw, ref: ref) {
             throw CorruptNode(ref: ref, detail: "page fails its checksum (damaged on the way from storage?)")
         }
         return v

@@ -39,6 +39,8 @@ public final class GraphToy: Object {
 public final class GraphProgress: Object {
     @Persisted(primaryKey: true) var id: Int64
     @Persisted var commit = 0
+    /// The commit the migration to schema 2 found (0 before it): later commits write schema 2.
+    @Persisted var migratedAt = 0
 }
 
 /// Version 2 of the graph's schema, for migrations killed mid-way: persons gain a `label`
@@ -91,5 +93,65 @@ public enum GraphV2 {
         }
         for t in negative { try m.delete(t) }
         _ = try m.create("GraphTag", value: ["name": migrationTag, "weight": 2])
+        try m.enumerateObjects(ofType: "GraphProgress") { _, new in new!["migratedAt"] = new!["commit"] }
     }
+}
+
+/// What the workload's writes need of a schema's models, so one `write` serves schema 1 and
+/// schema 2 (whose `balance` is stored as `credit`).
+protocol GraphSchema {
+    associatedtype Person: GraphPersonModel where Person.Dog == Dog
+    associatedtype Dog: Object
+    associatedtype Tag: Object
+    associatedtype Toy: GraphToyModel where Toy.Person == Person
+}
+
+protocol GraphPersonModel: Object {
+    associatedtype Dog: Object
+    var id: Int64 { get set }
+    var name: String { get set }
+    var age: Int { get set }
+    var born: Date? { get set }
+    var balance: Int? { get set }
+    var dogs: List<Dog> { get }
+    var walks: List<Dog> { get }
+    var favorite: Dog? { get set }
+}
+
+protocol GraphToyModel: Object {
+    associatedtype Person: Object
+    var id: UUID { get set }
+    var made: Date { get set }
+    var owner: Person? { get set }
+}
+
+protocol GraphDogModel: Object {
+    var name: String { get set }
+    var age: Int { get set }
+}
+
+extension GraphPerson: GraphPersonModel {}
+extension GraphToy: GraphToyModel {}
+extension GraphDog: GraphDogModel {}
+extension GraphV2.GraphPerson: GraphPersonModel {
+    var balance: Int? {
+        get { credit }
+        set { credit = newValue }
+    }
+}
+extension GraphV2.GraphToy: GraphToyModel {}
+extension GraphV2.GraphDog: GraphDogModel {}
+
+enum GraphSchema1: GraphSchema {
+    typealias Person = GraphPerson
+    typealias Dog = GraphDog
+    typealias Tag = GraphTag
+    typealias Toy = GraphToy
+}
+
+enum GraphSchema2: GraphSchema {
+    typealias Person = GraphV2.GraphPerson
+    typealias Dog = GraphV2.GraphDog
+    typealias Tag = GraphV2.GraphTag
+    typealias Toy = GraphV2.GraphToy
 }

@@ -74,6 +74,20 @@ public struct ObjectsScenario: Scenario {
         }
         outcome.crashPoints.insert("migration-\(point.rawValue)")
         outcome.events.append(("objects-migration", verdict.violations, "migration to schema 2 killed at \(point.rawValue):1 at commit \(current)"))
+        guard verdict.violations.isEmpty else { return outcome }
+        // Schema 2 goes on: a writer with its models (migrating first when the migration died
+        // before its flip) adds, links and deletes objects until it is killed at a crash point.
+        current = verdict.recoveredCommit
+        let p2 = points[(index + 2) % points.count], nth = Int.random(in: 1...4, using: &rng)
+        let writer2 = try ChildProcess(arguments: writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"],
+                                       environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p2.rawValue):\(nth)"]) { $1 },
+                                       output: "\(dir)/writer-schema-2.out", label: "objects writer (schema 2)")
+        let ending2 = writer2.wait()
+        var after = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
+        if ending2 != .signaled(SIGKILL) {
+            after.violations.append("schema-2 objects writer \(ending2) instead of being killed at \(p2.rawValue):\(nth); see \(dir)/writer-schema-2.out")
+        }
+        outcome.events.append(("objects-schema-2", after.violations, "schema-2 objects writer killed at \(p2.rawValue):\(nth) from commit \(current)"))
         return outcome
     }
 

@@ -7,28 +7,35 @@ import Foundation
 
 /// The writer side of the `objects` scenario: commits `ObjectGraphWorkload` writes through
 /// the object layer, logging each intent and acknowledgement to the oracle, until `maxCommit`.
+/// With `schema` 2 it opens the file with schema 2's models (migrating it first if it is
+/// still at schema 1) and goes on writing the same graph through them.
 public struct ObjectsWriter {
     public let dbPath: String
     public let oraclePath: String
     public let workload: ObjectGraphWorkload
     public let maxCommit: UInt64
+    public let schema: Int
 
-    public init(dbPath: String, oraclePath: String, seed: UInt64, maxCommit: UInt64) {
+    public init(dbPath: String, oraclePath: String, seed: UInt64, maxCommit: UInt64, schema: Int = 1) {
         self.dbPath = dbPath
         self.oraclePath = oraclePath
         workload = ObjectGraphWorkload(seed: seed)
         self.maxCommit = maxCommit
+        self.schema = schema
     }
 
     public func run() throws {
-        var configuration = Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)
+        var configuration = schema == 2
+            ? Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: GraphV2.migrate)
+            : Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)
         // Half the seeds compact the file on every open (as Realm's shouldCompactOnOpen): a
         // writer killed later finds, and leaves, a compacted file.
         if workload.seed % 2 == 1 { configuration.shouldCompactOnOpen = { _, _ in true } }
         let store = try ObjectStore(TortureEncryption.configure(configuration))
         let ctx = store.context()
         let oracle = try OracleLog(path: oraclePath)
-        var graph = workload.expected(afterCommit: try ObjectGraphWorkload.committed(in: ctx))
+        var graph = workload.expected(afterCommit: try ObjectGraphWorkload.committed(in: ctx),
+                                      migratedAt: schema == 2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
         while true {
             var attempted: UInt64 = 0
             do {
@@ -38,7 +45,11 @@ public struct ObjectsWriter {
                     guard i <= maxCommit else { throw Finished() }
                     attempted = i
                     try oracle.intent(i)
-                    try workload.write(commit: i, graph: graph, in: ctx)
+                    if schema == 2 {
+                        try workload.write(commit: i, graph: graph, in: ctx, schema: GraphSchema2.self)
+                    } else {
+                        try workload.write(commit: i, graph: graph, in: ctx)
+                    }
                 }
             } catch is Finished {
                 return
@@ -143,8 +154,7 @@ public enum ObjectRecoveryCheck {
             // Throwing reads: a damaged row is this cycle's violation, not the run's trap.
             let (k, diff, wrongAnswers) = try ctx.throwingReads {
                 let k = try ObjectGraphWorkload.committed(in: ctx)
-                var graph = workload.expected(afterCommit: k)
-                if v2 { graph = ObjectGraphWorkload.migrated(graph) }
+                let graph = workload.expected(afterCommit: k, migratedAt: v2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
                 let diff = try ObjectGraphWorkload.differences(ctx, graph, v2: v2)
                 // Queries only on a graph that is right: a wrong graph is reported already.
                 guard diff.isEmpty else { return (k, diff, [String]()) }

@@ -24,9 +24,10 @@ struct TortureObjectsWriter: ParsableCommand {
     @Option var oracle: String
     @Option var seed: UInt64
     @Option var maxCommit: UInt64
+    @Option var schema: Int = 1
 
     func run() throws {
-        try asInternalProcess("objects-writer") { try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run() }
+        try asInternalProcess("objects-writer") { try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit, schema: schema).run() }
     }
 }
 

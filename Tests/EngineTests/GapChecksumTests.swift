@@ -154,6 +154,27 @@ final class GapChecksumTests: XCTestCase {
         XCTAssertTrue(try db.check().isSound)
     }
 
+    /// A leaf whose span field is damaged (it claims to start an extent of several pages) is
+    /// still checked as it is read: only an overflow value's first page defers its check to
+    /// the whole extent (`fief db fuzz` found leaves read unchecked this way).
+    func testADamagedSpanDoesNotSkipTheChecksum() throws {
+        let dir = TempDir()
+        let path = dir.file("span.fief")
+        var leaf: UInt64 = 0
+        do {
+            let db = try Database(path: path)
+            try fill(db, keys: 0..<300)
+            leaf = try XCTUnwrap(pagesWritten(db).first { PageKind(rawValue: $0.bytes[8]) == .leaf }).page
+        }
+        try flipByte(path, at: Int(leaf) * Layout.pageSize + 13)
+        var verified = DatabaseOptions(create: false)
+        verified.verifyChecksums = true
+        let db = try Database(path: path, options: verified)
+        XCTAssertThrowsError(try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }) {
+            XCTAssertTrue("\($0)".contains("checksum"), "\($0)")
+        }
+    }
+
     /// A whole, well-formed page written over another (a misdirected write): its checksum is
     /// its own, but seeded with the offset it was written for, so reads and `check` refuse it
     /// where an unplaced checksum (format 6) let its cells pass for the other page's.
