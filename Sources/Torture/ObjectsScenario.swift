@@ -88,6 +88,20 @@ public struct ObjectsScenario: Scenario {
             after.violations.append("schema-2 objects writer \(ending2) instead of being killed at \(p2.rawValue):\(nth); see \(dir)/writer-schema-2.out")
         }
         outcome.events.append(("objects-schema-2", after.violations, "schema-2 objects writer killed at \(p2.rawValue):\(nth) from commit \(current)"))
+        guard after.violations.isEmpty, index % 4 == 1 else { return outcome }
+        // Every fourth cycle the file is reopened as a cache (deleteIfMigrationNeeded), killed
+        // at a crash point of its first commits.
+        let p3 = points[(index / 4) % points.count], nth3 = Int.random(in: 1...3, using: &rng)
+        let cache = try ChildProcess(arguments: ["torture", "objects-cache", "--db", db, "--max-notes", String(nth3 + 3)],
+                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p3.rawValue):\(nth3)"]) { $1 },
+                                     output: "\(dir)/cache.out", label: "objects cache reopen")
+        let ending3 = cache.wait()
+        var reopened = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment, cacheReopen: true)
+        if ending3 != .signaled(SIGKILL) {
+            reopened.violations.append("cache reopen \(ending3) instead of being killed at \(p3.rawValue):\(nth3); see \(dir)/cache.out")
+        }
+        outcome.crashPoints.insert("cache-reopen-\(p3.rawValue)")
+        outcome.events.append(("objects-cache-reopen", reopened.violations, "reopened as a cache (deleteIfMigrationNeeded), killed at \(p3.rawValue):\(nth3)"))
         return outcome
     }
 

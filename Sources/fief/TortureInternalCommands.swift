@@ -38,12 +38,24 @@ struct TortureObjectsCheck: ParsableCommand {
     @Option var oracle: String
     @Option var seed: UInt64
     @Option var report: String
+    @Flag var cacheReopen = false
 
     func run() throws {
         try asInternalProcess("objects-check") {
-            let v = ObjectRecoveryCheck.verifyHere(dbPath: db, oraclePath: oracle, workload: ObjectGraphWorkload(seed: seed))
+            let v = ObjectRecoveryCheck.verifyHere(dbPath: db, oraclePath: oracle, workload: ObjectGraphWorkload(seed: seed), cacheReopen: cacheReopen)
             try ObjectRecoveryCheck.writeReport(v, to: report)
         }
+    }
+}
+
+/// The cache reopen (`deleteIfMigrationNeeded`) the `objects` scenario kills. Not for direct use.
+struct TortureObjectsCache: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-cache", abstract: "(internal) Reopen the object graph's file as a cache and write notes.", shouldDisplay: false)
+    @Option var db: String
+    @Option var maxNotes: Int
+
+    func run() throws {
+        try asInternalProcess("objects-cache") { try GraphCache.reopenAndWrite(dbPath: db, maxNotes: maxNotes) }
     }
 }
 
