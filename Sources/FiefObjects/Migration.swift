@@ -149,6 +149,9 @@ public final class Migration {
     let new: ObjectContext
     private let layoutsBefore: [String: Int]
     private var written = Set<String>()
+    /// Classes renamed by `renameClass`: new name -> old name, so the old objects are
+    /// enumerated under the new name.
+    private var renamedFrom: [String: String] = [:]
 
     init(old: ObjectContext, new: ObjectContext, layoutsBefore: [String: Int]) {
         self.old = old
@@ -161,13 +164,14 @@ public final class Migration {
     public func enumerateObjects(ofType className: String, _ body: (MigrationObject?, MigrationObject?) throws -> Void) throws {
         written.insert(className)
         let ot = try old.tables()
-        guard let oc = ot.schema.classes[className] else { return }
+        let oldName = renamedFrom[className] ?? className
+        guard let oc = ot.schema.classes[oldName] else { return }
         var keys: [Int64] = []
         try ot.keys(oc) { k, _ in keys.append(k); return true }
         let nt = try new.tables()
         let nc = nt.schema.classes[className]
         for k in keys {
-            let o = MigrationObject(ctx: old, className: className, key: k)
+            let o = MigrationObject(ctx: old, className: oldName, key: k)
             let n: MigrationObject? = try nc.flatMap { try nt.exists($0, k) ? MigrationObject(ctx: new, className: className, key: k) : nil }
             try body(o, n)
         }
@@ -252,5 +256,6 @@ public final class Migration {
         s.classes[from] = nil
         s.classes[to] = merged
         t.updateSchema(s)
+        renamedFrom[to] = from
     }
 }

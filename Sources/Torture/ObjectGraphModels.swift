@@ -45,7 +45,8 @@ public final class GraphProgress: Object {
 
 /// Version 2 of the graph's schema, for migrations killed mid-way: persons gain a `label`
 /// computed from their name and age, `age` gets an index and `name` loses its one, `balance`
-/// is renamed `credit`; tags of negative weight are deleted and a tag "v2" is created.
+/// is renamed `credit`; the class of tags is renamed `GraphMark`, marks of negative weight are
+/// deleted and a mark "v2" is created.
 public enum GraphV2 {
     public final class GraphPerson: Object {
         @Persisted(primaryKey: true) var id: Int64
@@ -65,7 +66,8 @@ public enum GraphV2 {
         @Persisted(originProperty: "dogs") var owners: LinkingObjects<GraphV2.GraphPerson>
     }
 
-    public final class GraphTag: Object {
+    /// Schema 1's `GraphTag`, renamed.
+    public final class GraphMark: Object {
         @Persisted(primaryKey: true) var name = ""
         @Persisted var weight = 0
     }
@@ -84,15 +86,16 @@ public enum GraphV2 {
     /// The migration, one write transaction: a crash leaves all of it or none.
     @Sendable public static func migrate(_ m: Migration, _ oldVersion: UInt64) throws {
         try m.renameProperty(onType: "GraphPerson", from: "balance", to: "credit")
+        try m.renameClass(from: "GraphTag", to: "GraphMark")
         try m.enumerateObjects(ofType: "GraphPerson") { old, new in
             new!["label"] = label(name: old!["name"] as! String, age: old!["age"] as! Int)
         }
         var negative: [MigrationObject] = []
-        try m.enumerateObjects(ofType: "GraphTag") { _, new in
+        try m.enumerateObjects(ofType: "GraphMark") { _, new in
             if let n = new, (n["weight"] as? Int ?? 0) < 0 { negative.append(n) }
         }
         for t in negative { try m.delete(t) }
-        _ = try m.create("GraphTag", value: ["name": migrationTag, "weight": 2])
+        _ = try m.create("GraphMark", value: ["name": migrationTag, "weight": 2])
         try m.enumerateObjects(ofType: "GraphProgress") { _, new in new!["migratedAt"] = new!["commit"] }
     }
 }
@@ -152,6 +155,6 @@ enum GraphSchema1: GraphSchema {
 enum GraphSchema2: GraphSchema {
     typealias Person = GraphV2.GraphPerson
     typealias Dog = GraphV2.GraphDog
-    typealias Tag = GraphV2.GraphTag
+    typealias Tag = GraphV2.GraphMark
     typealias Toy = GraphV2.GraphToy
 }

@@ -9,7 +9,7 @@ import SeededRandomness
 public struct ObjectGraphWorkload: Sendable {
     public let seed: UInt64
     public static let types: [Object.Type] = [GraphPerson.self, GraphDog.self, GraphTag.self, GraphToy.self, GraphProgress.self]
-    public static let typesV2: [Object.Type] = [GraphV2.GraphPerson.self, GraphV2.GraphDog.self, GraphV2.GraphTag.self, GraphV2.GraphToy.self,
+    public static let typesV2: [Object.Type] = [GraphV2.GraphPerson.self, GraphV2.GraphDog.self, GraphV2.GraphMark.self, GraphV2.GraphToy.self,
                                                 GraphProgress.self]
 
     public init(seed: UInt64) { self.seed = seed }
@@ -288,7 +288,7 @@ public struct ObjectGraphWorkload: Sendable {
                                                   walks: p.walks.map { $0.objectKey! }, favorite: p.favorite?.objectKey, label: p.label)
             }
             for d in ctx.objects(GraphV2.GraphDog.self) { found.dogs[d.objectKey!] = DogState(name: d.name, age: d.age) }
-            for t in ctx.objects(GraphV2.GraphTag.self) { found.tags[t.name] = t.weight }
+            for t in ctx.objects(GraphV2.GraphMark.self) { found.tags[t.name] = t.weight }
             for t in ctx.objects(GraphV2.GraphToy.self) { found.toys[t.id] = ToyState(made: t.made, owner: t.owner?.id) }
         } else {
             for p in ctx.objects(GraphPerson.self) {

@@ -194,3 +194,43 @@ final class MigrationTypeChangeTests: XCTestCase {
         XCTAssertTrue(try v4.check().isSound)
     }
 }
+
+enum RenamedV2 {
+    /// V1's `User`, renamed.
+    final class Member: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var firstname = ""
+        @Persisted var lastname = ""
+        @Persisted var yearsSinceBirth = 0
+        @Persisted var email = ""
+    }
+}
+
+final class RenameClassTests: XCTestCase {
+    /// After `renameClass`, the objects are enumerated under the new name (old values from
+    /// the old class), and can be changed and deleted there.
+    func testARenamedClassIsEnumeratedUnderItsNewName() throws {
+        let dir = TempDir()
+        let path = dir.file("r.fief")
+        do {
+            let ctx = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1)).context()
+            try ctx.write {
+                for i in 0..<4 { try ctx.create(V1.User.self, value: ["id": "u\(i)", "firstname": "F\(i)", "yearsSinceBirth": i]) }
+            }
+        }
+        let seen = Locked<[String]>([])
+        let ctx = try ObjectStore(Configuration(path: path, types: [RenamedV2.Member.self], schemaVersion: 2, migrationBlock: { m, _ in
+            try m.renameClass(from: "User", to: "Member")
+            var young: [MigrationObject] = []
+            try m.enumerateObjects(ofType: "Member") { old, new in
+                seen.withLock { $0.append("\(old!.className):\(old!["id"] as! String)") }
+                new!["lastname"] = "L-" + (old!["firstname"] as! String)
+                if (old!["yearsSinceBirth"] as! Int) < 2 { young.append(new!) }
+            }
+            for y in young { try m.delete(y) }
+        })).context()
+        XCTAssertEqual(seen.withLock { $0 }.sorted(), ["User:u0", "User:u1", "User:u2", "User:u3"])
+        XCTAssertEqual(ctx.objects(RenamedV2.Member.self).map { "\($0.id) \($0.lastname)" }.sorted(), ["u2 L-F2", "u3 L-F3"])
+        XCTAssertTrue(try ctx.store.check().isSound)
+    }
+}
