@@ -12,6 +12,8 @@ struct FuzzFinding: Codable {
         case untypedError = "untyped-error"
         case unnamedError = "unnamed-error"
         case wroteFile = "wrote-file"
+        /// The command ended otherwise as a process of its own than inside the worker.
+        case shellDisagrees = "shell-disagrees"
     }
 
     let index: Int

@@ -35,6 +35,8 @@ struct FuzzVerdict: Codable {
 
 struct FuzzWorkerRun {
     let request: FuzzWorkerRequest
+    /// Every this many files, each command also runs as its own `fief` process.
+    static let shellEvery = 50
 
     init(_ r: FuzzWorkerRequest) { request = r }
 
@@ -60,6 +62,14 @@ struct FuzzWorkerRun {
                 let e = InProcessCommand.run(command.arguments, scratch: request.scratch + "/command")
                 func finding(_ kind: FuzzFinding.Kind, _ detail: String) {
                     verdict.findings.append(FuzzFinding(index: i, kind: kind, damage: damage.description, command: "fief " + command.arguments.joined(separator: " "), detail: detail))
+                }
+                // Now and then the same command from the shell, as a process of its own: it
+                // must end exactly as it did in here (the in-process run is the CLI's).
+                if i % FuzzWorkerRun.shellEvery == 0 {
+                    let shell = InProcessCommand.runAsProcess(command.arguments, scratch: request.scratch + "/shell")
+                    if shell != e {
+                        finding(.shellDisagrees, "in-process exit \(e.status) \(e.output.prefix(120))\(e.errors.prefix(120)); as a process exit \(shell.status) \(shell.output.prefix(120))\(shell.errors.prefix(120))")
+                    }
                 }
                 if command.compared, e == final[n] { continue }
                 if command.compared, e == previous[n] { sawPrevious = true; continue }

@@ -43,6 +43,27 @@ enum InProcessCommand {
         return Ending(status: status, output: output, errors: errors)
     }
 
+    /// The same command as a process of its own (this executable), for comparison; a signal
+    /// is status 128 + its number, as a shell reports it.
+    static func runAsProcess(_ arguments: [String], scratch: String) -> Ending {
+        let outPath = scratch + ".stdout", errPath = scratch + ".stderr"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ownExecutablePath() ?? CommandLine.arguments[0])
+        p.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["SWIFT_BACKTRACE"] = "enable=no"
+        p.environment = env
+        p.standardOutput = FileHandle(forWritingAtPath: outPath)
+        p.standardError = FileHandle(forWritingAtPath: errPath)
+        do { try p.run() } catch { return Ending(status: -1, output: "", errors: "cannot start: \(error)") }
+        p.waitUntilExit()
+        let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
+        return Ending(status: status, output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+                      errors: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    }
+
     private static func redirect(_ fd: Int32, to path: String) {
         let f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard f >= 0 else { return }
