@@ -165,6 +165,28 @@ struct QueryEvaluator {
         var row: UnsafeRawBufferPointer?
     }
 
+    /// How many objects `keys` would give, without making them: a class's objects are counted
+    /// by the engine (its catalog keeps each table's count), a scan's matches as it goes.
+    func count(_ className: String, source: ResultsSource, predicate: Predicate?, limit: Int?) throws -> Int {
+        let limit = limit.map { max(0, $0) } ?? .max
+        guard case .all = source else { return min(limit, try keys(className, source: source, predicate: predicate, sorts: [], limit: nil).count) }
+        let c = try t.cls(className)
+        guard let p = predicate else { return min(limit, try t.count(c)) }
+        if let planned = try plan(p, c) { return min(limit, try planned.filter { try matches(p, Env(root: (c, $0))) }.count) }
+        var n = 0
+        let compiled = CompiledPredicate(p, t.plan(c))
+        let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
+        try t.keys(c) { k, row in
+            if let compiled {
+                if try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) { n += 1 }
+            } else if try self.matches(p, Env(root: (c, k), row: row)) {
+                n += 1
+            }
+            return n < limit
+        }
+        return min(n, limit)
+    }
+
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)

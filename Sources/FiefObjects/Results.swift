@@ -53,6 +53,17 @@ public final class Results<T: Object>: RandomAccessCollection {
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { fetched.count }
+
+    /// The number of results, counted without making their keys (throws on a damaged file).
+    public func countObjects() throws -> Int {
+        if let c = cache, c.stamp == ctx.stamp { return c.keys.count }
+        return try QueryEvaluator(t: try ctx.tables()).count(className, source: source, predicate: predicate, limit: limitCount)
+    }
+
+    /// As `countObjects()`; a damaged file traps here, or is thrown by `throwingReads`.
+    public var count: Int {
+        do { return try countObjects() } catch { return ctx.unreadable(0, "count of \(className)", error) }
+    }
     public subscript(i: Int) -> T {
         let k = fetched
         precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")

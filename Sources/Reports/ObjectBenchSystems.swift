@@ -68,7 +68,7 @@ final class FiefObjectSystem: ObjectBenchSystem {
     }
 
     func count(ageAbove age: Int, city: String) throws -> Int {
-        try ctx.objects(BenchPerson.self).filter("age > %@ AND city == %@", age, city).keys().count
+        try ctx.objects(BenchPerson.self).filter("age > %@ AND city == %@", age, city).countObjects()
     }
 
     func prefixQuery(_ prefix: String, ageAbove age: Int) throws -> Int {

@@ -184,6 +184,9 @@ final class DifferentialQueryTests: XCTestCase {
             sqlite3_finalize(stmt)
             XCTAssertEqual(byString.map(\.id), expected, "query \(n): \(p.format) | \(sql)")
             XCTAssertEqual(typed.map(\.id), expected, "typed query \(n): \(p.format)")
+            // Counted without making keys, on fresh results (no cached keys to count).
+            let fresh = try all.filter(p.format).limit(limit ?? .max)
+            XCTAssertEqual(try fresh.countObjects(), expected.count, "count of query \(n): \(p.format)")
         }
     }
 }
