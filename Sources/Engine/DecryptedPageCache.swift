@@ -22,7 +22,7 @@ final class DecryptedExtent: @unchecked Sendable {
 /// writer that reuses the page writes a new salt and so a new tag, in whatever process, and
 /// the stale entry is never returned. Evicting drops only the cache's reference; a
 /// transaction that holds an extent keeps it (`EncryptedPages`).
-final class DecryptedPageCache: @unchecked Sendable {
+package final class DecryptedPageCache: @unchecked Sendable {
     struct Key: Hashable {
         let salt0: UInt64
         let salt1: UInt64
@@ -32,7 +32,7 @@ final class DecryptedPageCache: @unchecked Sendable {
         func hash(into h: inout Hasher) { h.combine(offset ^ salt0) }
     }
 
-    static let shared = DecryptedPageCache(capacity: 64 << 20)
+    package static let shared = DecryptedPageCache(capacity: 64 << 20)
 
     let capacity: Int
     private let lock = Lock()
@@ -64,6 +64,17 @@ final class DecryptedPageCache: @unchecked Sendable {
                 order.removeFirst(head)
                 head = 0
             }
+        }
+    }
+
+    /// Forgets every page. For tools that open copies of one file (same salt) one after
+    /// another in one process and must read each from its own bytes: `fief db fuzz`.
+    package func removeAll() {
+        lock.withLock {
+            entries = [:]
+            order = []
+            head = 0
+            bytes = 0
         }
     }
 

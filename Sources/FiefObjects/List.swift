@@ -27,7 +27,8 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         guard let ref, let property else { return [] }
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
         let v = ref.ctx.readList(ref, property)
-        cache = (ref.ctx.stamp, v)
+        // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
+        if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }
         return v
     }
 

@@ -115,11 +115,13 @@ enum ObjectCheck {
 
     /// Every list chunk belongs to an object that exists and to one of its list properties;
     /// an object's chunks of one list are numbered from 0 without a gap, and all but the last
-    /// hold exactly `ObjectTables.listChunk` elements (none is empty).
+    /// hold exactly `ObjectTables.listChunk` elements (none is empty). Lists of properties a
+    /// migration retired keep their chunks (as rows keep retired values), even past a delete.
     private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> [String] {
         let table = Tables.lists(c.cid)
         guard try t.hasTable(table) else { return [] }
         let lists = Set(c.storedProperties.filter(\.list).map(\.pid))
+        let retired = Set(c.retired.filter(\.list).map(\.pid))
         var out: [String] = []
         var last: (key: Int64, pid: UInt32, chunk: UInt32, count: Int)?
         func endOfList() {
@@ -137,8 +139,10 @@ enum ObjectCheck {
                 }
             } else {
                 endOfList()
-                if !keys.contains(key) { out.append("\(c.name) \(key): list chunks of an object that does not exist") }
-                if !lists.contains(pid) { out.append("\(c.name) \(key): list chunks of property \(pid), which is not a list") }
+                if !retired.contains(pid) {
+                    if !keys.contains(key) { out.append("\(c.name) \(key): list chunks of an object that does not exist") }
+                    if !lists.contains(pid) { out.append("\(c.name) \(key): list chunks of property \(pid), which is not a list") }
+                }
                 if chunk != 0 { out.append("\(c.name) \(key): list \(pid) starts at chunk \(chunk), not 0") }
             }
             last = (key, pid, chunk, count)

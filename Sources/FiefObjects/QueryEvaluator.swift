@@ -174,17 +174,26 @@ struct QueryEvaluator {
         guard let p = predicate else { return min(limit, try t.count(c)) }
         if let planned = try plan(p, c) { return min(limit, try planned.filter { try matches(p, Env(root: (c, $0))) }.count) }
         var n = 0
-        let compiled = CompiledPredicate(p, t.plan(c))
-        let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
-        try t.keys(c) { k, row in
-            if let compiled {
-                if try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) { n += 1 }
-            } else if try self.matches(p, Env(root: (c, k), row: row)) {
-                n += 1
-            }
+        try scan(c, matching: p) { _, _ in
+            n += 1
             return n < limit
         }
         return min(n, limit)
+    }
+
+    /// Calls `body` with the key and row of every object of `c` that matches `predicate` (all
+    /// when nil), in key order, until it returns false: each row is tested in place.
+    private func scan(_ c: ClassSchema, matching predicate: Predicate?, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let compiled = predicate.flatMap { CompiledPredicate($0, t.plan(c)) }
+        let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
+        try t.keys(c) { k, row in
+            if let compiled {
+                guard try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) else { return true }
+            } else if let p = predicate, try !self.matches(p, Env(root: (c, k), row: row)) {
+                return true
+            }
+            return try body(k, row)
+        }
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
@@ -199,14 +208,7 @@ struct QueryEvaluator {
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 var rows: [Ranked] = []
-                let compiled = predicate.flatMap { CompiledPredicate($0, t.plan(c)) }
-                let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
-                try t.keys(c) { k, row in
-                    if let compiled {
-                        guard try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) else { return true }
-                    } else if let p = predicate, try !self.matches(p, Env(root: (c, k), row: row)) {
-                        return true
-                    }
+                try scan(c, matching: predicate) { k, row in
                     rows.append(Ranked(index: rows.count, key: k, values: try paths.map { try self.walk(c, k, $0, row: row).first ?? .null }))
                     return true
                 }

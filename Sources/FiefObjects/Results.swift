@@ -54,9 +54,12 @@ public final class Results<T: Object>: RandomAccessCollection {
     public var startIndex: Int { 0 }
     public var endIndex: Int { fetched.count }
 
-    /// The number of results, counted without making their keys (throws on a damaged file).
+    /// The number of results, counted without making their keys where that is cheaper (a
+    /// class's objects, filtered or not; lists and backlinks make, and keep, their keys).
+    /// Throws on a damaged file.
     public func countObjects() throws -> Int {
         if let c = cache, c.stamp == ctx.stamp { return c.keys.count }
+        guard case .all = source else { return try keys().count }
         return try QueryEvaluator(t: try ctx.tables()).count(className, source: source, predicate: predicate, limit: limitCount)
     }
 
@@ -66,6 +69,10 @@ public final class Results<T: Object>: RandomAccessCollection {
     }
     public subscript(i: Int) -> T {
         let k = fetched
+        // Inside `throwingReads`, after a failed read, `count` and the keys may disagree (the
+        // engine's count of a class survives a damaged leaf): a placeholder object, whose reads
+        // fail too, rather than a trap the scope promised not to make.
+        if ctx.failedRead != nil && !(i >= 0 && i < k.count) { return ctx.accessor(T.self, key: Int64.min, className: className) }
         precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")
         return ctx.accessor(T.self, key: k[i], className: className)
     }

@@ -234,3 +234,34 @@ final class RenameClassTests: XCTestCase {
         XCTAssertTrue(try ctx.store.check().isSound)
     }
 }
+
+enum DroppedListV1 {
+    final class Box: Object {
+        @Persisted(primaryKey: true) var id: Int64
+        @Persisted var items: List<Int>
+    }
+}
+
+enum DroppedListV2 {
+    final class Box: Object {
+        @Persisted(primaryKey: true) var id: Int64
+    }
+}
+
+extension RenameClassTests {
+    /// A list property a migration drops keeps its chunks, as rows keep retired values; the
+    /// check counts them sound, before and after their objects are deleted.
+    func testChunksOfARetiredListAreSound() throws {
+        let dir = TempDir()
+        let path = dir.file("l.fief")
+        do {
+            let ctx = try ObjectStore(Configuration(path: path, types: [DroppedListV1.Box.self], schemaVersion: 1)).context()
+            try ctx.write { for i in 0..<3 { try ctx.create(DroppedListV1.Box.self, value: ["id": Int64(i), "items": [1, 2, 3]]) } }
+        }
+        let store = try ObjectStore(Configuration(path: path, types: [DroppedListV2.Box.self], schemaVersion: 2))
+        XCTAssertEqual(try store.check().problems, [])
+        let ctx = store.context()
+        try ctx.write { try ctx.delete(ctx.objects(DroppedListV2.Box.self)[0]) }
+        XCTAssertEqual(try store.check().problems, [])
+    }
+}

@@ -15,7 +15,8 @@ public enum DamageKind: String, CaseIterable, Codable, Sendable {
 }
 
 /// The damage done to one file of a fuzz run, drawn from (seed, index) alone, so one file
-/// of a run of 20,000 is made again from those two numbers.
+/// of a run of 20,000 is made again from those two numbers and the run's base file (`--only`
+/// reuses it: an encrypted base file built again gets a new salt).
 public struct FileDamage: Codable, Equatable, Sendable {
     public let index: Int
     public let kind: DamageKind

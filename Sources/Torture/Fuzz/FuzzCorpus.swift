@@ -51,6 +51,15 @@ public struct FuzzCorpus: Codable, Sendable {
         return FuzzCorpus(kind: kind, final: final, previous: previous, keyFile: keyFile)
     }
 
+    /// The base files of `kind` a run left in `dir`, if they are all there.
+    public static func existing(_ kind: FuzzKind, dir: String) -> FuzzCorpus? {
+        let final = "\(dir)/\(kind.rawValue).fief", previous = "\(dir)/\(kind.rawValue)-previous.fief"
+        let keyFile = kind == .encrypted ? "\(dir)/\(kind.rawValue).key" : nil
+        let all = [final, previous] + (keyFile.map { [$0] } ?? [])
+        guard all.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else { return nil }
+        return FuzzCorpus(kind: kind, final: final, previous: previous, keyFile: keyFile)
+    }
+
     private static func copy(_ from: String, _ to: String) throws {
         try Data(contentsOf: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: to))
     }

@@ -43,7 +43,9 @@ struct DBFuzz: ParsableCommand {
             print("fuzz: seed \(seed), \(only.map { "file \($0)" } ?? "\(files) files") per kind, kinds \(kinds.map(\.rawValue).joined(separator: ", ")); out \(out)")
             var summaries: [FuzzSummary] = []
             for k in kinds {
-                let corpus = try FuzzCorpus.build(k, dir: "\(out)/base", seed: seed)
+                // A reproduction reuses the run's base files: an encrypted file gets a new salt
+                // each time it is built, so rebuilding would damage other bytes.
+                let corpus = try only.flatMap { _ in FuzzCorpus.existing(k, dir: "\(out)/base") } ?? FuzzCorpus.build(k, dir: "\(out)/base", seed: seed)
                 let range = only.map { $0..<($0 + 1) } ?? 0..<files
                 let s = try FuzzRun(corpus: corpus, seed: seed, range: range, out: out, timeout: timeout, quiet: quiet).run()
                 print(s.line)

@@ -8,6 +8,8 @@ import Torture
 struct FuzzFinding: Codable {
     enum Kind: String, Codable, CaseIterable {
         case signal, hang
+        /// The worker exited (not by a signal) in the middle of a file: its own error.
+        case workerExit = "worker-exit"
         case wrongAnswer = "wrong-answer"
         case untypedError = "untyped-error"
         case unnamedError = "unnamed-error"
@@ -84,11 +86,14 @@ struct FuzzRun {
             var lines = LineFollower(path: results)
             var current: (index: Int, since: Date)?
             var command = ""
+            var lastLine = Date()
             var progressed = false
             func drain() throws {
                 for l in lines.newLines() {
+                    lastLine = Date()
                     if l.hasPrefix("begin "), let i = Int(l.dropFirst(6)) {
                         current = (i, Date())
+                        command = "(before its first command)"
                     } else if l.hasPrefix("run ") {
                         command = String(l.dropFirst(4))
                     } else if l.hasPrefix("end ") {
@@ -111,13 +116,21 @@ struct FuzzRun {
                         summary.files += 1
                         // The dying command's standard error went to its scratch file: the trap's message.
                         let said = ((try? String(contentsOfFile: work + "/command.stderr", encoding: .utf8)) ?? "").split(separator: "\n").prefix(2)
-                        summary.findings.append(finding(c.index, .signal, command, "the worker \(ending); it said: \(said.joined(separator: " / "))"))
+                        let kind: FuzzFinding.Kind
+                        if case .signaled = ending { kind = .signal } else { kind = .workerExit }
+                        summary.findings.append(finding(c.index, kind, command, "the worker \(ending); it said: \(said.joined(separator: " / ")) (see \(work)/worker.out)"))
                         next = c.index + 1
                     } else if ending != .exited(0) && !progressed {
                         let said = (try? String(contentsOfFile: work + "/worker.out", encoding: .utf8)) ?? ""
                         throw TortureError.invalid("fuzz worker \(ending) before any damaged file: \(said.suffix(600))")
                     }
                     break
+                }
+                if current == nil, Date().timeIntervalSince(lastLine) > 4 * timeout {
+                    // Between files (the base files' reference answers, after a restart).
+                    child.kill9Tree()
+                    _ = child.wait()
+                    throw TortureError.invalid("fuzz worker made no progress in \(Int(4 * timeout)) s outside any damaged file; see \(work)/worker.out")
                 }
                 if let c = current, Date().timeIntervalSince(c.since) > timeout {
                     child.kill9Tree()

@@ -56,7 +56,7 @@ struct FuzzWorkerRun {
             unlink(damaged + ".lock")
             try Data(bytes).write(to: URL(fileURLWithPath: damaged))
             var verdict = FuzzVerdict(damage: damage, outcome: .sameAnswers)
-            var sawPrevious = false, refused = false
+            var sawPrevious = false, sawFinal = false, refused = false
             for (n, command) in set.commands(on: damaged).enumerated() {
                 line("run " + command.name)
                 let e = InProcessCommand.run(command.arguments, scratch: request.scratch + "/command")
@@ -71,7 +71,8 @@ struct FuzzWorkerRun {
                         finding(.shellDisagrees, "in-process exit \(e.status) \(e.output.prefix(120))\(e.errors.prefix(120)); as a process exit \(shell.status) \(shell.output.prefix(120))\(shell.errors.prefix(120))")
                     }
                 }
-                if command.compared, e == final[n] { continue }
+                // Answers that tell the versions apart must all come from one of them.
+                if command.compared, e == final[n] { sawFinal = sawFinal || final[n] != previous[n]; continue }
                 if command.compared, e == previous[n] { sawPrevious = true; continue }
                 if e.status == 0 {
                     if command.compared { finding(.wrongAnswer, "answered \(e.output.prefix(300)) where the undamaged file answers \(final[n].output.prefix(300))") }
@@ -88,6 +89,10 @@ struct FuzzWorkerRun {
             }
             if [UInt8](try Data(contentsOf: URL(fileURLWithPath: damaged))) != bytes {
                 verdict.findings.append(FuzzFinding(index: i, kind: .wroteFile, damage: damage.description, command: "", detail: "the damaged file changed under read commands"))
+            }
+            if sawFinal && sawPrevious {
+                verdict.findings.append(FuzzFinding(index: i, kind: .wrongAnswer, damage: damage.description, command: "",
+                                                    detail: "some commands answered as the last version, others as the one before: no version is read whole"))
             }
             verdict.outcome = refused ? .refused : sawPrevious ? .previousVersion : .sameAnswers
             line("end " + String(decoding: try JSONEncoder().encode(verdict), as: UTF8.self))

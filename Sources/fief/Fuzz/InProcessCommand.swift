@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import Engine
 import Foundation
 
 /// Runs a `fief` command line inside this process, as the shell would run it (the same
@@ -17,6 +18,9 @@ enum InProcessCommand {
 
     static func run(_ arguments: [String], scratch: String) -> Ending {
         let outPath = scratch + ".stdout", errPath = scratch + ".stderr"
+        // Damaged copies of one encrypted file share its salt: a page decrypted from an earlier
+        // copy must not stand in for this copy's bytes, as it never could in a fresh process.
+        DecryptedPageCache.shared.removeAll()
         fflush(stdout)
         let savedOut = dup(STDOUT_FILENO), savedErr = dup(STDERR_FILENO)
         redirect(STDOUT_FILENO, to: outPath)
