@@ -24,7 +24,7 @@ extension Database {
         let pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
                                encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) },
                                embeddedCatalog: snap.pages.embeddedCatalog)
-        var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount)
+        var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount, requirePlaced: format.checksumIsPlaced)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         walk.mark(snap.slot.ref, span: 1, what: "top node")
         if let top = try? pages.page(snap.slot.ref) { walk.checkGap(top, what: "top node") }
@@ -42,12 +42,16 @@ struct IntegrityWalk {
     let pageCount: UInt64
     var owner: [UInt8]          // per page: 0 unclaimed, 1 reachable, 2 free
     var report = CheckReport()
+    /// Format 7: every page a version reaches was sealed at its own offset; one that was not
+    /// came from another file or an older format, where its checksum proves nothing of place.
+    let requirePlaced: Bool
     static let maxProblems = 50
 
-    init(pages: PageSource, version: UInt64, pageCount: UInt64) {
+    init(pages: PageSource, version: UInt64, pageCount: UInt64, requirePlaced: Bool = false) {
         self.pages = pages
         self.version = version
         self.pageCount = pageCount
+        self.requirePlaced = requirePlaced
         owner = [UInt8](repeating: 0, count: Int(pageCount))
         owner[0] = 1  // header
         report.version = version
@@ -83,6 +87,9 @@ struct IntegrityWalk {
             owner[p] = kind
         }
         if kind == 1 { report.reachablePages += UInt64(span) } else { report.freePages += UInt64(span) }
+        if kind == 1, requirePlaced, pages.encrypted == nil, let p = try? pages.page(ref), p.raw.u8(9) & PageHeader.placedFlag == 0 {
+            problem("\(what) at offset \(ref) is not sealed at its offset, as every page of a format-7 file is (a page from another file or format?)")
+        }
         return true
     }
 

@@ -202,6 +202,31 @@ final class GapChecksumTests: XCTestCase {
         }
         XCTAssertTrue(try db.check().problems.contains { $0.contains("checksum") }, "check passes a page copied over another")
     }
+
+    /// A page sealed without its offset (as formats before 7 seal) in a format-7 file passes
+    /// its own checksum anywhere, so `check` refuses it for its missing place.
+    func testAnUnplacedPageInAFormatSevenFileIsAProblem() throws {
+        let dir = TempDir()
+        let path = dir.file("u.fief")
+        var leaf: UInt64 = 0
+        do {
+            let db = try Database(path: path)
+            try fill(db, keys: 0..<300)
+            leaf = try XCTUnwrap(pagesWritten(db).first { PageKind(rawValue: $0.bytes[8]) == .leaf }).page
+            XCTAssertTrue(try db.check().isSound)
+        }
+        var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let o = Int(leaf) * Layout.pageSize
+        d.withUnsafeMutableBytes { p in
+            let page = UnsafeMutableRawBufferPointer(rebasing: p[o..<(o + Layout.pageSize)])
+            page.setU8(UnsafeRawBufferPointer(page).u8(9) & ~PageHeader.placedFlag, at: 9)
+            page.setU64(PageHeader.checksum(UnsafeRawBufferPointer(page), ref: 0)!, at: 0)
+        }
+        try Data(d).write(to: URL(fileURLWithPath: path))
+        let db = try Database(path: path, options: DatabaseOptions(create: false))
+        let problems = try db.check().problems
+        XCTAssertTrue(problems.contains { $0.contains("not sealed at its offset") }, "\(problems)")
+    }
 }
 
 /// Reads and rewrites a file header's format number (and the checksum that covers it).
