@@ -62,13 +62,10 @@ public struct ObjectsScenario: Scenario {
         }
         // A migration to schema 2, killed at a crash point (rotating over the cycles).
         let point = points[index % points.count]
-        let child = try ChildProcess(arguments: ["torture", "objects-migrate", "--db", db],
-                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
-                                     output: "\(dir)/migrate.out", label: "objects migration")
-        let ending = child.wait()
+        let notKilled = try run(["torture", "objects-migrate", "--db", db], killedAt: point, 1, output: "\(dir)/migrate.out", label: "objects migration", context)
         var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
-        if ending != .signaled(SIGKILL) {
-            verdict.violations.append("migration armed at \(point.rawValue):1 \(ending), but should have been killed there; see \(dir)/migrate.out")
+        if let notKilled {
+            verdict.violations.append(notKilled)
         } else if let s = try? ObjectStore.storedSchemaVersion(at: db, encryptionKey: TortureEncryption.key), (s == 2) != point.newVersionSurvivesProcessKill {
             verdict.violations.append("migration killed at \(point.rawValue): expected schema \(point.newVersionSurvivesProcessKill ? 2 : 1), found \(s)")
         }
@@ -79,30 +76,31 @@ public struct ObjectsScenario: Scenario {
         // before its flip) adds, links and deletes objects until it is killed at a crash point.
         current = verdict.recoveredCommit
         let p2 = points[(index + 2) % points.count], nth = Int.random(in: 1...4, using: &rng)
-        let writer2 = try ChildProcess(arguments: writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"],
-                                       environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p2.rawValue):\(nth)"]) { $1 },
-                                       output: "\(dir)/writer-schema-2.out", label: "objects writer (schema 2)")
-        let ending2 = writer2.wait()
+        let writer2NotKilled = try run(writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"], killedAt: p2, nth,
+                                       output: "\(dir)/writer-schema-2.out", label: "schema-2 objects writer", context)
         var after = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
-        if ending2 != .signaled(SIGKILL) {
-            after.violations.append("schema-2 objects writer \(ending2) instead of being killed at \(p2.rawValue):\(nth); see \(dir)/writer-schema-2.out")
-        }
+        after.violations += writer2NotKilled.map { [$0] } ?? []
         outcome.events.append(("objects-schema-2", after.violations, "schema-2 objects writer killed at \(p2.rawValue):\(nth) from commit \(current)"))
         guard after.violations.isEmpty, index % 4 == 1 else { return outcome }
         // Every fourth cycle the file is reopened as a cache (deleteIfMigrationNeeded), killed
         // at a crash point of its first commits.
         let p3 = points[(index / 4) % points.count], nth3 = Int.random(in: 1...3, using: &rng)
-        let cache = try ChildProcess(arguments: ["torture", "objects-cache", "--db", db, "--max-notes", String(nth3 + 3)],
-                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p3.rawValue):\(nth3)"]) { $1 },
-                                     output: "\(dir)/cache.out", label: "objects cache reopen")
-        let ending3 = cache.wait()
+        let cacheNotKilled = try run(["torture", "objects-cache", "--db", db, "--max-notes", String(nth3 + 3)], killedAt: p3, nth3,
+                                     output: "\(dir)/cache.out", label: "cache reopen", context)
         var reopened = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment, cacheReopen: true)
-        if ending3 != .signaled(SIGKILL) {
-            reopened.violations.append("cache reopen \(ending3) instead of being killed at \(p3.rawValue):\(nth3); see \(dir)/cache.out")
-        }
+        reopened.violations += cacheNotKilled.map { [$0] } ?? []
         outcome.crashPoints.insert("cache-reopen-\(p3.rawValue)")
         outcome.events.append(("objects-cache-reopen", reopened.violations, "reopened as a cache (deleteIfMigrationNeeded), killed at \(p3.rawValue):\(nth3)"))
         return outcome
+    }
+
+    /// Runs a `fief` process armed to kill itself at the `nth` pass of `point`; nil when it
+    /// was killed there, else the violation that it was not.
+    func run(_ arguments: [String], killedAt point: CrashPoint, _ nth: Int, output: String, label: String, _ context: ScenarioContext) throws -> String? {
+        let child = try ChildProcess(arguments: arguments, environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) { $1 },
+                                     output: output, label: label)
+        let ending = child.wait()
+        return ending == .signaled(SIGKILL) ? nil : "\(label) \(ending) instead of being killed at \(point.rawValue):\(nth); see \(output)"
     }
 
     func writerArguments(_ db: String, _ oracle: String, _ seed: UInt64, _ maxCommit: UInt64) -> [String] {
