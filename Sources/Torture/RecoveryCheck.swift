@@ -13,17 +13,23 @@ public struct RecoveryVerdict: Sendable {
     public var oracle = OracleLog.Summary()
     public var violations: [String] = []
     public var passed: Bool { violations.isEmpty }
+
+    public init() {}
+
+    /// A verdict with the oracle log read, or with the violation that it could not be.
+    init(oraclePath: String) {
+        do {
+            oracle = try OracleLog.read(oraclePath)
+        } catch {
+            violations.append("oracle log unreadable: \(error)")
+        }
+    }
 }
 
 public enum RecoveryCheck {
     public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload, batched: Bool = false) -> RecoveryVerdict {
-        var v = RecoveryVerdict()
-        do {
-            v.oracle = try OracleLog.read(oraclePath)
-        } catch {
-            v.violations.append("oracle log unreadable: \(error)")
-            return v
-        }
+        var v = RecoveryVerdict(oraclePath: oraclePath)
+        guard v.passed else { return v }
         let db: Database
         do {
             db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
