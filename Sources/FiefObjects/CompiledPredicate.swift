@@ -12,6 +12,9 @@ struct CompiledPredicate {
         case not(Node)
         /// Property id, its value when a row predates it, the operator, the constant.
         case compare(UInt32, absent: ObjectValue, CompareOperator, ObjectValue, StringOptions, utf8: [UInt8]?)
+        /// An integer property against an integer constant: the row's 8 bytes compared as they
+        /// are (a null, or a row that predates the property, goes through `compare`).
+        case compareInt(UInt32, absent: ObjectValue, CompareOperator, Int64)
     }
 
     let root: Node
@@ -35,6 +38,9 @@ struct CompiledPredicate {
         case .not(let q): return node(q, plan).map { .not($0) }
         case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
             guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
+            if prop.kind.isInteger, case .int(let x) = v, [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) {
+                return .compareInt(prop.pid, absent: ObjectTables.defaultValue(prop), op, x)
+            }
             var utf8: [UInt8]?
             if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith { utf8 = Array(s.utf8) }
             return .compare(prop.pid, absent: ObjectTables.defaultValue(prop), op, v, opts, utf8: utf8)
@@ -85,6 +91,20 @@ struct CompiledPredicate {
             }
             let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(pid) })
             return QueryEvaluator.compare(x, op, v, opts)
+        case .compareInt(let pid, let absent, let op, let c):
+            guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, .int(c), []) }
+            guard l.isPresent(row, s), !l.lists[s] else {
+                return QueryEvaluator.compare(try codec.value(row, layout: l, slot: s, outOfRow: { nil }), op, .int(c), [])
+            }
+            let x = row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
+            switch op {
+            case .equal: return x == c
+            case .notEqual: return x != c
+            case .less: return x < c
+            case .lessOrEqual: return x <= c
+            case .greater: return x > c
+            default: return x >= c
+            }
         }
     }
 }

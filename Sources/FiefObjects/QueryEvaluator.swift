@@ -199,7 +199,7 @@ struct QueryEvaluator {
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)
-        let paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init)[...] }
+        let keys = SortKeys(self, c, sorts)
         var candidates: [Int64]
         switch source {
         case .all:
@@ -207,12 +207,7 @@ struct QueryEvaluator {
                 candidates = try plan.filter { try matches(p, Env(root: (c, $0))) }
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
-                var rows: [Ranked] = []
-                try scan(c, matching: predicate) { k, row in
-                    rows.append(Ranked(index: rows.count, key: k, values: try paths.map { try self.walk(c, k, $0, row: row).first ?? .null }))
-                    return true
-                }
-                return QueryEvaluator.ordered(rows, sorts, limit)
+                return try scanOrdered(c, predicate, keys, limit)
             }
         case .list(let owner, let key, let prop):
             let oc = try t.cls(owner)
@@ -226,44 +221,75 @@ struct QueryEvaluator {
             if let p = predicate { candidates = try candidates.filter { try matches(p, Env(root: (c, $0))) } }
         }
         if sorts.isEmpty { return limit.map { Array(candidates.prefix(max(0, $0))) } ?? candidates }
-        let rows = try candidates.enumerated().map { i, k in Ranked(index: i, key: k, values: try paths.map { try walk(c, k, $0).first ?? .null }) }
-        return QueryEvaluator.ordered(rows, sorts, limit)
+        let rows = try candidates.enumerated().map { i, k in try keys.ranked(i, k, row: nil) }
+        return keys.order.sorted(rows, limit: limit)
     }
 
-    /// A result with its sort values and its place before sorting (ties keep it: stable).
-    struct Ranked {
-        let index: Int
-        let key: Int64
-        let values: [ObjectValue]
+    /// The matching keys of a class in result order, from one scan: unsorted, it stops at the
+    /// limit; with a limit, only rows that can enter the top k have their sort values read.
+    private func scanOrdered(_ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?) throws -> [Int64] {
+        if keys.isEmpty {
+            var out: [Int64] = []
+            guard limit != 0 else { return out }
+            try scan(c, matching: predicate) { k, _ in
+                out.append(k)
+                return limit.map { out.count < $0 } ?? true
+            }
+            return out
+        }
+        var i = 0
+        if let limit {
+            var top = TopK(order: keys.order, limit: limit)
+            try scan(c, matching: predicate) { k, row in
+                defer { i += 1 }
+                let first = try keys.value(0, k, row: row)
+                if top.mightTake(first: first) { top.offer(try keys.ranked(i, k, row: row, first: first)) }
+                return true
+            }
+            return top.keys
+        }
+        var rows: [Ranked] = []
+        try scan(c, matching: predicate) { k, row in
+            rows.append(try keys.ranked(rows.count, k, row: row))
+            return true
+        }
+        return keys.order.sorted(rows, limit: nil)
     }
 
-    static func ordered(_ rows: [Ranked], _ sorts: [SortDescriptor], _ limit: Int?) -> [Int64] {
-        guard !sorts.isEmpty else { return Array(rows.prefix(limit ?? rows.count).map(\.key)) }
-        func before(_ a: Ranked, _ b: Ranked) -> Bool {
-            for (j, s) in sorts.enumerated() {
-                let o = ObjectValue.order(a.values[j], b.values[j])
-                if o != 0 { return s.ascending ? o < 0 : o > 0 }
+    /// Where each sort key's value comes from: a scalar property of the object's own row
+    /// (read in place during a scan), or a key path walked through links.
+    struct SortKeys {
+        let ev: QueryEvaluator
+        let c: ClassSchema
+        let order: ResultOrder
+        let paths: [ArraySlice<String>]
+        let direct: [Property?]
+
+        init(_ ev: QueryEvaluator, _ c: ClassSchema, _ sorts: [SortDescriptor]) {
+            self.ev = ev
+            self.c = c
+            order = ResultOrder(sorts: sorts)
+            paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init)[...] }
+            let plan = ev.t.plan(c)
+            direct = paths.map { path in
+                guard path.count == 1, let p = plan.byName[path[path.startIndex]], !p.list, p.kind != .linkingObjects else { return nil }
+                return p
             }
-            return a.index < b.index
         }
-        if let limit, limit < rows.count / 8 {
-            // Top k: keep the best `limit` in order, inserting by binary search.
-            var best: [Ranked] = []
-            best.reserveCapacity(limit + 1)
-            for r in rows {
-                if best.count == limit, let last = best.last, !before(r, last) { continue }
-                var lo = 0, hi = best.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if before(best[mid], r) { lo = mid + 1 } else { hi = mid }
-                }
-                best.insert(r, at: lo)
-                if best.count > limit { best.removeLast() }
-            }
-            return best.map(\.key)
+
+        var isEmpty: Bool { paths.isEmpty }
+
+        func value(_ j: Int, _ k: Int64, row: UnsafeRawBufferPointer?) throws -> ObjectValue {
+            let t = ev.t
+            if let p = direct[j] { return try row.map { r in try t.decodeGuarded { try t.value(c, k, p, row: r) } } ?? t.value(c, k, p) }
+            return try ev.walk(c, k, paths[j], row: row).first ?? .null
         }
-        let sorted = rows.sorted(by: before)
-        return (limit.map { Array(sorted.prefix(max(0, $0))) } ?? sorted).map(\.key)
+
+        func ranked(_ i: Int, _ k: Int64, row: UnsafeRawBufferPointer?, first: ObjectValue? = nil) throws -> Ranked {
+            let f = try first ?? value(0, k, row: row)
+            let rest = paths.count > 1 ? try (1..<paths.count).map { try value($0, k, row: row) } : []
+            return Ranked(index: i, key: k, first: f, rest: rest)
+        }
     }
 
     /// Candidate keys from the primary key or an index, for the first conjunct that has one;

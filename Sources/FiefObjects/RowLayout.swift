@@ -8,7 +8,10 @@ import Foundation
 /// floats 4, bools 1, UUIDs 16, links the target key or -1, lists their element count, and
 /// strings and data an offset u32 and length u32 into the var area, or offset `outOfRow` when
 /// the bytes live in `fief/v/<cid>`). All little-endian.
-struct RowLayout {
+///
+/// A class: a scan hands the row's layout to every test of every row, and copying a struct of
+/// five arrays cost five retains and releases each time.
+final class RowLayout {
     static let tag: UInt8 = 1
     static let headerSize = 5
     static let outOfRow = UInt32.max
@@ -22,7 +25,12 @@ struct RowLayout {
     let lists: [Bool]
     let offsets: [Int]
     let fixedEnd: Int
-    private let slotOfPid: [UInt32: Int]
+    /// Slot of each pid, indexed by pid (-1: not in this layout). Pids are small and dense
+    /// (handed out in order per class), so an array beats hashing on every read; a pid past
+    /// `denseLimit` (only a damaged or foreign schema has one) is looked up in `farSlots`.
+    private let slotOfPid: [Int32]
+    private let farSlots: [UInt32: Int]
+    private static let denseLimit: UInt32 = 4096
 
     init(id: UInt32, pids: [UInt32], schema: ClassSchema) {
         self.id = id
@@ -39,12 +47,27 @@ struct RowLayout {
         }
         self.kinds = kinds; self.lists = lists; self.offsets = offsets
         fixedEnd = o
-        var m: [UInt32: Int] = [:]
-        for (i, p) in pids.enumerated() { m[p] = i }
+        var m = [Int32](repeating: -1, count: Int(min(pids.max() ?? 0, RowLayout.denseLimit)) + 1)
+        var far: [UInt32: Int] = [:]
+        for (i, p) in pids.enumerated() {
+            if p < RowLayout.denseLimit { m[Int(p)] = Int32(i) } else { far[p] = i }
+        }
         slotOfPid = m
+        farSlots = far
     }
 
-    func slot(of pid: UInt32) -> Int? { slotOfPid[pid] }
+    func slot(of pid: UInt32) -> Int? {
+        let i = Int(pid)
+        guard i < slotOfPid.count else { return farSlots[pid] }
+        let s = slotOfPid[i]
+        return s < 0 ? nil : Int(s)
+    }
+
+    /// Whether slot `s` holds a value (its presence bit), in a row of this layout.
+    @inline(__always)
+    func isPresent(_ row: UnsafeRawBufferPointer, _ s: Int) -> Bool {
+        row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) != 0
+    }
 }
 
 /// Encodes and decodes rows of one class; reads one property in place from borrowed bytes.
