@@ -161,6 +161,20 @@ public class Transaction {
         try guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
     }
 
+    /// As `withValue(table:key:)`, with the key lent (an object key from the stack).
+    package func withValue<T>(table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        try guarded {
+            guard let v = try Tree.find(try state(table).root, key: keyBytes, pages: pages) else { return try body(nil) }
+            return try Tree.lend(v, pages: pages, body)
+        }
+    }
+
+    /// Whether the bytes this transaction lends stay valid, unchanged, until it ends or moves
+    /// to another version (not only during the call that lends them): true for a read of a
+    /// plain file, whose pages are the mapping a snapshot keeps alive; false in a write (its
+    /// nodes change) and in an encrypted file (decrypted pages may be dropped).
+    package var lendsStableBytes: Bool { false }
+
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
     /// instead of a copy out of the tree and another into the value. Inlined into the typed
     /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.
@@ -232,6 +246,8 @@ public final class ReadTransaction: Transaction {
     deinit { end() }
 
     public override var version: UInt64 { snapshot.version }
+
+    package override var lendsStableBytes: Bool { isActive && pages.encrypted == nil }
 
     /// Moves to the newest committed version.
     public func refresh() throws {

@@ -1,16 +1,29 @@
 import Foundation
 
-/// Where a managed object lives: its context, class and key.
+/// Where a managed object lives: its context, class and key; and its row as last found.
 public final class ManagedRef {
     let ctx: ObjectContext
     let className: String
     let key: Int64
+    /// The object's row bytes, valid while `ctx.stamp` is `rowStamp`: kept only when the
+    /// context's transaction lends stable bytes (a read of a plain file), so a property read
+    /// after the first is a load, not a descent. Any move of the context changes its stamp.
+    private(set) var row = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var rowStamp = -1
 
     init(ctx: ObjectContext, className: String, key: Int64) {
         self.ctx = ctx
         self.className = className
         self.key = key
     }
+
+    func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
+        self.row = row
+        rowStamp = stamp
+    }
+
+    /// The remembered row, when it is still valid at `stamp`.
+    func row(at stamp: Int) -> UnsafeRawBufferPointer? { rowStamp == stamp ? row : nil }
 }
 
 /// The base class of every model: `final class Person: Object { @Persisted var name = "" }`.
@@ -82,24 +95,28 @@ public struct PropertyOptions: Sendable {
 public struct Persisted<Value: _Persistable> {
     enum Storage {
         case unmanaged(Value)
+        /// The type's default, not made yet: an accessor of a stored object never reads its
+        /// wrappers' own values, so a `List` or `LinkingObjects` default is allocated only
+        /// when an unmanaged object reads it (then it is kept, so appends to it stay).
+        case unmanagedDefault
         /// Set on a scratch instance to learn which declared property a key path names.
         case probe
     }
     var storage: Storage
     let options: PropertyOptions
 
-    public init() { storage = .unmanaged(Value._defaultValue()); options = PropertyOptions() }
+    public init() { storage = .unmanagedDefault; options = PropertyOptions() }
     public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue); options = PropertyOptions() }
     public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false) {
         storage = .unmanaged(wrappedValue)
         options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
     }
     public init(primaryKey: Bool, indexed: Bool = false) {
-        storage = .unmanaged(Value._defaultValue())
+        storage = .unmanagedDefault
         options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
     }
     public init(indexed: Bool) {
-        storage = .unmanaged(Value._defaultValue())
+        storage = .unmanagedDefault
         options = PropertyOptions(indexed: indexed)
     }
 
@@ -119,6 +136,10 @@ public struct Persisted<Value: _Persistable> {
             if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
             switch obj[keyPath: storageKeyPath].storage {
             case .unmanaged(let v): return v
+            case .unmanagedDefault:
+                let v = Value._defaultValue()
+                obj[keyPath: storageKeyPath].storage = .unmanaged(v)
+                return v
             case .probe: return Value._defaultValue()
             }
         }
@@ -135,14 +156,14 @@ public struct Persisted<Value: _Persistable> {
 
 extension Persisted where Value: _ListProtocol {
     public init(onDelete: DeleteRule) {
-        storage = .unmanaged(Value._defaultValue())
+        storage = .unmanagedDefault
         options = PropertyOptions(onDelete: onDelete)
     }
 }
 
 extension Persisted where Value: _LinkingObjectsProtocol {
     public init(originProperty: String) {
-        storage = .unmanaged(Value._defaultValue())
+        storage = .unmanagedDefault
         options = PropertyOptions(originProperty: originProperty)
     }
 }
@@ -166,8 +187,11 @@ extension Persisted: AnyPersisted {
     var isProbe: Bool { if case .probe = storage { return true } else { return false } }
     var fieldType: _FieldType { Value._fieldType }
     var unmanagedValue: _UnmanagedValue {
-        if case .unmanaged(let v) = storage { return v._unmanaged }
-        return .computed
+        switch storage {
+        case .unmanaged(let v): return v._unmanaged
+        case .unmanagedDefault: return Value._defaultValue()._unmanaged
+        case .probe: return .computed
+        }
     }
     var anyValue: Any {
         if case .unmanaged(let v) = storage { return v }

@@ -190,13 +190,20 @@ public final class ObjectContext {
 
     func exists(_ ref: ManagedRef) -> Bool {
         guard ref.ctx === self, let t = try? tables(), let c = try? t.cls(ref.className) else { return false }
+        if ref.row(at: stamp) != nil { return true }
         return (try? t.exists(c, ref.key)) ?? false
     }
 
     func readValue(_ ref: ManagedRef, _ p: Property) -> ObjectValue {
         do {
             let t = try tables()
-            return try t.value(try t.cls(ref.className), ref.key, p)
+            let plan = try t.plan(named: ref.className)
+            if let row = ref.row(at: stamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
+            return try t.withRow(plan, ref.key) { row in
+                guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
+                if t.tx.lendsStableBytes { ref.remember(row: row, at: stamp) }
+                return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
+            }
         } catch {
             return unreadable(.null, "reading \(ref.className).\(p.name)", error)
         }
@@ -250,6 +257,16 @@ public final class ObjectContext {
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String? = nil) -> T {
         let o = T()
         o._ref = ManagedRef(ctx: self, className: className ?? ModelInfo.of(type).name, key: key)
+        return o
+    }
+
+    /// An accessor of a stored object whose row a read just found: kept when the bytes stay
+    /// valid (see `ManagedRef.row`), so its first property read needs no descent either.
+    func accessor<T: Object>(_ type: T.Type, key: Int64, className: String, row: UnsafeRawBufferPointer?) -> T {
+        let o = T()
+        let r = ManagedRef(ctx: self, className: className, key: key)
+        if let row { r.remember(row: row, at: stamp) }
+        o._ref = r
         return o
     }
 
@@ -451,8 +468,18 @@ public final class ObjectContext {
         let t = try tables()
         let c = try t.cls(ModelInfo.of(type).name)
         guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
-        guard let k = try t.lookupPrimaryKey(c, try DynamicValue.toStored(key, pk, className: c.name)) else { return nil }
-        return accessor(type, key: k)
+        let v = try DynamicValue.toStored(key, pk, className: c.name)
+        if pk.kind.isInteger {
+            // An integer primary key is the object key: one descent finds the row for the
+            // accessor too.
+            guard case .int(let k) = v else { return nil }
+            return try t.withRow(c, k) { row in
+                guard let row else { return nil }
+                return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
+            }
+        }
+        guard let k = try t.lookupPrimaryKey(c, v) else { return nil }
+        return accessor(type, key: k, className: c.name)
     }
 
     /// The object with this object key (see `Object.objectKey`), or nil.

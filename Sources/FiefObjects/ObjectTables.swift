@@ -23,12 +23,14 @@ final class ObjectTables {
     func updateSchema(_ s: StoredSchema) {
         schema = s
         plans = [:]
+        lastPlan = nil
         knownTables = []
     }
 
     /// What every row operation of a class needs, worked out once per transaction (a class,
     /// so handing it around costs one reference, not a copy of its arrays).
     final class ClassPlan {
+        let name: String
         let stored: [Property]
         let indexed: [Property]
         let links: [Property]
@@ -38,8 +40,12 @@ final class ObjectTables {
         let codec: RowCodec
         let objectsTable: String
         let outOfRowTable: String
+        /// Set once the objects table was seen to exist in this transaction (it goes away
+        /// only in a migration, which drops every plan).
+        var objectsTableExists = false
 
         init(_ c: ClassSchema) {
+            name = c.name
             stored = c.storedProperties
             indexed = c.properties.filter(\.hasIndex)
             links = stored.filter(\.isLink)
@@ -60,13 +66,27 @@ final class ObjectTables {
         return p
     }
 
+    /// The plan of the class named `name`. The one found last is checked first: accessors
+    /// read one class many times in a row, and comparing a name is cheaper than hashing it.
+    func plan(named name: String) throws -> ClassPlan {
+        if let last = lastPlan, last.name == name { return last }
+        let p = plan(try cls(name))
+        lastPlan = p
+        return p
+    }
+    private var lastPlan: ClassPlan?
+
     /// Tables seen to exist in this transaction (they only go away in a migration, which
     /// resets this through `updateSchema` or `forgetTable`).
     private var knownTables = Set<String>()
     /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
     private var pendingKeys: [UInt32: Int64] = [:]
 
-    func forgetTable(_ name: String) { knownTables.remove(name) }
+    func forgetTable(_ name: String) {
+        knownTables.remove(name)
+        plans = [:]
+        lastPlan = nil
+    }
 
     func cls(_ name: String) throws -> ClassSchema {
         guard let c = schema.classes[name] else { throw ObjectError.unknownClass(name) }
@@ -95,9 +115,17 @@ final class ObjectTables {
     // MARK: Reads
 
     func withRow<T>(_ c: ClassSchema, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        let t = plan(c).objectsTable
-        guard try hasTable(t) else { return try body(nil) }
-        return try tx.withValue(table: t, key: KeyBytes.obj(key), body)
+        try withRow(plan(c), key, body)
+    }
+
+    /// The row of object `key`, lent to `body` (nil when there is none); the bytes outlive
+    /// the call only when `tx.lendsStableBytes`.
+    func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        if !plan.objectsTableExists {
+            guard try hasTable(plan.objectsTable) else { return try body(nil) }
+            plan.objectsTableExists = true
+        }
+        return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
     }
 
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
@@ -116,7 +144,11 @@ final class ObjectTables {
     }
 
     func value(_ c: ClassSchema, _ key: Int64, _ p: Property, row: UnsafeRawBufferPointer) throws -> ObjectValue {
-        if let v = try codec(c).value(row, pid: p.pid, outOfRow: { try self.outOfRow(c, key, p.pid) }) {
+        try value(plan(c), key, p, row: row)
+    }
+
+    func value(_ plan: ClassPlan, _ key: Int64, _ p: Property, row: UnsafeRawBufferPointer) throws -> ObjectValue {
+        if let v = try plan.codec.value(row, pid: p.pid, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) }) {
             return v
         }
         return ObjectTables.defaultValue(p)

@@ -197,6 +197,14 @@ struct QueryEvaluator {
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
+        var rows: [UnsafeRawBufferPointer]?
+        return try keys(className, source: source, predicate: predicate, sorts: sorts, limit: limit, rows: &rows)
+    }
+
+    /// As `keys`; when the keys come from one unsorted scan and the transaction lends stable
+    /// bytes, `rows` is set to each object's row (for accessors that need no descent).
+    func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?,
+              rows: inout [UnsafeRawBufferPointer]?) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)
         let keys = SortKeys(self, c, sorts)
@@ -207,6 +215,12 @@ struct QueryEvaluator {
                 candidates = try plan.filter { try matches(p, Env(root: (c, $0))) }
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
+                if keys.isEmpty && t.tx.lendsStableBytes {
+                    var found: [UnsafeRawBufferPointer] = []
+                    let k = try scanUnsorted(c, predicate, limit) { found.append($0) }
+                    rows = found
+                    return k
+                }
                 return try scanOrdered(c, predicate, keys, limit)
             }
         case .list(let owner, let key, let prop):
@@ -228,15 +242,7 @@ struct QueryEvaluator {
     /// The matching keys of a class in result order, from one scan: unsorted, it stops at the
     /// limit; with a limit, only rows that can enter the top k have their sort values read.
     private func scanOrdered(_ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?) throws -> [Int64] {
-        if keys.isEmpty {
-            var out: [Int64] = []
-            guard limit != 0 else { return out }
-            try scan(c, matching: predicate) { k, _ in
-                out.append(k)
-                return limit.map { out.count < $0 } ?? true
-            }
-            return out
-        }
+        if keys.isEmpty { return try scanUnsorted(c, predicate, limit) { _ in } }
         var i = 0
         if let limit {
             var top = TopK(order: keys.order, limit: limit)
@@ -254,6 +260,18 @@ struct QueryEvaluator {
             return true
         }
         return keys.order.sorted(rows, limit: nil)
+    }
+
+    /// The matching keys in key order, up to `limit`, handing each row to `row`.
+    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
+        var out: [Int64] = []
+        guard limit != 0 else { return out }
+        try scan(c, matching: predicate) { k, r in
+            out.append(k)
+            row(r)
+            return limit.map { out.count < $0 } ?? true
+        }
+        return out
     }
 
     /// Where each sort key's value comes from: a scalar property of the object's own row

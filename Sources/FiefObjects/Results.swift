@@ -11,6 +11,9 @@ public final class Results<T: Object>: RandomAccessCollection {
     let sorts: [SortDescriptor]
     let limitCount: Int?
     private var cache: (stamp: Int, keys: [Int64])?
+    /// Each key's row, when the keys came from one scan of a plain file's snapshot (valid
+    /// while the context's stamp is the cache's): accessors made from them start positioned.
+    private var cachedRows: [UnsafeRawBufferPointer]?
 
     init(ctx: ObjectContext, className: String, source: ResultsSource, predicate: Predicate? = nil,
          sorts: [SortDescriptor] = [], limit: Int? = nil) {
@@ -32,9 +35,18 @@ public final class Results<T: Object>: RandomAccessCollection {
     /// The matching keys, in result order (throws on a damaged file).
     public func keys() throws -> [Int64] {
         if let c = cache, c.stamp == ctx.stamp { return c.keys }
-        let k = try QueryEvaluator(t: try ctx.tables()).keys(className, source: source, predicate: predicate, sorts: sorts, limit: limitCount)
+        var rows: [UnsafeRawBufferPointer]?
+        let k = try QueryEvaluator(t: try ctx.tables()).keys(className, source: source, predicate: predicate, sorts: sorts,
+                                                            limit: limitCount, rows: &rows)
         cache = (ctx.stamp, k)
+        cachedRows = rows
         return k
+    }
+
+    /// The row of result `i`, when the cache holds rows valid now.
+    private func row(_ i: Int) -> UnsafeRawBufferPointer? {
+        guard let rows = cachedRows, let c = cache, c.stamp == ctx.stamp, i < rows.count else { return nil }
+        return rows[i]
     }
 
     /// The keys after the context moved on, from the keys before and what changed: updated in
@@ -44,6 +56,7 @@ public final class Results<T: Object>: RandomAccessCollection {
         guard let k = try QueryEvaluator(t: t).updatedKeys(old, className, source: source, predicate: predicate,
                                                           sorts: sorts, limit: limitCount, changed: changed) else { return try keys() }
         cache = (ctx.stamp, k)
+        cachedRows = nil
         return k
     }
 
@@ -74,25 +87,36 @@ public final class Results<T: Object>: RandomAccessCollection {
         // fail too, rather than a trap the scope promised not to make.
         if ctx.failedRead != nil && !(i >= 0 && i < k.count) { return ctx.accessor(T.self, key: Int64.min, className: className) }
         precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")
-        return ctx.accessor(T.self, key: k[i], className: className)
+        return ctx.accessor(T.self, key: k[i], className: className, row: row(i))
     }
 
     public struct Iterator: IteratorProtocol {
         let ctx: ObjectContext
         let keys: [Int64]
+        let rows: [UnsafeRawBufferPointer]?
+        let stamp: Int
         let className: String
         var i = 0
         public mutating func next() -> T? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return ctx.accessor(T.self, key: keys[i], className: className)
+            // Rows are used only while the context has not moved since the iteration began.
+            let row = stamp == ctx.stamp ? rows?[i] : nil
+            return ctx.accessor(T.self, key: keys[i], className: className, row: row)
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(ctx: ctx, keys: fetched, className: className) }
+    public func makeIterator() -> Iterator {
+        let k = fetched
+        let rows = cache?.stamp == ctx.stamp ? cachedRows : nil
+        return Iterator(ctx: ctx, keys: k, rows: rows?.count == k.count ? rows : nil, stamp: ctx.stamp, className: className)
+    }
 
     /// The objects now, as an array (throws instead of trapping on a damaged file).
-    public func objects() throws -> [T] { try keys().map { ctx.accessor(T.self, key: $0, className: className) } }
+    public func objects() throws -> [T] {
+        let k = try keys()
+        return k.indices.map { ctx.accessor(T.self, key: k[$0], className: className, row: row($0)) }
+    }
 
     // MARK: Chaining
 
