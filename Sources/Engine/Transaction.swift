@@ -170,9 +170,9 @@ public class Transaction {
     }
 
     /// Whether the bytes this transaction lends stay valid, unchanged, until it ends or moves
-    /// to another version (not only during the call that lends them): true for a read of a
-    /// plain file, whose pages are the mapping a snapshot keeps alive; false in a write (its
-    /// nodes change) and in an encrypted file (decrypted pages may be dropped).
+    /// to another version (not only during the call that lends them): true for a read, whose
+    /// pages are the mapping its snapshot keeps alive (or, encrypted, the decrypted extents
+    /// its `EncryptedPages` holds until the snapshot goes); false in a write, whose nodes change.
     package var lendsStableBytes: Bool { false }
 
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
@@ -247,7 +247,7 @@ public final class ReadTransaction: Transaction {
 
     public override var version: UInt64 { snapshot.version }
 
-    package override var lendsStableBytes: Bool { isActive && pages.encrypted == nil }
+    package override var lendsStableBytes: Bool { isActive }
 
     /// Moves to the newest committed version.
     public func refresh() throws {

@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 @testable import FiefObjects
+@testable import Engine
 
 /// Accessors keep their row's bytes between reads (a plain file's snapshot holds still):
 /// these tests fail if a kept row outlives the version it came from.
@@ -51,7 +52,7 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(Array(reader.objects(Person.self)).reduce(0) { $0 + $1.age }, (1...300).filter { $0 != 7 }.reduce(0) { $0 + $1 + 1000 } + (301...2000).reduce(0, +))
     }
 
-    func testNoRowIsKeptInsideAWriteOrForAnEncryptedFile() throws {
+    func testNoRowIsKeptInsideAWriteAndEncryptedRowsAreHeldBySnapshot() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
         let ctx = store.context()
@@ -69,7 +70,11 @@ final class PositionedAccessorTests: XCTestCase {
         try ectx.write { try ectx.add(people(20)) }
         let all = Array(ectx.objects(Person.self))
         XCTAssertEqual(all.map(\.age), Array(1...20))
-        XCTAssertNil(all[0]._ref?.row(at: ectx.stamp), "decrypted pages may be dropped: no kept row")
+        XCTAssertNotNil(all[0]._ref?.row(at: ectx.stamp), "the snapshot holds the pages it decrypted")
+        DecryptedPageCache.shared.removeAll()  // the cache drops its pages; the snapshot keeps its own
+        XCTAssertEqual(all.map(\.name), (1...20).map { "p\($0)" })
+        try ectx.write { for p in ectx.objects(Person.self) { p.age *= 2 } }
+        XCTAssertEqual(all.map(\.age), (1...20).map { $0 * 2 })
     }
 
     func testAnUnmanagedListDefaultIsMadeOnceAndKept() {
