@@ -56,30 +56,30 @@ struct CompiledPredicate {
         }
     }
 
-    /// Whether the row of object `key` matches; values kept out of the row come from
-    /// `outOfRowTable` in `tx`.
-    func matches(_ row: UnsafeRawBufferPointer, key: Int64, tx: Transaction, outOfRowTable: String) throws -> Bool {
+    /// Whether the row of object `key` matches; values kept out of the row come from `source`
+    /// (made once per query, so a row costs no retains of its own).
+    func matches(_ row: UnsafeRawBufferPointer, key: Int64, source: Source) throws -> Bool {
         let layout = try codec.layout(of: row)
-        return try test(root, row, layout, Source(key: key, tx: tx, table: outOfRowTable))
+        return try test(root, row, layout, source, key)
     }
 
-    private struct Source {
-        let key: Int64
+    /// Where a class's out-of-row values are: `table` in `tx`.
+    struct Source {
         let tx: Transaction
         let table: String
-        func get(_ pid: UInt32) throws -> [UInt8]? { try tx.get(table: table, key: KeyBytes.property(key, pid)) }
+        func get(_ key: Int64, _ pid: UInt32) throws -> [UInt8]? { try tx.get(table: table, key: KeyBytes.property(key, pid)) }
     }
 
-    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ src: Source) throws -> Bool {
+    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ src: Source, _ key: Int64) throws -> Bool {
         switch n {
         case .constant(let b): return b
         case .and(let ns):
-            for x in ns where try !test(x, row, l, src) { return false }
+            for x in ns where try !test(x, row, l, src, key) { return false }
             return true
         case .or(let ns):
-            for x in ns where try test(x, row, l, src) { return true }
+            for x in ns where try test(x, row, l, src, key) { return true }
             return false
-        case .not(let x): return try !test(x, row, l, src)
+        case .not(let x): return try !test(x, row, l, src, key)
         case .compare(let pid, let absent, let op, let v, let opts, let utf8):
             guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, v, opts) }
             if let utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
@@ -89,7 +89,7 @@ struct CompiledPredicate {
                 default: return inRow.starts(with: utf8)
                 }
             }
-            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(pid) })
+            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, pid) })
             return QueryEvaluator.compare(x, op, v, opts)
         case .compareInt(let pid, let absent, let op, let c):
             guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, .int(c), []) }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a managed object lives: its context, class and key; and its row as last found.
 public final class ManagedRef {
-    let ctx: ObjectContext
+    @usableFromInline let ctx: ObjectContext
     let className: String
     let key: Int64
     /// The object's row bytes, valid while `ctx.stamp` is `rowStamp`: kept only when the
@@ -30,7 +30,7 @@ public final class ManagedRef {
 /// Unmanaged until added to a context (values live in the object); managed afterwards (every
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
-    var _ref: ManagedRef?
+    @usableFromInline var _ref: ManagedRef?
     var _tracer: KeyPathTracer?
 
     public required init() {}
@@ -83,16 +83,27 @@ open class Object: _PersistableWrapped {
 
 /// The options of one `@Persisted` property, as written at its declaration.
 public struct PropertyOptions: Sendable {
-    var primaryKey = false
-    var indexed = false
-    var onDelete: DeleteRule = .nullify
+    var primaryKey: Bool
+    var indexed: Bool
+    var onDelete: DeleteRule
     var originProperty: String?
+
+    @usableFromInline
+    init(primaryKey: Bool = false, indexed: Bool = false, onDelete: DeleteRule = .nullify, originProperty: String? = nil) {
+        self.primaryKey = primaryKey
+        self.indexed = indexed
+        self.onDelete = onDelete
+        self.originProperty = originProperty
+    }
 }
 
 /// Reads and writes of a property go through here: to the stored row when the object is
 /// managed, to the wrapper's own value when it is not.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    // The initializers are inlinable: every accessor runs one per property, and unspecialized
+    // they looked up `Persisted<Value>`'s metadata in the runtime's cache each time.
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)
         /// The type's default, not made yet: an accessor of a stored object never reads its
@@ -102,20 +113,20 @@ public struct Persisted<Value: _Persistable> {
         /// Set on a scratch instance to learn which declared property a key path names.
         case probe
     }
-    var storage: Storage
-    let options: PropertyOptions
+    @usableFromInline var storage: Storage
+    @usableFromInline let options: PropertyOptions
 
-    public init() { storage = .unmanagedDefault; options = PropertyOptions() }
-    public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue); options = PropertyOptions() }
-    public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false) {
+    @inlinable public init() { storage = .unmanagedDefault; options = PropertyOptions() }
+    @inlinable public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue); options = PropertyOptions() }
+    @inlinable public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false) {
         storage = .unmanaged(wrappedValue)
         options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
     }
-    public init(primaryKey: Bool, indexed: Bool = false) {
+    @inlinable public init(primaryKey: Bool, indexed: Bool = false) {
         storage = .unmanagedDefault
         options = PropertyOptions(primaryKey: primaryKey, indexed: indexed)
     }
-    public init(indexed: Bool) {
+    @inlinable public init(indexed: Bool) {
         storage = .unmanagedDefault
         options = PropertyOptions(indexed: indexed)
     }
@@ -126,6 +137,8 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() }
     }
 
+    /// Inlinable, so a model's getter reads a managed property specialized for its type.
+    @inlinable
     public static subscript<Owner: Object>(
         _enclosingInstance obj: Owner,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
@@ -133,36 +146,44 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             if let r = obj._ref { return Value._managedRead(r, r.ctx.property(r, storage: storageKeyPath)) }
-            if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
-            switch obj[keyPath: storageKeyPath].storage {
-            case .unmanaged(let v): return v
-            case .unmanagedDefault:
-                let v = Value._defaultValue()
-                obj[keyPath: storageKeyPath].storage = .unmanaged(v)
-                return v
-            case .probe: return Value._defaultValue()
-            }
+            return unmanagedGet(obj, storageKeyPath)
         }
-        set {
-            if let r = obj._ref {
-                let p = r.ctx.property(r, storage: storageKeyPath)
-                r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
-                return
-            }
-            obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        set { set(obj, storageKeyPath, newValue) }
+    }
+
+    @usableFromInline
+    static func unmanagedGet<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>) -> Value {
+        if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
+        switch obj[keyPath: storageKeyPath].storage {
+        case .unmanaged(let v): return v
+        case .unmanagedDefault:
+            let v = Value._defaultValue()
+            obj[keyPath: storageKeyPath].storage = .unmanaged(v)
+            return v
+        case .probe: return Value._defaultValue()
         }
+    }
+
+    @usableFromInline
+    static func set<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
+        if let r = obj._ref {
+            let p = r.ctx.property(r, storage: storageKeyPath)
+            r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
+            return
+        }
+        obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
     }
 }
 
 extension Persisted where Value: _ListProtocol {
-    public init(onDelete: DeleteRule) {
+    @inlinable public init(onDelete: DeleteRule) {
         storage = .unmanagedDefault
         options = PropertyOptions(onDelete: onDelete)
     }
 }
 
 extension Persisted where Value: _LinkingObjectsProtocol {
-    public init(originProperty: String) {
+    @inlinable public init(originProperty: String) {
         storage = .unmanagedDefault
         options = PropertyOptions(originProperty: originProperty)
     }

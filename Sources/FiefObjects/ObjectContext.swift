@@ -167,6 +167,7 @@ public final class ObjectContext {
     // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage,
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
+    @usableFromInline
     func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> Property {
         if let p = propertyCache[ObjectIdentifier(kp)] { return p }
         let name = ModelInfo.of(Owner.self).propertyName(kp)

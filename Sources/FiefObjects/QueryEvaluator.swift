@@ -172,7 +172,7 @@ struct QueryEvaluator {
         guard case .all = source else { return min(limit, try keys(className, source: source, predicate: predicate, sorts: [], limit: nil).count) }
         let c = try t.cls(className)
         guard let p = predicate else { return min(limit, try t.count(c)) }
-        if let planned = try plan(p, c) { return min(limit, try planned.filter { try matches(p, Env(root: (c, $0))) }.count) }
+        if let planned = try plan(p, c) { return min(limit, try filter(planned, c, p).count) }
         var n = 0
         try scan(c, matching: p) { _, _ in
             n += 1
@@ -184,16 +184,52 @@ struct QueryEvaluator {
     /// Calls `body` with the key and row of every object of `c` that matches `predicate` (all
     /// when nil), in key order, until it returns false: each row is tested in place.
     private func scan(_ c: ClassSchema, matching predicate: Predicate?, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let compiled = predicate.flatMap { CompiledPredicate($0, t.plan(c)) }
-        let outOfRowTable = t.plan(c).outOfRowTable, tx = t.tx
-        try t.keys(c) { k, row in
-            if let compiled {
-                guard try t.decodeGuarded({ try compiled.matches(row, key: k, tx: tx, outOfRowTable: outOfRowTable) }) else { return true }
-            } else if let p = predicate, try !self.matches(p, Env(root: (c, k), row: row)) {
+        let test = RowTest(self, c, predicate)
+        try t.keys(c) { k, row in try !test.matches(k, row) || body(k, row) }
+    }
+
+    /// A predicate made ready for testing rows of one class in place: compiled where it can
+    /// be, else evaluated through `matches` with the row at hand.
+    struct RowTest {
+        let ev: QueryEvaluator
+        let c: ClassSchema
+        let predicate: Predicate?
+        let compiled: CompiledPredicate?
+        let source: CompiledPredicate.Source
+
+        init(_ ev: QueryEvaluator, _ c: ClassSchema, _ predicate: Predicate?) {
+            self.ev = ev
+            self.c = c
+            self.predicate = predicate
+            let plan = ev.t.plan(c)
+            compiled = predicate.flatMap { CompiledPredicate($0, plan) }
+            source = CompiledPredicate.Source(tx: ev.t.tx, table: plan.outOfRowTable)
+        }
+
+        func matches(_ k: Int64, _ row: UnsafeRawBufferPointer) throws -> Bool {
+            if let compiled { return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) } }
+            guard let p = predicate else { return true }
+            return try ev.matches(p, Env(root: (c, k), row: row))
+        }
+    }
+
+    /// The candidates an index or primary key gave that match the whole predicate, each row
+    /// found once and tested in place; `row` gets the row of each match.
+    private func filter(_ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> [Int64] {
+        let test = RowTest(self, c, p)
+        let plan = t.plan(c)
+        var out: [Int64] = []
+        for k in candidates {
+            let hit = try t.withRow(plan, k) { r -> Bool in
+                // No row for an index entry: the evaluation without one says what (deleted).
+                guard let r else { return try matches(p, Env(root: (c, k))) }
+                guard try test.matches(k, r) else { return false }
+                row(r)
                 return true
             }
-            return try body(k, row)
+            if hit { out.append(k) }
         }
+        return out
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
@@ -212,7 +248,16 @@ struct QueryEvaluator {
         switch source {
         case .all:
             if let p = predicate, let plan = try plan(p, c) {
-                candidates = try plan.filter { try matches(p, Env(root: (c, $0))) }
+                if keys.isEmpty && t.tx.lendsStableBytes {
+                    var found: [UnsafeRawBufferPointer] = []
+                    candidates = try filter(plan, c, p) { found.append($0) }
+                    // A match without a row (a damaged index) leaves the rows out of step: none then.
+                    let inStep = found.count == candidates.count
+                    if let limit, limit < candidates.count { candidates.removeLast(candidates.count - limit) }
+                    rows = inStep ? Array(found.prefix(candidates.count)) : nil
+                    return candidates
+                }
+                candidates = try filter(plan, c, p)
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 if keys.isEmpty && t.tx.lendsStableBytes {
