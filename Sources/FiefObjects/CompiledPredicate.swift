@@ -4,17 +4,42 @@ import Engine
 /// tests each row in place: no name lookups, no arrays, and string equality and prefixes
 /// compared on the row's bytes. Anything else (links, lists, aggregates, subqueries) is left
 /// to `QueryEvaluator.matches`.
-struct CompiledPredicate {
+///
+/// A class, with integer comparisons as plain values and the others boxed: a scan tests every
+/// row, and copying a struct of enums with strings and arrays in them cost retains per row.
+final class CompiledPredicate {
     indirect enum Node {
         case constant(Bool)
         case and([Node])
         case or([Node])
         case not(Node)
-        /// Property id, its value when a row predates it, the operator, the constant.
-        case compare(UInt32, absent: ObjectValue, CompareOperator, ObjectValue, StringOptions, utf8: [UInt8]?)
-        /// An integer property against an integer constant: the row's 8 bytes compared as they
-        /// are (a null, or a row that predates the property, goes through `compare`).
-        case compareInt(UInt32, absent: ObjectValue, CompareOperator, Int64)
+        case compare(Comparison)
+        case compareInt(IntComparison)
+    }
+
+    /// Property id, its value when a row predates it, the operator, the constant, and the
+    /// constant's UTF-8 bytes when strings compare on the row's bytes.
+    final class Comparison {
+        let pid: UInt32
+        let absent: ObjectValue
+        let op: CompareOperator
+        let value: ObjectValue
+        let options: StringOptions
+        let utf8: [UInt8]?
+
+        init(pid: UInt32, absent: ObjectValue, op: CompareOperator, value: ObjectValue, options: StringOptions, utf8: [UInt8]?) {
+            self.pid = pid; self.absent = absent; self.op = op; self.value = value; self.options = options; self.utf8 = utf8
+        }
+    }
+
+    /// An integer property against an integer constant: the row's 8 bytes compared as they
+    /// are. A row that predates the property gives `absentMatches`; a null goes through
+    /// `QueryEvaluator.compare`.
+    struct IntComparison {
+        let pid: UInt32
+        let op: CompareOperator
+        let value: Int64
+        let absentMatches: Bool
     }
 
     let root: Node
@@ -39,11 +64,12 @@ struct CompiledPredicate {
         case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
             guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
             if prop.kind.isInteger, case .int(let x) = v, [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) {
-                return .compareInt(prop.pid, absent: ObjectTables.defaultValue(prop), op, x)
+                let absent = QueryEvaluator.compare(ObjectTables.defaultValue(prop), op, v, [])
+                return .compareInt(IntComparison(pid: prop.pid, op: op, value: x, absentMatches: absent))
             }
             var utf8: [UInt8]?
             if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith { utf8 = Array(s.utf8) }
-            return .compare(prop.pid, absent: ObjectTables.defaultValue(prop), op, v, opts, utf8: utf8)
+            return .compare(Comparison(pid: prop.pid, absent: ObjectTables.defaultValue(prop), op: op, value: v, options: opts, utf8: utf8))
         case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
             guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
                   let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan) else { return nil }
@@ -80,30 +106,30 @@ struct CompiledPredicate {
             for x in ns where try test(x, row, l, src, key) { return true }
             return false
         case .not(let x): return try !test(x, row, l, src, key)
-        case .compare(let pid, let absent, let op, let v, let opts, let utf8):
-            guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, v, opts) }
-            if let utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
-                switch op {
+        case .compare(let t):
+            guard let s = l.slot(of: t.pid) else { return QueryEvaluator.compare(t.absent, t.op, t.value, t.options) }
+            if let utf8 = t.utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
+                switch t.op {
                 case .equal: return inRow.elementsEqual(utf8)
                 case .notEqual: return !inRow.elementsEqual(utf8)
                 default: return inRow.starts(with: utf8)
                 }
             }
-            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, pid) })
-            return QueryEvaluator.compare(x, op, v, opts)
-        case .compareInt(let pid, let absent, let op, let c):
-            guard let s = l.slot(of: pid) else { return QueryEvaluator.compare(absent, op, .int(c), []) }
+            let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, t.pid) })
+            return QueryEvaluator.compare(x, t.op, t.value, t.options)
+        case .compareInt(let t):
+            guard let s = l.slot(of: t.pid) else { return t.absentMatches }
             guard l.isPresent(row, s), !l.lists[s] else {
-                return QueryEvaluator.compare(try codec.value(row, layout: l, slot: s, outOfRow: { nil }), op, .int(c), [])
+                return QueryEvaluator.compare(try codec.value(row, layout: l, slot: s, outOfRow: { nil }), t.op, .int(t.value), [])
             }
             let x = row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
-            switch op {
-            case .equal: return x == c
-            case .notEqual: return x != c
-            case .less: return x < c
-            case .lessOrEqual: return x <= c
-            case .greater: return x > c
-            default: return x >= c
+            switch t.op {
+            case .equal: return x == t.value
+            case .notEqual: return x != t.value
+            case .less: return x < t.value
+            case .lessOrEqual: return x <= t.value
+            case .greater: return x > t.value
+            default: return x >= t.value
             }
         }
     }

@@ -326,7 +326,10 @@ struct QueryEvaluator {
         let c: ClassSchema
         let order: ResultOrder
         let paths: [ArraySlice<String>]
-        let direct: [Property?]
+        let plan: ObjectTables.ClassPlan
+        /// For a key that is a scalar property of the object itself: its pid, and its value in
+        /// a row that predates it.
+        let direct: [(pid: UInt32, absent: ObjectValue)?]
 
         init(_ ev: QueryEvaluator, _ c: ClassSchema, _ sorts: [SortDescriptor]) {
             self.ev = ev
@@ -334,18 +337,28 @@ struct QueryEvaluator {
             order = ResultOrder(sorts: sorts)
             paths = sorts.map { $0.keyPath.split(separator: ".").map(String.init)[...] }
             let plan = ev.t.plan(c)
+            self.plan = plan
             direct = paths.map { path in
                 guard path.count == 1, let p = plan.byName[path[path.startIndex]], !p.list, p.kind != .linkingObjects else { return nil }
-                return p
+                return (p.pid, ObjectTables.defaultValue(p))
             }
         }
 
         var isEmpty: Bool { paths.isEmpty }
 
         func value(_ j: Int, _ k: Int64, row: UnsafeRawBufferPointer?) throws -> ObjectValue {
-            let t = ev.t
-            if let p = direct[j] { return try row.map { r in try t.decodeGuarded { try t.value(c, k, p, row: r) } } ?? t.value(c, k, p) }
-            return try ev.walk(c, k, paths[j], row: row).first ?? .null
+            guard let (pid, absent) = direct[j] else { return try ev.walk(c, k, paths[j], row: row).first ?? .null }
+            let t = ev.t, plan = plan
+            func read(_ r: UnsafeRawBufferPointer) throws -> ObjectValue {
+                try t.decodeGuarded {
+                    try plan.codec.value(r, pid: pid, outOfRow: { try t.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(k, pid)) }) ?? absent
+                }
+            }
+            if let row { return try read(row) }
+            return try t.withRow(plan, k) { r in
+                guard let r else { throw ObjectError.objectDeleted(className: plan.name) }
+                return try read(r)
+            }
         }
 
         func ranked(_ i: Int, _ k: Int64, row: UnsafeRawBufferPointer?, first: ObjectValue? = nil) throws -> Ranked {
