@@ -8,6 +8,8 @@ public enum BenchError: Error, Equatable, CustomStringConvertible {
     case peer(system: String, operation: String, detail: String)
     case child(String)
     case io(String)
+    /// Two systems answered one of a workload's questions differently on the same data.
+    case answersDiffer(question: String, answers: String)
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum BenchError: Error, Equatable, CustomStringConvertible {
         case .peer(let s, let op, let d): return "\(s): \(op) failed: \(d)"
         case .child(let d): return "benchmark child process: \(d)"
         case .io(let d): return d
+        case .answersDiffer(let q, let a): return "the systems disagree on \(q): \(a) (no timing of a wrong answer is kept)"
         }
     }
 }

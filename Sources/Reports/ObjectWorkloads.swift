@@ -45,6 +45,12 @@ extension BenchRunner {
         let cities = (0..<max(1, queries / 100)).map { _ in "c\(Int.random(in: 0..<50, using: &rng))" }
         let prefixes = (0..<max(1, queries / 10)).map { _ in "p\(Int.random(in: 10..<100, using: &rng))" }
 
+        let readWorkloads = ["obj.count", "obj.query", "obj.pk-get", "obj.enumerate", "obj.sort-limit", "obj.links"]
+        if readWorkloads.contains(where: wantsObjects) {
+            let asked = try ObjectAnswerCheck.run(systems.compactMap { loaded[$0] }, cities: cities, prefixes: prefixes, ids: ids)
+            if asked > 0 { progress("objects: \(systems.map(\.rawValue).joined(separator: " and ")) gave the same answers to \(asked) questions") }
+        }
+
         func ops(_ id: String, _ n: Int, _ body: @escaping (any ObjectBenchSystem, Int) throws -> Void) throws {
             guard wantsObjects(id) else { return }
             try repeatInterleaved(id, &table, systems: objectOrder) { s in
