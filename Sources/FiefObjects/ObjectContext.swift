@@ -238,12 +238,23 @@ public final class ObjectContext {
     func writeProperty(_ ref: ManagedRef, _ p: Property, _ u: _UnmanagedValue) throws {
         let t = try writer("setting \(ref.className).\(p.name)")
         let c = try t.cls(ref.className)
-        guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
         switch u {
-        case .list(let items): try t.setList(c, ref.key, p, try items.map { try resolve($0, .error, t) })
+        case .list(let items):
+            guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            try t.setList(c, ref.key, p, try items.map { try resolve($0, .error, t) })
         case .computed: break
-        default: try t.set(c, ref.key, p, try resolve(u, .error, t))
+        // `set` finds the row first and throws `objectDeleted` when there is none; it resolves
+        // (adds) a linked unmanaged object only after that, as the check here used to.
+        default:
+            guard try !needsResolving(u) || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            try t.set(c, ref.key, p, try resolve(u, .error, t))
         }
+    }
+
+    /// Whether resolving `u` would add an object (so the owner's existence is checked first).
+    private func needsResolving(_ u: _UnmanagedValue) -> Bool {
+        if case .object(let o?) = u, o._ref == nil { return true }
+        return false
     }
 
     func resolve(_ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables) throws -> ObjectValue {

@@ -360,6 +360,21 @@ final class ObjectTables {
 
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
+        if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
+            // A fixed-width value in a row of the current layout: its bytes patched in a copy
+            // of the row, no decode into a dictionary and no re-encode.
+            let plan = plan(c)
+            let patched = try withRow(plan, key) { row -> (row: [UInt8], old: ObjectValue)? in
+                guard let row else { throw ObjectError.objectDeleted(className: c.name) }
+                return try decodeGuarded { try plan.codec.patched(row, pid: p.pid, v) }
+            }
+            if let (row, old) = patched {
+                if old == v, !(old.numeric?.isNaN ?? false) { return }
+                try changeIndexAndBacklinks(c, key, p, from: old, to: v)
+                try w.put(table: plan.objectsTable, key: KeyBytes.obj(key), value: row)
+                return
+            }
+        }
         var vals = try values(c, key)
         let old = vals[p.pid] ?? ObjectTables.defaultValue(p)
         if p.primaryKey && (!migrating || p.kind.isInteger) {
@@ -368,6 +383,13 @@ final class ObjectTables {
         }
         if old == v, !(old.numeric?.isNaN ?? false) { return }
         vals[p.pid] = v
+        try changeIndexAndBacklinks(c, key, p, from: old, to: v)
+        try putRow(c, key, vals)
+    }
+
+    /// Keeps a property's index entry and, for a link, the target's backlinks in step with a
+    /// change of its value.
+    private func changeIndexAndBacklinks(_ c: ClassSchema, _ key: Int64, _ p: Property, from old: ObjectValue, to v: ObjectValue) throws {
         if p.hasIndex {
             let t = Tables.index(c.cid, p.pid)
             let w = try ensureTable(t)
@@ -378,7 +400,6 @@ final class ObjectTables {
             if case .link(let t) = old { try adjustBacklink(c, p, from: key, to: t, by: -1) }
             if case .link(let t) = v { try adjustBacklink(c, p, from: key, to: t, by: 1) }
         }
-        try putRow(c, key, vals)
     }
 
     /// Replaces a list's contents (and its count in the row, and its backlinks).

@@ -162,17 +162,10 @@ struct RowCodec {
             let v = values[pid] ?? .null
             if v.isNull { continue }
             row[RowLayout.headerSize + s / 8] |= 1 << UInt8(s % 8)
-            let o = l.offsets[s]
             switch v {
-            case .null: break
-            case .bool(let b): row[o] = b ? 1 : 0
-            case .int(let i), .link(let i): put64(&row, o, UInt64(bitPattern: i))
-            case .float(let f): put32(&row, o, f.bitPattern)
-            case .double(let d): put64(&row, o, d.bitPattern)
-            case .date(let d): put64(&row, o, d.timeIntervalSinceReferenceDate.bitPattern)
-            case .uuid(let u): withUnsafeBytes(of: u.uuid) { for i in 0..<16 { row[o + i] = $0[i] } }
             case .string(let str): varValues.append((s, Array(str.utf8)))
             case .data(let d): varValues.append((s, d))
+            default: RowCodec.putFixed(v, into: &row, at: l.offsets[s])
             }
         }
         // Move the largest values out until the row fits.
@@ -195,6 +188,38 @@ struct RowCodec {
             put32(&row, o + 4, UInt32(v.bytes.count))
         }
         return (row, moved)
+    }
+
+    /// Writes a fixed-width value's bytes at `o` (strings and data go to the var area).
+    static func putFixed(_ v: ObjectValue, into row: inout [UInt8], at o: Int) {
+        switch v {
+        case .null, .string, .data: break
+        case .bool(let b): row[o] = b ? 1 : 0
+        case .int(let i), .link(let i): put64(&row, o, UInt64(bitPattern: i))
+        case .float(let f): put32(&row, o, f.bitPattern)
+        case .double(let d): put64(&row, o, d.bitPattern)
+        case .date(let d): put64(&row, o, d.timeIntervalSinceReferenceDate.bitPattern)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { for i in 0..<16 { row[o + i] = $0[i] } }
+        }
+    }
+
+    /// The row with one fixed-width property set to `v` in place, when the row is in the
+    /// current layout and holds that property (nil otherwise: the caller re-encodes), and the
+    /// value it held.
+    func patched(_ row: UnsafeRawBufferPointer, pid: UInt32, _ v: ObjectValue) throws -> (row: [UInt8], old: ObjectValue)? {
+        let l = try layout(of: row)
+        guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength else { return nil }
+        let old = try value(row, layout: l, slot: s, outOfRow: { nil })
+        var out = Array(row)
+        let bit = RowLayout.headerSize + s / 8, mask: UInt8 = 1 << UInt8(s % 8)
+        if v.isNull {
+            out[bit] &= ~mask
+            for i in l.offsets[s]..<(l.offsets[s] + l.kinds[s].fixedSize) { out[i] = 0 }
+        } else {
+            out[bit] |= mask
+            RowCodec.putFixed(v, into: &out, at: l.offsets[s])
+        }
+        return (out, old)
     }
 
     /// The pids whose values a row keeps out of row (to find and delete them).
