@@ -44,11 +44,14 @@ final class CompiledPredicate {
 
     let root: Node
     let codec: RowCodec
+    /// The same predicate as flat terms, when it is an AND of comparisons (most are).
+    let flat: RowConjunction?
 
     init?(_ p: Predicate, _ plan: ObjectTables.ClassPlan) {
         guard let n = CompiledPredicate.node(p, plan) else { return nil }
         root = n
         codec = plan.codec
+        flat = RowConjunction(n)
     }
 
     private static func node(_ p: Predicate, _ plan: ObjectTables.ClassPlan) -> Node? {
@@ -86,6 +89,7 @@ final class CompiledPredicate {
     /// (made once per query, so a row costs no retains of its own).
     func matches(_ row: UnsafeRawBufferPointer, key: Int64, source: Source) throws -> Bool {
         let layout = try codec.layout(of: row)
+        if let flat { return try flat.test(row, layout, codec, source, key) }
         return try test(root, row, layout, source, key)
     }
 
