@@ -185,6 +185,16 @@ struct QueryEvaluator {
     /// when nil), in key order, until it returns false: each row is tested in place.
     private func scan(_ c: ClassSchema, matching predicate: Predicate?, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
         let test = RowTest(self, c, predicate)
+        if let compiled = test.compiled, let flat = compiled.flat {
+            // The common case with everything the row test needs held here, so each row costs
+            // a layout lookup and the terms, not the retains of reaching them through `test`.
+            let codec = compiled.codec, source = test.source, t = t
+            try t.keys(c) { k, row in
+                let hit = try t.decodeGuarded { try flat.test(row, try codec.layout(of: row), codec, source, k) }
+                return try !hit || body(k, row)
+            }
+            return
+        }
         try t.keys(c) { k, row in try !test.matches(k, row) || body(k, row) }
     }
 
