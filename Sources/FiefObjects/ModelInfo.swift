@@ -115,6 +115,7 @@ final class ModelInfo: @unchecked Sendable {
 }
 
 /// Records which properties a key path reads.
+@usableFromInline
 final class KeyPathTracer {
     var names: [String] = []
     func record(_ n: String) { names.append(n) }

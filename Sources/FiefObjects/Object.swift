@@ -31,7 +31,7 @@ public final class ManagedRef {
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
     @usableFromInline var _ref: ManagedRef?
-    var _tracer: KeyPathTracer?
+    @usableFromInline var _tracer: KeyPathTracer?
 
     public required init() {}
 
@@ -151,9 +151,9 @@ public struct Persisted<Value: _Persistable> {
         set { set(obj, storageKeyPath, newValue) }
     }
 
-    @usableFromInline
+    @inlinable
     static func unmanagedGet<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>) -> Value {
-        if let t = obj._tracer { t.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath)) }
+        if obj._tracer != nil { trace(obj, storageKeyPath) }
         switch obj[keyPath: storageKeyPath].storage {
         case .unmanaged(let v): return v
         case .unmanagedDefault:
@@ -165,13 +165,22 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @usableFromInline
+    static func trace<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>) {
+        obj._tracer?.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath))
+    }
+
+    /// Inlinable for the unmanaged store, which unspecialized looked up `Storage`'s metadata
+    /// in the runtime's cache on every set (every property of every object an app builds).
+    @inlinable
     static func set<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
-        if let r = obj._ref {
-            let p = r.ctx.property(r, storage: storageKeyPath)
-            r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
-            return
-        }
+        if let r = obj._ref { return managedSet(r, storageKeyPath, newValue) }
         obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+    }
+
+    @usableFromInline
+    static func managedSet<Owner: Object>(_ r: ManagedRef, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
+        let p = r.ctx.property(r, storage: storageKeyPath)
+        r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
     }
 }
 
