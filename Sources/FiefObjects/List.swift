@@ -129,7 +129,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     }
     public static func _defaultValue() -> List<Element> { List() }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
-    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> List<Element> { List(ref: ref, property: p) }
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> { List(ref: ref, property: p) }
     public var _unmanaged: _UnmanagedValue { .list(map { $0._unmanaged }) }
 }
 
@@ -170,7 +170,7 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public static var _fieldType: _FieldType { _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>") }
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
-    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
         LinkingObjects(results: Results(ctx: ref.ctx, className: ModelInfo.of(Origin.self).name,
                                         source: .backlinks(ref.className, ref.key, p.name)))
     }

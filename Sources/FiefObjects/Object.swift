@@ -1,29 +1,17 @@
 import Foundation
 
-/// Where a managed object lives: its context, class and key; and its row as last found.
-public final class ManagedRef {
+/// Where a managed object lives: its context, class and key. A value kept inside the object,
+/// so an accessor is one allocation.
+public struct ManagedRef {
     @usableFromInline let ctx: ObjectContext
     let className: String
     let key: Int64
-    /// The object's row bytes, valid while `ctx.stamp` is `rowStamp`: kept only when the
-    /// context's transaction lends stable bytes (a read of a plain file), so a property read
-    /// after the first is a load, not a descent. Any move of the context changes its stamp.
-    private(set) var row = UnsafeRawBufferPointer(start: nil, count: 0)
-    private(set) var rowStamp = -1
 
     init(ctx: ObjectContext, className: String, key: Int64) {
         self.ctx = ctx
         self.className = className
         self.key = key
     }
-
-    func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
-        self.row = row
-        rowStamp = stamp
-    }
-
-    /// The remembered row, when it is still valid at `stamp`.
-    func row(at stamp: Int) -> UnsafeRawBufferPointer? { rowStamp == stamp ? row : nil }
 }
 
 /// The base class of every model: `final class Person: Object { @Persisted var name = "" }`.
@@ -32,6 +20,19 @@ public final class ManagedRef {
 open class Object: _PersistableWrapped {
     @usableFromInline var _ref: ManagedRef?
     @usableFromInline var _tracer: KeyPathTracer?
+    /// The object's row bytes, valid while its context's stamp is `_rowStamp`: kept only when
+    /// the context's transaction lends stable bytes (a read), so a property read after the
+    /// first is a load, not a descent. Any move of the context changes its stamp.
+    private var _row = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var _rowStamp = -1
+
+    func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
+        _row = row
+        _rowStamp = stamp
+    }
+
+    /// The remembered row, when it is still valid at `stamp`.
+    func row(at stamp: Int) -> UnsafeRawBufferPointer? { _rowStamp == stamp ? _row : nil }
 
     public required init() {}
 
@@ -41,7 +42,7 @@ open class Object: _PersistableWrapped {
     /// Whether the object was deleted (or its context cannot read it any more).
     public var isInvalidated: Bool {
         guard let r = _ref else { return false }
-        return !r.ctx.exists(r)
+        return !r.ctx.exists(self, r)
     }
 
     /// The context the object belongs to, if it is managed.
@@ -145,7 +146,7 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
     ) -> Value {
         get {
-            if let r = obj._ref { return Value._managedRead(r, r.ctx.property(r, storage: storageKeyPath)) }
+            if let r = obj._ref { return Value._managedRead(obj, r, r.ctx.property(r, storage: storageKeyPath)) }
             return unmanagedGet(obj, storageKeyPath)
         }
         set { set(obj, storageKeyPath, newValue) }

@@ -191,18 +191,22 @@ public final class ObjectContext {
 
     func exists(_ ref: ManagedRef) -> Bool {
         guard ref.ctx === self, let t = try? tables(), let c = try? t.cls(ref.className) else { return false }
-        if ref.row(at: stamp) != nil { return true }
         return (try? t.exists(c, ref.key)) ?? false
     }
 
-    func readValue(_ ref: ManagedRef, _ p: Property) -> ObjectValue {
+    /// As `exists(ref)`, true at once when the object holds its row for this version.
+    func exists(_ obj: Object, _ ref: ManagedRef) -> Bool {
+        ref.ctx === self && obj.row(at: stamp) != nil || exists(ref)
+    }
+
+    func readValue(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> ObjectValue {
         do {
             let t = try tables()
             let plan = try t.plan(named: ref.className)
-            if let row = ref.row(at: stamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
+            if let row = obj.row(at: stamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
-                if t.tx.lendsStableBytes { ref.remember(row: row, at: stamp) }
+                if t.tx.lendsStableBytes { obj.remember(row: row, at: stamp) }
                 return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
             }
         } catch {
@@ -273,12 +277,11 @@ public final class ObjectContext {
     }
 
     /// An accessor of a stored object whose row a read just found: kept when the bytes stay
-    /// valid (see `ManagedRef.row`), so its first property read needs no descent either.
+    /// valid (see `Object.row(at:)`), so its first property read needs no descent either.
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String, row: UnsafeRawBufferPointer?) -> T {
         let o = T()
-        let r = ManagedRef(ctx: self, className: className, key: key)
-        if let row { r.remember(row: row, at: stamp) }
-        o._ref = r
+        o._ref = ManagedRef(ctx: self, className: className, key: key)
+        if let row { o.remember(row: row, at: stamp) }
         return o
     }
 

@@ -26,15 +26,15 @@ public protocol _Persistable {
     /// The Swift value of a stored one (for links, an accessor from `ctx`).
     static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self
     /// A managed read of the whole property (lists and linking objects return accessors).
-    static func _managedRead(_ ref: ManagedRef, _ p: Property) -> Self
+    static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self
     /// A managed write of the whole property.
     static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws
     var _unmanaged: _UnmanagedValue { get }
 }
 
 extension _Persistable {
-    public static func _managedRead(_ ref: ManagedRef, _ p: Property) -> Self {
-        _fromStored(ref.ctx.readValue(ref, p), ref.ctx)
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self {
+        _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
     }
     public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws {
         try ref.ctx.writeProperty(ref, p, value._unmanaged)

@@ -29,7 +29,7 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(iterated.map(\.age), (1...300).map { $0 })
         XCTAssertEqual(byKey.name, "p7")
         XCTAssertEqual(filtered.map(\.age), Array(291...300))
-        XCTAssertNotNil(iterated[0]._ref?.row(at: reader.stamp), "an accessor from a scan starts with its row")
+        XCTAssertNotNil(iterated[0].row(at: reader.stamp), "an accessor from a scan starts with its row")
 
         // Rewrite every row (new pages), delete some, add more: the reader's snapshot stays.
         try writer.write {
@@ -41,7 +41,7 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(byKey.name, "p7")
 
         try reader.refresh()
-        XCTAssertNil(iterated[0]._ref?.row(at: reader.stamp), "a refresh drops every kept row")
+        XCTAssertNil(iterated[0].row(at: reader.stamp), "a refresh drops every kept row")
         XCTAssertEqual(iterated[10].age, 1011)
         XCTAssertEqual(iterated[10].name, "p11x")
         XCTAssertEqual(filtered.last?.age, 1300)
@@ -60,7 +60,7 @@ final class PositionedAccessorTests: XCTestCase {
             try ctx.add(people(20))
             let p = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: Int64(3)))
             XCTAssertEqual(p.age, 3)
-            XCTAssertNil(p._ref?.row(at: ctx.stamp), "a write's nodes change under it: no kept row")
+            XCTAssertNil(p.row(at: ctx.stamp), "a write's nodes change under it: no kept row")
             p.age = 33
             XCTAssertEqual(p.age, 33)
         }
@@ -70,7 +70,7 @@ final class PositionedAccessorTests: XCTestCase {
         try ectx.write { try ectx.add(people(20)) }
         let all = Array(ectx.objects(Person.self))
         XCTAssertEqual(all.map(\.age), Array(1...20))
-        XCTAssertNotNil(all[0]._ref?.row(at: ectx.stamp), "the snapshot holds the pages it decrypted")
+        XCTAssertNotNil(all[0].row(at: ectx.stamp), "the snapshot holds the pages it decrypted")
         DecryptedPageCache.shared.removeAll()  // the cache drops its pages; the snapshot keeps its own
         XCTAssertEqual(all.map(\.name), (1...20).map { "p\($0)" })
         try ectx.write { for p in ectx.objects(Person.self) { p.age *= 2 } }
