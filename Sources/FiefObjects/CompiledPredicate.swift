@@ -113,11 +113,7 @@ final class CompiledPredicate {
         case .compare(let t):
             guard let s = l.slot(of: t.pid) else { return QueryEvaluator.compare(t.absent, t.op, t.value, t.options) }
             if let utf8 = t.utf8, let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) {
-                switch t.op {
-                case .equal: return inRow.elementsEqual(utf8)
-                case .notEqual: return !inRow.elementsEqual(utf8)
-                default: return inRow.starts(with: utf8)
-                }
+                return utf8.withUnsafeBytes { t.op.holds(inRow, $0) }
             }
             let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, t.pid) })
             return QueryEvaluator.compare(x, t.op, t.value, t.options)
@@ -126,15 +122,7 @@ final class CompiledPredicate {
             guard l.isPresent(row, s), !l.lists[s] else {
                 return QueryEvaluator.compare(try codec.value(row, layout: l, slot: s, outOfRow: { nil }), t.op, .int(t.value), [])
             }
-            let x = row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
-            switch t.op {
-            case .equal: return x == t.value
-            case .notEqual: return x != t.value
-            case .less: return x < t.value
-            case .lessOrEqual: return x <= t.value
-            case .greater: return x > t.value
-            default: return x >= t.value
-            }
+            return t.op.holds(row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian, t.value)
         }
     }
 }

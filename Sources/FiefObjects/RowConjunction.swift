@@ -7,7 +7,9 @@ import Foundation
 /// term's `CompiledPredicate.Comparison`, as the tree would.
 final class RowConjunction {
     struct Term {
-        enum Kind: UInt8 { case int, bytesEqual, bytesNotEqual, bytesPrefix, general }
+        /// `int`: the row's 8 bytes against `value`; `bytes`: the row's in-row UTF-8 against the
+        /// constant's (`==`, `!=`, BEGINSWITH); `general`: through `QueryEvaluator.compare`.
+        enum Kind: UInt8 { case int, bytes, general }
         let kind: Kind
         let pid: UInt32
         let op: CompareOperator
@@ -42,15 +44,8 @@ final class RowConjunction {
                                   absentMatches: t.absentMatches, general: general.count))
                 general.append(c)
             case .compare(let c):
-                var kind = Term.Kind.general
-                if let utf8 = c.utf8 {
-                    switch c.op {
-                    case .equal: kind = .bytesEqual
-                    case .notEqual: kind = .bytesNotEqual
-                    case .beginsWith: kind = .bytesPrefix
-                    default: break
-                    }
-                }
+                let onBytes = c.utf8 != nil && [.equal, .notEqual, .beginsWith].contains(c.op)
+                let kind: Term.Kind = onBytes ? .bytes : .general
                 let absent = QueryEvaluator.compare(c.absent, c.op, c.value, c.options)
                 terms.append(Term(kind: kind, pid: c.pid, op: c.op, value: 0, bytesStart: pool.count, bytesCount: c.utf8?.count ?? 0,
                                   absentMatches: absent, general: general.count))
@@ -85,31 +80,14 @@ final class RowConjunction {
                     if try !slowMatch(t, row, l, s, codec, src, key) { return false }
                     continue
                 }
-                let x = row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
-                let hit: Bool
-                switch t.op {
-                case .equal: hit = x == t.value
-                case .notEqual: hit = x != t.value
-                case .less: hit = x < t.value
-                case .lessOrEqual: hit = x <= t.value
-                case .greater: hit = x > t.value
-                default: hit = x >= t.value
-                }
-                if !hit { return false }
-            case .bytesEqual, .bytesNotEqual, .bytesPrefix:
+                if !t.op.holds(row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian, t.value) { return false }
+            case .bytes:
                 guard let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) else {
                     if try !slowMatch(t, row, l, s, codec, src, key) { return false }
                     continue
                 }
-                let n = t.bytesCount
-                let prefixEqual = inRow.count >= n && (n == 0 || memcmp(inRow.baseAddress!, bytes.baseAddress! + t.bytesStart, n) == 0)
-                let hit: Bool
-                switch t.kind {
-                case .bytesEqual: hit = prefixEqual && inRow.count == n
-                case .bytesNotEqual: hit = !(prefixEqual && inRow.count == n)
-                default: hit = prefixEqual
-                }
-                if !hit { return false }
+                let constant = UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)
+                if !t.op.holds(inRow, constant) { return false }
             case .general:
                 if try !slowMatch(t, row, l, s, codec, src, key) { return false }
             }
@@ -122,5 +100,33 @@ final class RowConjunction {
         let c = general[t.general]
         let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, c.pid) })
         return QueryEvaluator.compare(x, c.op, c.value, c.options)
+    }
+}
+
+extension CompareOperator {
+    /// `a op b` for an integer comparison (equality or ordering).
+    @inline(__always)
+    func holds(_ a: Int64, _ b: Int64) -> Bool {
+        switch self {
+        case .equal: return a == b
+        case .notEqual: return a != b
+        case .less: return a < b
+        case .lessOrEqual: return a <= b
+        case .greater: return a > b
+        default: return a >= b
+        }
+    }
+
+    /// `a op b` on UTF-8 bytes for `==`, `!=` and BEGINSWITH (the operators whose answer on
+    /// bytes is the answer on strings, without options).
+    @inline(__always)
+    func holds(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        let n = b.count
+        let prefix = a.count >= n && (n == 0 || memcmp(a.baseAddress!, b.baseAddress!, n) == 0)
+        switch self {
+        case .equal: return prefix && a.count == n
+        case .notEqual: return !(prefix && a.count == n)
+        default: return prefix
+        }
     }
 }
