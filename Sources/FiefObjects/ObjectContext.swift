@@ -26,7 +26,7 @@ public final class ObjectContext {
     private var invalidated = false
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
     /// per property), for the tables this context reads now; emptied when they change.
-    private var propertyCache: [ObjectIdentifier: Property] = [:]
+    private var propertyCache = PropertyCache()
     /// Registered callbacks (see Notifications.swift), by registration order.
     var observations: [Int: Observation] = [:]
     var nextObservation = 0
@@ -60,7 +60,7 @@ public final class ObjectContext {
         let t = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
         readTx = tx
         readTables = t
-        propertyCache = [:]
+        propertyCache = PropertyCache()
         invalidated = false
         return t
     }
@@ -89,7 +89,7 @@ public final class ObjectContext {
         if let tx = readTx {
             try tx.refresh()
             readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
-            propertyCache = [:]
+            propertyCache = PropertyCache()
         } else {
             _ = try tables()
         }
@@ -110,7 +110,7 @@ public final class ObjectContext {
         try tx.move(to: pinned)
         readTx = tx
         readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
-        propertyCache = [:]
+        propertyCache = PropertyCache()
         invalidated = false
         stamp += 1
     }
@@ -141,9 +141,9 @@ public final class ObjectContext {
                 if live >= maximum { throw ObjectError.tooManyLiveVersions(path: path, live: live, maximum: maximum) }
             }
             writeTables = ObjectTables(tx: wtx, schema: try store.schema(wtx), path: path)
-            propertyCache = [:]
+            propertyCache = PropertyCache()
             stamp += 1
-            defer { writeTables = nil; propertyCache = [:]; stamp += 1 }
+            defer { writeTables = nil; propertyCache = PropertyCache(); stamp += 1 }
             let r = try body()
             if let e = pendingError { throw e }
             try writeTables?.flush()
@@ -169,11 +169,11 @@ public final class ObjectContext {
 
     @usableFromInline
     func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> Property {
-        if let p = propertyCache[ObjectIdentifier(kp)] { return p }
+        if let p = propertyCache.find(ObjectIdentifier(kp)) { return p }
         let name = ModelInfo.of(Owner.self).propertyName(kp)
         do {
             let p = try property(ref, name)
-            if propertyCache.count < 4096 { propertyCache[ObjectIdentifier(kp)] = p }
+            propertyCache.add(ObjectIdentifier(kp), p)
             return p
         } catch {
             // The read that follows fails the same way and returns its default.
@@ -550,5 +550,28 @@ public final class ObjectContext {
                 try t.set(c, r.key, p, try DynamicValue.toStored(value, p, className: c.name))
             }
         }
+    }
+}
+
+/// The property each `@Persisted` storage key path names, for one version's tables. The one
+/// found last is checked first: a loop reads one property of many objects, and comparing an
+/// identifier is cheaper than hashing it.
+struct PropertyCache {
+    private var lastID: ObjectIdentifier?
+    private var last: Property?
+    private var all: [ObjectIdentifier: Property] = [:]
+
+    mutating func find(_ id: ObjectIdentifier) -> Property? {
+        if id == lastID { return last }
+        guard let p = all[id] else { return nil }
+        lastID = id
+        last = p
+        return p
+    }
+
+    mutating func add(_ id: ObjectIdentifier, _ p: Property) {
+        if all.count < 4096 { all[id] = p }
+        lastID = id
+        last = p
     }
 }

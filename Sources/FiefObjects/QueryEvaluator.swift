@@ -301,8 +301,15 @@ struct QueryEvaluator {
         var i = 0
         if let limit {
             var top = TopK(order: keys.order, limit: limit)
+            // An integer first key: once the top k is full, a row whose stored integer sorts
+            // strictly after the last kept one is passed over on its 8 bytes alone.
+            let intPid = keys.integerColumn(0), ascending = keys.order.sorts[0].ascending, codec = keys.plan.codec
             try scan(c, matching: predicate) { k, row in
                 defer { i += 1 }
+                if let intPid, case .int(let worst)? = top.worstFirst,
+                   let x = try t.decodeGuarded({ try codec.storedInt(row, pid: intPid) }), ascending ? x > worst : x < worst {
+                    return true
+                }
                 let first = try keys.value(0, k, row: row)
                 if top.mightTake(first: first) { top.offer(try keys.ranked(i, k, row: row, first: first)) }
                 return true
@@ -355,6 +362,12 @@ struct QueryEvaluator {
         }
 
         var isEmpty: Bool { paths.isEmpty }
+
+        /// The pid of sort key `j` when it is an integer property of the object itself.
+        func integerColumn(_ j: Int) -> UInt32? {
+            guard let (pid, absent) = direct[j], case .int = absent, plan.stored.contains(where: { $0.pid == pid && $0.kind.isInteger }) else { return nil }
+            return pid
+        }
 
         func value(_ j: Int, _ k: Int64, row: UnsafeRawBufferPointer?) throws -> ObjectValue {
             guard let (pid, absent) = direct[j] else { return try ev.walk(c, k, paths[j], row: row).first ?? .null }

@@ -74,4 +74,7 @@ struct TopK {
     }
 
     var keys: [Int64] { best.map(\.key) }
+
+    /// The first sort value of the last row kept, once `limit` rows are kept.
+    var worstFirst: ObjectValue? { best.count == limit ? best.last?.first : nil }
 }

@@ -130,6 +130,14 @@ struct RowCodec {
         }
     }
 
+    /// The integer stored for `pid` in a row, read on its 8 bytes; nil for a null or a row
+    /// whose layout predates the property.
+    func storedInt(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> Int64? {
+        let l = try layout(of: row)
+        guard let s = l.slot(of: pid), !l.lists[s], l.isPresent(row, s) else { return nil }
+        return row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
+    }
+
     /// The bytes of a present, in-row string or data value, borrowed from the row; nil for a
     /// null, an out-of-row value, or another kind.
     static func inRowBytes(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) -> UnsafeRawBufferPointer? {
