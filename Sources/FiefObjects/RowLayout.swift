@@ -71,7 +71,8 @@ final class RowLayout {
 }
 
 /// Encodes and decodes rows of one class; reads one property in place from borrowed bytes.
-struct RowCodec {
+/// A class: every property read reaches it, and copying its array of layouts cost a retain.
+final class RowCodec {
     let layouts: [RowLayout]
     var current: RowLayout { layouts[layouts.count - 1] }
 
