@@ -97,8 +97,8 @@ enum DynamicValue {
     }
 
     static func isNil(_ v: Any) -> Bool {
-        let m = Mirror(reflecting: v)
-        return m.displayStyle == .optional && m.children.isEmpty
+        // A conformance check, not a Mirror: this runs on every dynamic value and key lookup.
+        (v as? AnyOptional)?.isNone ?? false
     }
 
     /// Unwraps an `Any` that holds an Optional.
@@ -107,4 +107,10 @@ enum DynamicValue {
         guard m.displayStyle == .optional else { return v }
         return m.children.first?.value
     }
+}
+
+/// Lets an `Any` say whether it holds an empty Optional.
+private protocol AnyOptional { var isNone: Bool { get } }
+extension Optional: AnyOptional {
+    fileprivate var isNone: Bool { if case .none = self { return true } else { return false } }
 }

@@ -497,6 +497,25 @@ public final class ObjectContext {
         return accessor(type, key: k, className: c.name)
     }
 
+    /// As `object(ofType:forPrimaryKey:)` with a key of a static type: an integer, String or
+    /// UUID key of the primary key's kind is looked up without going through `Any`.
+    public func object<T: Object, K: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: K) throws -> T? {
+        let t = try tables()
+        let c = try t.cls(ModelInfo.of(type).name)
+        guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
+        switch (pk.kind, key._stored) {
+        case (.int, .int(let k)), (.int64, .int(let k)):
+            return try t.withRow(c, k) { row in
+                guard let row else { return nil }
+                return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
+            }
+        case (.string, .string), (.uuid, .uuid):
+            return try t.lookupPrimaryKey(c, key._stored).map { accessor(type, key: $0, className: c.name) }
+        default:
+            return try object(ofType: type, forPrimaryKey: key as Any)
+        }
+    }
+
     /// The object with this object key (see `Object.objectKey`), or nil.
     public func object<T: Object>(ofType type: T.Type, objectKey key: Int64) throws -> T? {
         let t = try tables()
