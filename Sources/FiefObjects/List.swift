@@ -130,7 +130,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public static func _defaultValue() -> List<Element> { List() }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> { List(ref: ref, property: p) }
-    public var _unmanaged: _UnmanagedValue { .list(map { $0._unmanaged }) }
+    public var _unmanaged: _UnmanagedValue { .list(ref == nil ? items.map { $0._unmanaged } : map { $0._unmanaged }) }
 }
 
 extension List where Element: Object {

@@ -305,12 +305,16 @@ public final class ObjectContext {
         }
         let info = ModelInfo.of(type(of: obj))
         let c = try t.cls(info.name)
+        let fields = info.unmanagedValues(obj)
         var unmanaged: [String: _UnmanagedValue] = [:]
-        for (n, v) in info.unmanagedValues(obj) { unmanaged[n] = v }
+        unmanaged.reserveCapacity(fields.count)
+        for (n, v) in fields { unmanaged[n] = v }
         let (key, existing) = try keyFor(c, unmanaged[c.primaryKey?.name ?? ""].flatMap { if case .value(let v) = $0 { return v } else { return nil } }, update, t)
         obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
+        let stored = t.plan(c).stored
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
-        for p in c.storedProperties {
+        values.reserveCapacity(stored.count)
+        for p in stored {
             guard let u = unmanaged[p.name] else { continue }
             if case .list(let items) = u { lists[p.pid] = try items.map { try resolve($0, update, t) } } else { values[p.pid] = try resolve(u, update, t) }
         }

@@ -449,9 +449,11 @@ final class ObjectTables {
     /// Cycle-safe: each object is deleted once.
     func delete(_ c: ClassSchema, _ key: Int64) throws {
         var pending: [(ClassSchema, Int64)] = [(c, key)]
-        var done = Set<String>()
+        // (class id, key) pairs, not "cid/key" strings: a cascade visits every object it reaches.
+        struct Visited: Hashable { let cid: UInt32; let key: Int64 }
+        var done = Set<Visited>()
         while let (cc, k) = pending.popLast() {
-            let id = "\(cc.cid)/\(k)"
+            let id = Visited(cid: cc.cid, key: k)
             guard !done.contains(id), try exists(cc, k) else { continue }
             done.insert(id)
             pending.append(contentsOf: try deleteOne(cc, k))
@@ -461,12 +463,13 @@ final class ObjectTables {
     /// Deletes one object; returns the cascade targets it linked to.
     private func deleteOne(_ c: ClassSchema, _ key: Int64) throws -> [(ClassSchema, Int64)] {
         let vals = try values(c, key)
+        let plan = plan(c)
         var cascade: [(ClassSchema, Int64)] = []
-        for p in c.properties where p.hasIndex {
+        for p in plan.indexed {
             let t = Tables.index(c.cid, p.pid)
             try ensureTable(t).delete(table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
         }
-        for p in c.storedProperties where p.isLink {
+        for p in plan.links {
             guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }
             let targets: [Int64]
             if p.list {
@@ -483,10 +486,10 @@ final class ObjectTables {
                 if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) { cascade.append((tc, t)) }
             }
         }
-        for p in c.storedProperties where p.list { try deleteList(c, key, p) }
+        for p in plan.lists { try deleteList(c, key, p) }
         let vt = Tables.outOfRow(c.cid)
         if try hasTable(vt) {
-            for p in c.storedProperties where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
+            for p in plan.stored where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
         }
         try ensureTable(Tables.objects(c.cid), key: .int64).delete(table: Tables.objects(c.cid), key: KeyBytes.obj(key))
         // Links into this object: nullify to-one links, drop list occurrences.
