@@ -171,7 +171,7 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
-        LinkingObjects(results: Results(ctx: ref.ctx, className: ModelInfo.of(Origin.self).name,
+        LinkingObjects(results: Results(ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),
                                         source: .backlinks(ref.className, ref.key, p.name)))
     }
     public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: Property) throws {}

@@ -27,6 +27,7 @@ public final class ObjectContext {
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
     /// per property), for the tables this context reads now; emptied when they change.
     private var propertyCache = PropertyCache()
+    private var modelNames: [ObjectIdentifier: String] = [:]
     /// Registered callbacks (see Notifications.swift), by registration order.
     var observations: [Int: Observation] = [:]
     var nextObservation = 0
@@ -269,10 +270,20 @@ public final class ObjectContext {
         }
     }
 
+    /// The class name of a model type. Kept per context (one thread), so accessors made for
+    /// list elements and links skip `ModelInfo`'s lock.
+    func modelName(_ type: Object.Type) -> String {
+        let id = ObjectIdentifier(type)
+        if let n = modelNames[id] { return n }
+        let n = ModelInfo.of(type).name
+        modelNames[id] = n
+        return n
+    }
+
     /// An accessor of a stored object.
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String? = nil) -> T {
         let o = T()
-        o._ref = ManagedRef(ctx: self, className: className ?? ModelInfo.of(type).name, key: key)
+        o._ref = ManagedRef(ctx: self, className: className ?? modelName(type), key: key)
         return o
     }
 
@@ -459,7 +470,7 @@ public final class ObjectContext {
 
     /// Every object of a class, lazily.
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
-        Results(ctx: self, className: ModelInfo.of(type).name, source: .all)
+        Results(ctx: self, className: modelName(type), source: .all)
     }
 
     /// Every object of a class known only by name (tools, other languages' files).
@@ -485,7 +496,7 @@ public final class ObjectContext {
     /// The object with this primary key, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws -> T? {
         let t = try tables()
-        let c = try t.cls(ModelInfo.of(type).name)
+        let c = try t.cls(modelName(type))
         guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
         let v = try DynamicValue.toStored(key, pk, className: c.name)
         if pk.kind.isInteger {
@@ -505,7 +516,7 @@ public final class ObjectContext {
     /// UUID key of the primary key's kind is looked up without going through `Any`.
     public func object<T: Object, K: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: K) throws -> T? {
         let t = try tables()
-        let c = try t.cls(ModelInfo.of(type).name)
+        let c = try t.cls(modelName(type))
         guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
         switch (pk.kind, key._stored) {
         case (.int, .int(let k)), (.int64, .int(let k)):
@@ -523,7 +534,7 @@ public final class ObjectContext {
     /// The object with this object key (see `Object.objectKey`), or nil.
     public func object<T: Object>(ofType type: T.Type, objectKey key: Int64) throws -> T? {
         let t = try tables()
-        return try t.exists(try t.cls(ModelInfo.of(type).name), key) ? accessor(type, key: key) : nil
+        return try t.exists(try t.cls(modelName(type)), key) ? accessor(type, key: key) : nil
     }
 
     // MARK: Dynamic access
