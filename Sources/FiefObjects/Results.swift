@@ -11,7 +11,7 @@ public final class Results<T: Object>: RandomAccessCollection {
     let sorts: [SortDescriptor]
     let limitCount: Int?
     private var cache: (stamp: Int, keys: [Int64])?
-    /// Each key's row, when the keys came from one scan of a plain file's snapshot (valid
+    /// Each key's row, when the keys came from one scan of a read transaction's snapshot (valid
     /// while the context's stamp is the cache's): accessors made from them start positioned.
     private var cachedRows: [UnsafeRawBufferPointer]?
 
