@@ -1,10 +1,10 @@
 import Foundation
 
-/// The common compiled predicate, an AND of comparisons of the object's own scalars with
-/// constants (`age > 40 AND city == "c17"`), laid out flat in memory it owns: a scan tests
-/// each row with loads and compares and no reference counting. Anything the flat terms
-/// cannot answer on the row's bytes (a null, an out-of-row string, options) goes through the
-/// term's `CompiledPredicate.Comparison`, as the tree would.
+/// An AND of comparisons of the object's own scalars with constants (`age > 40 AND city ==
+/// "c17"`; one comparison alone is an AND of one), laid out flat in memory it owns: a scan
+/// tests each row with loads and compares and no reference counting. What the terms cannot
+/// answer on the row's bytes (a null, an out-of-row string, options) goes through the term's
+/// `CompiledPredicate.Comparison` and `QueryEvaluator.compare`.
 final class RowConjunction {
     struct Term {
         /// `int`: the row's 8 bytes against `value`; `bytes`: the row's in-row UTF-8 against the
@@ -18,48 +18,27 @@ final class RowConjunction {
         let bytesCount: Int
         /// The answer for a row whose layout predates the property.
         let absentMatches: Bool
-        /// Index into `general`, for the cases answered through `QueryEvaluator.compare`.
-        let general: Int
     }
 
     private let terms: UnsafeMutableBufferPointer<Term>
     private let bytes: UnsafeMutableBufferPointer<UInt8>
-    private let general: [CompiledPredicate.Comparison]
+    /// The comparisons, one per term: the slow path's operands, and what an AND merges.
+    let comparisons: [CompiledPredicate.Comparison]
 
-    /// nil unless `root` is one comparison or an AND of comparisons.
-    init?(_ root: CompiledPredicate.Node) {
-        var leaves: [CompiledPredicate.Node]
-        switch root {
-        case .and(let ns): leaves = ns
-        case .compare, .compareInt: leaves = [root]
-        default: return nil
+    init(_ comparisons: [CompiledPredicate.Comparison]) {
+        var terms: [Term] = [], pool: [UInt8] = []
+        for c in comparisons {
+            var value: Int64 = 0
+            if case .int(let x) = c.value { value = x }
+            terms.append(Term(kind: c.kind, pid: c.pid, op: c.op, value: value, bytesStart: pool.count, bytesCount: c.utf8?.count ?? 0,
+                              absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
+            pool.append(contentsOf: c.utf8 ?? [])
         }
-        var terms: [Term] = [], pool: [UInt8] = [], general: [CompiledPredicate.Comparison] = []
-        for n in leaves {
-            switch n {
-            case .constant(true): continue
-            case .compareInt(let t):
-                let c = CompiledPredicate.Comparison(pid: t.pid, absent: .null, op: t.op, value: .int(t.value), options: [], utf8: nil)
-                terms.append(Term(kind: .int, pid: t.pid, op: t.op, value: t.value, bytesStart: 0, bytesCount: 0,
-                                  absentMatches: t.absentMatches, general: general.count))
-                general.append(c)
-            case .compare(let c):
-                let onBytes = c.utf8 != nil && [.equal, .notEqual, .beginsWith].contains(c.op)
-                let kind: Term.Kind = onBytes ? .bytes : .general
-                let absent = QueryEvaluator.compare(c.absent, c.op, c.value, c.options)
-                terms.append(Term(kind: kind, pid: c.pid, op: c.op, value: 0, bytesStart: pool.count, bytesCount: c.utf8?.count ?? 0,
-                                  absentMatches: absent, general: general.count))
-                pool.append(contentsOf: c.utf8 ?? [])
-                general.append(c)
-            default:
-                return nil
-            }
-        }
-        self.terms = .allocate(capacity: terms.count)
+        self.terms = .allocate(capacity: max(1, terms.count))
         _ = self.terms.initialize(from: terms)
         bytes = .allocate(capacity: max(1, pool.count))
         _ = bytes.initialize(from: pool)
-        self.general = general
+        self.comparisons = comparisons
     }
 
     deinit {
@@ -68,7 +47,7 @@ final class RowConjunction {
     }
 
     func test(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
-        for i in 0..<terms.count {
+        for i in 0..<comparisons.count {
             let t = terms[i]
             guard let s = l.slot(of: t.pid) else {
                 if !t.absentMatches { return false }
@@ -77,27 +56,28 @@ final class RowConjunction {
             switch t.kind {
             case .int:
                 guard l.isPresent(row, s), !l.lists[s] else {
-                    if try !slowMatch(t, row, l, s, codec, src, key) { return false }
+                    if try !slowMatch(i, row, l, s, codec, src, key) { return false }
                     continue
                 }
                 if !t.op.holds(row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian, t.value) { return false }
             case .bytes:
                 guard let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) else {
-                    if try !slowMatch(t, row, l, s, codec, src, key) { return false }
+                    if try !slowMatch(i, row, l, s, codec, src, key) { return false }
                     continue
                 }
                 let constant = UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)
                 if !t.op.holds(inRow, constant) { return false }
             case .general:
-                if try !slowMatch(t, row, l, s, codec, src, key) { return false }
+                if try !slowMatch(i, row, l, s, codec, src, key) { return false }
             }
         }
         return true
     }
 
-    private func slowMatch(_ t: Term, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ s: Int, _ codec: RowCodec,
+    /// Term `i` through its comparison and `QueryEvaluator.compare`.
+    private func slowMatch(_ i: Int, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ s: Int, _ codec: RowCodec,
                            _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
-        let c = general[t.general]
+        let c = comparisons[i]
         let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, c.pid) })
         return QueryEvaluator.compare(x, c.op, c.value, c.options)
     }
