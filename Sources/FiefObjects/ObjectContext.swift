@@ -498,18 +498,7 @@ public final class ObjectContext {
         let t = try tables()
         let c = try t.cls(modelName(type))
         guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
-        let v = try DynamicValue.toStored(key, pk, className: c.name)
-        if pk.kind.isInteger {
-            // An integer primary key is the object key: one descent finds the row for the
-            // accessor too.
-            guard case .int(let k) = v else { return nil }
-            return try t.withRow(c, k) { row in
-                guard let row else { return nil }
-                return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
-            }
-        }
-        guard let k = try t.lookupPrimaryKey(c, v) else { return nil }
-        return accessor(type, key: k, className: c.name)
+        return try object(type, c, primaryKey: try DynamicValue.toStored(key, pk, className: c.name), t)
     }
 
     /// As `object(ofType:forPrimaryKey:)` with a key of a static type: an integer, String or
@@ -519,15 +508,21 @@ public final class ObjectContext {
         let c = try t.cls(modelName(type))
         guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
         switch (pk.kind, key._stored) {
-        case (.int, .int(let k)), (.int64, .int(let k)):
-            return try t.withRow(c, k) { row in
-                guard let row else { return nil }
-                return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
-            }
-        case (.string, .string), (.uuid, .uuid):
-            return try t.lookupPrimaryKey(c, key._stored).map { accessor(type, key: $0, className: c.name) }
-        default:
-            return try object(ofType: type, forPrimaryKey: key as Any)
+        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid): return try object(type, c, primaryKey: key._stored, t)
+        default: return try object(ofType: type, forPrimaryKey: key as Any)
+        }
+    }
+
+    /// The object whose primary key is `v` (already of the key's kind). An integer primary key
+    /// is the object key: one descent finds the row for the accessor too.
+    private func object<T: Object>(_ type: T.Type, _ c: ClassSchema, primaryKey v: ObjectValue, _ t: ObjectTables) throws -> T? {
+        guard c.primaryKey?.kind.isInteger == true else {
+            return try t.lookupPrimaryKey(c, v).map { accessor(type, key: $0, className: c.name) }
+        }
+        guard case .int(let k) = v else { return nil }
+        return try t.withRow(c, k) { row in
+            guard let row else { return nil }
+            return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
         }
     }
 

@@ -148,10 +148,12 @@ final class ObjectTables {
     }
 
     func value(_ plan: ClassPlan, _ key: Int64, _ p: Property, row: UnsafeRawBufferPointer) throws -> ObjectValue {
-        if let v = try plan.codec.value(row, pid: p.pid, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) }) {
-            return v
-        }
-        return ObjectTables.defaultValue(p)
+        try value(plan, key, pid: p.pid, row: row) ?? ObjectTables.defaultValue(p)
+    }
+
+    /// The value of `pid` in a row, nil when the row's layout predates the property.
+    func value(_ plan: ClassPlan, _ key: Int64, pid: UInt32, row: UnsafeRawBufferPointer) throws -> ObjectValue? {
+        try plan.codec.value(row, pid: pid, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) })
     }
 
     static func defaultValue(_ p: Property) -> ObjectValue {

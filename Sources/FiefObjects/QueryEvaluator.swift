@@ -372,11 +372,7 @@ struct QueryEvaluator {
         func value(_ j: Int, _ k: Int64, row: UnsafeRawBufferPointer?) throws -> ObjectValue {
             guard let (pid, absent) = direct[j] else { return try ev.walk(c, k, paths[j], row: row).first ?? .null }
             let t = ev.t, plan = plan
-            func read(_ r: UnsafeRawBufferPointer) throws -> ObjectValue {
-                try t.decodeGuarded {
-                    try plan.codec.value(r, pid: pid, outOfRow: { try t.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(k, pid)) }) ?? absent
-                }
-            }
+            func read(_ r: UnsafeRawBufferPointer) throws -> ObjectValue { try t.decodeGuarded { try t.value(plan, k, pid: pid, row: r) ?? absent } }
             if let row { return try read(row) }
             return try t.withRow(plan, k) { r in
                 guard let r else { throw ObjectError.objectDeleted(className: plan.name) }
