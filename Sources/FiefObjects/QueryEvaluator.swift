@@ -223,8 +223,8 @@ struct QueryEvaluator {
         }
     }
 
-    /// The candidates an index or primary key gave that match the whole predicate, each row
-    /// found once and tested in place; `row` gets the row of each match.
+    /// The candidates (from an index, a primary key, a list or backlinks) that match the whole
+    /// predicate, each row found once and tested in place; `row` gets the row of each match.
     private func filter(_ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> [Int64] {
         let test = RowTest(self, c, p)
         let plan = t.plan(c)
@@ -282,12 +282,12 @@ struct QueryEvaluator {
             let oc = try t.cls(owner)
             guard let p = oc.property(prop), try t.exists(oc, key) else { return [] }
             candidates = try t.list(oc, key, p).compactMap { if case .link(let k) = $0 { return k } else { return nil } }
-            if let p = predicate { candidates = try candidates.filter { try matches(p, Env(root: (c, $0))) } }
+            if let p = predicate { candidates = try filter(candidates, c, p) }
         case .backlinks(let target, let key, let prop):
             let tc = try t.cls(target)
             guard let lp = tc.property(prop), let op = c.property(lp.originProperty ?? "") else { return [] }
             candidates = try t.backlinks(to: tc, key, from: c, op)
-            if let p = predicate { candidates = try candidates.filter { try matches(p, Env(root: (c, $0))) } }
+            if let p = predicate { candidates = try filter(candidates, c, p) }
         }
         if sorts.isEmpty { return limit.map { Array(candidates.prefix(max(0, $0))) } ?? candidates }
         let rows = try candidates.enumerated().map { i, k in try keys.ranked(i, k, row: nil) }

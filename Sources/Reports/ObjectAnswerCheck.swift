@@ -7,7 +7,8 @@ enum ObjectAnswerCheck {
     static func run(_ systems: [any ObjectBenchSystem], cities: [String], prefixes: [String], ids: [Int64]) throws -> Int {
         guard systems.count >= 2 else { return 0 }
         var questions: [(String, (any ObjectBenchSystem) throws -> String)] = []
-        for c in cities {
+        // Samples, not every input: at 1M objects each count is a full scan on both systems.
+        for c in cities.prefix(20) {
             questions.append(("obj.count (age > 40 AND city == \(c))", { "\(try $0.count(ageAbove: 40, city: c))" }))
         }
         for p in prefixes.prefix(50) {
