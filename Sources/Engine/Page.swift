@@ -65,6 +65,15 @@ struct PageView {
         return UnsafeRawBufferPointer(rebasing: raw[from..<(from + len)])
     }
 
+    /// Bytes the node takes: header, offset array and cells (packed from the page's end, so
+    /// everything from the lowest cell offset on).
+    func bytesUsed() throws -> Int {
+        let n = count
+        var low = raw.count
+        for i in 0..<n { low = min(low, try cellOffset(i)) }
+        return Layout.pageHeaderSize + 2 * n + (raw.count - low)
+    }
+
     // Leaf cell: keyLen u16 | flags u8 (1 = overflow) | pad u8 | valueLen u32 |
     //            [overflow ref u64] | key | [inline value]
     func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer {

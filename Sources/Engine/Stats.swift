@@ -27,10 +27,12 @@ public struct DatabaseStats: Sendable {
     public let oldestPinnedVersion: UInt64?
     public let readerPins: Int
     public let tables: [TableInfo]
+    /// Pages and leaf fill per table; filled by `stats(space: true)` only (it walks every tree).
+    public var space: [TableSpace] = []
 }
 
 extension Database {
-    public func stats() throws -> DatabaseStats {
+    public func stats(space: Bool = false) throws -> DatabaseStats {
         let pinned = try pin()
         defer { pinned.release() }
         guard let snap = pinned.snapshot else { throw EngineError.transactionClosed }
@@ -66,12 +68,14 @@ extension Database {
             for name in try tx.tableNames() {
                 if let info = try tx.tableInfo(name) { tables.append(info) }
             }
-            return DatabaseStats(
+            var stats = DatabaseStats(
                 version: snap.version, select: snap.select.index, slots: slots, fileSize: try file.size(),
                 pageSize: Layout.pageSize, pageCount: snap.meta.pageCount,
                 bytesInUse: total - free - held, bytesFree: free, bytesPinned: held,
                 liveVersions: 1 + otherVersions.filter { $0 < snap.version }.count,
                 oldestPinnedVersion: oldest, readerPins: pins.count, tables: tables)
+            if space { stats.space = try tx.tableSpace() }
+            return stats
         }
     }
 }

@@ -92,7 +92,7 @@ struct DBStat: ParsableCommand {
                 }
                 throw e
             }
-            let s = try db.stats()
+            let s = try db.stats(space: true)
             if json {
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -111,7 +111,13 @@ struct DBStat: ParsableCommand {
             print("pinned      \(s.bytesPinned) bytes held for older versions")
             print("versions    \(s.liveVersions) live\(s.oldestPinnedVersion.map { ", oldest pinned \($0)" } ?? "")")
             print("tables      \(s.tables.count)")
-            for t in s.tables { print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)") }
+            let space = Dictionary(s.space.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for t in s.tables {
+                print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)")
+                guard let p = space[t.name], p.pages > 0 else { continue }
+                let perEntry = t.count > 0 ? "  \(p.pages * s.pageSize / t.count) B/entry" : ""
+                print("      \(p.pages) pages (\(p.branchPages) branch, \(p.leafPages) leaf, \(p.overflowPages) overflow), depth \(p.depth), leaves \(Int((p.leafFill * 100).rounded()))% full\(perEntry)")
+            }
         }
     }
 }
