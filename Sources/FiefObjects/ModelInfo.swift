@@ -11,7 +11,7 @@ final class ModelInfo: @unchecked Sendable {
     let fieldTypes: [String: _FieldType]
     /// Where each `@Persisted` wrapper sits inside an instance, so `add` reads an unmanaged
     /// object's values without `Mirror` (nil where the runtime cannot list the fields).
-    private let fields: [(name: String, offset: Int, type: any AnyPersisted.Type)]?
+    private let fields: [(name: String, offset: Int, type: any _Persistable.Type)]?
     private let names = Locked<[AnyKeyPath: String]>([:])
 
     private static let registry = Locked<[ObjectIdentifier: ModelInfo]>([:])
@@ -38,12 +38,12 @@ final class ModelInfo: @unchecked Sendable {
         }
         properties = props
         fieldTypes = fields
-        var found: [(String, Int, any AnyPersisted.Type)] = []
+        var found: [(String, Int, any _Persistable.Type)] = []
         // `.classType` (bit 0) is declared as a mutable static, which Swift 6 will not read.
         let listed = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, ty, _ in
             if let p = ty as? any AnyPersisted.Type {
                 let n = String(cString: name)
-                found.append((n.hasPrefix("_") ? String(n.dropFirst()) : n, offset, p))
+                found.append((n.hasPrefix("_") ? String(n.dropFirst()) : n, offset, p.valueType))
             }
             return true
         }
@@ -58,7 +58,7 @@ final class ModelInfo: @unchecked Sendable {
         guard let fields else { return ModelInfo.persistedChildren(of: obj).map { ($0.0, $0.1.unmanagedValue) } }
         return withExtendedLifetime(obj) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
-            return fields.map { ($0.name, $0.type.unmanagedValue(at: base + $0.offset)) }
+            return fields.map { ($0.name, $0.type._unmanaged(inWrapperAt: base + $0.offset)) }
         }
     }
 

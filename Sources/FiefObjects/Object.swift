@@ -201,8 +201,8 @@ extension Persisted where Value: _LinkingObjectsProtocol {
 
 /// A `@Persisted` wrapper seen through `Mirror`, whatever its value type.
 protocol AnyPersisted {
-    /// The unmanaged value of the wrapper stored at `p` (inside a live object).
-    static func unmanagedValue(at p: UnsafeRawPointer) -> _UnmanagedValue
+    /// The wrapped value's type, whose `_unmanaged(inWrapperAt:)` reads a wrapper in place.
+    static var valueType: any _Persistable.Type { get }
     var isProbe: Bool { get }
     var options: PropertyOptions { get }
     var fieldType: _FieldType { get }
@@ -211,9 +211,7 @@ protocol AnyPersisted {
 }
 
 extension Persisted: AnyPersisted {
-    static func unmanagedValue(at p: UnsafeRawPointer) -> _UnmanagedValue {
-        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue
-    }
+    static var valueType: any _Persistable.Type { Value.self }
 
     var isProbe: Bool { if case .probe = storage { return true } else { return false } }
     var fieldType: _FieldType { Value._fieldType }

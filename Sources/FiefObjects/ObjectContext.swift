@@ -316,20 +316,22 @@ public final class ObjectContext {
         }
         let info = ModelInfo.of(type(of: obj))
         let c = try t.cls(info.name)
-        let fields = info.unmanagedValues(obj)
-        var unmanaged: [String: _UnmanagedValue] = [:]
-        unmanaged.reserveCapacity(fields.count)
-        for (n, v) in fields { unmanaged[n] = v }
-        let (key, existing) = try keyFor(c, unmanaged[c.primaryKey?.name ?? ""].flatMap { if case .value(let v) = $0 { return v } else { return nil } }, update, t)
+        let unmanaged = info.unmanagedValues(obj)
+        let plan = t.plan(c)
+        let fields = plan.fields(of: info)
+        var pk: ObjectValue?
+        if let i = fields.primaryKey, case .value(let v) = unmanaged[i].1 { pk = v }
+        let (key, existing) = try keyFor(c, pk, update, t)
         obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
-        let stored = t.plan(c).stored
+        let stampBeforeLinks = stamp
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
-        values.reserveCapacity(stored.count)
-        for p in stored {
-            guard let u = unmanaged[p.name] else { continue }
+        values.reserveCapacity(plan.stored.count)
+        for (i, (_, u)) in unmanaged.enumerated() {
+            guard let p = fields.properties[i] else { continue }
             if case .list(let items) = u { lists[p.pid] = try items.map { try resolve($0, update, t) } } else { values[p.pid] = try resolve(u, update, t) }
         }
-        try store(c, key, existing: existing, values, lists, update, t)
+        try store(c, key, existing: existing, values, lists, update, t, 
+                  keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)  // unless a linked object took the key
         return key
     }
 
@@ -348,7 +350,9 @@ public final class ObjectContext {
         return (try t.nextKey(c), false)
     }
 
-    private func store(_ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue], _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables) throws {
+    /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
+    private func store(_ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue], _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables,
+                       keyIsFree: Bool = false) throws {
         if existing {
             let old = try t.values(c, key)
             for p in c.storedProperties where !p.primaryKey {
@@ -359,7 +363,7 @@ public final class ObjectContext {
                 }
             }
         } else {
-            try t.insert(c, key, values: values, lists: lists)
+            try t.insert(c, key, values: values, lists: lists, keyIsFree: keyIsFree)
         }
         stamp += 1
     }

@@ -40,6 +40,9 @@ final class ObjectTables {
         let codec: RowCodec
         let objectsTable: String
         let outOfRowTable: String
+        /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
+        let indexTables: [String]
+        let listsTable: String
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         var objectsTableExists = false
@@ -55,6 +58,27 @@ final class ObjectTables {
             codec = RowCodec(c)
             objectsTable = Tables.objects(c.cid)
             outOfRowTable = Tables.outOfRow(c.cid)
+            indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
+            listsTable = Tables.lists(c.cid)
+        }
+
+        /// A model's fields in declaration order (as `ModelInfo.unmanagedValues` gives them),
+        /// each as the stored property it fills (nil: not stored, as linking objects), and
+        /// which field is the primary key. Kept for the model last asked about.
+        struct Fields {
+            let model: ObjectIdentifier
+            let properties: [Property?]
+            let primaryKey: Int?
+        }
+        private var lastFields: Fields?
+
+        func fields(of info: ModelInfo) -> Fields {
+            if let f = lastFields, f.model == ObjectIdentifier(info) { return f }
+            let byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            let props = info.properties.map { byName[$0.name] }
+            let f = Fields(model: ObjectIdentifier(info), properties: props, primaryKey: props.firstIndex { $0?.primaryKey == true })
+            lastFields = f
+            return f
         }
     }
     private var plans: [UInt32: ClassPlan] = [:]
@@ -293,17 +317,19 @@ final class ObjectTables {
     }
 
     /// Writes a new object's row, list contents, index entries and backlinks.
-    func insert(_ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]]) throws {
-        if try exists(c, key) { throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key)) }
+    /// `keyIsFree`: the caller has just seen that no object has `key` (a primary key lookup).
+    func insert(_ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]], keyIsFree: Bool = false) throws {
+        if !keyIsFree, try exists(c, key) { throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key)) }
         var vals = values
         let plan = plan(c)
         for p in plan.lists { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
-        for p in plan.indexed {
+        for (i, p) in plan.indexed.enumerated() {
             let v = vals[p.pid] ?? ObjectTables.defaultValue(p)
-            if p.primaryKey, try !indexLookup(c, p, v).isEmpty {
+            if p.primaryKey, !p.kind.isInteger || !keyIsFree, try !indexLookup(c, p, v).isEmpty {
                 throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
             }
-            try ensureTable(Tables.index(c.cid, p.pid)).put(table: Tables.index(c.cid, p.pid), key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
+            let t = plan.indexTables[i]
+            try ensureTable(t).put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
         }
         try putRow(c, key, vals, fresh: true)
         for p in plan.links {

@@ -67,6 +67,24 @@ final class BasicsTests: XCTestCase {
         XCTAssertTrue(try store.check().isSound)
     }
 
+    /// `add` stores linked objects first; one of them can take the key the object itself
+    /// was found free for a moment before.
+    func testALinkedObjectTakingTheSameKeyIsADuplicate() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let p = Person(), twin = Person(), car = Car()
+        p.id = 5; p.name = "A"
+        twin.id = 5; twin.name = "B"
+        car.plate = "X"; car.owner = twin
+        p.car = car
+        XCTAssertThrowsError(try ctx.write { try ctx.add(p) }) { e in
+            XCTAssertEqual(e as? ObjectError, .duplicatePrimaryKey(className: "Person", value: "5"))
+        }
+        XCTAssertEqual(ctx.objects(Person.self).count, 0)
+        XCTAssertTrue(try store.check().isSound)
+    }
+
     func testDuplicatePrimaryKeyRollsBackTheWholeWrite() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
