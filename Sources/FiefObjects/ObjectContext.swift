@@ -215,6 +215,14 @@ public final class ObjectContext {
         }
     }
 
+    /// An integer property read on the 8 bytes of the object's remembered row, without an
+    /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
+    /// a layout that stores it otherwise).
+    func storedInt(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Int64? {
+        guard let row = obj.row(at: stamp), let t = try? tables(), let plan = try? t.plan(named: ref.className) else { return nil }
+        return try? plan.codec.storedInteger(row, pid: p.pid)
+    }
+
     func readList(_ ref: ManagedRef, _ p: Property) -> [ObjectValue] {
         do {
             let t = try tables()

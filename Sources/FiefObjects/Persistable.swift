@@ -76,6 +76,10 @@ extension Bool: _PersistableScalar {
 /// Integers of every width: stored as Int64, read back at their width.
 public protocol _PersistableInteger: _PersistableScalar, FixedWidthInteger {}
 extension _PersistableInteger {
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self {
+        if let v = ref.ctx.storedInt(obj, ref, p), let x = Self(exactly: v) { return x }
+        return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
+    }
     public init?(_stored v: ObjectValue) {
         guard case .int(let i) = v, let x = Self(exactly: i) else { return nil }
         self = x

@@ -7,7 +7,12 @@ public enum PropertyKind: String, Codable, Sendable {
     /// Computed from the backlinks of `Property.target`'s `originProperty`; never stored in rows.
     case linkingObjects
 
-    var isInteger: Bool { [.int, .int8, .int16, .int32, .int64].contains(self) }
+    var isInteger: Bool {
+        switch self {
+        case .int, .int8, .int16, .int32, .int64: return true
+        default: return false
+        }
+    }
     var isNumeric: Bool { isInteger || self == .float || self == .double }
     /// Bytes in a row's fixed area (strings and data: offset and length of the var area).
     var fixedSize: Int {
