@@ -96,6 +96,20 @@ struct PageView {
         return .inline(try slice(o + 8 + keyLen, valueLen))
     }
 
+    /// Key and value of leaf cell `i`, its header read once (a scan's per-entry step).
+    @inline(__always)
+    func leafCell(_ i: Int) throws -> (key: UnsafeRawBufferPointer, value: StoredValue) {
+        let o = try cellOffset(i)
+        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+        let keyLen = Int(raw.u16(o))
+        let valueLen = Int(raw.u32(o + 4))
+        if raw.u8(o + 2) & 1 != 0 {
+            guard o + 16 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
+            return (try slice(o + 16, keyLen), .overflow(ref: raw.u64(o + 8), length: valueLen))
+        }
+        return (try slice(o + 8, keyLen), .inline(try slice(o + 8 + keyLen, valueLen)))
+    }
+
     // Branch cell: child ref u64 | keyLen u16 | key. Key 0 is a lower bound only.
     func branchChild(_ i: Int) throws -> UInt64 {
         let o = try cellOffset(i)

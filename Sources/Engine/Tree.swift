@@ -126,9 +126,9 @@ enum Tree {
                 } else {
                     i = try from.map { f in try f.withUnsafeBytes { try p.leafSearch($0).index } } ?? 0
                     while i < n {
-                        let k = try p.leafKey(i)
-                        if !inRange(k, from: from, to: to).belowTo { return false }
-                        if !(try body(k, try valueBytes(p.leafValue(i), pages))) { return false }
+                        let (k, v) = try p.leafCell(i)
+                        if let to, to.withUnsafeBytes({ compareBytes(k, $0) >= 0 }) { return false }
+                        if !(try body(k, try valueBytes(v, pages))) { return false }
                         i += 1
                     }
                 }

@@ -25,7 +25,18 @@ final class RowConjunction {
     /// The comparisons, one per term: the slow path's operands, and what an AND merges.
     let comparisons: [CompiledPredicate.Comparison]
 
-    init(_ comparisons: [CompiledPredicate.Comparison]) {
+    init(_ given: [CompiledPredicate.Comparison]) {
+        // Equalities first, then prefixes, then the rest: without statistics, the usual
+        // guess at which rejects most rows (SQLite's planner ranks `==` terms first too).
+        // Only the cost changes: an AND's answer does not depend on its order.
+        func rank(_ c: CompiledPredicate.Comparison) -> Int {
+            switch c.op {
+            case .equal: return c.kind == .general ? 3 : 0
+            case .beginsWith: return c.kind == .general ? 3 : 1
+            default: return c.kind == .general ? 3 : 2
+            }
+        }
+        let comparisons = given.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
         var terms: [Term] = [], pool: [UInt8] = []
         for c in comparisons {
             var value: Int64 = 0

@@ -24,7 +24,12 @@ public enum PropertyKind: String, Codable, Sendable {
         default: return 8
         }
     }
-    var isVariableLength: Bool { self == .string || self == .data || self == .bytes }
+    var isVariableLength: Bool {
+        switch self {
+        case .string, .data, .bytes: return true
+        default: return false
+        }
+    }
     var canBePrimaryKey: Bool { isInteger || self == .string || self == .uuid }
     var canBeIndexed: Bool { isInteger || [.bool, .string, .date, .uuid].contains(self) }
 }
