@@ -21,6 +21,7 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
 /// in use.
 enum ObjectCheck {
     static func run(_ t: ObjectTables) throws -> ObjectCheckReport {
+        if t.writer != nil { try t.applyPendingIndexes() }
         var r = ObjectCheckReport()
         // Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count.
         var expected: [UInt32: [[UInt8]: Int64]] = [:]

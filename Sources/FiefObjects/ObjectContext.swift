@@ -219,8 +219,8 @@ public final class ObjectContext {
     /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
     /// a layout that stores it otherwise).
     func storedInt(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Int64? {
-        guard let row = obj.row(at: stamp), let t = try? tables(), let plan = try? t.plan(named: ref.className) else { return nil }
-        return try? plan.codec.storedInteger(row, pid: p.pid)
+        guard let row = obj.row(at: stamp), let t = fixedTables ?? writeTables ?? readTables, let plan = try? t.plan(named: ref.className) else { return nil }
+        return Unmanaged.passUnretained(plan.codec)._withUnsafeGuaranteedRef { try? $0.storedInteger(row, pid: p.pid) }
     }
 
     func readList(_ ref: ManagedRef, _ p: Property) -> [ObjectValue] {

@@ -106,7 +106,32 @@ final class ObjectTables {
     /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
     private var pendingKeys: [UInt32: Int64] = [:]
 
+    /// Index entries of objects inserted in this write, per index table, not yet in its tree:
+    /// put in key order when the index is next read or changed, or at `flush()`. A bulk load's
+    /// names come in random order; sorted, they fill the index's leaves from left to right
+    /// (the engine's append split keeps each one full) and each put finds its path in cache.
+    private var pendingIndexKeys: [String: [[UInt8]]] = [:]
+
+    /// Puts the pending entries of index `t` into its tree, in key order.
+    private func applyPendingIndex(_ t: String) throws {
+        guard !pendingIndexKeys.isEmpty, var keys = pendingIndexKeys.removeValue(forKey: t) else { return }
+        keys.sort { a, b in
+            a.withUnsafeBytes { x in b.withUnsafeBytes { y in
+                let c = memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count))
+                return c != 0 ? c < 0 : x.count < y.count
+            } }
+        }
+        let w = try ensureTable(t)
+        for k in keys { try w.put(table: t, key: k, value: []) }
+    }
+
+    /// Every index's pending entries, in their trees (before a check reads the indexes).
+    func applyPendingIndexes() throws {
+        for t in pendingIndexKeys.keys.sorted() { try applyPendingIndex(t) }
+    }
+
     func forgetTable(_ name: String) {
+        pendingIndexKeys[name] = nil
         knownTables.remove(name)
         plans = [:]
         lastPlan = nil
@@ -265,6 +290,7 @@ final class ObjectTables {
     /// Keys whose indexed value lies in [from, to) of index-key bytes.
     func indexScan(_ c: ClassSchema, _ p: Property, from: [UInt8]?, to: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
         let t = Tables.index(c.cid, p.pid)
+        try applyPendingIndex(t)
         guard try hasTable(t) else { return }
         try tx.scan(table: t, from: from, to: to) { k, _ in try body(KeyBytes.readObj(k, at: k.count - 8)) }
     }
@@ -308,6 +334,7 @@ final class ObjectTables {
 
     /// Writes the key counters this write advanced; call before the commit.
     func flush() throws {
+        try applyPendingIndexes()
         guard let w = writer, !pendingKeys.isEmpty else { return }
         for (cid, next) in pendingKeys {
             let stored = BrokenObjectLayer.on(.keyCounterBehind) ? next - 1 : next
@@ -329,7 +356,8 @@ final class ObjectTables {
                 throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
             }
             let t = plan.indexTables[i]
-            try ensureTable(t).put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
+            _ = try ensureTable(t)
+            pendingIndexKeys[t, default: []].append(KeyBytes.indexValue(v) + KeyBytes.obj(key))
         }
         try putRow(c, key, vals, fresh: true)
         for p in plan.links {
@@ -420,6 +448,7 @@ final class ObjectTables {
     private func changeIndexAndBacklinks(_ c: ClassSchema, _ key: Int64, _ p: Property, from old: ObjectValue, to v: ObjectValue) throws {
         if p.hasIndex {
             let t = Tables.index(c.cid, p.pid)
+            try applyPendingIndex(t)
             let w = try ensureTable(t)
             if !BrokenObjectLayer.on(.staleIndex) { try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key)) }
             try w.put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
@@ -493,8 +522,9 @@ final class ObjectTables {
         let vals = try values(c, key)
         let plan = plan(c)
         var cascade: [(ClassSchema, Int64)] = []
-        for p in plan.indexed {
-            let t = Tables.index(c.cid, p.pid)
+        for (i, p) in plan.indexed.enumerated() {
+            let t = plan.indexTables[i]
+            try applyPendingIndex(t)
             try ensureTable(t).delete(table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
         }
         for p in plan.links {

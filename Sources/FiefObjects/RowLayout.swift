@@ -142,9 +142,10 @@ final class RowCodec {
     /// `storedInt` for a property stored as an integer in the row's layout; nil otherwise (a
     /// null, another kind, a layout without it), so the caller takes the general path.
     func storedInteger(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> Int64? {
-        let l = try layout(of: row)
-        guard let s = l.slot(of: pid), l.kinds[s].isInteger, !l.lists[s], l.isPresent(row, s) else { return nil }
-        return row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
+        try Unmanaged.passUnretained(try layout(of: row))._withUnsafeGuaranteedRef { l in
+            guard let s = l.slot(of: pid), l.kinds[s].isInteger, !l.lists[s], l.isPresent(row, s) else { return nil }
+            return row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
+        }
     }
 
     /// The bytes of a present, in-row string or data value, borrowed from the row; nil for a
