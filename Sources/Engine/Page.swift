@@ -76,25 +76,9 @@ struct PageView {
 
     // Leaf cell: keyLen u16 | flags u8 (1 = overflow) | pad u8 | valueLen u32 |
     //            [overflow ref u64] | key | [inline value]
-    func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer {
-        let o = try cellOffset(i)
-        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-        let keyLen = Int(raw.u16(o))
-        let isOverflow = raw.u8(o + 2) & 1 != 0
-        return try slice(o + (isOverflow ? 16 : 8), keyLen)
-    }
+    func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer { try leafCell(i).key }
 
-    func leafValue(_ i: Int) throws -> StoredValue {
-        let o = try cellOffset(i)
-        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-        let keyLen = Int(raw.u16(o))
-        let valueLen = Int(raw.u32(o + 4))
-        if raw.u8(o + 2) & 1 != 0 {
-            guard o + 16 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-            return .overflow(ref: raw.u64(o + 8), length: valueLen)
-        }
-        return .inline(try slice(o + 8 + keyLen, valueLen))
-    }
+    func leafValue(_ i: Int) throws -> StoredValue { try leafCell(i).value }
 
     /// Key and value of leaf cell `i`, its header read once (a scan's per-entry step).
     @inline(__always)

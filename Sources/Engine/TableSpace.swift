@@ -13,26 +13,8 @@ public struct TableSpace: Sendable, Equatable, Encodable {
     public var leafBytesCapacity = 0
 
     public var pages: Int { branchPages + leafPages + overflowPages }
-    /// Used share of the leaves' bytes, 0...1.
+    /// Used share of the leaves' bytes, 0...1 (JSON carries the two byte counts).
     public var leafFill: Double { leafBytesCapacity == 0 ? 0 : Double(leafBytesUsed) / Double(leafBytesCapacity) }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, entries, depth, branchPages, leafPages, overflowPages, leafBytesUsed, leafBytesCapacity, pages, leafFill
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(entries, forKey: .entries)
-        try c.encode(depth, forKey: .depth)
-        try c.encode(branchPages, forKey: .branchPages)
-        try c.encode(leafPages, forKey: .leafPages)
-        try c.encode(overflowPages, forKey: .overflowPages)
-        try c.encode(leafBytesUsed, forKey: .leafBytesUsed)
-        try c.encode(leafBytesCapacity, forKey: .leafBytesCapacity)
-        try c.encode(pages, forKey: .pages)
-        try c.encode(leafFill, forKey: .leafFill)
-    }
 }
 
 extension ReadTransaction {
