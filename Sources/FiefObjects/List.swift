@@ -13,6 +13,9 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     private(set) var ref: ManagedRef?
     private(set) var property: Property?
     private var cache: (stamp: Int, values: [ObjectValue])?
+    /// The context stamp at which the owner was seen to exist (it held its row then), so a
+    /// read at that stamp needs no lookup of the owner first.
+    private var ownerSeenAt = -1
 
     public init() { items = [] }
     public init<S: Sequence>(_ s: S) where S.Element == Element { items = Array(s) }
@@ -26,7 +29,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     private var stored: [ObjectValue] {
         guard let ref, let property else { return [] }
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
-        let v = ref.ctx.readList(ref, property)
+        let v = ref.ctx.readList(ref, property, ownerExists: ownerSeenAt == ref.ctx.stamp)
         // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
         if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }
         return v
@@ -129,7 +132,11 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     }
     public static func _defaultValue() -> List<Element> { List() }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
-    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> { List(ref: ref, property: p) }
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> {
+        let l = List(ref: ref, property: p)
+        if obj.row(at: ref.ctx.stamp) != nil { l.ownerSeenAt = ref.ctx.stamp }
+        return l
+    }
     public var _unmanaged: _UnmanagedValue { .list(ref == nil ? items.map { $0._unmanaged } : map { $0._unmanaged }) }
 }
 

@@ -223,11 +223,12 @@ public final class ObjectContext {
         return Unmanaged.passUnretained(plan.codec)._withUnsafeGuaranteedRef { try? $0.storedInteger(row, pid: p.pid) }
     }
 
-    func readList(_ ref: ManagedRef, _ p: Property) -> [ObjectValue] {
+    /// `ownerExists`: the caller saw the owner's row at this stamp (no lookup needed).
+    func readList(_ ref: ManagedRef, _ p: Property, ownerExists: Bool = false) -> [ObjectValue] {
         do {
             let t = try tables()
             let c = try t.cls(ref.className)
-            guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            guard try ownerExists || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
             return try t.list(c, ref.key, p)
         } catch {
             return unreadable([], "reading \(ref.className).\(p.name)", error)
@@ -508,33 +509,33 @@ public final class ObjectContext {
     /// The object with this primary key, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws -> T? {
         let t = try tables()
-        let c = try t.cls(modelName(type))
-        guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
-        return try object(type, c, primaryKey: try DynamicValue.toStored(key, pk, className: c.name), t)
+        let plan = try t.plan(named: modelName(type))
+        guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
+        return try object(type, plan, primaryKey: try DynamicValue.toStored(key, pk, className: plan.name), t)
     }
 
     /// As `object(ofType:forPrimaryKey:)` with a key of a static type: an integer, String or
     /// UUID key of the primary key's kind is looked up without going through `Any`.
     public func object<T: Object, K: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: K) throws -> T? {
         let t = try tables()
-        let c = try t.cls(modelName(type))
-        guard let pk = c.primaryKey else { throw ObjectError.missingPrimaryKey(className: c.name) }
+        let plan = try t.plan(named: modelName(type))
+        guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
         switch (pk.kind, key._stored) {
-        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid): return try object(type, c, primaryKey: key._stored, t)
+        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid): return try object(type, plan, primaryKey: key._stored, t)
         default: return try object(ofType: type, forPrimaryKey: key as Any)
         }
     }
 
     /// The object whose primary key is `v` (already of the key's kind). An integer primary key
     /// is the object key: one descent finds the row for the accessor too.
-    private func object<T: Object>(_ type: T.Type, _ c: ClassSchema, primaryKey v: ObjectValue, _ t: ObjectTables) throws -> T? {
-        guard c.primaryKey?.kind.isInteger == true else {
-            return try t.lookupPrimaryKey(c, v).map { accessor(type, key: $0, className: c.name) }
+    private func object<T: Object>(_ type: T.Type, _ plan: ObjectTables.ClassPlan, primaryKey v: ObjectValue, _ t: ObjectTables) throws -> T? {
+        guard plan.primaryKey?.kind.isInteger == true else {
+            return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { accessor(type, key: $0, className: plan.name) }
         }
         guard case .int(let k) = v else { return nil }
-        return try t.withRow(c, k) { row in
+        return try t.withRow(plan, k) { row in
             guard let row else { return nil }
-            return accessor(type, key: k, className: c.name, row: t.tx.lendsStableBytes ? row : nil)
+            return accessor(type, key: k, className: plan.name, row: t.tx.lendsStableBytes ? row : nil)
         }
     }
 

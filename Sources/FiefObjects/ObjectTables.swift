@@ -37,6 +37,7 @@ final class ObjectTables {
         let lists: [Property]
         let varLength: [Property]
         let byName: [String: Property]
+        let primaryKey: Property?
         let codec: RowCodec
         let objectsTable: String
         let outOfRowTable: String
@@ -55,6 +56,7 @@ final class ObjectTables {
             lists = stored.filter(\.list)
             varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
             byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
+            primaryKey = c.primaryKey
             codec = RowCodec(c)
             objectsTable = Tables.objects(c.cid)
             outOfRowTable = Tables.outOfRow(c.cid)
