@@ -91,6 +91,7 @@ extension WriteTransaction {
             try out.add(page: base.slot.ref / UInt64(Layout.pageSize), Array(old.raw))
         }
         try out.flush()
+        db.countCommit(pages: out.pagesAdded)
         CrashArming.reach(.afterNodesWritten)
         let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: topChecksum)
         return (slot, meta)

@@ -102,6 +102,14 @@ public final class Database: @unchecked Sendable {
     private var watcher: CommitWatcher?
     /// The `batch` calls waiting to share the next write transaction.
     let batches = BatchQueue()
+    /// Commits this handle made and the pages they wrote (benchmark counters).
+    private let commits = Mutex(CommitCounts())
+
+    /// How many commits this handle made, and how many pages they wrote in all (nodes, free
+    /// list, top node): `fief bench` reports pages per commit from the difference of two.
+    package struct CommitCounts: Sendable { package var commits = 0, pages = 0 }
+    package var commitCounts: CommitCounts { commits.withLock { $0 } }
+    func countCommit(pages: Int) { commits.withLock { $0.commits += 1; $0.pages += pages } }
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()

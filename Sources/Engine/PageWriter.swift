@@ -19,6 +19,8 @@ struct PageWriter {
     let checksumIsPlaced: Bool
     private let buffers = Buffers()
     private var buffered = 0
+    /// Pages handed to this writer so far (a commit's size, for `Database.commitCounts`).
+    private(set) var pagesAdded = 0
     static let flushBytes = 4 << 20
 
     /// The page images not yet written, and a scratch node for sealing; freed with the writer
@@ -79,6 +81,7 @@ struct PageWriter {
             fill(out)
         }
         buffers.pages.append((page, out))
+        pagesAdded += physicalBytes / Layout.pageSize
         buffered += physicalBytes
         if buffered >= PageWriter.flushBytes { try flush() }
     }

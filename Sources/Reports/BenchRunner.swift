@@ -236,6 +236,7 @@ public struct BenchRunner {
                     if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
                     if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
                     if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
+                    if let g = m.extra["pagesPerCommit"] { line += String(format: ", %.1f pages per commit", g) }
                     progress(line)
                 }
             }

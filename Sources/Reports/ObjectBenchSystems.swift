@@ -33,6 +33,15 @@ protocol ObjectBenchSystem: AnyObject {
     func refreshSortedView() throws -> Int
     func fileBytes() -> UInt64
     func close()
+    /// Commits made and pages they wrote so far (Fief only: pages per commit in the report).
+    var commitCounts: Database.CommitCounts? { get }
+    /// Pages and leaf fill per table (Fief only).
+    func tableSpace() throws -> [TableSpace]
+}
+
+extension ObjectBenchSystem {
+    var commitCounts: Database.CommitCounts? { nil }
+    func tableSpace() throws -> [TableSpace] { [] }
 }
 
 /// Fief's object layer.
@@ -139,6 +148,8 @@ final class FiefObjectSystem: ObjectBenchSystem {
 
     func fileBytes() -> UInt64 { fileSize(path) }
     func close() { observer?.token.invalidate(); observer = nil; store = nil }
+    var commitCounts: Database.CommitCounts? { store?.database.commitCounts }
+    func tableSpace() throws -> [TableSpace] { try store?.database.stats(space: true).space ?? [] }
 }
 
 /// SQLite with the same columns, the same index, a foreign key with ON DELETE CASCADE,

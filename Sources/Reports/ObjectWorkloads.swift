@@ -27,8 +27,10 @@ extension BenchRunner {
                 let dir = "\(work)/obj-insert-\(s.rawValue)"
                 let sys = try open(s, dir)
                 defer { sys.close(); try? fm.removeItem(atPath: dir) }
-                let t = try BenchClock.seconds { try sys.load(data) }
-                return Measurement(value: Double(persons + dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
+                return try countingCommits(sys) {
+                    let t = try BenchClock.seconds { try sys.load(data) }
+                    return Measurement(value: Double(persons + dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
+                }
             }
         }
         // The data set every other workload reads, loaded once per system.
@@ -38,7 +40,7 @@ extension BenchRunner {
             let sys = try open(s, "\(work)/obj-data-\(s.rawValue)")
             try sys.load(data)
             loaded[s] = sys
-            if wantsObjects("obj.file-size") { table.add("obj.file-size", s, Measurement(value: Double(sys.fileBytes()))) }
+            if wantsObjects("obj.file-size") { table.add("obj.file-size", s, try spaceMeasurement(sys, objects: persons + dogs)) }
         }
         var rng = BenchRandom.stream(seed: p.seed, .objectQueries)
         let ids = (0..<queries).map { _ in Int64.random(in: 0..<Int64(persons), using: &rng) }
@@ -82,8 +84,9 @@ extension BenchRunner {
             var rep = 0
             try repeatInterleaved("obj.update", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
                 let chosen = (0..<batch).map { Int64(($0 * 7919 + rep * 104_729) % persons) }
-                let t = try BenchClock.seconds { try loaded[s]!.birthday(chosen) }
-                return Measurement(value: Double(batch) / t)
+                return try countingCommits(loaded[s]!) {
+                    Measurement(value: Double(batch) / (try BenchClock.seconds { try loaded[s]!.birthday(chosen) }))
+                }
             }
         }
         // Persons below this key were deleted (by obj.delete-cascade): the notify workloads
@@ -96,8 +99,9 @@ extension BenchRunner {
             try repeatInterleaved("obj.delete-cascade", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
                 let chosen = (0..<per).map { Int64(rep * per + $0) }
                 deletedBelow = max(deletedBelow, Int64(rep * per + per))
-                let t = try BenchClock.seconds { try loaded[s]!.delete(chosen) }
-                return Measurement(value: Double(per) / t)
+                return try countingCommits(loaded[s]!) {
+                    Measurement(value: Double(per) / (try BenchClock.seconds { try loaded[s]!.delete(chosen) }))
+                }
             }
         }
         let alive = ids.filter { $0 >= deletedBelow }
@@ -142,15 +146,18 @@ extension BenchRunner {
             var rep = 0
             try repeatInterleaved("obj.small-txns", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
                 let base = Int64(persons) + 1_000_000 + Int64(rep * n)
-                var m = Measurement(value: 0)
-                let t = try BenchClock.seconds {
-                    for i in 0..<n {
-                        let a = BenchClock.nanos()
-                        try loaded[s]!.insertOne(base + Int64(i))
-                        m.latency.record(nanos: BenchClock.nanos() - a)
+                var m = try countingCommits(loaded[s]!) {
+                    var m = Measurement(value: 0)
+                    let t = try BenchClock.seconds {
+                        for i in 0..<n {
+                            let a = BenchClock.nanos()
+                            try loaded[s]!.insertOne(base + Int64(i))
+                            m.latency.record(nanos: BenchClock.nanos() - a)
+                        }
                     }
+                    m.value = Double(n) / t
+                    return m
                 }
-                m.value = Double(n) / t
                 if s == .fief {
                     // The raw engine's own one-record durable commits, same count, same run.
                     let dir = "\(work)/obj-raw-\(rep)"
@@ -168,6 +175,31 @@ extension BenchRunner {
             }
         }
         try runEncryptedObjects(&table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids, cities: cities)
+    }
+
+    /// `body`'s measurement, with the pages Fief's commits wrote per commit during it.
+    func countingCommits(_ sys: any ObjectBenchSystem, _ body: () throws -> Measurement) throws -> Measurement {
+        let before = sys.commitCounts
+        var m = try body()
+        if let a = before, let b = sys.commitCounts, b.commits > a.commits {
+            m.extra["pagesPerCommit"] = Double(b.pages - a.pages) / Double(b.commits - a.commits)
+        }
+        return m
+    }
+
+    /// The file's size, its bytes per object, and (Fief) each table's pages and leaf fill,
+    /// also printed: where a file's bytes go.
+    func spaceMeasurement(_ sys: any ObjectBenchSystem, objects: Int) throws -> Measurement {
+        let bytes = Double(sys.fileBytes())
+        var m = Measurement(value: bytes, extra: ["bytesPerObject": bytes / Double(max(1, objects))])
+        var line = "obj.file-size \(sys.system.rawValue): \(Format.value(bytes, unit: BenchCatalog.entry("obj.file-size").unit)), \(Int(bytes) / max(1, objects)) B/object"
+        for t in try sys.tableSpace() where t.pages > 1 {
+            m.extra["pages:\(t.name)"] = Double(t.pages)
+            m.extra["leafFill:\(t.name)"] = t.leafFill
+            line += "; \(t.name) \(t.pages) pages, leaves \(Int((t.leafFill * 100).rounded()))% full"
+        }
+        progress(line)
+        return m
     }
 
     /// Encryption's cost: the same workloads on an encrypted Fief file. The Fief column is the
