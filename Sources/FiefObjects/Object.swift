@@ -18,13 +18,14 @@ public struct ManagedRef {
 /// Unmanaged until added to a context (values live in the object); managed afterwards (every
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
-    @usableFromInline var _ref: ManagedRef?
+    // An accessor belongs to one context, used by one thread: no run-time exclusivity checks.
+    @exclusivity(unchecked) @usableFromInline var _ref: ManagedRef?
     @usableFromInline var _tracer: KeyPathTracer?
     /// The object's row bytes, valid while its context's stamp is `_rowStamp`: kept only when
     /// the context's transaction lends stable bytes (a read), so a property read after the
     /// first is a load, not a descent. Any move of the context changes its stamp.
-    private var _row = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var _rowStamp = -1
+    @exclusivity(unchecked) private var _row = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private var _rowStamp = -1
 
     func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
         _row = row

@@ -14,20 +14,22 @@ public enum UpdatePolicy: Sendable {
 /// One thread's (or actor's) view of a store: it reads one version until `refresh()` or a
 /// `write { }`, and sees its own uncommitted writes inside `write { }`. Not Sendable.
 public final class ObjectContext {
+    // The state every property read touches is exempt from run-time exclusivity checks: a
+    // context is used by one thread, and the checks were a tenth of an enumeration.
     public let store: ObjectStore
     private var readTx: ReadTransaction?
-    private var readTables: ObjectTables?
-    private(set) var writeTables: ObjectTables?
+    @exclusivity(unchecked) private var readTables: ObjectTables?
+    @exclusivity(unchecked) private(set) var writeTables: ObjectTables?
     /// A migration's context reads and writes these tables only.
     private let fixedTables: ObjectTables?
     /// Changes whenever what this context sees may have changed (results re-run then).
-    private(set) var stamp = 0
+    @exclusivity(unchecked) private(set) var stamp = 0
     private var pendingError: Error?
     private var invalidated = false
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
     /// per property), for the tables this context reads now; emptied when they change.
-    private var propertyCache = PropertyCache()
-    private var modelNames: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) private var propertyCache = PropertyCache()
+    @exclusivity(unchecked) private var modelNames: [ObjectIdentifier: String] = [:]
     /// Registered callbacks (see Notifications.swift), by registration order.
     var observations: [Int: Observation] = [:]
     var nextObservation = 0
@@ -38,7 +40,7 @@ public final class ObjectContext {
     var commitWatch: CommitObservation?
     /// Inside `throwingReads { }`: how deep, and the first read that failed (see ThrowingReads.swift).
     var throwingReadDepth = 0
-    var failedRead: Error?
+    @exclusivity(unchecked) var failedRead: Error?
 
     init(store: ObjectStore) {
         self.store = store

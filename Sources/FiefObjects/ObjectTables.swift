@@ -46,7 +46,7 @@ final class ObjectTables {
         let listsTable: String
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
-        var objectsTableExists = false
+        @exclusivity(unchecked) var objectsTableExists = false
 
         init(_ c: ClassSchema) {
             name = c.name
@@ -83,7 +83,7 @@ final class ObjectTables {
             return f
         }
     }
-    private var plans: [UInt32: ClassPlan] = [:]
+    @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
         if let p = plans[c.cid] { return p }
@@ -100,7 +100,7 @@ final class ObjectTables {
         lastPlan = p
         return p
     }
-    private var lastPlan: ClassPlan?
+    @exclusivity(unchecked) private var lastPlan: ClassPlan?
 
     /// Tables seen to exist in this transaction (they only go away in a migration, which
     /// resets this through `updateSchema` or `forgetTable`).
