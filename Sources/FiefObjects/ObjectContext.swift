@@ -221,9 +221,22 @@ public final class ObjectContext {
     /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
     /// a layout that stores it otherwise).
     func storedInt(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Int64? {
-        guard let row = obj.row(at: stamp), let t = fixedTables ?? writeTables ?? readTables, let plan = try? t.plan(named: ref.className) else { return nil }
-        return Unmanaged.passUnretained(plan.codec)._withUnsafeGuaranteedRef { try? $0.storedInteger(row, pid: p.pid) }
+        guard let row = obj.row(at: stamp) else { return nil }
+        if intCodecStamp != stamp || intCodecClass != ref.className {
+            guard let t = fixedTables ?? writeTables ?? readTables, let plan = try? t.plan(named: ref.className) else { return nil }
+            intCodecOwner = plan.codec
+            intCodec = Unmanaged.passUnretained(plan.codec)
+            intCodecClass = ref.className
+            intCodecStamp = stamp
+        }
+        return intCodec?._withUnsafeGuaranteedRef { try? $0.storedInteger(row, pid: p.pid) }
     }
+    // The codec `storedInt` used last, for its class and stamp: held by `intCodecOwner`, lent
+    // through `intCodec` without a retain per read.
+    @exclusivity(unchecked) private var intCodecOwner: RowCodec?
+    @exclusivity(unchecked) private var intCodec: Unmanaged<RowCodec>?
+    @exclusivity(unchecked) private var intCodecClass = ""
+    @exclusivity(unchecked) private var intCodecStamp = -1
 
     /// `ownerExists`: the caller saw the owner's row at this stamp (no lookup needed).
     func readList(_ ref: ManagedRef, _ p: Property, ownerExists: Bool = false) -> [ObjectValue] {
