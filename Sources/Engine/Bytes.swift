@@ -18,7 +18,7 @@ extension UnsafeMutableRawBufferPointer {
 
 /// Lexicographic comparison of byte strings, the one key order of every tree.
 @inline(__always)
-func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+package func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     if a.count == 8 && b.count == 8 {
         // Int64 keys, the common case: two loads instead of a call to memcmp. Big-endian
         // integers compare as their bytes do.
@@ -35,7 +35,7 @@ func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> I
 }
 
 @inline(__always)
-func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+package func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
 }
 

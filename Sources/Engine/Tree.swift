@@ -118,9 +118,9 @@ enum Tree {
                     i = try to.map { t in try t.withUnsafeBytes { try p.leafSearch($0).index } } ?? n
                     i -= 1
                     while i >= 0 {
-                        let k = try p.leafKey(i)
+                        let (k, v) = try p.leafCell(i)
                         if !inRange(k, from: from, to: to).aboveFrom { return false }
-                        if !(try body(k, try valueBytes(p.leafValue(i), pages))) { return false }
+                        if !(try body(k, try valueBytes(v, pages))) { return false }
                         i -= 1
                     }
                 } else {

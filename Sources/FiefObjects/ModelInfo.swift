@@ -53,12 +53,12 @@ final class ModelInfo: @unchecked Sendable {
     /// Whether `add` reads values at field offsets (else through `Mirror`).
     var readsFieldsInPlace: Bool { fields != nil }
 
-    /// The unmanaged values of an object's properties, by name.
-    func unmanagedValues(_ obj: Object) -> [(String, _UnmanagedValue)] {
-        guard let fields else { return ModelInfo.persistedChildren(of: obj).map { ($0.0, $0.1.unmanagedValue) } }
+    /// The unmanaged values of an object's properties, in `properties`' order.
+    func unmanagedValues(_ obj: Object) -> [_UnmanagedValue] {
+        guard let fields else { return ModelInfo.persistedChildren(of: obj).map(\.1.unmanagedValue) }
         return withExtendedLifetime(obj) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
-            return fields.map { ($0.name, $0.type._unmanaged(inWrapperAt: base + $0.offset)) }
+            return fields.map { $0.type._unmanaged(inWrapperAt: base + $0.offset) }
         }
     }
 

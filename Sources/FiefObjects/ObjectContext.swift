@@ -229,7 +229,7 @@ public final class ObjectContext {
             intCodecClass = ref.className
             intCodecStamp = stamp
         }
-        return intCodec?._withUnsafeGuaranteedRef { try? $0.storedInteger(row, pid: p.pid) }
+        return intCodec?._withUnsafeGuaranteedRef { try? $0.storedInt(row, pid: p.pid) }
     }
     // The codec `storedInt` used last, for its class and stamp: held by `intCodecOwner`, lent
     // through `intCodec` without a retain per read.
@@ -344,18 +344,19 @@ public final class ObjectContext {
         let plan = t.plan(c)
         let fields = plan.fields(of: info)
         var pk: ObjectValue?
-        if let i = fields.primaryKey, case .value(let v) = unmanaged[i].1 { pk = v }
+        if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
         let (key, existing) = try keyFor(c, pk, update, t)
         obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
         let stampBeforeLinks = stamp
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
         values.reserveCapacity(plan.stored.count)
-        for (i, (_, u)) in unmanaged.enumerated() {
+        for (i, u) in unmanaged.enumerated() {
             guard let p = fields.properties[i] else { continue }
             if case .list(let items) = u { lists[p.pid] = try items.map { try resolve($0, update, t) } } else { values[p.pid] = try resolve(u, update, t) }
         }
-        try store(c, key, existing: existing, values, lists, update, t, 
-                  keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)  // unless a linked object took the key
+        // The key found free is still free unless a linked object added since took it.
+        try store(c, key, existing: existing, values, lists, update, t,
+                  keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
         return key
     }
 

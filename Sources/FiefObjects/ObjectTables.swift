@@ -43,7 +43,6 @@ final class ObjectTables {
         let outOfRowTable: String
         /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
         let indexTables: [String]
-        let listsTable: String
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
@@ -61,7 +60,6 @@ final class ObjectTables {
             objectsTable = Tables.objects(c.cid)
             outOfRowTable = Tables.outOfRow(c.cid)
             indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
-            listsTable = Tables.lists(c.cid)
         }
 
         /// A model's fields in declaration order (as `ModelInfo.unmanagedValues` gives them),
@@ -117,12 +115,7 @@ final class ObjectTables {
     /// Puts the pending entries of index `t` into its tree, in key order.
     private func applyPendingIndex(_ t: String) throws {
         guard !pendingIndexKeys.isEmpty, var keys = pendingIndexKeys.removeValue(forKey: t) else { return }
-        keys.sort { a, b in
-            a.withUnsafeBytes { x in b.withUnsafeBytes { y in
-                let c = memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count))
-                return c != 0 ? c < 0 : x.count < y.count
-            } }
-        }
+        keys.sort { compareBytes($0, $1) < 0 }
         let w = try ensureTable(t)
         for k in keys { try w.put(table: t, key: k, value: []) }
     }

@@ -188,15 +188,11 @@ struct QueryEvaluator {
         if let compiled = test.compiled, let flat = compiled.flat {
             // The common case with everything the row test needs held here, so each row costs
             // a layout lookup and the terms, not the retains of reaching them through `test`.
-            // Damage anywhere in the scan is reported as it is row by row (`decodeGuarded`),
-            // and the layout is passed unretained: rows of one layout follow each other, and
-            // a retain and release per row was a third of a count.
+            // Damage anywhere in the scan is reported as it is row by row (`decodeGuarded`).
             let codec = compiled.codec, source = test.source, t = t
             try t.decodeGuarded {
                 try t.keys(c) { k, row in
-                    let hit = try Unmanaged.passUnretained(try codec.layout(of: row))._withUnsafeGuaranteedRef {
-                        try flat.test(row, $0, codec, source, k)
-                    }
+                    let hit = try codec.withLayout(of: row) { try flat.test(row, $0, codec, source, k) }
                     return try !hit || body(k, row)
                 }
             }
