@@ -33,11 +33,16 @@ final class NotifyScenarioTests: XCTestCase {
         XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
         XCTAssertTrue(ok.modes.contains { $0.name == "objects-delivery" }, "\(ok.modes.map(\.name))")
         let r = try runScenario("notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsInsertion, needsFUSE: false)
+        // Which check fires depends on how commits coalesce: a change set that lost its only
+        // insertion is empty and never delivered, so the next one starts from keys the observer
+        // never saw (indices out of range) or the end finds the results unreported.
         let all = r.failures.flatMap(\.violations)
-        XCTAssertTrue(all.contains { $0.contains("the change set does not turn the previous") }, "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
+        let lostInsertion = ["the change set does not turn the previous", "indices out of order or out of range", "which was never reported"]
+        XCTAssertTrue(all.contains { v in lostInsertion.contains { v.contains($0) } }, "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
         let m = try runScenario("notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsModifications, needsFUSE: false)
         let mall = m.failures.flatMap(\.violations)
-        XCTAssertTrue(mall.contains { $0.contains("are not among the modifications") }, "change-set-drops-modifications went unnoticed: \(mall.prefix(3))")
+        let lostModification = ["are not among the modifications", "which was never reported"]
+        XCTAssertTrue(mall.contains { v in lostModification.contains { v.contains($0) } }, "change-set-drops-modifications went unnoticed: \(mall.prefix(3))")
     }
 
     /// Seed 29115's cycle 19: writers die early and no commit after the observers start
