@@ -66,6 +66,10 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     /// keys and values passes a verified read.
     case gapOverCells = "gap-over-cells"
 
+    /// `mutateValue` changes a value still on a mapped page in the file itself, under every
+    /// version sharing the page and outside any commit, instead of in a copy of its leaf.
+    case patchMappedPage = "patch-mapped-page"
+
     public static let environmentVariable = "FIEF_BROKEN"
 
     #if FIEF_BROKEN_VARIANTS

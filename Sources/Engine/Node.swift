@@ -96,6 +96,15 @@ final class DirtyNode {
         return .inline(arena.slice(o + 8 + Int(raw.u16(o)), valueLength))
     }
 
+    /// Leaf cell `i`'s value bytes in the arena, to change in place at their length; nil for
+    /// a value in an overflow extent (those pages belong to the base version).
+    func mutableValue(_ i: Int) -> UnsafeMutableRawBufferPointer? {
+        let o = cells[i]
+        if raw.u8(o + 2) & DirtyNode.overflowFlag != 0 { return nil }
+        let start = o + 8 + Int(raw.u16(o))
+        return UnsafeMutableRawBufferPointer(rebasing: arena.bytes[start..<(start + Int(raw.u32(o + 4)))])
+    }
+
     func isPendingLarge(_ i: Int) -> Bool { raw.u8(cells[i] + 2) & DirtyNode.pendingLargeFlag != 0 }
 
     /// Bytes of cell `i` in the arena.

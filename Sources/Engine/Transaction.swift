@@ -230,6 +230,16 @@ public class Transaction {
     public func delete(table: String, key: [UInt8]) throws -> Bool {
         throw EngineError.invalidArgument("cannot delete from table '\(table)' in a read transaction")
     }
+
+    /// See `WriteTransaction.mutateValue(table:keyBytes:_:)`.
+    @discardableResult
+    public func mutateValue(table: String, key: [UInt8], _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+        try key.withUnsafeBytes { try mutateValue(table: table, keyBytes: $0, body) }
+    }
+
+    package func mutateValue(table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+        throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
+    }
 }
 
 /// A snapshot of one committed version. It never changes, whatever writers commit, until
@@ -351,6 +361,24 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
     @discardableResult
     public func delete(_ key: K) throws -> Bool {
         try tx.delete(table: name, key: key.keyBytes)
+    }
+
+    /// Changes `key`'s value with `body`; returns false, calling nothing, when it is absent.
+    /// A new value of the old one's length is written in place, in the leaf this write copied
+    /// (`mutateValue`): one descent instead of a get and a put.
+    @discardableResult
+    public func update(_ key: K, _ body: (inout V) throws -> Void) throws -> Bool {
+        try key.withKeyBytes { k in
+            var resized: [UInt8]?
+            let found = try tx.mutateValue(table: name, keyBytes: k) { bytes in
+                var v = try V(valueBytes: UnsafeRawBufferPointer(bytes))
+                try body(&v)
+                let new = v.valueBytes
+                if new.count == bytes.count { new.withUnsafeBytes { bytes.copyMemory(from: $0) } } else { resized = new }
+            }
+            if let resized { try tx.put(table: name, keyBytes: k, value: resized) }
+            return found
+        }
     }
 
     public func count() throws -> Int { try tx.count(table: name) }

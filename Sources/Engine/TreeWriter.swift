@@ -89,6 +89,42 @@ final class TreeWriter {
         return (inserted, split)
     }
 
+    /// The leaf cell of `key` in a node this write owns: the path to it is copied out of its
+    /// pages as `put` copies it, but only once the key is known to be there (an absent key
+    /// copies nothing). The one descent of an in-place value change (`mutateValue`).
+    func ownedLeafCell(_ root: inout Child?, key: UnsafeRawBufferPointer) throws -> (node: DirtyNode, index: Int)? {
+        guard var r = root else { return nil }
+        let hit = try ownedLeafCell(&r, key: key, depth: 0)
+        root = r
+        return hit
+    }
+
+    private func ownedLeafCell(_ c: inout Child, key: UnsafeRawBufferPointer, depth: Int) throws -> (node: DirtyNode, index: Int)? {
+        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
+        if case .page(let ref) = c {
+            let p = try pages.page(ref)
+            switch p.kindByte {
+            case PageKind.leaf.rawValue:
+                guard try p.leafSearch(key).found else { return nil }
+            case PageKind.branch.rawValue:
+                // The child first: this node is copied only if the key is below it.
+                let i = try p.childIndex(key)
+                var child = Child.page(try p.branchChild(i))
+                guard let hit = try ownedLeafCell(&child, key: key, depth: depth + 1) else { return nil }
+                try materialize(&c).children[i] = child
+                return hit
+            default:
+                throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+            }
+        }
+        let node = try materialize(&c)
+        if node.isLeaf {
+            let (i, found) = node.search(key)
+            return found ? (node, i) : nil
+        }
+        return try ownedLeafCell(&node.children[node.childIndex(key)], key: key, depth: depth + 1)
+    }
+
     /// Removes `key`. Returns false (and copies nothing) when it is absent.
     func delete(_ root: inout Child?, key: [UInt8]) throws -> Bool {
         guard var r = root, try Tree.get(r, key: key, pages: pages) != nil else { return false }

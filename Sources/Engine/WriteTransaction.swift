@@ -76,6 +76,39 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// Changes the value under `key` in place, at its length: one descent, the leaf copied out
+    /// of its page as a put copies it, and `body` handed that copy's bytes, never the mapped
+    /// page that older versions (and their readers) may share. A value in an overflow extent
+    /// is copied out, changed and put back. Returns false, changing nothing, when `key` is absent.
+    package override func mutateValue(table: String, keyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+        try guarded {
+            let s = try state(table)
+            if BrokenVariant.on(.patchMappedPage), try patchMappedPage(s.root, key: key, body) { return true }
+            guard let (node, i) = try writer.ownedLeafCell(&s.root, key: key) else { return false }
+            s.dirty = true
+            if let bytes = node.mutableValue(i) {
+                try body(bytes)
+                return true
+            }
+            var copy = try Tree.lend(node.value(i), pages: pages) { Array($0!) }
+            try copy.withUnsafeMutableBytes { try body($0) }
+            _ = try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: copy))
+            return true
+        }
+    }
+
+    /// `patch-mapped-page`: the bytes of a value still on a mapped page are changed in the
+    /// file itself, under every version that shares the page, and outside any commit.
+    private func patchMappedPage(_ root: Child?, key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+        guard pages.encrypted == nil, case .inline(let v)? = try Tree.find(root, key: key, pages: pages) else { return false }
+        let base = UnsafeRawPointer(pages.mapping.base)
+        guard let at = v.baseAddress, at >= base, at < base + pages.mapping.length else { return false }
+        var copy = Array(v)
+        try copy.withUnsafeMutableBytes { try body($0) }
+        try db.file.write(copy, at: UInt64(at - base))
+        return true
+    }
+
     @discardableResult
     public override func delete(table: String, key: [UInt8]) throws -> Bool {
         try guarded {

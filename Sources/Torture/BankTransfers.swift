@@ -33,8 +33,10 @@ public struct BankTransfers: Sendable {
         }
         let t = transfer(forCommit: i)
         // Overdrafts are allowed: the invariant is the total, not the sign.
-        try accounts.put(t.from, (try accounts.get(t.from) ?? 0) - t.amount)
-        try accounts.put(t.to, (try accounts.get(t.to) ?? 0) + t.amount)
+        // Balances change in place (`Table.update`, the engine's `mutateValue`): the one write
+        // path where a leaf must still be copied before its bytes change.
+        if try !accounts.update(t.from, { $0 -= t.amount }) { try accounts.put(t.from, -t.amount) }
+        if try !accounts.update(t.to, { $0 += t.amount }) { try accounts.put(t.to, t.amount) }
         try history.put(BankTransfers.historyKey(account: t.from, commit: i), -t.amount)
         try history.put(BankTransfers.historyKey(account: t.to, commit: i), t.amount)
     }

@@ -46,7 +46,7 @@ public struct CommitWorkload: Sendable {
             if let v { try data.put(k, v) } else { try data.delete(k) }
         }
         try BankTransfers(seed: seed).apply(commit: i, in: tx)
-        try progress.put(CommitWorkload.progressKey, Int64(i))
+        if try !progress.update(CommitWorkload.progressKey, { $0 = Int64(i) }) { try progress.put(CommitWorkload.progressKey, Int64(i)) }
     }
 
     /// The data table after commits 1...k.

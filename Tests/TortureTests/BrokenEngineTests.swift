@@ -45,6 +45,12 @@ final class BrokenEngineTests: XCTestCase {
         print("overwrite-in-place caught: \(v.first ?? "")")
     }
 
+    func testPatchMappedPageIsCaught() throws {
+        let v = try sweep(.patchMappedPage, seed: 12)
+        XCTAssertFalse(v.isEmpty, "patch-mapped-page went unnoticed")
+        print("patch-mapped-page caught: \(v.first ?? "")")
+    }
+
     func testReadUncommittedIsCaught() throws {
         let v = try sweep(.readUncommitted, seed: 13)
         XCTAssertFalse(v.isEmpty, "read-uncommitted went unnoticed")
