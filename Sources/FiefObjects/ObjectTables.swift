@@ -412,17 +412,24 @@ final class ObjectTables {
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
         if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
-            // A fixed-width value in a row of the current layout: its bytes patched in a copy
-            // of the row, no decode into a dictionary and no re-encode.
+            // A fixed-width value in a row of the current layout: its bytes patched where the
+            // row lies in the leaf this write copied (one descent; no decode into a
+            // dictionary, no re-encode, no put).
             let plan = plan(c)
-            let patched = try withRow(plan, key) { row -> (row: [UInt8], old: ObjectValue)? in
-                guard let row else { throw ObjectError.objectDeleted(className: c.name) }
-                return try decodeGuarded { try plan.codec.patched(row, pid: p.pid, v) }
+            if !plan.objectsTableExists {
+                guard try hasTable(plan.objectsTable) else { throw ObjectError.objectDeleted(className: c.name) }
+                plan.objectsTableExists = true
             }
-            if let (row, old) = patched {
+            var old: ObjectValue?
+            let found = try key.withKeyBytes { k in
+                try w.mutateValue(table: plan.objectsTable, keyBytes: k) { row in
+                    old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v) }
+                }
+            }
+            guard found else { throw ObjectError.objectDeleted(className: c.name) }
+            if let old {
                 if old == v, !(old.numeric?.isNaN ?? false) { return }
                 try changeIndexAndBacklinks(c, key, p, from: old, to: v)
-                try w.put(table: plan.objectsTable, key: KeyBytes.obj(key), value: row)
                 return
             }
         }

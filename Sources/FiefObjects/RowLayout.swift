@@ -210,34 +210,40 @@ final class RowCodec {
 
     /// Writes a fixed-width value's bytes at `o` (strings and data go to the var area).
     static func putFixed(_ v: ObjectValue, into row: inout [UInt8], at o: Int) {
+        row.withUnsafeMutableBytes { putFixed(v, into: $0, at: o) }
+    }
+
+    static func putFixed(_ v: ObjectValue, into row: UnsafeMutableRawBufferPointer, at o: Int) {
         switch v {
         case .null, .string, .data: break
         case .bool(let b): row[o] = b ? 1 : 0
-        case .int(let i), .link(let i): put64(&row, o, UInt64(bitPattern: i))
-        case .float(let f): put32(&row, o, f.bitPattern)
-        case .double(let d): put64(&row, o, d.bitPattern)
-        case .date(let d): put64(&row, o, d.timeIntervalSinceReferenceDate.bitPattern)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { for i in 0..<16 { row[o + i] = $0[i] } }
+        case .int(let i), .link(let i): row.storeBytes(of: UInt64(bitPattern: i).littleEndian, toByteOffset: o, as: UInt64.self)
+        case .float(let f): row.storeBytes(of: f.bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
+        case .double(let d): row.storeBytes(of: d.bitPattern.littleEndian, toByteOffset: o, as: UInt64.self)
+        case .date(let d): row.storeBytes(of: d.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: o, as: UInt64.self)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { row.baseAddress!.advanced(by: o).copyMemory(from: $0.baseAddress!, byteCount: 16) }
         }
     }
 
-    /// The row with one fixed-width property set to `v` in place, when the row is in the
-    /// current layout and holds that property (nil otherwise: the caller re-encodes), and the
-    /// value it held.
-    func patched(_ row: UnsafeRawBufferPointer, pid: UInt32, _ v: ObjectValue) throws -> (row: [UInt8], old: ObjectValue)? {
-        let l = try layout(of: row)
+    /// Sets one fixed-width property to `v` in the row's own bytes, when the row is in the
+    /// current layout and holds that property, and returns the value it held; nil, changing
+    /// nothing, otherwise (the caller re-encodes). The bytes are not touched when `v` is the
+    /// value already there.
+    func patch(_ row: UnsafeMutableRawBufferPointer, pid: UInt32, _ v: ObjectValue) throws -> ObjectValue? {
+        let r = UnsafeRawBufferPointer(row)
+        let l = try layout(of: r)
         guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength else { return nil }
-        let old = try value(row, layout: l, slot: s, outOfRow: { nil })
-        var out = Array(row)
+        let old = try value(r, layout: l, slot: s, outOfRow: { nil })
+        if old == v, !(old.numeric?.isNaN ?? false) { return old }
         let bit = RowLayout.headerSize + s / 8, mask: UInt8 = 1 << UInt8(s % 8)
         if v.isNull {
-            out[bit] &= ~mask
-            for i in l.offsets[s]..<(l.offsets[s] + l.kinds[s].fixedSize) { out[i] = 0 }
+            row[bit] &= ~mask
+            for i in l.offsets[s]..<(l.offsets[s] + l.kinds[s].fixedSize) { row[i] = 0 }
         } else {
-            out[bit] |= mask
-            RowCodec.putFixed(v, into: &out, at: l.offsets[s])
+            row[bit] |= mask
+            RowCodec.putFixed(v, into: row, at: l.offsets[s])
         }
-        return (out, old)
+        return old
     }
 
     /// The pids whose values a row keeps out of row (to find and delete them).
