@@ -46,6 +46,10 @@ public class Transaction {
     @exclusivity(unchecked) private var lastState: TableState?
     /// Read transactions: the decoded catalog of their version, shared with the others.
     @exclusivity(unchecked) var catalogCache: CatalogCache?
+    /// Moves whenever the set of tables this transaction sees may have changed (a table
+    /// created or dropped, another version read): a cache of tables found missing is good
+    /// while it stands still.
+    @exclusivity(unchecked) package internal(set) var catalogChanges = 0
     @exclusivity(unchecked) var isActive = true
 
     init(db: Database, pages: PageSource, catalogRoot: UInt64) {
@@ -290,6 +294,7 @@ public final class ReadTransaction: Transaction {
         catalogRoot = next.meta.catalogRoot == 0 ? nil : .page(next.meta.catalogRoot)
         catalogCache = next.catalog
         tables = [:]
+        catalogChanges += 1
     }
 
     public func end() {

@@ -46,6 +46,7 @@ public final class WriteTransaction: Transaction {
             s.dirty = true
             tables[name] = s
             tableCount += 1
+            catalogChanges += 1
         }
     }
 
@@ -63,6 +64,7 @@ public final class WriteTransaction: Transaction {
             tables[name] = nil
             _ = try writer.delete(&catalogRoot, key: Array(name.utf8))
             tableCount -= 1
+            catalogChanges += 1
         }
     }
 

@@ -103,6 +103,11 @@ final class ObjectTables {
     /// Tables seen to exist in this transaction (they only go away in a migration, which
     /// resets this through `updateSchema` or `forgetTable`).
     private var knownTables = Set<String>()
+    /// Tables found missing (a class without lists, backlinks or long values has none): each
+    /// delete and list read asks, and a miss is a descent of the catalog. Good while the
+    /// transaction's `catalogChanges` is what it was when they were found.
+    private var absentTables = Set<String>()
+    private var absentTablesAt = -1
     /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
     private var pendingKeys: [UInt32: Int64] = [:]
 
@@ -141,7 +146,15 @@ final class ObjectTables {
 
     func hasTable(_ name: String) throws -> Bool {
         if knownTables.contains(name) { return true }
-        guard try tx.tableInfo(name) != nil else { return false }
+        if absentTablesAt == tx.catalogChanges, absentTables.contains(name) { return false }
+        guard try tx.tableInfo(name) != nil else {
+            if absentTablesAt != tx.catalogChanges {
+                absentTables = []
+                absentTablesAt = tx.catalogChanges
+            }
+            absentTables.insert(name)
+            return false
+        }
         knownTables.insert(name)
         return true
     }

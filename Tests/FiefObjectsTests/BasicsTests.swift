@@ -166,3 +166,22 @@ final class BasicsTests: XCTestCase {
         XCTAssertEqual(young.count, 1)
     }
 }
+
+/// A table found missing is remembered only while no table was created or dropped since.
+final class AbsentTableCacheTests: XCTestCase {
+    func testATableCreatedAfterAMissIsSeen() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            let t = try ctx.tables()
+            XCTAssertFalse(try t.hasTable("scratch"))
+            XCTAssertFalse(try t.hasTable("scratch"), "the remembered miss")
+            try t.writer!.createTable("scratch", keyKind: .bytes, valueKind: .bytes)
+            XCTAssertTrue(try t.hasTable("scratch"), "a miss remembered past a createTable")
+            try t.writer!.dropTable("scratch")
+            t.forgetTable("scratch")
+            XCTAssertFalse(try t.hasTable("scratch"))
+        }
+    }
+}
