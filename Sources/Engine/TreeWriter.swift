@@ -94,41 +94,22 @@ final class TreeWriter {
     /// copies nothing). The one descent of an in-place value change (`mutateValue`).
     func ownedLeafCell(_ root: inout Child?, key: UnsafeRawBufferPointer) throws -> (node: DirtyNode, index: Int)? {
         guard var r = root else { return nil }
-        let hit = try ownedLeafCell(&r, key: key, depth: 0)
+        var hit: (node: DirtyNode, index: Int)?
+        guard try descendOwning(&r, key: key, depth: 0, atCell: { hit = ($0, $1) }, upward: { _, _ in }) else { return nil }
         root = r
         return hit
     }
 
-    private func ownedLeafCell(_ c: inout Child, key: UnsafeRawBufferPointer, depth: Int) throws -> (node: DirtyNode, index: Int)? {
-        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
-        if case .page(let ref) = c {
-            let p = try pages.page(ref)
-            switch p.kindByte {
-            case PageKind.leaf.rawValue:
-                guard try p.leafSearch(key).found else { return nil }
-            case PageKind.branch.rawValue:
-                // The child first: this node is copied only if the key is below it.
-                let i = try p.childIndex(key)
-                var child = Child.page(try p.branchChild(i))
-                guard let hit = try ownedLeafCell(&child, key: key, depth: depth + 1) else { return nil }
-                try materialize(&c).children[i] = child
-                return hit
-            default:
-                throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
-            }
-        }
-        let node = try materialize(&c)
-        if node.isLeaf {
-            let (i, found) = node.search(key)
-            return found ? (node, i) : nil
-        }
-        return try ownedLeafCell(&node.children[node.childIndex(key)], key: key, depth: depth + 1)
-    }
-
-    /// Removes `key`. Returns false (and copies nothing) when it is absent.
+    /// Removes `key` in one descent. Returns false (and copies nothing) when it is absent.
     func delete(_ root: inout Child?, key: [UInt8]) throws -> Bool {
-        guard var r = root, try Tree.get(r, key: key, pages: pages) != nil else { return false }
-        try remove(&r, key: key)
+        guard var r = root else { return false }
+        let removed = try key.withUnsafeBytes { k in
+            try descendOwning(&r, key: k, depth: 0, atCell: { node, i in
+                try freeValue(node.value(i))
+                node.remove(at: i)
+            }, upward: { parent, i in try rebalance(parent, at: i) })
+        }
+        guard removed else { return false }
         // Shrink the root: an empty tree has no root; a branch with one child is that child.
         while case .dirty(let n) = r {
             if n.count == 0 { root = nil; return true }
@@ -139,18 +120,43 @@ final class TreeWriter {
         return true
     }
 
-    private func remove(_ c: inout Child, key: [UInt8]) throws {
+    /// Finds `key`'s leaf cell and runs `atCell` on it in a node this write owns, then
+    /// `upward` on each branch on the way back (with the index of the child taken). A node
+    /// still on its page is searched there first and copied only once the key is known to be
+    /// below it. Returns false, having run nothing and copied nothing, when `key` is absent.
+    private func descendOwning(
+        _ c: inout Child, key: UnsafeRawBufferPointer, depth: Int,
+        atCell: (DirtyNode, Int) throws -> Void, upward: (DirtyNode, Int) throws -> Void
+    ) throws -> Bool {
+        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
+        if case .page(let ref) = c {
+            let p = try pages.page(ref)
+            switch p.kindByte {
+            case PageKind.leaf.rawValue:
+                guard try p.leafSearch(key).found else { return false }
+            case PageKind.branch.rawValue:
+                let i = try p.childIndex(key)
+                var child = Child.page(try p.branchChild(i))
+                guard try descendOwning(&child, key: key, depth: depth + 1, atCell: atCell, upward: upward) else { return false }
+                let node = try materialize(&c)
+                node.children[i] = child
+                try upward(node, i)
+                return true
+            default:
+                throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+            }
+        }
         let node = try materialize(&c)
         if node.isLeaf {
             let (i, found) = node.search(key)
-            guard found else { return }
-            try freeValue(node.value(i))
-            node.remove(at: i)
-            return
+            guard found else { return false }
+            try atCell(node, i)
+            return true
         }
         let i = node.childIndex(key)
-        try remove(&node.children[i], key: key)
-        try rebalance(node, at: i)
+        guard try descendOwning(&node.children[i], key: key, depth: depth + 1, atCell: atCell, upward: upward) else { return false }
+        try upward(node, i)
+        return true
     }
 
     /// After a removal below `parent.children[i]`: drop the child if empty, or merge it with a

@@ -42,6 +42,7 @@ final class MutateValueTests: XCTestCase {
         try db.write { tx in
             let t = try tx.openTable("t", key: Int64.self, value: Int64.self)
             for k in 0..<200 { XCTAssertFalse(try t.update(Int64(k * 2 + 1)) { $0 = 9 }) }
+            for k in 0..<200 { XCTAssertFalse(try t.delete(Int64(k * 2 + 1)), "a delete of a missing key descends once and copies nothing") }
         }
         let after = db.commitCounts
         XCTAssertLessThanOrEqual(after.pages - before.pages, 1, "missing keys copied \(after.pages - before.pages) pages")
