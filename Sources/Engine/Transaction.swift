@@ -226,7 +226,7 @@ public class Transaction {
     }
 
     /// As `put`, with the key lent rather than in an array of its own.
-    func put(table: String, keyBytes: UnsafeRawBufferPointer, value: [UInt8]) throws {
+    package func put(table: String, keyBytes: UnsafeRawBufferPointer, value: [UInt8]) throws {
         throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
     }
 

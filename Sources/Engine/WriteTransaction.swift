@@ -68,7 +68,7 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
+    package override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
         guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
         guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
         try guarded {

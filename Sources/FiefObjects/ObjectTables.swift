@@ -115,14 +115,13 @@ final class ObjectTables {
     /// put in key order when the index is next read or changed, or at `flush()`. A bulk load's
     /// names come in random order; sorted, they fill the index's leaves from left to right
     /// (the engine's append split keeps each one full) and each put finds its path in cache.
-    private var pendingIndexKeys: [String: [[UInt8]]] = [:]
+    private var pendingIndexKeys: [String: PendingIndexEntries] = [:]
 
     /// Puts the pending entries of index `t` into its tree, in key order.
     private func applyPendingIndex(_ t: String) throws {
-        guard !pendingIndexKeys.isEmpty, var keys = pendingIndexKeys.removeValue(forKey: t) else { return }
-        keys.sort { compareBytes($0, $1) < 0 }
+        guard !pendingIndexKeys.isEmpty, let keys = pendingIndexKeys.removeValue(forKey: t) else { return }
         let w = try ensureTable(t)
-        for k in keys { try w.put(table: t, key: k, value: []) }
+        try keys.inKeyOrder { try w.put(table: t, keyBytes: $0, value: []) }
     }
 
     /// Every index's pending entries, in their trees (before a check reads the indexes).
@@ -365,7 +364,7 @@ final class ObjectTables {
             }
             let t = plan.indexTables[i]
             _ = try ensureTable(t)
-            pendingIndexKeys[t, default: []].append(KeyBytes.indexValue(v) + KeyBytes.obj(key))
+            pendingIndexKeys[t, default: PendingIndexEntries()].append(KeyBytes.indexValue(v) + KeyBytes.obj(key))
         }
         try putRow(c, key, vals, fresh: true)
         for p in plan.links {

@@ -1,0 +1,33 @@
+import Engine
+
+/// Index keys an insert adds, held back until the index is next read or changed (or the write
+/// flushes) and then put in key order: a bulk load's random names, sorted, fill the index's
+/// leaves left to right. The keys sit end to end in one buffer and are sorted as fixed-size
+/// entries (their first 8 bytes, big-endian, then a full compare on a tie), so a sort of 200K
+/// keys moves no arrays and retains nothing.
+struct PendingIndexEntries {
+    private var bytes: [UInt8] = []
+    private var entries: [(prefix: UInt64, offset: UInt32, length: UInt32)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    mutating func append(_ key: [UInt8]) {
+        var prefix: UInt64 = 0
+        for i in 0..<8 { prefix = prefix << 8 | UInt64(i < key.count ? key[i] : 0) }
+        entries.append((prefix, UInt32(bytes.count), UInt32(key.count)))
+        bytes.append(contentsOf: key)
+    }
+
+    /// Hands `body` every key, in `compareBytes` order; each is valid only during its call.
+    func inKeyOrder(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { raw in
+            func key(_ e: (prefix: UInt64, offset: UInt32, length: UInt32)) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: raw[Int(e.offset)..<Int(e.offset + e.length)])
+            }
+            let sorted = entries.sorted { a, b in
+                a.prefix != b.prefix ? a.prefix < b.prefix : compareBytes(key(a), key(b)) < 0
+            }
+            for e in sorted { try body(key(e)) }
+        }
+    }
+}

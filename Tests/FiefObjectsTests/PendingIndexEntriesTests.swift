@@ -1,0 +1,25 @@
+import XCTest
+import Engine
+import SeededRandomness
+@testable import FiefObjects
+
+/// Pending index keys come out in the engine's byte order, ties in the first 8 bytes included.
+final class PendingIndexEntriesTests: XCTestCase {
+    func testKeysComeOutInByteOrder() {
+        var rng = SeededRandom(seed: testSeed("pending-index", default: 5))
+        var pending = PendingIndexEntries()
+        var keys: [[UInt8]] = []
+        for _ in 0..<3_000 {
+            // Short keys, keys sharing 8 or more leading bytes, and zero bytes inside.
+            let shared: [UInt8] = [5, 110, 97, 109, 101, 32, 49, 50]
+            let head = Int.random(in: 0..<3, using: &rng) == 0 ? [] : Array(shared.prefix(Int.random(in: 0...8, using: &rng)))
+            let tail = (0..<Int.random(in: 0..<12, using: &rng)).map { _ in UInt8.random(in: 0...3, using: &rng) }
+            let k = head + tail
+            keys.append(k)
+            pending.append(k)
+        }
+        var out: [[UInt8]] = []
+        pending.inKeyOrder { out.append(Array($0)) }
+        XCTAssertEqual(out, keys.sorted { compareBytes($0, $1) < 0 })
+    }
+}
