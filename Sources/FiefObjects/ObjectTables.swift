@@ -184,6 +184,24 @@ final class ObjectTables {
         return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
     }
 
+    /// Rows of many objects, looked up in ascending key order the cheapest (`TreeCursor`).
+    struct RowCursor {
+        fileprivate var cursor: TreeCursor?
+
+        mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+            guard cursor != nil else { return try body(nil) }
+            return try key.withKeyBytes { try cursor!.withValue($0, body) }
+        }
+    }
+
+    func rowCursor(_ plan: ClassPlan) throws -> RowCursor {
+        if !plan.objectsTableExists {
+            guard try hasTable(plan.objectsTable) else { return RowCursor(cursor: nil) }
+            plan.objectsTableExists = true
+        }
+        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable))
+    }
+
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
 
     func outOfRow(_ c: ClassSchema, _ key: Int64, _ pid: UInt32) throws -> [UInt8]? {

@@ -230,10 +230,11 @@ struct QueryEvaluator {
     /// predicate, each row found once and tested in place; `row` gets the row of each match.
     private func filter(_ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> [Int64] {
         let test = RowTest(self, c, p)
-        let plan = t.plan(c)
+        // Candidates from an index come sorted by key: one merge walk over the rows.
+        var rows = try t.rowCursor(t.plan(c))
         var out: [Int64] = []
         for k in candidates {
-            let hit = try t.withRow(plan, k) { r -> Bool in
+            let hit = try rows.withRow(k) { r -> Bool in
                 // No row for an index entry: the evaluation without one says what (deleted).
                 guard let r else { return try matches(p, Env(root: (c, k))) }
                 guard try test.matches(k, r) else { return false }
@@ -396,7 +397,7 @@ struct QueryEvaluator {
         let conjuncts: [Predicate]
         if case .and(let ps) = p { conjuncts = ps } else { conjuncts = [p] }
         for q in conjuncts {
-            if let keys = try planOne(q, c) { return Array(Set(keys)).sorted() }
+            if let keys = try planOne(q, c) { return KeySort.ascendingUnique(keys) }
         }
         return nil
     }
