@@ -27,6 +27,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case lockFileCorrupt(path: String, detail: String)
     case alreadyExists(path: String)
     case invalidArgument(String)
+    /// `append` with a key not above every key of the table.
+    case keyOutOfOrder(table: String)
     case readOnly(path: String)
     case closed(path: String)
 
@@ -47,6 +49,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .nestedWrite: return "a write transaction is already open on this thread; nested writes are not allowed"
         case .transactionClosed: return "the transaction has already ended"
         case .tableNotFound(let t): return "no table named '\(t)'"
+        case .keyOutOfOrder(let t): return "append to table '\(t)': the key is not above every key the table holds"
         case .tableExists(let t): return "table '\(t)' already exists"
         case .tableTypeMismatch(let t, let e, let f):
             return "table '\(t)' holds \(f), but was opened as \(e)"

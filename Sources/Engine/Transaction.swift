@@ -235,6 +235,11 @@ public class Transaction {
         throw EngineError.invalidArgument("cannot delete from table '\(table)' in a read transaction")
     }
 
+    /// The table's largest key, or nil when it is empty.
+    public func lastKey(table: String) throws -> [UInt8]? {
+        try guarded { try Tree.lastKey(try state(table).root, pages: pages) }
+    }
+
     /// See `WriteTransaction.mutateValue(table:keyBytes:_:)`.
     @discardableResult
     public func mutateValue(table: String, key: [UInt8], _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
@@ -366,6 +371,14 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
     @discardableResult
     public func delete(_ key: K) throws -> Bool {
         try tx.delete(table: name, key: key.keyBytes)
+    }
+
+    /// Adds `key` after every key of the table, with no search (`MDB_APPEND`); throws
+    /// `EngineError.keyOutOfOrder` unless it is above them all.
+    public func append(_ key: K, _ value: V) throws {
+        guard let w = tx as? WriteTransaction else { return try put(key, value) }
+        let v = value.valueBytes
+        try key.withKeyBytes { try w.append(table: name, keyBytes: $0, value: v) }
     }
 
     /// Changes `key`'s value with `body`; returns false, calling nothing, when it is absent.

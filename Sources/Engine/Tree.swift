@@ -53,6 +53,27 @@ enum Tree {
         throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
     }
 
+    /// The largest key (a copy), or nil for an empty tree: the right edge, no search.
+    static func lastKey(_ root: Child?, pages: PageSource) throws -> [UInt8]? {
+        guard var c = root else { return nil }
+        for _ in 0..<maxDepth {
+            switch c {
+            case .dirty(let n):
+                if n.isLeaf { return n.count == 0 ? nil : Array(n.key(n.count - 1)) }
+                guard let right = n.children.last else { return nil }
+                c = right
+            case .page(let ref):
+                let p = try pages.page(ref)
+                switch p.kindByte {
+                case PageKind.leaf.rawValue: return p.count == 0 ? nil : Array(try p.leafKey(p.count - 1))
+                case PageKind.branch.rawValue: c = .page(try p.branchChild(p.count - 1))
+                default: throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+                }
+            }
+        }
+        throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
+    }
+
     static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         switch v {
         case .inline(let b): return try body(b)

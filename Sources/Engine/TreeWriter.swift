@@ -55,7 +55,12 @@ final class TreeWriter {
             root = .dirty(leaf)
             return true
         }
-        let (inserted, split) = try insert(&r, key: key, value: value, depth: 0)
+        return try insert(&r, into: &root, key: key, value: value, appending: false)
+    }
+
+    /// Inserts below the root `r` and stores the result in `root`, a new root above a split.
+    private func insert(_ r: inout Child, into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool) throws -> Bool {
+        let (inserted, split) = try insert(&r, key: key, value: value, depth: 0, appending: appending)
         if let right = split {
             let top = DirtyNode(isLeaf: false, pageBytes: geometry.pageBytes)
             top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: r)
@@ -66,11 +71,12 @@ final class TreeWriter {
         return inserted
     }
 
-    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int) throws -> (Bool, DirtyNode?) {
+    /// `appending`: the key goes after every key (the caller checked), so no node is searched.
+    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int, appending: Bool) throws -> (Bool, DirtyNode?) {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         let node = try materialize(&c)
         if node.isLeaf {
-            let (i, found) = node.search(key)
+            let (i, found) = appending ? (node.count, false) : node.search(key)
             if found {
                 try freeValue(node.value(i))
                 node.setValue(at: i, value)
@@ -80,8 +86,8 @@ final class TreeWriter {
             let split = node.overflows ? node.split(appending: !found && i == node.count - 1) : nil
             return (!found, split)
         }
-        let i = node.childIndex(key)
-        let (inserted, childSplit) = try insert(&node.children[i], key: key, value: value, depth: depth + 1)
+        let i = appending ? node.children.count - 1 : node.childIndex(key)
+        let (inserted, childSplit) = try insert(&node.children[i], key: key, value: value, depth: depth + 1, appending: appending)
         if let right = childSplit {
             node.insertBranch(at: i + 1, key: right.key(0), child: .dirty(right))
         }
@@ -98,6 +104,15 @@ final class TreeWriter {
         guard try descendOwning(&r, key: key, depth: 0, atCell: { hit = ($0, $1) }, upward: { _, _ in }) else { return nil }
         root = r
         return hit
+    }
+
+    /// Adds `key` after every key of the tree (`MDB_APPEND`): the right edge is followed with
+    /// no search and a full leaf splits at its end, so a load in key order packs its leaves.
+    /// Returns false, changing nothing, unless `key` is above the tree's last key.
+    func append(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
+        guard var r = root else { return try put(&root, key: key, value: value) }
+        if let last = try Tree.lastKey(r, pages: pages), last.withUnsafeBytes({ compareBytes(key, $0) }) <= 0 { return false }
+        return try insert(&r, into: &root, key: key, value: value, appending: true)
     }
 
     /// Removes `key` in one descent. Returns false (and copies nothing) when it is absent.

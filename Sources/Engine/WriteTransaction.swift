@@ -78,6 +78,26 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// Adds `key` after every key the table holds (LMDB's `MDB_APPEND`): no search on the way
+    /// down, and a full leaf splits at its end, so a load in key order leaves its leaves full.
+    /// Throws `keyOutOfOrder` unless `key` is above the table's last key.
+    package func append(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
+        guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
+        guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
+        try guarded {
+            let s = try state(table)
+            guard try writer.append(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) else {
+                throw EngineError.keyOutOfOrder(table: table)
+            }
+            s.count += 1
+            s.dirty = true
+        }
+    }
+
+    public func append(table: String, key: [UInt8], value: [UInt8]) throws {
+        try key.withUnsafeBytes { try append(table: table, keyBytes: $0, value: value) }
+    }
+
     /// Changes the value under `key` in place, at its length: one descent, the leaf copied out
     /// of its page as a put copies it, and `body` handed that copy's bytes, never the mapped
     /// page that older versions (and their readers) may share. A value in an overflow extent

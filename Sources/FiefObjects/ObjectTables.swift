@@ -121,7 +121,7 @@ final class ObjectTables {
     private func applyPendingIndex(_ t: String) throws {
         guard !pendingIndexKeys.isEmpty, let keys = pendingIndexKeys.removeValue(forKey: t) else { return }
         let w = try ensureTable(t)
-        try keys.inKeyOrder { try w.put(table: t, keyBytes: $0, value: []) }
+        try keys.apply(to: t, in: w)
     }
 
     /// Every index's pending entries, in their trees (before a check reads the indexes).

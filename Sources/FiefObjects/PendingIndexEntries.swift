@@ -18,6 +18,23 @@ struct PendingIndexEntries {
         bytes.append(contentsOf: key)
     }
 
+    /// Puts every key into index table `t` in key order: appended (no search, leaves split at
+    /// their ends) when they all sort after the keys the index holds, as in a load.
+    func apply(to t: String, in w: WriteTransaction) throws {
+        let last = try w.lastKey(table: t)
+        var appending = true
+        var previous = UnsafeRawBufferPointer(start: nil, count: 0)
+        try inKeyOrder { k in
+            if appending, let last {
+                appending = last.withUnsafeBytes { compareBytes(k, $0) > 0 }
+            }
+            // The same entry twice is one entry (as a second put of it would be).
+            if appending, previous.baseAddress != nil, compareBytes(k, previous) == 0 { return }
+            if appending { try w.append(table: t, keyBytes: k, value: []) } else { try w.put(table: t, keyBytes: k, value: []) }
+            previous = k
+        }
+    }
+
     /// Hands `body` every key, in `compareBytes` order; each is valid only during its call.
     func inKeyOrder(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         try bytes.withUnsafeBytes { raw in

@@ -22,4 +22,28 @@ final class PendingIndexEntriesTests: XCTestCase {
         pending.inKeyOrder { out.append(Array($0)) }
         XCTAssertEqual(out, keys.sorted { compareBytes($0, $1) < 0 })
     }
+
+    func testApplyAppendsALoadAndPutsAmongExistingKeys() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("p.fief"))
+        func entries(_ ks: [Int64]) -> PendingIndexEntries {
+            var p = PendingIndexEntries()
+            for k in ks { p.append(k.keyBytes) }
+            return p
+        }
+        try db.write { tx in
+            try tx.createTable("x", keyKind: .bytes, valueKind: .bytes)
+            // Into an empty index, with one entry twice: appended, once.
+            try entries([50, 10, 30, 30, 20]).apply(to: "x", in: tx)
+            // Some below the last key: put.
+            try entries([60, 5, 40]).apply(to: "x", in: tx)
+            // All above: appended after the right edge.
+            try entries([90, 70, 80]).apply(to: "x", in: tx)
+        }
+        try db.read { tx in
+            var got: [Int64] = []
+            try tx.scan(table: "x") { k, _ in got.append(try Int64(keyBytes: k)); return true }
+            XCTAssertEqual(got, [5, 10, 20, 30, 40, 50, 60, 70, 80, 90])
+        }
+    }
 }
