@@ -26,7 +26,7 @@ extension Database {
                                embeddedCatalog: snap.pages.embeddedCatalog)
         var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount, requirePlaced: format.checksumIsPlaced)
         walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
-        walk.mark(snap.slot.ref, span: 1, what: "top node")
+        _ = walk.mark(snap.slot.ref, span: 1, what: "top node")
         if let top = try? pages.page(snap.slot.ref) { walk.checkGap(top, what: "top node") }
         walk.walkCatalog(snap.meta)
         walk.checkFreeList(snap.meta)

@@ -84,7 +84,7 @@ public enum Mounter {
         var env = ProcessInfo.processInfo.environment
         env["FIEF_FAULTFS_DAEMON"] = "1"
         p.environment = env
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         guard let out = FileHandle(forWritingAtPath: log) else { throw FaultFSError.io(path: log, what: "create the daemon log", errno: errno) }
         p.standardOutput = out
         p.standardError = out

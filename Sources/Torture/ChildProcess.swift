@@ -54,7 +54,7 @@ public final class ChildProcess {
         for (k, v) in extra { env[k] = v }
         process.environment = env
         if let output {
-            FileManager.default.createFile(atPath: output, contents: nil)
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
             let h = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardOutput = h
             process.standardError = h

@@ -92,7 +92,9 @@ public struct FileOperationsScenario: Scenario {
             guard exists else { return [] }
             // The copy holds exactly the commit that was current when it was made.
             let copyOracle = dest + ".oracle"
-            FileManager.default.createFile(atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8))
+            guard FileManager.default.createFile(atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8)) else {
+                return ["copy: the check could not write its oracle \(copyOracle) (\(String(cString: strerror(errno))))"]
+            }
             defer { unlink(copyOracle) }
             return RecoveryCheck.verify(dbPath: dest, oraclePath: copyOracle, workload: workload).violations.map { "copy: \($0)" }
         case .create:

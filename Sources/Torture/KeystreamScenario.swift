@@ -25,7 +25,7 @@ public struct KeystreamScenario: Scenario {
             let child = try ChildProcess(arguments: writer.writerArguments(maxCommit: UInt64(step * 12)), environment: writer.environment,
                                          output: writer.logPath, label: "writer")
             if child.wait() != .exited(0) {
-                outcome.events.append(("keystream", ["writer step \(step) failed; see \(writer.logPath)"], "cycle \(index)"))
+                outcome.events.append(("keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"], "cycle \(index)"))
                 return outcome
             }
             guard let bytes = FileManager.default.contents(atPath: db).map({ [UInt8]($0) }) else {

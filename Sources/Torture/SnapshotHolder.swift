@@ -26,7 +26,7 @@ public struct SnapshotHolder {
         let first = try Fingerprint.of(tx)
         let ready = "ready \(tx.version) \(first)\n"
         let tmp = readyPath + ".tmp"
-        FileManager.default.createFile(atPath: tmp, contents: Data(ready.utf8))
+        guard FileManager.default.createFile(atPath: tmp, contents: Data(ready.utf8)) else { throw TortureError.io("write \(tmp)", errno) }
         rename(tmp, readyPath)
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {

@@ -49,7 +49,7 @@ final class CorruptionTests: XCTestCase {
                 damaged[Int.random(in: 0..<limit, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
             }
             let path = dir.file("flip\(i).fief")
-            FileManager.default.createFile(atPath: path, contents: Data(damaged))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(damaged)))
             let result = probe(path)
             if let r = result {
                 XCTAssertFalse(r.hasPrefix("untyped"), r)
@@ -73,7 +73,7 @@ final class CorruptionTests: XCTestCase {
         for _ in 0..<20 { cuts.append(Int.random(in: 0..<original.count, using: &rng)) }
         for cut in cuts {
             let path = dir.file("cut\(cut).fief")
-            FileManager.default.createFile(atPath: path, contents: Data(original[0..<cut]))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(original[0..<cut])))
             let r = probe(path)
             XCTAssertNotNil(r, "a file cut to \(cut) of \(original.count) bytes read back as sound")
             if let r { XCTAssertFalse(r.hasPrefix("untyped"), r) }
@@ -92,38 +92,38 @@ final class CorruptionTests: XCTestCase {
         var inactive = original
         inactive[Layout.slotOffsets[1 - select] + 3] ^= 0x40
         let p1 = dir.file("inactive.fief")
-        FileManager.default.createFile(atPath: p1, contents: Data(inactive))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p1, contents: Data(inactive)))
         XCTAssertNil(probe(p1))
 
         // Damage the selected slot: refused with a clear error.
         var active = original
         active[Layout.slotOffsets[select] + 9] ^= 0x01
         let p2 = dir.file("active.fief")
-        FileManager.default.createFile(atPath: p2, contents: Data(active))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p2, contents: Data(active)))
         XCTAssertTrue(probe(p2)?.contains("damaged") ?? false, probe(p2) ?? "nil")
 
         // Select bit pointing at a damaged slot.
         var flipped = inactive
         flipped[Layout.selectOffset] = UInt8(1 - select)
         let p3 = dir.file("flipped.fief")
-        FileManager.default.createFile(atPath: p3, contents: Data(flipped))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p3, contents: Data(flipped)))
         XCTAssertNotNil(probe(p3))
 
         // Select byte neither 0 nor 1.
         var weird = original
         weird[Layout.selectOffset] = 7
         let p4 = dir.file("weird.fief")
-        FileManager.default.createFile(atPath: p4, contents: Data(weird))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p4, contents: Data(weird)))
         XCTAssertTrue(probe(p4)?.contains("select byte") ?? false)
 
         // A newer format and a foreign file.
         var newer = original
         newer[Layout.formatOffset] = 99
         let p5 = dir.file("newer.fief")
-        FileManager.default.createFile(atPath: p5, contents: Data(newer))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p5, contents: Data(newer)))
         XCTAssertNotNil(probe(p5))
         let p6 = dir.file("foreign.fief")
-        FileManager.default.createFile(atPath: p6, contents: Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 8000)))
+        XCTAssertTrue(FileManager.default.createFile(atPath: p6, contents: Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 8000))))
         XCTAssertTrue(probe(p6)?.contains("not a Fief database") ?? false)
     }
 

@@ -114,7 +114,7 @@ final class EncryptionTests: XCTestCase {
         let raw = bytes(path)
         for cut in [100, 4096, 4096 + 100, raw.count / 2, raw.count - 4096] {
             let p = dir.file("cut\(cut).fief")
-            FileManager.default.createFile(atPath: p, contents: Data(raw[0..<cut]))
+            XCTAssertTrue(FileManager.default.createFile(atPath: p, contents: Data(raw[0..<cut])))
             XCTAssertThrowsError(try { let db = try Database(path: p, options: options(create: false)); _ = try contents(db) }()) { e in
                 XCTAssertTrue(e is EngineError, "cut at \(cut): \(e)")
             }
@@ -137,7 +137,7 @@ final class EncryptionTests: XCTestCase {
             let at = page * Layout.pageSize + Int.random(in: 0..<Layout.pageSize, using: &rng)
             damaged[at] ^= UInt8.random(in: 1...255, using: &rng)
             let p = dir.file("flip\(page).fief")
-            FileManager.default.createFile(atPath: p, contents: Data(damaged))
+            XCTAssertTrue(FileManager.default.createFile(atPath: p, contents: Data(damaged)))
             do {
                 let db = try Database(path: p, options: options(create: false))
                 let got = try contents(db)
@@ -219,8 +219,7 @@ final class EncryptionTests: XCTestCase {
         try fill(writer, rounds: 1)
         let reader = try Database(path: path, options: options(create: false))
         let stop = ManagedAtomicFlag()
-        var failures: [String] = []
-        let lock = NSLock()
+        let failures = FailureLog()
         let threads = (0..<2).map { _ in
             Thread {
                 while !stop.isSet {
@@ -235,7 +234,7 @@ final class EncryptionTests: XCTestCase {
                             if n < 300 { throw EngineError.invalidArgument("only \(n) rows") }
                         }
                     } catch {
-                        lock.lock(); failures.append("\(error)"); lock.unlock()
+                        failures.append("\(error)")
                     }
                 }
             }
@@ -249,7 +248,7 @@ final class EncryptionTests: XCTestCase {
         }
         stop.set()
         Thread.sleep(forTimeInterval: 0.2)
-        XCTAssertEqual(failures.prefix(3), [])
+        XCTAssertEqual(failures.all.prefix(3), [])
     }
 }
 

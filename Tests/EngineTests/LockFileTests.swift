@@ -15,7 +15,7 @@ final class LockFileTests: XCTestCase {
         var bytes = [UInt8](repeating: 0, count: legacySize)
         bytes.replaceSubrange(0..<8, with: Array("FIEFLCK1".utf8))
         bytes[8] = 0x00; bytes[9] = 0x02  // 512 slots, little-endian
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
     }
 
     func testALegacyLockFileNobodyHoldsIsUpgraded() throws {

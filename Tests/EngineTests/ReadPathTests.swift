@@ -106,8 +106,8 @@ final class ReadPathTests: XCTestCase {
         }
         let lock = NSLock()
         var inUse = Set<ObjectIdentifier>()
-        var failures: [String] = []
-        func fail(_ s: String) { lock.lock(); failures.append(s); lock.unlock() }
+        let failures = FailureLog()
+        @Sendable func fail(_ s: String) { failures.append(s) }
         let writer = Thread {
             do {
                 for v in Int64(1)...300 {
@@ -138,7 +138,7 @@ final class ReadPathTests: XCTestCase {
             }
         }
         while writer.isExecuting || !writer.isFinished { usleep(1_000) }
-        XCTAssertEqual(failures.prefix(5), [])
+        XCTAssertEqual(failures.all.prefix(5), [])
         XCTAssertEqual(try db.read { try $0.table("a", key: Int64.self, value: Int64.self).get(0) }, 300)
         XCTAssertEqual(try db.readers.livePins().count, 0)
     }

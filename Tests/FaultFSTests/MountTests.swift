@@ -104,7 +104,7 @@ final class MountTests: XCTestCase {
         try requireFUSE()
         let d = TempDir()
         for sub in ["backing", "mnt", "full"] { try FileManager.default.createDirectory(atPath: d.file(sub), withIntermediateDirectories: true) }
-        FileManager.default.createFile(atPath: d.file("full/x"), contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: d.file("full/x"), contents: Data()))
         try "[[fault]]\nkind = \"melt\"\n".write(toFile: d.file("unknown.toml"), atomically: true, encoding: .utf8)
         try "{\"faults\": [".write(toFile: d.file("broken.json"), atomically: true, encoding: .utf8)
         let cases: [([String], String)] = [

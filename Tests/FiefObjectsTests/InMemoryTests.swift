@@ -91,11 +91,11 @@ final class InMemoryTests: XCTestCase {
         let ctx = store.context()
         let add = Int(env["FIEF_CHILD_ADD"] ?? "0") ?? 0
         try ctx.write { for i in 0..<add { try ctx.create(Person.self, value: ["id": 100 + i, "name": "child"]) } }
-        FileManager.default.createFile(atPath: dir + "/ready", contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir + "/ready", contents: nil))
         guard env["FIEF_CHILD_HANG"] == nil else { while true { sleep(1) } }
         try waitFor(dir + "/go")
         try ctx.refresh()
-        FileManager.default.createFile(atPath: dir + "/count", contents: Data("\(ctx.objects(Person.self).count)".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir + "/count", contents: Data("\(ctx.objects(Person.self).count)".utf8)))
     }
 
     private func waitFor(_ path: String, seconds: Double = 20) throws {
@@ -140,7 +140,7 @@ final class InMemoryTests: XCTestCase {
         ctx = nil
         store = nil
         XCTAssertTrue(exists(path), "the child still has it open")
-        FileManager.default.createFile(atPath: dir.file("go"), contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir.file("go"), contents: nil))
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0)
         XCTAssertEqual(try String(contentsOfFile: dir.file("count"), encoding: .utf8), "4", "the parent's writes are visible there")
@@ -172,7 +172,7 @@ final class InMemoryTests: XCTestCase {
         try ctx.refresh()
         XCTAssertEqual(seen, ["initial 1", "update [] [1, 2] []"])
         watch.cancel()
-        FileManager.default.createFile(atPath: dir.file("go"), contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir.file("go"), contents: nil))
         p.waitUntilExit()
         token.invalidate()
     }

@@ -79,7 +79,7 @@ struct FuzzRun {
         var next = range.lowerBound
         while next < range.upperBound {
             let results = work + "/results.txt", requestPath = work + "/request.json"
-            FileManager.default.createFile(atPath: results, contents: nil)
+            guard FileManager.default.createFile(atPath: results, contents: nil) else { throw TortureError.io("create \(results)", errno) }
             let request = FuzzWorkerRequest(corpus: corpus, seed: seed, from: next, to: range.upperBound, results: results, scratch: work)
             try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
             let child = try ChildProcess(arguments: ["db", "fuzz-worker", "--request", requestPath], output: work + "/worker.out", label: "fuzz worker")

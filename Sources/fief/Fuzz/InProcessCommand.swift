@@ -51,8 +51,8 @@ enum InProcessCommand {
     /// is status 128 + its number, as a shell reports it.
     static func runAsProcess(_ arguments: [String], scratch: String) -> Ending {
         let outPath = scratch + ".stdout", errPath = scratch + ".stderr"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ownExecutablePath() ?? CommandLine.arguments[0])
         p.arguments = arguments
