@@ -3,7 +3,7 @@
 # Debug build on purpose: it carries the broken engine variants the suite must catch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 # No warnings: one in this package's sources or tests fails the run (dependencies' are
 # theirs). A fresh clone compiles every file, so CI sees them all; an incremental build
 # shows only the files it recompiled.

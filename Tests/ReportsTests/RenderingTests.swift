@@ -55,8 +55,9 @@ final class RenderingTests: XCTestCase {
         XCTAssertTrue(html.contains("data-chart=\"throughput\""))
     }
 
-    /// Renders the page in headless Chromium and checks, in the DOM the browser built, that
-    /// the charts are there and laid out with a size.
+    /// Renders the bench report and the torture report in headless Chromium and checks, in the
+    /// DOM the browser built, what a person would see: every chart laid out with a size and
+    /// something drawn in it, a row for every torture scenario, and no script error.
     func testHTMLRendersInHeadlessChromium() throws {
         let candidates = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"]
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").map(String.init)
@@ -68,47 +69,82 @@ final class RenderingTests: XCTestCase {
         let dir = NSTemporaryDirectory() + "fief-html-\(getpid())-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let page = dir + "/report.html"
-        try HTMLReport.page(bench: Fixtures.results(), torture: torture).write(toFile: page, atomically: true, encoding: .utf8)
+        let scenarios = torture.scenarios.map(\.name)
+        XCTAssertFalse(scenarios.isEmpty)
 
-        // A script appended only to the copy the browser loads counts the rendered charts
-        // and their boxes, and writes the answer into the DOM that --dump-dom prints.
-        let probe = dir + "/probe.html"
-        let script = """
+        let bench = try render(HTMLReport.page(bench: Fixtures.results(), torture: torture), browser: browser, dir: dir, name: "bench")
+        XCTAssertTrue(Set(bench.charts.map(\.kind)).isSuperset(of: ["throughput", "memory", "latency", "file-size", "torture-matrix", "growth"]), "\(bench.charts.map(\.kind))")
+        let tortureOnly = try render(HTMLReport.page(bench: nil, torture: torture), browser: browser, dir: dir, name: "torture")
+        XCTAssertTrue(Set(tortureOnly.charts.map(\.kind)).isSuperset(of: ["torture-matrix", "growth"]), "\(tortureOnly.charts.map(\.kind))")
+        for (page, r) in [("bench", bench), ("torture", tortureOnly)] {
+            XCTAssertEqual(r.errors, [], "\(page) report: script errors")
+            for c in r.charts {
+                XCTAssertTrue(c.width > 100 && c.height > 40, "\(page) report: chart \(c.kind) has no size (\(c.width)x\(c.height))")
+                XCTAssertGreaterThan(c.marks, 0, "\(page) report: chart \(c.kind) drew nothing")
+            }
+            for s in scenarios { XCTAssertTrue(r.firstCells.contains(s), "\(page) report: no row for scenario \(s)") }
+        }
+    }
+
+    struct Rendered {
+        struct Chart { var kind: String, width: Int, height: Int, marks: Int }
+        var charts: [Chart] = []
+        var firstCells: Set<String> = []
+        var errors: [String] = []
+    }
+
+    /// Loads `html` in the browser with two scripts of the test's own (an error listener first,
+    /// a probe last) and reads what the probe wrote into the DOM that --dump-dom prints.
+    func render(_ html: String, browser: String, dir: String, name: String) throws -> Rendered {
+        let listen = "<script>window.__errors = []; window.addEventListener('error', e => window.__errors.push(String(e.message)));</script>"
+        let probe = """
             <script>
-            const out = [...document.querySelectorAll('svg.chart')].map(s => {
-              const r = s.getBoundingClientRect();
-              return s.dataset.chart + ':' + Math.round(r.width) + 'x' + Math.round(r.height) + ':' + s.querySelectorAll('rect.bar,path.series,rect.cell').length;
-            });
-            document.body.insertAdjacentHTML('beforeend', '<pre id="probe">' + out.join(' ') + '</pre>');
+            const probe = {
+              charts: [...document.querySelectorAll('svg.chart')].map(s => {
+                const r = s.getBoundingClientRect();
+                return {kind: s.dataset.chart, width: Math.round(r.width), height: Math.round(r.height),
+                        marks: s.querySelectorAll('rect.bar,path.series,rect.cell').length};
+              }),
+              firstCells: [...document.querySelectorAll('tr > td:first-child')].map(td => td.textContent.trim()),
+              errors: window.__errors
+            };
+            document.body.insertAdjacentHTML('beforeend', '<pre id="probe">' + btoa(JSON.stringify(probe)) + '</pre>');
             </script>
             """
-        try (try String(contentsOfFile: page, encoding: .utf8)).replacingOccurrences(of: "</body>", with: script + "</body>").write(toFile: probe, atomically: true, encoding: .utf8)
+        guard let head = html.range(of: "<head>"), html.contains("</body>") else { throw XCTSkip("the \(name) page has no <head> or </body>") }
+        var page = html
+        page.insert(contentsOf: listen, at: head.upperBound)
+        page = page.replacingOccurrences(of: "</body>", with: probe + "</body>")
+        let path = "\(dir)/\(name).html"
+        try page.write(toFile: path, atomically: true, encoding: .utf8)
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: browser)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(dir)/profile",
-                       "--virtual-time-budget=2000", "--dump-dom", "file://\(probe)"]
+        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(dir)/profile-\(name)",
+                       "--virtual-time-budget=2000", "--dump-dom", "file://\(path)"]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
+        XCTAssertEqual(p.terminationStatus, 0, "\(name): the browser exited with \(p.terminationStatus)")
         let dom = String(decoding: data, as: UTF8.self)
         // The script's own text holds the marker too: the rendered element is the last one.
-        guard let start = dom.range(of: "<pre id=\"probe\">", options: .backwards), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex) else {
-            return XCTFail("Chromium produced no probe output: \(dom.prefix(300))")
+        guard let start = dom.range(of: "<pre id=\"probe\">", options: .backwards),
+              let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex),
+              let json = Data(base64Encoded: String(dom[start.upperBound..<end.lowerBound])),
+              let o = try JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            XCTFail("\(name): Chromium produced no probe output: \(dom.prefix(300))")
+            return Rendered()
         }
-        let charts = dom[start.upperBound..<end.lowerBound].split(separator: " ").map { $0.split(separator: ":").map(String.init) }.filter { $0.count == 3 }
-        let kinds = Set(charts.map { $0[0] })
-        XCTAssertTrue(kinds.isSuperset(of: ["throughput", "memory", "latency", "file-size", "torture-matrix", "growth"]), "\(kinds)")
-        for c in charts {
-            let size = c[1].split(separator: "x").compactMap { Int($0) }
-            XCTAssertTrue(size.count == 2 && size[0] > 100 && size[1] > 40, "chart \(c) has no size")
-            XCTAssertGreaterThan(Int(c[2]) ?? 0, 0, "chart \(c) drew nothing")
+        var r = Rendered()
+        for c in o["charts"] as? [[String: Any]] ?? [] {
+            r.charts.append(.init(kind: c["kind"] as? String ?? "", width: c["width"] as? Int ?? 0, height: c["height"] as? Int ?? 0, marks: c["marks"] as? Int ?? 0))
         }
+        r.firstCells = Set(o["firstCells"] as? [String] ?? [])
+        r.errors = o["errors"] as? [String] ?? ["the probe could not read the error list"]
+        return r
     }
 }
 
