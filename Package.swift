@@ -3,7 +3,6 @@ import PackageDescription
 
 let package = Package(
     name: "Fief",
-    platforms: [.macOS(.v13)],
     products: [
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "FiefObjects", targets: ["FiefObjects"]),
@@ -19,10 +18,12 @@ let package = Package(
         // The system calls and atomics Swift cannot spell: atomic loads, stores and a fence on
         // the lock file's shared reader slots, and the shared futex of its commit doorbell.
         .target(name: "CFiefSys"),
+        // /proc/PID/stat, read by the engine (dead readers), FaultFS (its daemon) and Torture.
+        .target(name: "ProcFS"),
         .target(
             name: "Engine",
             dependencies: [
-                "CFiefSys", .product(name: "SystemPackage", package: "swift-system"),
+                "CFiefSys", "ProcFS", .product(name: "SystemPackage", package: "swift-system"),
                 // Page encryption (format 3): HMAC-SHA256 and AES-256-CTR.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -48,12 +49,12 @@ let package = Package(
         ),
         .target(
             name: "FaultFS",
-            dependencies: ["CFuse3", "SeededRandomness", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["CFuse3", "SeededRandomness", "ProcFS", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // Peers for `fief bench` and torture targets, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "CSQLite", "CLMDB"]),
+        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "ProcFS", "CSQLite", "CLMDB"]),
         .target(
             name: "Reports",
             dependencies: [
@@ -64,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "fief",
             dependencies: [
-                "Engine", "FiefObjects", "FaultFS", "Torture", "Reports",
+                "Engine", "FiefObjects", "FaultFS", "Torture", "Reports", "ProcFS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Little-endian integers in byte buffers. All on-disk integers are little-endian.
 extension UnsafeRawBufferPointer {
     @inline(__always) func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
@@ -39,6 +43,3 @@ package func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -1,3 +1,4 @@
+import ProcFS
 import CFiefSys
 #if canImport(Glibc)
 import Glibc
@@ -184,19 +185,6 @@ enum ProcessIdentity {
         return now == startTime
     }
 
-    /// Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot.
-    static func startTime(of pid: Int32) -> UInt64? {
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: 1024)
-        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        let text = buf[0..<n]
-        guard let close = text.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        let fields = text[(close + 1)...].split(separator: UInt8(ascii: " "))
-        // fields[0] is field 3 (state); field 22 is fields[19].
-        guard fields.count > 19 else { return nil }
-        return UInt64(String(decoding: fields[19], as: UTF8.self))
-    }
+    /// When the process started (`ProcStat.startTime`), to tell it from a later one with its pid.
+    static func startTime(of pid: Int32) -> UInt64? { ProcStat(pid: pid)?.startTime }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-import SeededRandomness
 #endif
+import SeededRandomness
 
 /// What a firing rule asks the operation to do.
 public enum FaultAction: Equatable, Sendable {

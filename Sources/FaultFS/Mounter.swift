@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProcFS
 import Foundation
 
 /// Mounting, driving and unmounting FaultFS from another process: what `fief faultfs` and
@@ -131,9 +132,8 @@ public enum Mounter {
     /// Alive and not a zombie (an orphaned daemon may wait for a reaper that never comes).
     static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0 else { return false }
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
-        return !stat[close...].hasPrefix(") Z")
+        guard let stat = ProcStat(pid: pid) else { return true }
+        return !stat.isZombie
     }
 
     /// Unmounts, lazily when the mount is busy or its daemon died, and waits for the daemon

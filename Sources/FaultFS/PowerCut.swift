@@ -53,9 +53,7 @@ extension FaultFileSystem {
     /// kernel writing back a shared mapping whenever it likes, say) never shift the fate of
     /// another's.
     private func fileStream(_ f: DurableFile, cut: Int) -> SeededRandom {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
-        for b in f.path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-        return SeededRandom.derive(seed ^ h, 0xC07 &+ UInt64(cut))
+        SeededRandom.derive(seed ^ FNV1a.of(f.path), 0xC07 &+ UInt64(cut))
     }
 
     /// Cuts the power: puts every backing file and directory in a state a disk could hold

@@ -1,13 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProcFS
 import Foundation
 
 /// The `fief` executable, to run writers and readers as real processes that can be killed.
 public enum FiefExecutable {
     public static func path() throws -> String {
         if let p = ProcessInfo.processInfo.environment["FIEF_BIN"], access(p, X_OK) == 0 { return p }
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me = ownExecutablePath() ?? CommandLine.arguments[0]
         if (me as NSString).lastPathComponent == "fief" { return me }
         // Under `swift test`, the test runner sits in the same build folder as `fief`.
         var dir = (me as NSString).deletingLastPathComponent
@@ -103,11 +104,8 @@ public final class ChildProcess {
     static func descendants(of pid: Int32) -> [Int32] {
         var children: [Int32: [Int32]] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let p = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            // After "pid (comm)": state, then the parent's pid.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(p) }
+            guard let p = Int32(entry), let stat = ProcStat(pid: p) else { continue }
+            children[stat.parent, default: []].append(p)
         }
         var out: [Int32] = []
         var queue = children[pid] ?? []

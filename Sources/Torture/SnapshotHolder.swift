@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Engine
 import Foundation
+import SeededRandomness
 
 /// A reader process: pins a snapshot, fingerprints what it sees, announces itself in a
 /// ready file, then keeps re-reading the same snapshot while others write. Its view must
@@ -40,10 +41,10 @@ public struct SnapshotHolder {
 /// A digest of every table in a snapshot (FNV-1a over names, keys and values, in order).
 public enum Fingerprint {
     public static func of(_ tx: Transaction) throws -> UInt64 {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        var h = FNV1a()
         func mix(_ b: UnsafeRawBufferPointer) {
-            for x in b { h = (h ^ UInt64(x)) &* 0x100_0000_01B3 }
-            h = (h ^ 0xFF) &* 0x100_0000_01B3
+            h.add(b)
+            h.add(0xFF)
         }
         for name in try tx.tableNames() {
             Array(name.utf8).withUnsafeBytes { mix($0) }
@@ -53,6 +54,6 @@ public enum Fingerprint {
                 return true
             }
         }
-        return h
+        return h.value
     }
 }

@@ -123,9 +123,7 @@ public final class TortureRun {
     }
 
     static func seed(_ run: UInt64, scenario: String, cycle: Int) -> UInt64 {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for b in scenario.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-        var r = SeededRandom.derive(run ^ h, UInt64(cycle) &+ 1)
+        var r = SeededRandom.derive(run ^ FNV1a.of(scenario), UInt64(cycle) &+ 1)
         return r.next()
     }
 

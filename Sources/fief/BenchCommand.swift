@@ -1,6 +1,7 @@
 import ArgumentParser
 import Engine
 import Foundation
+import ProcFS
 import Reports
 import Torture
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultFS
 import Foundation
+import ProcFS
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -46,10 +46,3 @@ private func fail(_ message: String, exitCode: Int32 = 1) throws -> Never {
     FileHandle.standardError.write(Data("fief: \(message)\n".utf8))
     throw ExitCode(exitCode)
 }
-
-/// This executable's path, so a command can start itself as a child process or daemon.
-func ownExecutablePath() -> String? {
-    var buf = [CChar](repeating: 0, count: 4096)
-    let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-    return n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
-}

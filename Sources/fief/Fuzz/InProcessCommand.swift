@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import Engine
 import Foundation
+import ProcFS
 
 /// Runs a `fief` command line inside this process, as the shell would run it (the same
 /// parsing, `run()`, error reporting and exit status), with its standard output and error
