@@ -179,6 +179,14 @@ public class Transaction {
     /// its `EncryptedPages` holds until the snapshot goes); false in a write, whose nodes change.
     package var lendsStableBytes: Bool { false }
 
+    /// Whether the bytes this transaction lends stay valid until it next writes (`writes`
+    /// moves) or ends: always for a read, whose bytes are stable.
+    package var lendsBytesUntilWrite: Bool { lendsStableBytes }
+
+    /// Changes this transaction made (puts, deletes, in-place changes, tables created or
+    /// dropped): 0 for a read. Bytes lent before a change may be gone after it.
+    @exclusivity(unchecked) package internal(set) var writes = 0
+
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
     /// instead of a copy out of the tree and another into the value. Inlined into the typed
     /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.

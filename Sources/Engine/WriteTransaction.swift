@@ -44,6 +44,7 @@ public final class WriteTransaction: Transaction {
             if (try? state(name)) != nil { throw EngineError.tableExists(name) }
             let s = TableState(root: nil, count: 0, keyKind: keyKind, valueKind: valueKind)
             s.dirty = true
+            writes += 1
             tables[name] = s
             tableCount += 1
             catalogChanges += 1
@@ -65,6 +66,7 @@ public final class WriteTransaction: Transaction {
             _ = try writer.delete(&catalogRoot, key: Array(name.utf8))
             tableCount -= 1
             catalogChanges += 1
+            writes += 1
         }
     }
 
@@ -75,6 +77,7 @@ public final class WriteTransaction: Transaction {
             let s = try state(table)
             if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) { s.count += 1 }
             s.dirty = true
+            writes += 1
         }
     }
 
@@ -91,6 +94,7 @@ public final class WriteTransaction: Transaction {
             }
             s.count += 1
             s.dirty = true
+            writes += 1
         }
     }
 
@@ -102,12 +106,18 @@ public final class WriteTransaction: Transaction {
     /// of its page as a put copies it, and `body` handed that copy's bytes, never the mapped
     /// page that older versions (and their readers) may share. A value in an overflow extent
     /// is copied out, changed and put back. Returns false, changing nothing, when `key` is absent.
+    /// Bytes lent by this write stay valid until it next writes: base pages are the mapping's,
+    /// and a copied node changes only when it is written to. (Not so for an encrypted file,
+    /// whose decrypted pages a cache may evict at any read.)
+    package override var lendsBytesUntilWrite: Bool { pages.encrypted == nil }
+
     package override func mutateValue(table: String, keyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
         try guarded {
             let s = try state(table)
             if BrokenVariant.on(.patchMappedPage), try patchMappedPage(s.root, key: key, body) { return true }
             guard let (node, i) = try writer.ownedLeafCell(&s.root, key: key) else { return false }
             s.dirty = true
+            writes += 1
             if let bytes = node.mutableValue(i) {
                 try body(bytes)
                 return true
@@ -138,6 +148,7 @@ public final class WriteTransaction: Transaction {
             guard try writer.delete(&s.root, key: key) else { return false }
             s.count -= 1
             s.dirty = true
+            writes += 1
             return true
         }
     }

@@ -134,7 +134,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> {
         let l = List(ref: ref, property: p)
-        if obj.row(at: ref.ctx.stamp) != nil { l.ownerSeenAt = ref.ctx.stamp }
+        if obj.row(at: ref.ctx.rowStamp) != nil { l.ownerSeenAt = ref.ctx.stamp }
         return l
     }
     public var _unmanaged: _UnmanagedValue { .list(ref == nil ? items.map { $0._unmanaged } : map { $0._unmanaged }) }

@@ -197,19 +197,27 @@ public final class ObjectContext {
         return (try? t.exists(c, ref.key)) ?? false
     }
 
+    /// What a remembered row is valid for (`Object.row(at:)`): this context's version, and in
+    /// a write also the transaction's count of changes, since a change may move or rewrite
+    /// the bytes a row was lent from (`Transaction.lendsBytesUntilWrite`).
+    var rowStamp: Int {
+        guard let t = fixedTables ?? writeTables else { return stamp }
+        return stamp &+ (t.tx.writes &<< 32)
+    }
+
     /// As `exists(ref)`, true at once when the object holds its row for this version.
     func exists(_ obj: Object, _ ref: ManagedRef) -> Bool {
-        ref.ctx === self && obj.row(at: stamp) != nil || exists(ref)
+        ref.ctx === self && obj.row(at: rowStamp) != nil || exists(ref)
     }
 
     func readValue(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> ObjectValue {
         do {
             let t = try tables()
             let plan = try t.plan(named: ref.className)
-            if let row = obj.row(at: stamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
+            if let row = obj.row(at: rowStamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
-                if t.tx.lendsStableBytes { obj.remember(row: row, at: stamp) }
+                if t.tx.lendsBytesUntilWrite { obj.remember(row: row, at: rowStamp) }
                 return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
             }
         } catch {
@@ -221,7 +229,7 @@ public final class ObjectContext {
     /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
     /// a layout that stores it otherwise).
     func storedInt(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Int64? {
-        guard let row = obj.row(at: stamp) else { return nil }
+        guard let row = obj.row(at: rowStamp) else { return nil }
         if intCodecStamp != stamp || intCodecClass != ref.className {
             guard let t = fixedTables ?? writeTables ?? readTables, let plan = try? t.plan(named: ref.className) else { return nil }
             intCodecOwner = plan.codec
@@ -316,7 +324,7 @@ public final class ObjectContext {
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String, row: UnsafeRawBufferPointer?) -> T {
         let o = T()
         o._ref = ManagedRef(ctx: self, className: className, key: key)
-        if let row { o.remember(row: row, at: stamp) }
+        if let row { o.remember(row: row, at: rowStamp) }
         return o
     }
 
@@ -551,7 +559,7 @@ public final class ObjectContext {
         guard case .int(let k) = v else { return nil }
         return try t.withRow(plan, k) { row in
             guard let row else { return nil }
-            return accessor(type, key: k, className: plan.name, row: t.tx.lendsStableBytes ? row : nil)
+            return accessor(type, key: k, className: plan.name, row: t.tx.lendsBytesUntilWrite ? row : nil)
         }
     }
 

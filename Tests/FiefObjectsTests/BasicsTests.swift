@@ -185,3 +185,32 @@ final class AbsentTableCacheTests: XCTestCase {
         }
     }
 }
+
+/// Inside a write, an accessor keeps the row it was found with only until the write next
+/// changes anything: the bytes may have moved (a leaf copied, split or compacted).
+final class RowsRememberedInAWriteTests: XCTestCase {
+    func testReadsAfterChangesSeeTheChanges() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            for i in 0..<200 { try ctx.create(Person.self, value: ["id": i, "name": "p\(i)", "age": i]) }
+        }
+        try ctx.write {
+            let a = try XCTUnwrap(try ctx.object(ofType: Person.self, forPrimaryKey: Int64(7)))
+            let b = try XCTUnwrap(try ctx.object(ofType: Person.self, forPrimaryKey: Int64(7)))
+            XCTAssertEqual(a.age, 7)
+            XCTAssertEqual(a.name, "p7")
+            b.age = 70
+            XCTAssertEqual(a.age, 70, "a row remembered before another accessor's set")
+            // Many inserts beside it: its leaf is copied, grows and splits.
+            for i in 1_000..<3_000 { try ctx.create(Person.self, value: ["id": i, "name": String(repeating: "n", count: 40), "age": i]) }
+            XCTAssertEqual(a.name, "p7")
+            XCTAssertEqual(a.age, 70)
+            b.name = "renamed"
+            XCTAssertEqual(a.name, "renamed")
+            try ctx.delete(b)
+            XCTAssertTrue(a.isInvalidated)
+        }
+    }
+}
