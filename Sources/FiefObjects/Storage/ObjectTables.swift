@@ -583,7 +583,8 @@ final class ObjectTables {
         }
         try ensureTable(Tables.objects(c.cid), key: .int64).delete(table: Tables.objects(c.cid), key: KeyBytes.obj(key))
         // Links into this object: nullify to-one links, drop list occurrences.
-        for (cid, pid, origin, _) in try incoming(c, key) {
+        let links = try incoming(c, key)
+        for (cid, pid, origin, _) in links {
             guard let oc = schema.byCid(cid), let op = oc.property(pid: pid), try exists(oc, origin) else { continue }
             if op.list {
                 let items = try list(oc, origin, op).filter { $0 != .link(key) }
@@ -592,12 +593,11 @@ final class ObjectTables {
                 try set(oc, origin, op, .null)
             }
         }
+        // Whatever the changes above left of those entries (an origin that is gone): nothing
+        // adds entries under this key meanwhile, so no second scan is needed to find them.
         let bt = Tables.backlinks(c.cid)
-        if try hasTable(bt) {
-            let prefix = KeyBytes.obj(key)
-            var left: [[UInt8]] = []
-            try tx.scan(table: bt, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in left.append(Array(k)); return true }
-            for k in left { try writer?.delete(table: bt, key: k) }
+        for (cid, pid, origin, _) in links {
+            try writer?.delete(table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
         }
         return cascade
     }
