@@ -72,7 +72,11 @@ let package = Package(
         // What every test target shares: temporary folders, printed seeds.
         .target(name: "FiefTestSupport", path: "Tests/FiefTestSupport"),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness", "FiefTestSupport"]),
-        .testTarget(name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
+        .testTarget(
+            name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"],
+            // Files older versions wrote, read through #filePath (FormatFixtureTests).
+            exclude: ["Fixtures"]
+        ),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness", "FiefTestSupport"]),
         .testTarget(name: "TortureTests", dependencies: ["Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"]),

@@ -1,0 +1,84 @@
+import XCTest
+import Foundation
+import Engine
+import SeededRandomness
+@testable import FiefObjects
+
+/// A file written by an older Fief keeps opening and answering as it did. `Fixtures/` holds a
+/// zoo written by object-layer format 1 (engine format 7); each later format must open it (or
+/// convert it), check it clean and give the same answers as the same zoo built afresh.
+/// Regenerate only on purpose, when a format change is meant to be seen by this test:
+/// `FIEF_WRITE_FIXTURES=1 swift test --filter FormatFixtureTests`.
+final class FormatFixtureTests: XCTestCase {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/zoo-objects-format1.fief").path
+
+    /// The zoo, from a fixed seed: lists, to-one links, an index, long strings (out of row),
+    /// optional dates, deleted objects (and their cascades), and changed values.
+    static func build(_ ctx: ObjectContext) throws {
+        var rng = SeededRandom(seed: 20_261_126)
+        try ctx.write {
+            for i in 0..<300 {
+                let p = try ctx.create(Person.self, value: ["id": Int64(i), "name": "person \(i % 40)", "age": Int.random(in: 0..<90, using: &rng)])
+                if i % 7 == 0 { p.born = Date(timeIntervalSinceReferenceDate: Double(i) * 86_400) }
+                if i % 11 == 0 { p.name = String(repeating: "long name \(i) ", count: 12) }
+                for d in 0..<Int.random(in: 0..<4, using: &rng) {
+                    let dog = Dog()
+                    dog.name = "dog \(i)-\(d)"
+                    dog.age = d
+                    p.dogs.append(dog)
+                }
+                if i % 5 == 0 { try ctx.create(Car.self, value: ["plate": "P-\(i)", "model": "m\(i % 3)", "owner": p]) }
+            }
+        }
+        try ctx.write {
+            for i in stride(from: 0, to: 300, by: 13) {
+                if let p = try ctx.object(ofType: Person.self, forPrimaryKey: Int64(i)) { try ctx.delete(p) }
+            }
+            for p in try ctx.objects(Person.self).filter("age > 80").objects() { p.age -= 1 }
+        }
+    }
+
+    /// What a user would ask of the zoo, as one comparable list of lines.
+    static func answers(_ ctx: ObjectContext) throws -> [String] {
+        var out: [String] = []
+        let persons = ctx.objects(Person.self)
+        out.append("persons \(persons.count) dogs \(ctx.objects(Dog.self).count) cars \(ctx.objects(Car.self).count)")
+        out.append("name index: \(try persons.filter("name == %@", "person 3").keys())")
+        out.append("prefix: \(try persons.filter("name BEGINSWITH %@", "long").count)")
+        out.append("range: \(try persons.filter("age BETWEEN {20, 30}").keys())")
+        out.append("oldest: \(try persons.sorted(byKeyPath: "age", ascending: false).limit(10).objects().map(\.id))")
+        for p in try persons.objects() {
+            out.append("\(p.id) \(p.name) \(p.age) \(p.born.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "-") dogs \(p.dogs.map(\.name)) cars \(p.ownedCars.map(\.plate).sorted())")
+        }
+        for d in try ctx.objects(Dog.self).objects() { out.append("\(d.name) \(d.age) owners \(d.owners.map(\.id))") }
+        for c in try ctx.objects(Car.self).objects() { out.append("\(c.plate) \(c.model) \(c.owner?.id ?? -1)") }
+        return out
+    }
+
+    func testAFileOfObjectFormat1OpensChecksCleanAndAnswersAsBefore() throws {
+        let dir = TempDir()
+        if ProcessInfo.processInfo.environment["FIEF_WRITE_FIXTURES"] != nil {
+            // Its own scope, so the store is closed before the file is copied.
+            try {
+                let store = try ObjectStore(Configuration(path: dir.file("w.fief"), types: zooTypes))
+                try FormatFixtureTests.build(store.context())
+                try store.database.compact()
+            }()
+            try? FileManager.default.removeItem(atPath: FormatFixtureTests.fixture)
+            try FileManager.default.copyItem(atPath: dir.file("w.fief"), toPath: FormatFixtureTests.fixture)
+            print("wrote \(FormatFixtureTests.fixture)")
+        }
+        // A copy: opening may convert it, and the fixture stays as it was written.
+        try FileManager.default.copyItem(atPath: FormatFixtureTests.fixture, toPath: dir.file("old.fief"))
+        let old = try ObjectStore(Configuration(path: dir.file("old.fief"), types: zooTypes))
+        let report = try old.check()
+        XCTAssertTrue(report.isSound, "\(report)")
+        XCTAssertTrue(try old.database.check().problems.isEmpty)
+        let fresh = try ObjectStore(Configuration(path: dir.file("fresh.fief"), types: zooTypes))
+        try FormatFixtureTests.build(fresh.context())
+        let was = try FormatFixtureTests.answers(old.context()), now = try FormatFixtureTests.answers(fresh.context())
+        XCTAssertGreaterThan(was.count, 300)
+        XCTAssertEqual(was.count, now.count)
+        for (a, b) in zip(was, now) where a != b { XCTFail("fixture: \(a)\nafresh:  \(b)"); break }
+    }
+}
