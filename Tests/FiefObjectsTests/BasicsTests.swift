@@ -214,3 +214,16 @@ final class RowsRememberedInAWriteTests: XCTestCase {
         }
     }
 }
+
+/// Keys cut short (only a damaged file has them) read as zeros past their end, never trap.
+final class ShortKeyTests: XCTestCase {
+    func testShortKeysReadAsZeros() {
+        let short: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 5, 0, 0, 1]
+        short.withUnsafeBytes { b in
+            XCTAssertEqual(KeyBytes.readObj(b, at: 0), 5)
+            XCTAssertEqual(KeyBytes.readU32(b, at: 8), 0x0000_0100)
+            XCTAssertEqual(KeyBytes.readU32(b, at: 12), 0)
+            XCTAssertEqual(KeyBytes.readObj(b, at: 16), Int64.min)
+        }
+    }
+}

@@ -32,9 +32,10 @@ enum KeyBytes {
         }
         return Int64(bitPattern: u ^ (1 << 63))
     }
+    /// As `readObj`: bytes a damaged key lacks read as zeros, never past its end.
     static func readU32(_ b: UnsafeRawBufferPointer, at o: Int) -> UInt32 {
         var u: UInt32 = 0
-        for i in 0..<4 { u = (u << 8) | UInt32(b[o + i]) }
+        for i in 0..<4 { u = (u << 8) | UInt32(o + i >= 0 && o + i < b.count ? b[o + i] : 0) }
         return u
     }
 
