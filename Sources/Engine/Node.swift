@@ -346,7 +346,7 @@ final class DirtyNode {
         }
         let kind = try page.kind()
         guard kind == .leaf || kind == .branch else {
-            throw CorruptNode(ref: page.ref, detail: "expected a tree node, found a \(kind.name) node")
+            throw page.notATreeNode()
         }
         let isLeaf = kind == .leaf
         let n = page.count

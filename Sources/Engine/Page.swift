@@ -153,6 +153,11 @@ struct PageView {
         return lo - 1
     }
 
+    /// The error for this page where a branch or leaf should be.
+    func notATreeNode() -> CorruptNode {
+        CorruptNode(ref: ref, detail: "expected a tree node, found " + ((try? kind()).map { "a \($0.name) node" } ?? "unknown node kind \(kindByte)"))
+    }
+
     /// Only if the fast checks above and the accessors' own disagree (they should not).
     @inline(never)
     private func badCell(_ i: Int) -> CorruptNode {

@@ -45,7 +45,7 @@ enum Tree {
                         ref = try p.branchChild(p.childIndex(key))
                         depth += 1
                     default:
-                        throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+                        throw p.notATreeNode()
                     }
                 }
             }
@@ -67,7 +67,7 @@ enum Tree {
                 switch p.kindByte {
                 case PageKind.leaf.rawValue: return p.count == 0 ? nil : Array(try p.leafKey(p.count - 1))
                 case PageKind.branch.rawValue: c = .page(try p.branchChild(p.count - 1))
-                default: throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+                default: throw p.notATreeNode()
                 }
             }
         }
@@ -163,7 +163,7 @@ enum Tree {
                 }
                 return true
             default:
-                throw CorruptNode(ref: ref, detail: "expected a tree node, found a \(try p.kind().name) node")
+                throw p.notATreeNode()
             }
         }
     }

@@ -60,7 +60,7 @@ package struct TreeCursor {
                 let high = i + 1 < node.page.count ? try node.page.branchKey(i + 1) : node.high
                 path.append(Level(page: try pages.page(try node.page.branchChild(i)), low: low, high: high, child: 0))
             default:
-                throw CorruptNode(ref: node.page.ref, detail: "expected a tree node, found \(try node.page.kind().name)")
+                throw node.page.notATreeNode()
             }
         }
         throw CorruptNode(ref: 0, detail: "tree deeper than \(Tree.maxDepth) levels (a cycle?)")

@@ -135,7 +135,7 @@ private struct DiffSide {
                 guard height < Tree.maxDepth else { throw CorruptNode(ref: ref, detail: "tree deeper than \(Tree.maxDepth) levels (a cycle?)") }
                 height += 1
                 ref = try p.branchChild(0)
-            default: throw CorruptNode(ref: ref, detail: "expected a tree node, found a \(try p.kind().name) node")
+            default: throw p.notATreeNode()
             }
         }
     }
@@ -161,7 +161,7 @@ private struct DiffSide {
                 stack.append(.subtree(ref: try p.branchChild(i), low: bound, height: max(height - 1, 0)))
             }
         default:
-            throw CorruptNode(ref: ref, detail: "expected a tree node, found a \(try p.kind().name) node")
+            throw p.notATreeNode()
         }
     }
 

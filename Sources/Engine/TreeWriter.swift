@@ -158,7 +158,7 @@ final class TreeWriter {
                 try upward(node, i)
                 return true
             default:
-                throw CorruptNode(ref: ref, detail: "expected a tree node, found \(try p.kind().name)")
+                throw p.notATreeNode()
             }
         }
         let node = try materialize(&c)
@@ -231,7 +231,7 @@ final class TreeWriter {
             case .branch:
                 for i in 0..<p.count { try freeSubtree(.page(try p.branchChild(i)), depth: depth + 1) }
             default:
-                throw CorruptNode(ref: ref, detail: "expected a tree node")
+                throw p.notATreeNode()
             }
         }
     }

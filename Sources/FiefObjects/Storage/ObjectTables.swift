@@ -177,10 +177,7 @@ final class ObjectTables {
     /// The row of object `key`, lent to `body` (nil when there is none); the bytes outlive
     /// the call only when `tx.lendsStableBytes`.
     func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        if !plan.objectsTableExists {
-            guard try hasTable(plan.objectsTable) else { return try body(nil) }
-            plan.objectsTableExists = true
-        }
+        guard try hasObjectsTable(plan) else { return try body(nil) }
         return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
     }
 
@@ -195,11 +192,16 @@ final class ObjectTables {
     }
 
     func rowCursor(_ plan: ClassPlan) throws -> RowCursor {
-        if !plan.objectsTableExists {
-            guard try hasTable(plan.objectsTable) else { return RowCursor(cursor: nil) }
-            plan.objectsTableExists = true
-        }
+        guard try hasObjectsTable(plan) else { return RowCursor(cursor: nil) }
         return RowCursor(cursor: try tx.cursor(table: plan.objectsTable))
+    }
+
+    /// Whether the class has a table of rows yet (remembered in the plan once seen).
+    private func hasObjectsTable(_ plan: ClassPlan) throws -> Bool {
+        if plan.objectsTableExists { return true }
+        guard try hasTable(plan.objectsTable) else { return false }
+        plan.objectsTableExists = true
+        return true
     }
 
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
@@ -446,10 +448,7 @@ final class ObjectTables {
             // row lies in the leaf this write copied (one descent; no decode into a
             // dictionary, no re-encode, no put).
             let plan = plan(c)
-            if !plan.objectsTableExists {
-                guard try hasTable(plan.objectsTable) else { throw ObjectError.objectDeleted(className: c.name) }
-                plan.objectsTableExists = true
-            }
+            guard try hasObjectsTable(plan) else { throw ObjectError.objectDeleted(className: c.name) }
             var old: ObjectValue?
             let found = try key.withKeyBytes { k in
                 try w.mutateValue(table: plan.objectsTable, keyBytes: k) { row in
