@@ -18,12 +18,26 @@ public struct CrashCycle {
     /// The writer commits through `Database.batch` (see `CommitWriter`).
     public var batch = false
 
+    /// Where the writer reads `workload.schedule` from, when it has one (`writeSchedule()`).
+    public var schedulePath: String?
+
     public init(dbPath: String, oraclePath: String, seed: UInt64, threads: Int = 1, logPath: String? = nil) {
+        self.init(dbPath: dbPath, oraclePath: oraclePath, workload: CommitWorkload(seed: seed), threads: threads, logPath: logPath)
+    }
+
+    public init(dbPath: String, oraclePath: String, workload: CommitWorkload, threads: Int = 1, logPath: String? = nil) {
         self.dbPath = dbPath
         self.oraclePath = oraclePath
-        workload = CommitWorkload(seed: seed)
+        self.workload = workload
         self.threads = threads
         self.logPath = logPath
+        if workload.schedule != nil { schedulePath = dbPath + ".schedule.json" }
+    }
+
+    /// Writes the explicit commits the writer process is to make (none for a seeded workload).
+    public func writeSchedule() throws {
+        guard let schedulePath, let schedule = workload.schedule else { return }
+        try JSONEncoder().encode(schedule).write(to: URL(fileURLWithPath: schedulePath))
     }
 
     public struct Outcome: Sendable {
@@ -35,6 +49,7 @@ public struct CrashCycle {
     func writerArguments(maxCommit: UInt64) -> [String] {
         ["torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
          "--threads", String(threads), "--max-commit", String(maxCommit)] + (batch ? ["--batch"] : [])
+            + (schedulePath.map { ["--schedule", $0] } ?? [])
     }
 
     func verify() -> RecoveryVerdict {
@@ -63,7 +78,10 @@ public struct CrashCycle {
             let dying = before + UInt64(nth)
             let expected = point.newVersionSurvivesProcessKill ? dying : dying - 1
             if verdict.recoveredCommit != expected {
-                verdict.violations.append("killed at \(point.rawValue) during commit \(dying): expected commit \(expected) after recovery, found \(verdict.recoveredCommit)")
+                // More than expected: a commit the crash should have undone survived; fewer: one
+                // that had reached the point of no return is gone.
+                let kind = verdict.recoveredCommit > expected ? "atomicity" : "durability"
+                verdict.violations.append("\(kind): killed at \(point.rawValue) during commit \(dying): expected commit \(expected) after recovery, found \(verdict.recoveredCommit)")
             }
         }
         return Outcome(description: "crash at \(point.rawValue):\(nth) from commit \(before)", verdict: verdict)

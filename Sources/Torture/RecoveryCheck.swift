@@ -63,7 +63,7 @@ public enum RecoveryCheck {
                         v.violations.append("atomicity: commit \(c) was acknowledged in version \(ver), but the file is version \(tx.version) holding commits up to \(k)")
                     }
                 }
-                v.violations += try BankTransfers(seed: workload.seed).verify(in: tx, afterCommit: k)
+                v.violations += try workload.bank.verify(in: tx, afterCommit: k)
                 let expected = workload.expectedState(afterCommit: k)
                 var found: [Int64: [UInt8]] = [:]
                 if try tx.tableInfo(CommitWorkload.dataTable) != nil {

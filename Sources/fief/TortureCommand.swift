@@ -9,7 +9,7 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
+        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureShrink.self, TortureReplayCommand.self, TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
                       TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureObjectsCheck.self, TortureObjectsCache.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
@@ -151,6 +151,104 @@ struct TortureReproduce: ParsableCommand {
     }
 }
 
+struct TortureShrink: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shrink",
+        abstract: "Shrink a failing crash cycle to its smallest form and write it as a replay file.",
+        discussion: """
+            PATH is an artifacts folder printed by a failed run (crash-points scenario) or a replay file. \
+            Every candidate runs for real (writer processes killed at crash points, the recovery check) \
+            and is kept only if it fails with the same kind of violation. Writes replay.json into the \
+            folder (or --out); run it with `fief torture replay`. Exit status: 0 when a replay was \
+            written, 2 when the case could not be read or did not fail.
+            """
+    )
+    @Argument(help: "An artifacts folder (with cycle.json) or a replay file.") var path: String
+    @Option(help: "Stop after this many seconds, keeping the smallest case so far.") var budget: Double = 120
+    @Option(help: "Where to write the shrunk replay (default: PATH/replay.json, or PATH.shrunk.json for a file).") var out: String?
+
+    func run() throws {
+        do {
+            let (original, defaultOut) = try TortureShrink.load(path)
+            let target = out ?? defaultOut
+            let work = NSTemporaryDirectory() + "fief-shrink-\(getpid())"
+            defer { try? FileManager.default.removeItem(atPath: work) }
+            let r = try Shrinker(budgetSeconds: budget, workDir: work) { print($0); fflush(stdout) }.shrink(original)
+            try r.replay.write(to: target)
+            print("fief torture shrink: \(r.before) -> \(r.after) in \(String(format: "%.1f", r.seconds)) s, \(r.candidates) candidates\(r.budgetRanOut ? " (budget ran out)" : "")")
+            if let ok = r.passesOnCorrectEngine {
+                print("fief torture shrink: on the correct engine the shrunk case \(ok ? "passes" : "FAILS TOO (not the broken variant's doing)")")
+            }
+            print("fief torture shrink: wrote \(target); run it with: fief torture replay \(target)")
+        } catch {
+            FileHandle.standardError.write(Data("fief torture shrink: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// The case at `path`, and where its shrunk replay goes by default.
+    static func load(_ path: String) throws -> (TortureReplay, String) {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw TortureError.invalid("\(path): no such file or folder") }
+        if !isDir.boolValue { return (try TortureReplay.read(path), path.replacingOccurrences(of: ".json", with: "") + ".shrunk.json") }
+        guard let data = FileManager.default.contents(atPath: path + "/cycle.json"),
+              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
+            throw TortureError.invalid("\(path)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
+        }
+        guard record.scenario == CrashPointsScenario().name, record.target == nil || record.target == TargetSpec.default.description else {
+            throw TortureError.invalid("shrink handles crash-points cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(path)`)")
+        }
+        if let b = record.broken, BrokenVariant(rawValue: b) == nil {
+            throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
+        }
+        var replay = TortureReplay(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
+        replay.encryptionSeed = record.encrypted == true ? record.runSeed : nil
+        replay.origin = TortureReplay.Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
+        return (replay, path + "/replay.json")
+    }
+}
+
+struct TortureReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Run a replay file and say whether its failure is still there.",
+        discussion: """
+            The file names the writers' deaths, the commits and the engine; `--broken none` runs it on \
+            the correct engine instead of the variant it was recorded on. Exit status: 0 when the case \
+            passes (fixed), 1 when it still fails (or fails another way), 2 when it cannot run; so it \
+            serves as the test of `git bisect run` (scripts/bisect.sh).
+            """
+    )
+    @Argument(help: "A replay file (written by `fief torture shrink`).") var file: String
+    @Option(help: "Run on this broken engine variant instead of the file's (debug builds), or 'none' for the correct engine.") var broken: String?
+    @Option(help: "Folder for the run's database and logs (kept).") var out: String?
+
+    func run() throws {
+        let replay: TortureReplay
+        let result: ReplayResult
+        let dir = out ?? NSTemporaryDirectory() + "fief-replay-\(getpid())"
+        do {
+            replay = try TortureReplay.read(file)
+            var override: String??
+            if let broken { override = .some(broken == "none" ? nil : broken) }
+            let engine = (override ?? replay.broken).map { "broken variant \($0)" } ?? "the correct engine"
+            print("fief torture replay: \(replay.deaths.map(\.description).joined(separator: ", ")) on \(engine)")
+            result = try replay.run(in: dir, broken: override)
+        } catch {
+            FileHandle.standardError.write(Data("fief torture replay: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        if out == nil { try? FileManager.default.removeItem(atPath: dir) }
+        for v in result.violations.prefix(5) { print("  \(v)") }
+        if result.passed {
+            print("fief torture replay: passes: fixed\(replay.expected.map { " (it failed with \($0.kind.rawValue))" } ?? "")")
+            return
+        }
+        print("fief torture replay: \(result.reproduces ? "still failing" : "FAILS ANOTHER WAY (expected \(replay.expected?.kind.rawValue ?? "?"))")")
+        throw ExitCode(1)
+    }
+}
+
 /// The process crash cycles kill. Not for direct use.
 struct TortureWriter: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "writer", abstract: "(internal) Commit the seeded workload, logging to an oracle.", shouldDisplay: false)
@@ -161,11 +259,14 @@ struct TortureWriter: ParsableCommand {
     @Option var maxCommit: UInt64
     @Option var durability: String = "full"
     @Flag(help: "Commit through Database.batch.") var batch = false
+    @Option(help: "A JSON file of explicit commits (a replay's) instead of the seeded ones.") var schedule: String?
 
     func run() throws {
         guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
         try asInternalProcess("writer") {
-            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, durability: d, threads: threads, maxCommit: maxCommit, batch: batch).run()
+            let planned = try schedule.map { try JSONDecoder().decode([PlannedCommit].self, from: Data(contentsOf: URL(fileURLWithPath: $0))) }
+            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, schedule: planned, durability: d, threads: threads, maxCommit: maxCommit,
+                             batch: batch).run()
         }
     }
 }
