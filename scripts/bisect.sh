@@ -53,7 +53,10 @@ cat > "$work/step.sh" <<EOF
 set -uo pipefail
 sha="\$(git rev-parse --short=12 HEAD)"
 echo "bisect: building \$sha" >&2
+# git bisect run exports GIT_DIR and friends; SwiftPM's own git calls must not see them.
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
 if ! swift build -c release --product fief --scratch-path "$root/.build-bisect" >"$work/build.log" 2>&1; then
+  tail -n 5 "$work/build.log" >&2
   echo "bisect: \$sha does not build; skipped" >&2
   exit 125
 fi

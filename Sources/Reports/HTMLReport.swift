@@ -151,10 +151,11 @@ public enum HTMLReport {
 
     static func detectionSection(_ rows: [TortureSummary.DetectionRow]) -> String {
         var h = "<section id=\"detection\"><h2>Detection: \(rows.filter(\.caught).count) of \(rows.count) broken variants caught</h2>"
-        h += "<table><tr><th>broken variant</th><th>scenario</th><th>caught</th><th>cycles to detection</th><th>first violation</th></tr>"
+        h += "<table><tr><th>broken variant</th><th>scenario</th><th>caught</th><th>cycles to detection</th><th>shrunk to</th><th>first violation</th></tr>"
         for r in rows {
             h += "<tr><td class=\"l\"><code>\(esc(r.variant))</code></td><td class=\"l\">\(esc(r.scenario))</td><td class=\"l\">\(r.caught ? "<span class=\"met\">yes</span>" : "<span class=\"missed\">NO</span>")</td>"
-            h += "<td>\(r.cyclesToDetection.map(String.init) ?? "-")</td><td class=\"l\">\(esc(String((r.firstViolation ?? "").prefix(200))))</td></tr>"
+            let shrunk = r.shrunk.map { "\($0.before.commits) → \($0.after.commits) commits, \($0.before.deaths) → \($0.after.deaths) writers" } ?? "-"
+            h += "<td>\(r.cyclesToDetection.map(String.init) ?? "-")</td><td>\(esc(shrunk))</td><td class=\"l\">\(esc(String((r.firstViolation ?? "").prefix(200))))</td></tr>"
         }
         return h + "</table></section>"
     }

@@ -71,6 +71,19 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         public var cyclesToDetection: Int?
         public var cyclesRun: Int
         public var firstViolation: String?
+        public var shrunk: Shrunk?
+
+        /// The first failing cycle before and after `fief torture shrink`.
+        public struct Shrunk: Decodable, Equatable, Sendable {
+            public struct Size: Decodable, Equatable, Sendable {
+                public var deaths: Int
+                public var threads: Int
+                public var commits: Int
+            }
+            public var before: Size
+            public var after: Size
+            public var seconds: Double
+        }
     }
 
     /// The store a run drove (older files: Fief's engine).

@@ -14,6 +14,19 @@ public struct Detection {
         public var cyclesToDetection: Int?
         public var cyclesRun: Int
         public var firstViolation: String?
+        /// The first failing cycle shrunk (`fief torture shrink`), for scenarios it takes.
+        public var shrunk: Shrunk? = nil
+    }
+
+    /// A caught variant's first failing cycle, before and after shrinking.
+    public struct Shrunk: Codable, Sendable {
+        public var before: ReplaySize
+        public var after: ReplaySize
+        public var seconds: Double
+        /// The shrunk case passes on the correct engine (it must).
+        public var passesOnCorrectEngine: Bool
+        /// The replay file, under the detection folder.
+        public var replay: String
     }
 
     /// Which scenario is meant to catch each variant.
@@ -59,13 +72,26 @@ public struct Detection {
             quiet.quiet = true
             let r = try TortureRun(options: o, progress: quiet).run().scenarios[0]
             let first = r.failures.min { $0.cycle < $1.cycle }
-            let row = Row(variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
+            var row = Row(variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
                           cyclesRun: r.cycles, firstViolation: first?.violations.first)
             progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
+            if TortureReplay.shrinkableScenarios.contains(scenario), let artifacts = first?.artifacts {
+                row.shrunk = try shrink(artifacts, variant: variant, progress: progress)
+            }
             rows.append(row)
         }
         try write(rows)
         return rows
+    }
+
+    /// Shrinks a caught variant's first failing cycle and keeps its replay beside the table.
+    func shrink(_ artifacts: String, variant: String, progress: (String) -> Void) throws -> Shrunk {
+        let r = try Shrinker(budgetSeconds: 120, workDir: out + "/shrink-work").shrink(try TortureReplay(artifacts: artifacts))
+        try FileManager.default.createDirectory(atPath: out + "/replays", withIntermediateDirectories: true)
+        let file = "replays/\(variant).json"
+        try r.replay.write(to: out + "/" + file)
+        progress("\(variant): shrunk from \(r.before) to \(r.after) in \(String(format: "%.1f", r.seconds)) s")
+        return Shrunk(before: r.before, after: r.after, seconds: (r.seconds * 10).rounded() / 10, passesOnCorrectEngine: r.passesOnCorrectEngine ?? true, replay: file)
     }
 
     func write(_ rows: [Row]) throws {
@@ -79,10 +105,23 @@ public struct Detection {
 
     /// Each broken variant, the scenario that caught it, and how many cycles it took.
     public static func markdownTable(_ rows: [Row]) -> String {
-        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | first violation |\n|---|---|---|---:|---|\n"
+        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | shrunk: commits | writers | threads | shrink time | first violation |\n"
+        md += "|---|---|---|---:|---:|---:|---:|---:|---|\n"
         for r in rows {
             let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
-            md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | \(v) |\n"
+            md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | "
+            if let s = r.shrunk {
+                md += "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) | \(s.before.threads) → \(s.after.threads) | \(String(format: "%.1f", s.seconds)) s"
+                md += s.passesOnCorrectEngine ? " | " : " (**fails on the correct engine too**) | "
+            } else {
+                md += "- | - | - | - | "
+            }
+            md += "\(v) |\n"
+        }
+        let shrunk = rows.compactMap(\.shrunk).map(\.after.commits).sorted()
+        if !shrunk.isEmpty {
+            md += "\nShrunk (`fief torture shrink`, every candidate a real cycle): \(shrunk.count) cases, median \(shrunk[shrunk.count / 2]) commit\(shrunk[shrunk.count / 2] == 1 ? "" : "s") after shrinking; "
+            md += "the replays are under `replays/` (`fief torture replay FILE`).\n"
         }
         return md
     }

@@ -271,6 +271,9 @@ public final class TortureRun {
         if options.encrypt { command += " --encrypt" }
         if options.target != .default { command += " --target \(TortureRun.shellQuoted(options.target.description))" }
         if kept { command = "fief torture reproduce \(target)   (or: \(command))" }
+        if kept && TortureReplay.shrinkableScenarios.contains(scenario) && options.target == .default {
+            command += "; shrink it to a replay file: fief torture shrink \(target)"
+        }
         return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
                             violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)
     }

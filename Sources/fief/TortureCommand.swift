@@ -191,20 +191,7 @@ struct TortureShrink: ParsableCommand {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw TortureError.invalid("\(path): no such file or folder") }
         if !isDir.boolValue { return (try TortureReplay.read(path), path.replacingOccurrences(of: ".json", with: "") + ".shrunk.json") }
-        guard let data = FileManager.default.contents(atPath: path + "/cycle.json"),
-              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
-            throw TortureError.invalid("\(path)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
-        }
-        guard record.scenario == CrashPointsScenario().name, record.target == nil || record.target == TargetSpec.default.description else {
-            throw TortureError.invalid("shrink handles crash-points cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(path)`)")
-        }
-        if let b = record.broken, BrokenVariant(rawValue: b) == nil {
-            throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
-        }
-        var replay = TortureReplay(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
-        replay.encryptionSeed = record.encrypted == true ? record.runSeed : nil
-        replay.origin = TortureReplay.Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
-        return (replay, path + "/replay.json")
+        return (try TortureReplay(artifacts: path), path + "/replay.json")
     }
 }
 

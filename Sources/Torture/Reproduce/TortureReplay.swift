@@ -51,6 +51,26 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         self.broken = broken
     }
 
+    /// The case of a failed crash-points cycle, from the artifacts folder its run kept.
+    public init(artifacts dir: String) throws {
+        guard let data = FileManager.default.contents(atPath: dir + "/cycle.json"),
+              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
+            throw TortureError.invalid("\(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
+        }
+        guard record.scenario == CrashPointsScenario().name, record.target == nil || record.target == TargetSpec.default.description else {
+            throw TortureError.invalid("shrink handles crash-points cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(dir)`)")
+        }
+        if let b = record.broken, BrokenVariant(rawValue: b) == nil {
+            throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
+        }
+        self.init(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
+        encryptionSeed = record.encrypted == true ? record.runSeed : nil
+        origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
+    }
+
+    /// Scenarios whose failing cycles `fief torture shrink` takes.
+    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name]
+
     public var workload: CommitWorkload { CommitWorkload(seed: seed, schedule: commits) }
 
     /// Runs the case in `dir` (emptied first); `broken` overrides the file's engine variant
