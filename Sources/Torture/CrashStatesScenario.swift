@@ -24,7 +24,6 @@ public struct CrashStatesScenario: Scenario {
     public var name: String { "crash-states" }
     public init() {}
 
-    static let sector = 512
     /// The crash point of the commit under test; `nil` for the two-writer case.
     static let points: [CrashPoint?] = [.afterTopWritten, .afterSelectFlip, nil]
 
@@ -37,56 +36,22 @@ public struct CrashStatesScenario: Scenario {
         var outcome = CycleOutcome()
         if let missing = FaultFSMount.missingOutcome(name, mode: "no-fuse", cycle: index) { return missing }
         var rng = SeededRandom(seed: seed)
-        let twoWriters = CrashStatesScenario.points[index % CrashStatesScenario.points.count] == nil
-        let point = CrashStatesScenario.points[index % CrashStatesScenario.points.count] ?? .afterTopWritten
-        let mode = twoWriters ? "unsynced-flip-then-next" : point.rawValue
-        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
+        let deaths = CrashStatesScenario.deaths(cycle: index)
+        let mode = CrashStatesScenario.mode(deaths)
         let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
-        try fs.mount()
-        defer { fs.unmount() }
-        let cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
         let before = UInt64(Int.random(in: 1...12, using: &rng))
-        let first = try ChildProcess(arguments: cycle.writerArguments(maxCommit: before), environment: context.writerEnvironment,
-                                     output: dir + "/writer-0.out", label: "writer").wait()
-        guard first == .exited(0) else {
-            outcome.events.append((mode, ["the writer \(first) before the commit under test"], "crash-states cycle \(index)"))
+        var notes: [String] = []
+        let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: context.options.fsModel, clean: before, deaths: deaths,
+                                       environment: context.writerEnvironment, notes: &notes)
+        outcome.notes += notes.map { "cycle \(index): \($0)" }
+        let image: CrashImage
+        switch made {
+        case .failure(let f):
+            outcome.events.append((mode, [f.description], "crash-states cycle \(index)"))
             return outcome
+        case .success(let i): image = i
         }
-        var status = try decodeStatus(fs)
-        if let pending = status.files.first(where: { $0.path.hasSuffix("db.fief") }), pending.unsyncedBytes > 0 {
-            outcome.notes.append("cycle \(index): \(pending.unsyncedBytes) bytes of db.fief were unsynced between commits")
-        }
-        // Two writers: the first dies after its flip (commit before + 1), the next in the
-        // commit after it, before its data sync.
-        let deaths: [(CrashPoint, UInt64)] = twoWriters ? [(.afterSelectFlip, before + 1), (.afterTopWritten, before + 2)] : [(point, before + 1)]
-        let dying = deaths.last!.1
-        for (n, (p, commit)) in deaths.enumerated() {
-            let killed = try ChildProcess(arguments: cycle.writerArguments(maxCommit: commit + 2),
-                                          environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(p.rawValue):1"]) { $1 },
-                                          output: dir + "/writer-\(n + 1).out", label: "writer").wait()
-            guard killed == .signaled(SIGKILL) else {
-                outcome.events.append((mode, ["the writer armed at \(p.rawValue) \(killed)"], "crash-states cycle \(index)"))
-                return outcome
-            }
-        }
-        status = try decodeStatus(fs)
-        let new = try Data(contentsOf: URL(fileURLWithPath: backing + "/db.fief"))
-        // What is durable, exactly: FaultFS drops everything unsynced and leaves the backing
-        // file as a disk would hold it.
-        _ = try fs.ctl(["power-cut", "--mode", "drop-all"])
-        let old = try Data(contentsOf: URL(fileURLWithPath: backing + "/db.fief"))
-        let file = status.files.first { $0.path.hasSuffix("db.fief") }
-        let s = CrashStatesScenario.sector
-        var sectors = Set<Int>()
-        for r in file?.unsyncedRanges ?? [] where r.count == 2 {
-            for i in stride(from: Int(r[0]) / s, to: (Int(r[1]) + s - 1) / s, by: 1) { sectors.insert(i) }
-        }
-        let unsynced = sectors.sorted()
-        // The size is durable as of the last sync; a cut may leave that or the current one.
-        let durableSize = Int(file?.durableSize ?? Int64(new.count))
-        let sizeChoice = durableSize != new.count
-        let choices = unsynced.count + (sizeChoice ? 1 : 0)
+        let choices = image.choices
         let bound = CrashStatesScenario.bound(context.options.profile)
         let possible = choices >= 62 ? Double.infinity : Double(UInt64(1) << UInt64(choices))
         var masks: [[Bool]] = []
@@ -98,47 +63,32 @@ public struct CrashStatesScenario: Scenario {
             while masks.count < bound { masks.append((0..<choices).map { _ in Bool.random(using: &rng) }) }
         }
         var violations: [String] = []
-        let statePath = dir + "/state.fief"
         for (n, mask) in masks.enumerated() {
-            // Synced sectors as they are now; each unsynced one new, or durable (as the drop-all
-            // cut left it; zeros past the durable end).
-            var bytes = new
-            for (j, sector) in unsynced.enumerated() where !mask[j] {
-                let lo = sector * s, hi = min(lo + s, new.count)
-                guard lo < hi else { continue }
-                let keep = lo < old.count ? old[lo..<min(hi, old.count)] : Data()
-                bytes.replaceSubrange(lo..<hi, with: keep + Data(count: (hi - lo) - keep.count))
-            }
-            if sizeChoice && !mask[choices - 1] { bytes = bytes.prefix(durableSize) }
-            unlink(statePath)
-            unlink(statePath + ".lock")
-            try bytes.write(to: URL(fileURLWithPath: statePath))
-            let v = RecoveryCheck.verify(dbPath: statePath, oraclePath: oracle, workload: workload)
-            var found = v.violations
-            // Nothing past the last flip written may come back.
-            let newest = twoWriters ? before + 1 : (point.selectFlipWritten ? dying : before)
-            if found.isEmpty && v.recoveredCommit > newest {
-                found.append("\(mode) in commit \(dying), yet the state recovered commit \(v.recoveredCommit) (at most \(newest))")
-            }
+            let (newSectors, newSize) = image.state(mask: mask)
+            let found = try image.check(image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief", oraclePath: dir + "/oracle.log",
+                                        workload: workload, mode: mode)
             if !found.isEmpty {
-                let newSectors = unsynced.enumerated().filter { mask[$0.offset] }.map(\.element)
-                violations.append("state \(n + 1) of \(masks.count) (new sectors \(newSectors.prefix(12))\(newSectors.count > 12 ? "..." : "")\(sizeChoice ? ", \(mask[choices - 1] ? "new" : "old") size" : "")): \(found[0])")
+                let shown = newSectors.sorted()
+                violations.append("state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(shown.count > 12 ? "..." : "")\(image.sizeChoice ? ", \(newSize ? "new" : "old") size" : "")): \(found[0])")
                 if violations.count >= 5 { break }
             }
         }
         let covered = choices > 20 ? "2^\(choices)" : String(Int(possible))
-        outcome.notes.append("commit \(dying) killed at \(mode): \(unsynced.count) unsynced sectors\(sizeChoice ? " and the size" : ""); explored \(masks.count) of \(covered) states")
-        outcome.crashStates.append(CrashStateCoverage(cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: unsynced.count,
-                                                      sizeChoice: sizeChoice, statesExplored: masks.count, exhaustive: possible <= Double(bound)))
+        let dying = image.dying
+        outcome.notes.append("commit \(dying) killed at \(mode): \(image.unsynced.count) unsynced sectors\(image.sizeChoice ? " and the size" : ""); explored \(masks.count) of \(covered) states")
+        outcome.crashStates.append(CrashStateCoverage(cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
+                                                      sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: possible <= Double(bound)))
         outcome.crashPoints.insert(mode)
         outcome.faults += masks.count
         outcome.events.append((mode, violations, "commit \(dying) killed at \(mode), \(masks.count) of \(covered) crash states"))
         return outcome
     }
 
-    func decodeStatus(_ fs: FaultFSMount) throws -> FaultFSStatus {
-        let text = try fs.ctl(["status", "--json"])
-        guard let start = text.firstIndex(of: "{") else { throw TortureError.invalid("faultfs status gave no JSON: \(text)") }
-        return try JSONDecoder().decode(FaultFSStatus.self, from: Data(text[start...].utf8))
+    /// The crash points cycle `index`'s writers die at: one, or (every third cycle) a writer
+    /// after its flip and the next before its data sync.
+    static func deaths(cycle index: Int) -> [CrashPoint] {
+        points[index % points.count].map { [$0] } ?? [.afterSelectFlip, .afterTopWritten]
     }
+
+    static func mode(_ deaths: [CrashPoint]) -> String { deaths.count > 1 ? "unsynced-flip-then-next" : deaths[0].rawValue }
 }
