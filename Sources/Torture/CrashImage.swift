@@ -4,6 +4,7 @@ import Glibc
 import Engine
 import FaultFS
 import Foundation
+import SeededRandomness
 
 /// What a power cut may leave of a database after its writers died on a FaultFS mount: the
 /// file's bytes now (`new`), its durable bytes (`old`, what a drop-all cut leaves), the 512-byte
@@ -82,6 +83,16 @@ struct CrashImage {
         }
         if sizeChoice && !newSize { bytes = bytes.prefix(durableSize) }
         return bytes
+    }
+
+    /// Every state when there are at most `bound`, else the two extremes and a seeded sample.
+    func masks(bound: Int, using rng: inout SeededRandom) -> (masks: [[Bool]], exhaustive: Bool) {
+        guard choices < 62, 1 << choices <= bound else {
+            var masks = [Array(repeating: false, count: choices), Array(repeating: true, count: choices)]
+            while masks.count < bound { masks.append((0..<choices).map { _ in Bool.random(using: &rng) }) }
+            return (masks, false)
+        }
+        return ((0..<(1 << choices)).map { m in (0..<choices).map { m & (1 << $0) != 0 } }, true)
     }
 
     /// The state a mask over `choices` names.

@@ -39,7 +39,7 @@ public struct CrashStatesScenario: Scenario {
         let deaths = CrashStatesScenario.deaths(cycle: index)
         let mode = CrashStatesScenario.mode(deaths)
         let workload = CommitWorkload(seed: seed)
-        let before = UInt64(Int.random(in: 1...12, using: &rng))
+        let before = CrashStatesScenario.cleanCommits(using: &rng)
         var notes: [String] = []
         let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: context.options.fsModel, clean: before, deaths: deaths,
                                        environment: context.writerEnvironment, notes: &notes)
@@ -52,16 +52,7 @@ public struct CrashStatesScenario: Scenario {
         case .success(let i): image = i
         }
         let choices = image.choices
-        let bound = CrashStatesScenario.bound(context.options.profile)
-        let possible = choices >= 62 ? Double.infinity : Double(UInt64(1) << UInt64(choices))
-        var masks: [[Bool]] = []
-        if possible <= Double(bound) {
-            for m in 0..<(1 << choices) { masks.append((0..<choices).map { m & (1 << $0) != 0 }) }
-        } else {
-            masks.append(Array(repeating: false, count: choices))
-            masks.append(Array(repeating: true, count: choices))
-            while masks.count < bound { masks.append((0..<choices).map { _ in Bool.random(using: &rng) }) }
-        }
+        let (masks, exhaustive) = image.masks(bound: CrashStatesScenario.bound(context.options.profile), using: &rng)
         var violations: [String] = []
         for (n, mask) in masks.enumerated() {
             let (newSectors, newSize) = image.state(mask: mask)
@@ -73,11 +64,11 @@ public struct CrashStatesScenario: Scenario {
                 if violations.count >= 5 { break }
             }
         }
-        let covered = choices > 20 ? "2^\(choices)" : String(Int(possible))
+        let covered = choices > 20 ? "2^\(choices)" : String(1 << choices)
         let dying = image.dying
         outcome.notes.append("commit \(dying) killed at \(mode): \(image.unsynced.count) unsynced sectors\(image.sizeChoice ? " and the size" : ""); explored \(masks.count) of \(covered) states")
         outcome.crashStates.append(CrashStateCoverage(cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
-                                                      sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: possible <= Double(bound)))
+                                                      sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: exhaustive))
         outcome.crashPoints.insert(mode)
         outcome.faults += masks.count
         outcome.events.append((mode, violations, "commit \(dying) killed at \(mode), \(masks.count) of \(covered) crash states"))
@@ -89,6 +80,9 @@ public struct CrashStatesScenario: Scenario {
     static func deaths(cycle index: Int) -> [CrashPoint] {
         points[index % points.count].map { [$0] } ?? [.afterSelectFlip, .afterTopWritten]
     }
+
+    /// The commits a cycle makes before its writers die: the first draw from its seed.
+    static func cleanCommits(using rng: inout SeededRandom) -> UInt64 { UInt64(Int.random(in: 1...12, using: &rng)) }
 
     static func mode(_ deaths: [CrashPoint]) -> String { deaths.count > 1 ? "unsynced-flip-then-next" : deaths[0].rawValue }
 }

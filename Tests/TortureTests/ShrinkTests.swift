@@ -1,5 +1,6 @@
 import XCTest
 import Engine
+import FaultFS
 import FiefTestSupport
 @testable import Torture
 
@@ -73,15 +74,29 @@ final class ShrinkTests: XCTestCase {
     }
 
     /// The replays kept as regression tests: each still fails on the broken variant it was
-    /// recorded on and passes on the correct engine.
+    /// recorded on and passes on the correct engine. Crash-states replays run on FaultFS.
     func testKeptReplays() throws {
+        try runKeptReplays { $0.scenario == CrashPointsScenario().name }
+    }
+
+    func testKeptCrashStateReplays() throws {
+        if let why = FaultFSMount.unavailableReason() {
+            FileHandle.standardError.write(Data("\n*** CRASH-STATES REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("crash-states replays need FUSE: \(why)")
+        }
+        try runKeptReplays { $0.scenario == CrashStatesScenario().name }
+    }
+
+    func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Replays").path
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
-        XCTAssertFalse(files.isEmpty, "no replay files under \(folder)")
         let dir = TempDir()
+        var ran = 0
         for f in files {
             let replay = try TortureReplay.read(folder + "/" + f)
+            guard which(replay) else { continue }
+            ran += 1
             if replay.broken != nil {
                 let r = try replay.run(in: dir.file(f + ".broken"))
                 XCTAssertTrue(r.reproduces, "\(f) no longer fails on \(replay.broken!): \(r.violations)")
@@ -89,5 +104,27 @@ final class ShrinkTests: XCTestCase {
             let correct = try replay.run(in: dir.file(f + ".correct"), broken: .some(nil))
             XCTAssertTrue(correct.passed, "\(f) fails on the correct engine: \(correct.violations)")
         }
+        XCTAssertGreaterThan(ran, 0, "no such replay files under \(folder)")
+    }
+
+    /// A no-base-sync crash-states cycle shrinks to few commits and few lost sectors, and the
+    /// state it keeps fails only on its engine.
+    func testANoBaseSyncCrashStateShrinksToItsLostSectors() throws {
+        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        if let why = FaultFSMount.unavailableReason() {
+            FileHandle.standardError.write(Data("\n*** CRASH-STATES SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("crash-states needs FUSE: \(why)")
+        }
+        let dir = TempDir()
+        var original = TortureReplay(seed: 21, deaths: CrashStatesScenario.deaths(cycle: 2).map { .at($0, nth: 1) }, broken: "no-base-sync")
+        original.scenario = CrashStatesScenario().name
+        original.cleanCommits = 6
+        original.stateBound = 256
+        let r = try Shrinker(budgetSeconds: 120, workDir: dir.file("work")).shrink(original)
+        XCTAssertLessThanOrEqual(r.after.commits, 3, "\(r.before) -> \(r.after)")
+        XCTAssertLessThan(r.after.lostSectors ?? .max, r.before.lostSectors ?? 0, "\(r.before) -> \(r.after)")
+        XCTAssertNotNil(r.replay.state)
+        XCTAssertEqual(r.passesOnCorrectEngine, true)
+        XCTAssertTrue(try r.replay.run(in: dir.file("again")).reproduces)
     }
 }

@@ -31,16 +31,21 @@ public struct Shrinker {
 
     final class Search {
         var best: TortureReplay
-        var bestAttempted: UInt64
+        var bestResult: ReplayResult
         var candidates = 0
         let deadline: Date
-        init(_ r: TortureReplay, attempted: UInt64, deadline: Date) {
+        init(_ r: TortureReplay, result: ReplayResult, deadline: Date) {
             best = r
-            bestAttempted = attempted
+            bestResult = result
             self.deadline = deadline
         }
         var outOfTime: Bool { Date() >= deadline }
+        var size: ReplaySize { best.size(bestResult) }
     }
+
+    /// States a crash-states candidate searches when the pinned one no longer fails (its
+    /// sectors moved): fewer than a run's, so a candidate costs seconds, not minutes.
+    static let searchBound = 512
 
     public func shrink(_ original: TortureReplay) throws -> Result {
         let t0 = Date()
@@ -58,29 +63,47 @@ public struct Shrinker {
         }
         var start = original
         start.expected = original.expected ?? .init(kind: ViolationKind.of(violation), violation: violation)
-        let before = start.size(commitsAttempted: first.commitsAttempted)
+        // A crash-states case keeps the state that failed: candidates try it first.
+        if let state = first.state { start.state = state }
+        let before = start.size(first)
         say("shrink: the case fails (\(start.expected!.kind.rawValue): \(violation.prefix(160))); \(before)")
-        let search = Search(start, attempted: first.commitsAttempted, deadline: t0.addingTimeInterval(budgetSeconds))
+        let search = Search(start, result: first, deadline: t0.addingTimeInterval(budgetSeconds))
+        let kind = start.expected!.kind
 
-        /// Keeps `candidate` when it still fails the same way.
-        func attempt(_ candidate: TortureReplay, _ what: String) -> Bool {
+        /// Keeps `candidate` when it still fails the same way; a crash-states candidate whose
+        /// pinned state passes searches `searchStates` states for one that fails.
+        func attempt(_ candidate: TortureReplay, _ what: String, searchStates: Int?) -> Bool {
             guard !search.outOfTime, candidate != search.best else { return false }
             search.candidates += 1
-            guard let r = try? candidate.run(in: dir), r.reproduces else { return false }
-            search.best = candidate
-            search.best.expected = TortureReplay.Expected(kind: start.expected!.kind, violation: r.violations.first { ViolationKind.of($0) == start.expected!.kind } ?? violation)
-            search.bestAttempted = r.commitsAttempted
-            say("shrink: \(what): \(search.best.size(commitsAttempted: r.commitsAttempted))")
+            var c = candidate
+            var r = try? c.run(in: dir)
+            if r?.reproduces != true, let bound = searchStates, c.state != nil {
+                c.state = nil
+                c.stateBound = bound
+                search.candidates += 1
+                r = try? c.run(in: dir)
+                c.stateBound = nil
+            }
+            guard let r, r.reproduces else { return false }
+            if let state = r.state { c.state = state }
+            c.expected = TortureReplay.Expected(kind: kind, violation: r.violations.first { ViolationKind.of($0) == kind } ?? violation)
+            search.best = c
+            search.bestResult = r
+            say("shrink: \(what): \(search.size)")
             return true
         }
+        let structural = { (c: TortureReplay, what: String) in attempt(c, what, searchStates: Shrinker.searchBound) }
+        let pinned = { (c: TortureReplay, what: String) in attempt(c, what, searchStates: nil) }
 
-        determinize(search, attempt)
-        dropDeaths(search, attempt)
-        earliestPasses(search, attempt)
-        cutCommits(search, attempt)
+        determinize(search, structural)
+        dropDeaths(search, structural)
+        earliestPasses(search, structural)
+        fewerCleanCommits(search, structural)
+        cutCommits(search, structural)
+        fewerLostSectors(search, pinned)
 
         var shrunk = search.best
-        let after = shrunk.size(commitsAttempted: search.bestAttempted)
+        let after = search.size
         let seconds = Date().timeIntervalSince(t0)
         shrunk.origin = TortureReplay.Origin(runSeed: original.origin?.runSeed, cycle: original.origin?.cycle, before: before,
                                              shrinkSeconds: (seconds * 10).rounded() / 10, candidatesRun: search.candidates)
@@ -91,6 +114,54 @@ public struct Shrinker {
         try? FileManager.default.removeItem(atPath: dir)
         return Result(replay: shrunk, before: before, after: after, candidates: search.candidates, seconds: seconds,
                       passesOnCorrectEngine: correct, budgetRanOut: search.outOfTime)
+    }
+
+    /// Fewer commits made cleanly before the writers that die (crash-states): none, else
+    /// halving towards the count that fails.
+    func fewerCleanCommits(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard var clean = s.best.cleanCommits, clean > 0 else { return }
+        var low: UInt64 = 0
+        while low < clean && !s.outOfTime {
+            var c = s.best
+            c.cleanCommits = low
+            if attempt(c, "\(low) commits before the deaths") {
+                clean = low
+                break
+            }
+            low = low == 0 ? 1 : min(clean, low * 2)
+            if low == clean { break }
+        }
+    }
+
+    /// The smallest set of unsynced sectors lost (crash-states): lost sectors made to reach
+    /// the disk, by delta debugging, while the state still fails; then the new size.
+    func fewerLostSectors(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard s.best.state != nil, let unsynced = s.bestResult.unsyncedSectors else { return }
+        var chunks = 1
+        while !s.outOfTime {
+            let kept = Set(s.best.state!.newSectors)
+            let lost = unsynced.filter { !kept.contains($0) }
+            guard !lost.isEmpty else { break }
+            let size = (lost.count + chunks - 1) / chunks
+            var reached = false
+            var start = 0
+            while start < lost.count && !s.outOfTime {
+                var c = s.best
+                let chunk = lost[start..<min(lost.count, start + size)]
+                c.state!.newSectors = (Set(c.state!.newSectors).union(chunk)).sorted()
+                if attempt(c, "\(chunk.count) more sector\(chunk.count == 1 ? "" : "s") reached the disk") {
+                    reached = true
+                    break
+                }
+                start += size
+            }
+            if reached { chunks = max(1, chunks / 2) } else if size == 1 { break } else { chunks = min(chunks * 2, lost.count) }
+        }
+        if s.best.state?.newSize == false {
+            var c = s.best
+            c.state!.newSize = true
+            _ = attempt(c, "the new size reached the disk")
+        }
     }
 
     /// Timed kills become crash points (the first point and pass that fails the same way),
@@ -137,7 +208,7 @@ public struct Shrinker {
     /// The commits spelled out, then cut: every put and delete of a commit dropped at once,
     /// else halves, quarters, ... (delta debugging), then the bank transfers, then long values.
     func cutCommits(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
-        let n = Int(s.bestAttempted)
+        let n = Int(s.bestResult.commitsAttempted)
         guard n > 0 else { return }
         if s.best.commits == nil || s.best.commits!.count > n {
             var c = s.best

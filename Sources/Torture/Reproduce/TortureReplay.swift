@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import SeededRandomness
 
 /// A failing crash cycle as one small JSON document: the writers' deaths, the commits they
 /// make, the engine they run and the violation expected. `fief torture replay FILE` runs it on
@@ -18,6 +19,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public var deaths: [WriterDeath]
     /// Explicit commits (commit i is `commits[i - 1]`); nil: derived from `seed`.
     public var commits: [PlannedCommit]?
+    /// crash-states: the commits made (and synced) before the writers that die.
+    public var cleanCommits: UInt64?
+    /// crash-states: the state built after the deaths (nil: every state up to `stateBound`,
+    /// then a seeded sample, until one fails).
+    public var state: CrashState?
+    public var stateBound: Int?
     /// The violation the case is kept for.
     public var expected: Expected?
     /// Where the case came from and how big it was before shrinking.
@@ -26,6 +33,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public struct Expected: Codable, Sendable, Equatable {
         public var kind: ViolationKind
         public var violation: String
+    }
+
+    /// Which of the unsynced sectors reached the disk, and whether the file's new size did.
+    public struct CrashState: Codable, Sendable, Equatable {
+        public var newSectors: [Int]
+        public var newSize: Bool
     }
 
     public struct Origin: Codable, Sendable, Equatable {
@@ -57,19 +70,27 @@ public struct TortureReplay: Codable, Sendable, Equatable {
               let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
             throw TortureError.invalid("\(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
         }
-        guard record.scenario == CrashPointsScenario().name, record.target == nil || record.target == TargetSpec.default.description else {
-            throw TortureError.invalid("shrink handles crash-points cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(dir)`)")
+        guard TortureReplay.shrinkableScenarios.contains(record.scenario), record.target == nil || record.target == TargetSpec.default.description else {
+            throw TortureError.invalid("shrink handles \(TortureReplay.shrinkableScenarios.sorted().joined(separator: " and ")) cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(dir)`)")
         }
         if let b = record.broken, BrokenVariant(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
         }
-        self.init(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
+        if record.scenario == CrashStatesScenario().name {
+            var rng = SeededRandom(seed: record.cycleSeed)
+            self.init(seed: record.cycleSeed, deaths: CrashStatesScenario.deaths(cycle: record.cycle).map { .at($0, nth: 1) }, broken: record.broken)
+            scenario = record.scenario
+            cleanCommits = CrashStatesScenario.cleanCommits(using: &rng)
+            stateBound = CrashStatesScenario.bound(TortureProfile(rawValue: record.profile) ?? .ci)
+        } else {
+            self.init(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
+        }
         encryptionSeed = record.encrypted == true ? record.runSeed : nil
         origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
     }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
-    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name]
+    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name]
 
     public var workload: CommitWorkload { CommitWorkload(seed: seed, schedule: commits) }
 
@@ -87,16 +108,63 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let s = encryptionSeed { TortureEncryption.activate(seed: s) } else { TortureEncryption.deactivate() }
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
+        if scenario == CrashStatesScenario().name { return try runCrashStates(in: dir, environment: env) }
+        guard scenario == CrashPointsScenario().name else { throw TortureError.invalid("replays of \(scenario) are not supported (crash-points, crash-states)") }
         let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
     }
 
+    /// Writers on a FaultFS mount, then one crash state (or a search for a failing one).
+    func runCrashStates(in dir: String, environment: [String: String]) throws -> ReplayResult {
+        let points = try deaths.map { d -> CrashPoint in
+            guard let p = d.point, d.nth ?? 1 == 1 else { throw TortureError.invalid("crash-states writers die at a crash point's first pass") }
+            return p
+        }
+        if let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("crash-states replays need FUSE: \(why)") }
+        var notes: [String] = []
+        let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: .posix, clean: cleanCommits ?? 0, deaths: points,
+                                       environment: environment, notes: &notes)
+        let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
+        var result = ReplayResult(violations: [], commitsAttempted: attempted, expected: expected)
+        guard case .success(let image) = made else {
+            if case .failure(let f) = made { result.violations = ["harness: \(f.description)"] }
+            return result
+        }
+        result.unsyncedSectors = image.unsynced
+        let mode = CrashStatesScenario.mode(points)
+        func check(_ newSectors: Set<Int>, _ newSize: Bool) throws -> Bool {
+            let found = try image.check(image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief",
+                                        oraclePath: dir + "/oracle.log", workload: workload, mode: mode)
+            guard !found.isEmpty else { return false }
+            let lost = image.unsynced.filter { !newSectors.contains($0) }
+            let named = lost.count <= 8 ? " \(lost)" : ""
+            result.violations = found.map { "\(mode), \(lost.count) of \(image.unsynced.count) unsynced sectors lost\(named)\(image.sizeChoice && !newSize ? " and the size" : ""): \($0)" }
+            result.state = CrashState(newSectors: newSectors.sorted(), newSize: newSize)
+            return true
+        }
+        if let state {
+            _ = try check(Set(state.newSectors).intersection(image.unsynced), state.newSize)
+            return result
+        }
+        var rng = SeededRandom(seed: seed)
+        for mask in image.masks(bound: stateBound ?? 4096, using: &rng).masks {
+            let (newSectors, newSize) = image.state(mask: mask)
+            if try check(newSectors, newSize) { break }
+        }
+        return result
+    }
+
     /// How big the case is: what shrinking makes smaller.
-    public func size(commitsAttempted: UInt64) -> ReplaySize {
-        let n = Int(commitsAttempted)
+    public func size(_ r: ReplayResult) -> ReplaySize {
+        let n = Int(r.commitsAttempted)
         let changes = (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count }
-        return ReplaySize(deaths: deaths.count, threads: deaths.map(\.threads).max() ?? 1, commits: n, changes: changes)
+        var size = ReplaySize(deaths: deaths.count, threads: deaths.map(\.threads).max() ?? 1, commits: n, changes: changes)
+        if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
+            size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
+            size.unsyncedSectors = unsynced.count
+        }
+        return size
     }
 
     public static func read(_ path: String) throws -> TortureReplay {
@@ -122,6 +190,9 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
     public var threads: Int
     public var commits: Int
     public var changes: Int
+    /// crash-states: the unsynced sectors the failing state lost, of how many.
+    public var lostSectors: Int?
+    public var unsyncedSectors: Int?
 
     public init(deaths: Int, threads: Int, commits: Int, changes: Int) {
         self.deaths = deaths
@@ -130,7 +201,10 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
         self.changes = changes
     }
 
-    public var description: String { "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(changes) puts and deletes)" }
+    public var description: String {
+        let sectors = lostSectors.map { ", \($0) of \(unsyncedSectors ?? 0) unsynced sectors lost" } ?? ""
+        return "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(changes) puts and deletes)" + sectors
+    }
 }
 
 /// What one run of a replay found.
@@ -138,6 +212,9 @@ public struct ReplayResult: Sendable {
     public var violations: [String]
     public var commitsAttempted: UInt64
     public var expected: TortureReplay.Expected?
+    /// crash-states: the unsynced sectors after the deaths, and the state that failed.
+    public var unsyncedSectors: [Int]?
+    public var state: TortureReplay.CrashState?
 
     public var passed: Bool { violations.isEmpty }
     /// Fails with the kind of violation the case is kept for (any violation when none is named).
