@@ -154,7 +154,10 @@ public enum HTMLReport {
         h += "<table><tr><th>broken variant</th><th>scenario</th><th>caught</th><th>cycles to detection</th><th>shrunk to</th><th>first violation</th></tr>"
         for r in rows {
             h += "<tr><td class=\"l\"><code>\(esc(r.variant))</code></td><td class=\"l\">\(esc(r.scenario))</td><td class=\"l\">\(r.caught ? "<span class=\"met\">yes</span>" : "<span class=\"missed\">NO</span>")</td>"
-            let shrunk = r.shrunk.map { "\($0.before.commits) → \($0.after.commits) commits, \($0.before.deaths) → \($0.after.deaths) writers" } ?? "-"
+            let shrunk = r.shrunk.map { s in
+                "\(s.before.commits) → \(s.after.commits) commits, \(s.before.deaths) → \(s.after.deaths) writers"
+                    + (s.before.lostSectors.map { ", \($0) → \(s.after.lostSectors ?? 0) sectors lost" } ?? "")
+            } ?? "-"
             h += "<td>\(r.cyclesToDetection.map(String.init) ?? "-")</td><td>\(esc(shrunk))</td><td class=\"l\">\(esc(String((r.firstViolation ?? "").prefix(200))))</td></tr>"
         }
         return h + "</table></section>"

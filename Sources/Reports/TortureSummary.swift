@@ -79,6 +79,7 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
                 public var deaths: Int
                 public var threads: Int
                 public var commits: Int
+                public var lostSectors: Int?
             }
             public var before: Size
             public var after: Size

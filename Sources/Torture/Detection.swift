@@ -49,6 +49,8 @@ public struct Detection {
     public let seed: UInt64
     public let cycles: Int
     public let out: String
+    /// Only these variants (nil: every one in the plan).
+    public var only: Set<String>?
 
     public init(seed: UInt64, cycles: Int, out: String) {
         self.seed = seed
@@ -59,7 +61,7 @@ public struct Detection {
     public func run(progress: (String) -> Void = { _ in }) throws -> [Row] {
         guard BrokenVariant.available else { throw TortureError.invalid("the detection table needs a debug build (release builds carry no broken variants)") }
         var rows: [Row] = []
-        for (variant, scenario) in Detection.plan {
+        for (variant, scenario) in Detection.plan where only?.contains(variant) ?? true {
             var o = TortureOptions(seed: seed)
             // "power-cut --encrypt": the scenario on encrypted files.
             let parts = scenario.split(separator: " ").map(String.init)
@@ -88,7 +90,7 @@ public struct Detection {
     func shrink(_ artifacts: String, variant: String, progress: (String) -> Void) throws -> Shrunk {
         let r = try Shrinker(budgetSeconds: 120, workDir: out + "/shrink-work").shrink(try TortureReplay(artifacts: artifacts))
         try FileManager.default.createDirectory(atPath: out + "/replays", withIntermediateDirectories: true)
-        let file = "replays/\(variant).json"
+        let file = "replays/\(variant)-\(scenario.split(separator: " ").joined(separator: "-")).json"
         try r.replay.write(to: out + "/" + file)
         progress("\(variant): shrunk from \(r.before) to \(r.after) in \(String(format: "%.1f", r.seconds)) s")
         return Shrunk(before: r.before, after: r.after, seconds: (r.seconds * 10).rounded() / 10, passesOnCorrectEngine: r.passesOnCorrectEngine ?? true, replay: file)
@@ -105,16 +107,17 @@ public struct Detection {
 
     /// Each broken variant, the scenario that caught it, and how many cycles it took.
     public static func markdownTable(_ rows: [Row]) -> String {
-        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | shrunk: commits | writers | threads | shrink time | first violation |\n"
-        md += "|---|---|---|---:|---:|---:|---:|---:|---|\n"
+        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | shrunk: commits | writers | threads | sectors lost | shrink time | first violation |\n"
+        md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for r in rows {
             let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
             md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | "
             if let s = r.shrunk {
-                md += "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) | \(s.before.threads) → \(s.after.threads) | \(String(format: "%.1f", s.seconds)) s"
+                let sectors = s.before.lostSectors.map { "\($0) of \(s.before.unsyncedSectors ?? 0) → \(s.after.lostSectors ?? 0) of \(s.after.unsyncedSectors ?? 0)" } ?? "-"
+                md += "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) | \(s.before.threads) → \(s.after.threads) | \(sectors) | \(String(format: "%.1f", s.seconds)) s"
                 md += s.passesOnCorrectEngine ? " | " : " (**fails on the correct engine too**) | "
             } else {
-                md += "- | - | - | - | "
+                md += "- | - | - | - | - | "
             }
             md += "\(v) |\n"
         }
