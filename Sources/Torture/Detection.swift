@@ -78,7 +78,7 @@ public struct Detection {
                           cyclesRun: r.cycles, firstViolation: first?.violations.first)
             progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
             if TortureReplay.shrinkableScenarios.contains(scenario), let artifacts = first?.artifacts {
-                row.shrunk = try shrink(artifacts, variant: variant, progress: progress)
+                row.shrunk = try shrink(artifacts, variant: variant, scenario: scenario, progress: progress)
             }
             rows.append(row)
         }
@@ -87,7 +87,7 @@ public struct Detection {
     }
 
     /// Shrinks a caught variant's first failing cycle and keeps its replay beside the table.
-    func shrink(_ artifacts: String, variant: String, progress: (String) -> Void) throws -> Shrunk {
+    func shrink(_ artifacts: String, variant: String, scenario: String, progress: (String) -> Void) throws -> Shrunk {
         let r = try Shrinker(budgetSeconds: 120, workDir: out + "/shrink-work").shrink(try TortureReplay(artifacts: artifacts))
         try FileManager.default.createDirectory(atPath: out + "/replays", withIntermediateDirectories: true)
         let file = "replays/\(variant)-\(scenario.split(separator: " ").joined(separator: "-")).json"
