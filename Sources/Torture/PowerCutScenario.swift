@@ -31,97 +31,36 @@ public struct PowerCutScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var outcome = CycleOutcome()
         if let why = FaultFSMount.unavailableReason() {
+            var outcome = CycleOutcome()
             outcome.events.append(("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
             return outcome
         }
+        return try PowerCut.run(PowerCutScenario.cuts(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
+                                environment: context.writerEnvironment, model: context.options.fsModel)
+    }
+
+    /// Cycle `index`'s four cuts, from its seed: after a death at an engine crash point
+    /// (rotating, so every point meets every mode within 30 cycles); after FaultFS killed the
+    /// writer just before a commit's select-bit sync (the flip written, not yet durable) and
+    /// just before a data sync; then while several writer threads run.
+    public static func cuts(cycle index: Int, seed: UInt64) -> [PowerCut] {
         var rng = SeededRandom(seed: seed)
-        let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
-        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
-        let workload = CommitWorkload(seed: seed)
-        var current: UInt64 = 0   // the commit the file holds, as last recovered
-        for e in 0..<PowerCutScenario.eventsPerCycle {
-            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
-            try fs.mount()
-            defer { fs.unmount() }
-            var cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed, threads: 1, logPath: "\(dir)/writer-\(e).out")
-            cycle.environment = context.writerEnvironment
-            var description: String
-            /// What the commit that died may leave: the one before it, or (when its flip was
-            /// written) itself too.
-            var expect: (dying: UInt64, flipWritten: Bool, flipSynced: Bool)?
+        let mode = modes[index % modes.count].name
+        return (0..<eventsPerCycle).map { e in
+            let fsSeed = seed &+ UInt64(e)
             switch e {
             case 0:
-                let p = CrashPoint.commitPoints[index % CrashPoint.commitPoints.count]
-                let nth = Int.random(in: 1...8, using: &rng)
-                let dying = current + UInt64(nth)
-                let child = try ChildProcess(arguments: cycle.writerArguments(maxCommit: dying + 2),
-                                             environment: cycle.environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"]) { $1 },
-                                             output: cycle.logPath, label: "writer")
-                _ = child.wait()
-                try fs.ctl(["power-cut"] + mode.args)
-                description = "\(mode.name) power cut after a crash at \(p.rawValue):\(nth) (commit \(dying))"
-                outcome.crashPoints.insert(p.rawValue)
-                expect = (dying, p.selectFlipWritten, p.selectFlipDurable)
+                return PowerCut(death: .crashPoint, crashPoint: CrashPoint.commitPoints[index % CrashPoint.commitPoints.count].rawValue,
+                                nth: Int.random(in: 1...8, using: &rng), mode: mode, faultfsSeed: fsSeed)
             case 1, 2:
-                // A commit syncs the database twice: odd counts are data syncs, even ones the
-                // select-bit sync that follows the flip. The first commit on a version whose
-                // flip no writer saw synced (as after the last cut) syncs once more before it
-                // writes, so one commit goes first, outside the count.
-                let warmUp = try ChildProcess(arguments: cycle.writerArguments(maxCommit: current + 1), environment: cycle.environment,
-                                              output: cycle.logPath.map { $0 + ".warm-up" }, label: "writer").wait()
-                if warmUp != .exited(0) {
-                    outcome.events.append((mode.name, ["its writer \(warmUp)"], "power-cut cycle \(index), the commit before the FaultFS kill"))
-                    continue
-                }
-                current += 1
-                let commits = Int.random(in: 1...6, using: &rng)
-                let k = 2 * commits - (e == 1 ? 0 : 1)
-                let dying = current + UInt64(commits)
-                try fs.ctl(["inject", "kill-caller", "op=fsync", "path=db.fief", "nth=\(k)", "when=before", "once"])
-                let child = try ChildProcess(arguments: cycle.writerArguments(maxCommit: dying + 2),
-                                             environment: cycle.environment, output: cycle.logPath, label: "writer")
-                let ending = child.wait()
-                try fs.ctl(["power-cut"] + mode.args)
-                let window = e == 1 ? "select-bit sync" : "data sync"
-                description = "\(mode.name) power cut after FaultFS killed the writer before the \(window) of commit \(dying)"
-                outcome.crashPoints.insert("faultfs-kill-before-\(e == 1 ? "select" : "data")-sync")
-                if ending != .signaled(SIGKILL) {
-                    outcome.events.append((mode.name, ["FaultFS was to kill the writer at fsync \(k), but it \(ending)"], description))
-                    break
-                }
-                expect = (dying, e == 1, false)
+                return PowerCut(death: e == 1 ? .killBeforeSelectSync : .killBeforeDataSync, nth: Int.random(in: 1...6, using: &rng),
+                                mode: mode, faultfsSeed: fsSeed)
             default:
                 let threads = Int.random(in: 1...3, using: &rng)
-                let child = try ChildProcess(arguments: CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed, threads: threads).writerArguments(maxCommit: UInt64.max / 2),
-                                             environment: cycle.environment, output: cycle.logPath, label: "writer")
-                let delay = UInt32.random(in: 50_000...400_000, using: &rng)
-                usleep(delay)
-                try fs.ctl(["power-cut"] + mode.args)
-                child.kill9()
-                _ = child.wait()
-                description = "\(mode.name) power cut \(delay / 1000) ms into a run of \(threads) writer threads"
+                return PowerCut(death: .running, threads: threads, delayMicros: UInt32.random(in: 50_000...400_000, using: &rng),
+                                mode: mode, faultfsSeed: fsSeed)
             }
-            outcome.faults += 1
-            fs.unmount()
-            var verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
-            if let x = expect, verdict.violations.isEmpty {
-                // A commit whose second sync returned is durable even if never acknowledged;
-                // one that never flipped the select bit is not there.
-                let k = verdict.recoveredCommit
-                if x.flipSynced && k != x.dying {
-                    verdict.violations.append("the select bit of commit \(x.dying) was synced, yet the file recovered commit \(k)")
-                } else if !x.flipWritten && k != x.dying - 1 {
-                    verdict.violations.append("commit \(x.dying) never flipped the select bit, yet the file recovered commit \(k)")
-                } else if x.flipWritten && !x.flipSynced && k != x.dying && k != x.dying - 1 {
-                    verdict.violations.append("expected commit \(x.dying - 1) or \(x.dying), found \(k)")
-                }
-            }
-            current = verdict.recoveredCommit
-            outcome.events.append((mode.name, verdict.violations, description))
-            if !verdict.violations.isEmpty { break }
         }
-        return outcome
     }
 }
