@@ -219,7 +219,7 @@ struct TortureReplayCommand: ParsableCommand {
             var override: String??
             if let broken { override = .some(broken == "none" ? nil : broken) }
             let engine = (override ?? replay.broken).map { "broken variant \($0)" } ?? "the correct engine"
-            print("fief torture replay: \(replay.deaths.map(\.description).joined(separator: ", ")) on \(engine)")
+            print("fief torture replay: \(replay.summary) on \(engine)")
             result = try replay.run(in: dir, broken: override)
         } catch {
             FileHandle.standardError.write(Data("fief torture replay: \(error)\n".utf8))

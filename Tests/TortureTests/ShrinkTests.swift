@@ -74,17 +74,18 @@ final class ShrinkTests: XCTestCase {
     }
 
     /// The replays kept as regression tests: each still fails on the broken variant it was
-    /// recorded on and passes on the correct engine. Crash-states replays run on FaultFS.
+    /// recorded on and passes on the correct engine. Crash-states and power-cut replays run on
+    /// FaultFS.
     func testKeptReplays() throws {
         try runKeptReplays { $0.scenario == CrashPointsScenario().name }
     }
 
-    func testKeptCrashStateReplays() throws {
+    func testKeptFaultFSReplays() throws {
         if let why = FaultFSMount.unavailableReason() {
-            FileHandle.standardError.write(Data("\n*** CRASH-STATES REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("crash-states replays need FUSE: \(why)")
+            FileHandle.standardError.write(Data("\n*** CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("crash-states and power-cut replays need FUSE: \(why)")
         }
-        try runKeptReplays { $0.scenario == CrashStatesScenario().name }
+        try runKeptReplays { $0.scenario != CrashPointsScenario().name }
     }
 
     func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {
@@ -105,6 +106,31 @@ final class ShrinkTests: XCTestCase {
             XCTAssertTrue(correct.passed, "\(f) fails on the correct engine: \(correct.violations)")
         }
         XCTAssertGreaterThan(ran, 0, "no such replay files under \(folder)")
+    }
+
+    /// An encrypt-in-place power-cut cycle (encrypted files) shrinks to one cut after few commits.
+    func testAnEncryptInPlacePowerCutShrinks() throws {
+        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        if let why = FaultFSMount.unavailableReason() {
+            FileHandle.standardError.write(Data("\n*** POWER-CUT SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            throw XCTSkip("power-cut needs FUSE: \(why)")
+        }
+        let dir = TempDir()
+        // The first of ten cycles that fails, as a run would find it.
+        var failing: TortureReplay?
+        for cycle in 0..<10 where failing == nil {
+            var r = TortureReplay(seed: 1000 + UInt64(cycle), deaths: [], broken: "encrypt-in-place")
+            r.scenario = PowerCutScenario().name
+            r.cuts = PowerCutScenario.cuts(cycle: cycle, seed: r.seed)
+            r.encryptionSeed = 4
+            if try !r.run(in: dir.file("probe")).passed { failing = r }
+        }
+        let original = try XCTUnwrap(failing, "encrypt-in-place survived ten power-cut cycles")
+        let r = try Shrinker(budgetSeconds: 120, workDir: dir.file("work")).shrink(original)
+        XCTAssertLessThanOrEqual(r.after.commits, 3, "\(r.before) -> \(r.after)")
+        XCTAssertEqual(r.replay.cuts?.count, 1)
+        XCTAssertEqual(r.passesOnCorrectEngine, true)
+        XCTAssertTrue(try r.replay.run(in: dir.file("again")).reproduces)
     }
 
     /// A no-base-sync crash-states cycle shrinks to few commits and few lost sectors, and the

@@ -1,4 +1,5 @@
 import Engine
+import FaultFS
 import Foundation
 import SeededRandomness
 
@@ -19,6 +20,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public var deaths: [WriterDeath]
     /// Explicit commits (commit i is `commits[i - 1]`); nil: derived from `seed`.
     public var commits: [PlannedCommit]?
+    /// power-cut: the cuts, in order on one file (instead of `deaths`), and the FaultFS
+    /// persistence model.
+    public var cuts: [PowerCut]?
+    public var fsModel: String?
     /// crash-states: the commits made (and synced) before the writers that die.
     public var cleanCommits: UInt64?
     /// crash-states: the state built after the deaths (nil: every state up to `stateBound`,
@@ -76,7 +81,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let b = record.broken, BrokenVariant(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
         }
-        if record.scenario == CrashStatesScenario().name {
+        if record.scenario == PowerCutScenario().name {
+            self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
+            scenario = record.scenario
+            cuts = PowerCutScenario.cuts(cycle: record.cycle, seed: record.cycleSeed)
+            fsModel = record.fsModel
+        } else if record.scenario == CrashStatesScenario().name {
             var rng = SeededRandom(seed: record.cycleSeed)
             self.init(seed: record.cycleSeed, deaths: CrashStatesScenario.deaths(cycle: record.cycle).map { .at($0, nth: 1) }, broken: record.broken)
             scenario = record.scenario
@@ -90,7 +100,13 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
-    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name]
+    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name]
+
+    /// What the case does, in a line.
+    public var summary: String {
+        let steps = cuts.map { $0.map(\.description) } ?? deaths.map(\.description)
+        return "\(scenario): " + steps.joined(separator: ", ") + (encryptionSeed != nil ? " (encrypted)" : "")
+    }
 
     public var workload: CommitWorkload { CommitWorkload(seed: seed, schedule: commits) }
 
@@ -109,7 +125,19 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
         if scenario == CrashStatesScenario().name { return try runCrashStates(in: dir, environment: env) }
-        guard scenario == CrashPointsScenario().name else { throw TortureError.invalid("replays of \(scenario) are not supported (crash-points, crash-states)") }
+        if scenario == PowerCutScenario().name {
+            if let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("power-cut replays need FUSE: \(why)") }
+            let model = try fsModel.map { m in
+                guard let model = PersistenceModel(rawValue: m) else { throw TortureError.invalid("unknown FaultFS model '\(m)'") }
+                return model
+            } ?? .posix
+            let outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: model)
+            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
+            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
+        }
+        guard scenario == CrashPointsScenario().name else {
+            throw TortureError.invalid("replays of \(scenario) are not supported (\(TortureReplay.shrinkableScenarios.sorted().joined(separator: ", ")))")
+        }
         let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
@@ -159,7 +187,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public func size(_ r: ReplayResult) -> ReplaySize {
         let n = Int(r.commitsAttempted)
         let changes = (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count }
-        var size = ReplaySize(deaths: deaths.count, threads: deaths.map(\.threads).max() ?? 1, commits: n, changes: changes)
+        let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
+        var size = ReplaySize(deaths: cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
             size.unsyncedSectors = unsynced.count

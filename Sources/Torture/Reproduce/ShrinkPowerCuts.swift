@@ -1,0 +1,38 @@
+import Engine
+
+extension Shrinker {
+    /// A power-cut case: timed cuts become cuts after a crash point, cuts go, each writer dies
+    /// as early as still fails, and each cut drops everything unsynced (drop-all) if that
+    /// still fails.
+    func shrinkCuts(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard s.best.cuts != nil else { return }
+        for i in s.best.cuts!.indices where s.best.cuts![i].death == .running {
+            search: for nth in 1...3 {
+                for point in CrashPoint.commitPoints {
+                    var c = s.best
+                    c.cuts![i] = PowerCut(death: .crashPoint, crashPoint: point.rawValue, nth: nth, mode: c.cuts![i].mode, faultfsSeed: c.cuts![i].faultfsSeed)
+                    if attempt(c, "cut \(i + 1) after a crash at \(point.rawValue):\(nth) instead of a timed one") { break search }
+                }
+            }
+        }
+        var i = 0
+        while i < s.best.cuts!.count && s.best.cuts!.count > 1 {
+            var c = s.best
+            c.cuts!.remove(at: i)
+            if !attempt(c, "without cut \(i + 1)") { i += 1 }
+        }
+        for i in s.best.cuts!.indices {
+            guard let nth = s.best.cuts![i].nth, nth > 1 else { continue }
+            for n in 1..<nth {
+                var c = s.best
+                c.cuts![i].nth = n
+                if attempt(c, "cut \(i + 1): the writer dies in its commit \(n)") { break }
+            }
+        }
+        for i in s.best.cuts!.indices where s.best.cuts![i].mode != "drop-all" {
+            var c = s.best
+            c.cuts![i].mode = "drop-all"
+            _ = attempt(c, "cut \(i + 1) drops everything unsynced")
+        }
+    }
+}
