@@ -27,10 +27,12 @@ public struct BatchScenario: Scenario {
         }
 
         // A death at each commit point in turn, on a file that lives through the cycle.
-        let point = CrashPoint.commitPoints[index % CrashPoint.commitPoints.count]
-        let crashing = writer(dir + "/db.fief", oracle: dir + "/oracle.log", log: dir + "/writer-0.out")
-        let nth = Int.random(in: 1...6, using: &rng)
-        let crashed = try crashing.crash(at: point, nth: nth)
+        let death = BatchScenario.firstDeath(cycle: index, using: &rng)
+        var crashing = CrashCycle(dbPath: dir + "/db.fief", oraclePath: dir + "/oracle.log", seed: seed, threads: death.threads, logPath: dir + "/writer-0.out")
+        crashing.environment = context.writerEnvironment
+        crashing.batch = true
+        let point = death.point!
+        let crashed = try crashing.crash(at: point, nth: death.nth ?? 1)
         outcome.events.append((point.rawValue, crashed.violations, crashed.description + " (\(crashing.threads) batch threads)"))
         outcome.crashPoints.insert(point.rawValue)
 
@@ -75,5 +77,14 @@ public struct BatchScenario: Scenario {
         outcome.events.append((mode.name, verdict.violations,
                                "\(mode.name) power cut \(running / 1000) ms into a run of \(cut.threads) batch threads"))
         return outcome
+    }
+
+    /// The cycle's first writer: 4 to 8 batching threads that die at a commit point (in turn
+    /// over the cycles), the first draws from the cycle's seed.
+    static func firstDeath(cycle index: Int, using rng: inout SeededRandom) -> WriterDeath {
+        let threads = Int.random(in: 4...8, using: &rng)
+        var d = WriterDeath.at(CrashPoint.commitPoints[index % CrashPoint.commitPoints.count], nth: Int.random(in: 1...6, using: &rng))
+        d.threads = threads
+        return d
     }
 }

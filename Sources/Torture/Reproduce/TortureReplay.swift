@@ -24,6 +24,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// batch: the writers commit through `Database.batch`.
+    public var batch: Bool?
     /// crash-states: the commits made (and synced) before the writers that die.
     public var cleanCommits: UInt64?
     /// crash-states: the state built after the deaths (nil: every state up to `stateBound`,
@@ -81,7 +83,14 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let b = record.broken, BrokenVariant(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
         }
-        if record.scenario == PowerCutScenario().name {
+        if record.scenario == BatchScenario().name {
+            // The cycle's first event (a death at a crash point); the two-process kill and the
+            // power cut after it are rerun whole with `fief torture reproduce`.
+            var rng = SeededRandom(seed: record.cycleSeed)
+            self.init(seed: record.cycleSeed, deaths: [BatchScenario.firstDeath(cycle: record.cycle, using: &rng)], broken: record.broken)
+            scenario = record.scenario
+            batch = true
+        } else if record.scenario == PowerCutScenario().name {
             self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
             scenario = record.scenario
             cuts = PowerCutScenario.cuts(cycle: record.cycle, seed: record.cycleSeed)
@@ -100,12 +109,20 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
-    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name]
+    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
+                                                            BatchScenario().name]
+
+    /// Whether every run dies at the same places: crash points, one writer thread, no timed
+    /// kill. A replay that is not is run several times before it is called fixed.
+    public var isDeterministic: Bool {
+        guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
+        return cuts.allSatisfy(\.isDeterministic)
+    }
 
     /// What the case does, in a line.
     public var summary: String {
         let steps = cuts.map { $0.map(\.description) } ?? deaths.map(\.description)
-        return "\(scenario): " + steps.joined(separator: ", ") + (encryptionSeed != nil ? " (encrypted)" : "")
+        return "\(scenario): " + steps.joined(separator: ", ") + (batch == true ? " (through batch)" : "") + (encryptionSeed != nil ? " (encrypted)" : "")
     }
 
     public var workload: CommitWorkload { CommitWorkload(seed: seed, schedule: commits) }
@@ -135,10 +152,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
             return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
         }
-        guard scenario == CrashPointsScenario().name else {
+        guard scenario == CrashPointsScenario().name || scenario == BatchScenario().name else {
             throw TortureError.invalid("replays of \(scenario) are not supported (\(TortureReplay.shrinkableScenarios.sorted().joined(separator: ", ")))")
         }
-        let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env)
+        let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env, batch: batch ?? false)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
     }

@@ -30,12 +30,15 @@ public struct WriterDeath: Codable, Sendable, Equatable, CustomStringConvertible
 
     /// Kills writers on one file, one after another, each checked as it died: the events
     /// of a crash-points cycle, or of a replay.
-    public static func run(_ deaths: [WriterDeath], dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    /// `batch`: the writers commit through `Database.batch` (the batch scenario's).
+    public static func run(_ deaths: [WriterDeath], dir: String, workload: CommitWorkload, environment: [String: String],
+                           batch: Bool = false) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         for (e, death) in deaths.enumerated() {
             var cycle = CrashCycle(dbPath: dir + "/db.fief", oraclePath: dir + "/oracle.log", workload: workload,
                                    threads: death.threads, logPath: dir + "/writer-\(e).out")
             cycle.environment = environment
+            cycle.batch = batch
             if e == 0 { try cycle.writeSchedule() }
             if let raw = death.crashPoint {
                 guard let point = CrashPoint(rawValue: raw) else { throw TortureError.invalid("unknown crash point '\(raw)'") }
