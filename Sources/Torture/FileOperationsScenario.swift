@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Engine
+import FaultFS
 import Foundation
 import SeededRandomness
 
@@ -29,14 +30,59 @@ public struct FileOperationsScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        let op = Operation.allCases[(index / 2) % Operation.allCases.count]
-        return index % 2 == 0 ? try killCycle(index, op, seed: seed, dir: dir, context: context)
-                              : try powerCutCycle(index, op, seed: seed, dir: dir, context: context)
+        let plan = FileOperationsScenario.plan(cycle: index, seed: seed)
+        if plan.mode != nil, let missing = FaultFSMount.missingOutcome("file-ops power cuts", mode: "no-fuse", cycle: index) { return missing }
+        return try run(plan, dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment, model: context.options.fsModel)
     }
 
-    func commit(_ db: String, _ oracle: String, _ seed: UInt64, upTo maxCommit: UInt64, _ dir: String, _ context: ScenarioContext, log: String) throws -> String? {
-        let w = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
-        let child = try ChildProcess(arguments: w.writerArguments(maxCommit: maxCommit), environment: context.writerEnvironment, output: log, label: "writer")
+    /// One cycle of the scenario: commits, an operation (killed at a crash point, or let
+    /// finish on a FaultFS mount and followed by a power cut), and commits after it.
+    public struct Plan: Codable, Sendable, Equatable {
+        public var operation: String
+        /// The operation dies here (a process kill); nil: it finishes and the power is cut.
+        public var crashPoint: String?
+        /// The power-cut mode, when the cycle runs on FaultFS.
+        public var mode: String?
+        public var faultfsSeed: UInt64?
+        /// Commits before the operation, and after it.
+        public var before: UInt64
+        public var after: UInt64
+
+        public var description: String {
+            if let p = crashPoint { return "\(operation) killed at \(p) after commit \(before)" }
+            return "\(mode ?? "?") power cut after \(operation) returned and more commits were acknowledged"
+        }
+    }
+
+    /// Cycle `index`'s plan, from its seed: even cycles kill the operation at one of its
+    /// crash points (rotating), odd ones cut the power after it finished.
+    public static func plan(cycle index: Int, seed: UInt64) -> Plan {
+        var rng = SeededRandom(seed: seed)
+        let op = Operation.allCases[(index / 2) % Operation.allCases.count]
+        if index % 2 == 0 {
+            let points = FileOperationsScenario.points(op)
+            let first = UInt64(Int.random(in: 2...8, using: &rng))
+            return Plan(operation: op.rawValue, crashPoint: points[(index / 2 / Operation.allCases.count) % points.count].rawValue,
+                        before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
+        }
+        let first = UInt64(Int.random(in: 2...6, using: &rng))
+        return Plan(operation: op.rawValue, mode: PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count].name, faultfsSeed: seed,
+                    before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
+    }
+
+    func run(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
+        guard let op = Operation(rawValue: plan.operation) else { throw TortureError.invalid("unknown file operation '\(plan.operation)'") }
+        if let raw = plan.crashPoint {
+            guard let point = CrashPoint(rawValue: raw) else { throw TortureError.invalid("unknown crash point '\(raw)'") }
+            return try killCycle(op, point, plan, dir: dir, workload: workload, environment: environment)
+        }
+        return try powerCutCycle(op, plan, dir: dir, workload: workload, environment: environment, model: model)
+    }
+
+    func commit(_ db: String, _ oracle: String, _ workload: CommitWorkload, upTo maxCommit: UInt64, _ environment: [String: String], log: String) throws -> String? {
+        let w = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
+        try w.writeSchedule()
+        let child = try ChildProcess(arguments: w.writerArguments(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
         let ending = child.wait()
         return ending == .exited(0) ? nil : "the writer \(ending) while committing up to \(maxCommit); see \(log)"
     }
@@ -45,24 +91,20 @@ public struct FileOperationsScenario: Scenario {
         ["torture", "file-op", "--op", op.rawValue, "--db", db] + (op == .copy ? ["--dest", dest] : [])
     }
 
-    func killCycle(_ index: Int, _ op: Operation, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var rng = SeededRandom(seed: seed)
+    func killCycle(_ op: Operation, _ point: CrashPoint, _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let db = dir + "/db.fief", oracle = dir + "/oracle.log", dest = dir + "/copy.fief", fresh = dir + "/new.fief"
-        let workload = CommitWorkload(seed: seed)
-        let points = FileOperationsScenario.points(op)
-        let point = points[(index / 2 / Operation.allCases.count) % points.count]
-        let first = UInt64(Int.random(in: 2...8, using: &rng))
-        if let e = try commit(db, oracle, seed, upTo: first, dir, context, log: dir + "/writer-0.out") {
+        let first = plan.before
+        if let e = try commit(db, oracle, workload, upTo: first, environment, log: dir + "/writer-0.out") {
             outcome.events.append(("file-ops-\(op.rawValue)", [e], "commits before \(op.rawValue)"))
             return outcome
         }
         let target = op == .create ? fresh : db
         let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: dest),
-                                     environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
+                                     environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
                                      output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
-        let description = "\(op.rawValue) killed at \(point.rawValue) after commit \(first)"
+        let description = plan.description
         outcome.crashPoints.insert(point.rawValue)
         var violations: [String] = []
         if ending != .signaled(SIGKILL) { violations.append("\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out") }
@@ -70,8 +112,7 @@ public struct FileOperationsScenario: Scenario {
         violations += checkResult(op, point: point, db: db, dest: dest, fresh: fresh, copiedCommit: first, workload: workload, completed: false)
         if violations.isEmpty {
             // Commits after the operation, on whatever file it left.
-            let more = first + UInt64(Int.random(in: 1...4, using: &rng))
-            if let e = try commit(db, oracle, seed, upTo: more, dir, context, log: dir + "/writer-1.out") { violations.append(e) }
+            if let e = try commit(db, oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out") { violations.append(e) }
             violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         }
         outcome.events.append(("file-ops-\(op.rawValue)", violations, description))
@@ -112,31 +153,28 @@ public struct FileOperationsScenario: Scenario {
         }
     }
 
-    func powerCutCycle(_ index: Int, _ op: Operation, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+    func powerCutCycle(_ op: Operation, _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
         var outcome = CycleOutcome()
-        if let missing = FaultFSMount.missingOutcome("file-ops power cuts", mode: "no-fuse", cycle: index) { return missing }
-        var rng = SeededRandom(seed: seed)
-        let mode = PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count]
+        guard let mode = PowerCutScenario.modes.first(where: { $0.name == plan.mode }) else { throw TortureError.invalid("unknown power-cut mode '\(plan.mode ?? "")'") }
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
-        let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
+        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed ?? 0, tracePath: dir + "/faultfs-trace.jsonl", model: model)
         try fs.mount()
         defer { fs.unmount() }
-        let first = UInt64(Int.random(in: 2...6, using: &rng))
-        let description = "\(mode.name) power cut after \(op.rawValue) returned and more commits were acknowledged"
-        if let e = try commit(mnt + "/db.fief", oracle, seed, upTo: first, dir, context, log: dir + "/writer-0.out") {
+        let first = plan.before
+        let description = plan.description
+        if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first, environment, log: dir + "/writer-0.out") {
             outcome.events.append(("file-ops-\(mode.name)", [e], description))
             return outcome
         }
         let target = op == .create ? mnt + "/new.fief" : mnt + "/db.fief"
-        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: context.writerEnvironment,
+        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: environment,
                                      output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
         guard ending == .exited(0) else {
             outcome.events.append(("file-ops-\(mode.name)", ["\(op.rawValue) \(ending); see \(dir)/op.out"], description))
             return outcome
         }
-        if let e = try commit(mnt + "/db.fief", oracle, seed, upTo: first + UInt64(Int.random(in: 1...4, using: &rng)), dir, context, log: dir + "/writer-1.out") {
+        if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out") {
             outcome.events.append(("file-ops-\(mode.name)", [e], description))
             return outcome
         }
