@@ -102,6 +102,7 @@ public struct Shrinker {
         dropDeaths(search, structural)
         earliestPasses(search, structural)
         shrinkCuts(search, structural)
+        shrinkFileOperation(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)

@@ -24,6 +24,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// file-ops: the operation, how it ends, and the commits around it.
+    public var fileOperation: FileOperationsScenario.Plan?
     /// batch: the writers commit through `Database.batch`.
     public var batch: Bool?
     /// crash-states: the commits made (and synced) before the writers that die.
@@ -83,7 +85,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let b = record.broken, BrokenVariant(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
         }
-        if record.scenario == BatchScenario().name {
+        if record.scenario == FileOperationsScenario().name {
+            self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
+            scenario = record.scenario
+            fileOperation = FileOperationsScenario.plan(cycle: record.cycle, seed: record.cycleSeed)
+            fsModel = record.fsModel
+        } else if record.scenario == BatchScenario().name {
             // The cycle's first event (a death at a crash point); the two-process kill and the
             // power cut after it are rerun whole with `fief torture reproduce`.
             var rng = SeededRandom(seed: record.cycleSeed)
@@ -110,18 +117,19 @@ public struct TortureReplay: Codable, Sendable, Equatable {
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
-                                                            BatchScenario().name]
+                                                            BatchScenario().name, FileOperationsScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
+        if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
         return cuts.allSatisfy(\.isDeterministic)
     }
 
     /// What the case does, in a line.
     public var summary: String {
-        let steps = cuts.map { $0.map(\.description) } ?? deaths.map(\.description)
+        let steps = fileOperation.map { [$0.description] } ?? cuts.map { $0.map(\.description) } ?? deaths.map(\.description)
         return "\(scenario): " + steps.joined(separator: ", ") + (batch == true ? " (through batch)" : "") + (encryptionSeed != nil ? " (encrypted)" : "")
     }
 
@@ -142,13 +150,15 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
         if scenario == CrashStatesScenario().name { return try runCrashStates(in: dir, environment: env) }
+        if scenario == FileOperationsScenario().name, let plan = fileOperation {
+            if plan.mode != nil, let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("file-ops power-cut replays need FUSE: \(why)") }
+            let outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
+            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
+        }
         if scenario == PowerCutScenario().name {
             if let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("power-cut replays need FUSE: \(why)") }
-            let model = try fsModel.map { m in
-                guard let model = PersistenceModel(rawValue: m) else { throw TortureError.invalid("unknown FaultFS model '\(m)'") }
-                return model
-            } ?? .posix
-            let outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: model)
+            let outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: try model())
             let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
             return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
         }
@@ -158,6 +168,13 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env, batch: batch ?? false)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
+    }
+
+    /// The FaultFS persistence model the case runs under.
+    func model() throws -> PersistenceModel {
+        guard let m = fsModel else { return .posix }
+        guard let model = PersistenceModel(rawValue: m) else { throw TortureError.invalid("unknown FaultFS model '\(m)'") }
+        return model
     }
 
     /// Writers on a FaultFS mount, then one crash state (or a search for a failing one).
@@ -205,7 +222,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         let n = Int(r.commitsAttempted)
         let changes = (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count }
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
+        var size = ReplaySize(deaths: fileOperation != nil ? 1 : cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
             size.unsyncedSectors = unsynced.count

@@ -36,3 +36,26 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// A file-ops case: fewer commits before the operation (one at least: compact and copy
+    /// need a file) and after it, and a cut that drops everything unsynced if that still fails.
+    func shrinkFileOperation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard let plan = s.best.fileOperation else { return }
+        for n in UInt64(1)..<max(1, plan.before) {
+            var c = s.best
+            c.fileOperation!.before = n
+            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") before \(plan.operation)") { break }
+        }
+        for n in UInt64(0)..<s.best.fileOperation!.after {
+            var c = s.best
+            c.fileOperation!.after = n
+            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") after \(plan.operation)") { break }
+        }
+        if let mode = s.best.fileOperation!.mode, mode != "drop-all" {
+            var c = s.best
+            c.fileOperation!.mode = "drop-all"
+            _ = attempt(c, "the cut drops everything unsynced")
+        }
+    }
+}
