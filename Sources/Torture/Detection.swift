@@ -77,7 +77,7 @@ public struct Detection {
             var row = Row(variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
                           cyclesRun: r.cycles, firstViolation: first?.violations.first)
             progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
-            if TortureReplay.shrinkableScenarios.contains(scenario), let artifacts = first?.artifacts {
+            if TortureReplay.shrinkableScenarios.contains(parts[0]), let artifacts = first?.artifacts {
                 row.shrunk = try shrink(artifacts, variant: variant, scenario: scenario, progress: progress)
             }
             rows.append(row)
