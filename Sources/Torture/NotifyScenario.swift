@@ -76,9 +76,8 @@ public struct NotifyScenario: Scenario {
         var outcome = CycleOutcome()
         let db = dir + "/objects.fief", oracle = dir + "/oracle.log", stop = dir + "/stop"
         let workload = ObjectGraphWorkload(seed: seed)
-        let objects = ObjectsScenario()
         func writer(_ maxCommit: UInt64, _ log: String, _ env: [String: String] = [:]) throws -> ChildProcess {
-            try ChildProcess(arguments: objects.writerArguments(db, oracle, seed, maxCommit), environment: context.writerEnvironment.merging(env) { $1 },
+            try ChildProcess(arguments: ObjectsScenario.writerArguments(db, oracle, seed, maxCommit), environment: context.writerEnvironment.merging(env) { $1 },
                              output: log, label: "objects writer")
         }
         guard try writer(3, dir + "/writer-first.out").wait() == .exited(0) else {

@@ -22,44 +22,12 @@ public struct ObjectsScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         if index % 3 == 2 { return try powerCutCycle(index, seed: seed, dir: dir, context: context) }
         var rng = SeededRandom(seed: seed)
-        var outcome = CycleOutcome()
         let db = dir + "/objects.fief", oracle = dir + "/oracle.log"
         let workload = ObjectGraphWorkload(seed: seed)
         let points = CrashPoint.commitPoints
-        var current: UInt64 = 0
-        for e in 0..<3 {
-            let kind = (index * 3 + e) % (points.count + 1)
-            let log = "\(dir)/writer-\(e).out"
-            var description: String
-            var ending: ChildProcess.Ending
-            if kind < points.count {
-                // Every commit passes each point once, so the writer reaches the n-th well
-                // before it runs out of commits.
-                let nth = Int.random(in: 1...6, using: &rng)
-                let args = writerArguments(db, oracle, seed, current + UInt64(nth) + 3)
-                let child = try ChildProcess(arguments: args, environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(points[kind].rawValue):\(nth)"]) { $1 },
-                                             output: log, label: "objects writer")
-                ending = child.wait()
-                description = "objects writer killed at \(points[kind].rawValue):\(nth) from commit \(current)"
-                outcome.crashPoints.insert(points[kind].rawValue)
-            } else {
-                let child = try ChildProcess(arguments: writerArguments(db, oracle, seed, UInt64.max / 2), environment: context.writerEnvironment,
-                                             output: log, label: "objects writer")
-                let delay = UInt32.random(in: 30_000...400_000, using: &rng)
-                usleep(delay)
-                child.kill9()
-                ending = child.wait()
-                description = "objects writer SIGKILLed after \(delay / 1000) ms from commit \(current)"
-                outcome.crashPoints.insert("random-kill")
-            }
-            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
-            if ending != .signaled(SIGKILL) {
-                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
-            }
-            current = verdict.recoveredCommit
-            outcome.events.append(("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
-            if !verdict.violations.isEmpty { return outcome }
-        }
+        var (outcome, current) = try ObjectsScenario.runDeaths(ObjectsScenario.deaths(cycle: index, using: &rng), dir: dir, seed: seed,
+                                                               environment: context.writerEnvironment)
+        if !outcome.violations.isEmpty { return outcome }
         // A migration to schema 2, killed at a crash point (rotating over the cycles).
         let point = points[index % points.count]
         let notKilled = try run(["torture", "objects-migrate", "--db", db], killedAt: point, 1, output: "\(dir)/migrate.out", label: "objects migration", context)
@@ -76,7 +44,7 @@ public struct ObjectsScenario: Scenario {
         // before its flip) adds, links and deletes objects until it is killed at a crash point.
         current = verdict.recoveredCommit
         let p2 = points[(index + 2) % points.count], nth = Int.random(in: 1...4, using: &rng)
-        let writer2NotKilled = try run(writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"], killedAt: p2, nth,
+        let writer2NotKilled = try run(ObjectsScenario.writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"], killedAt: p2, nth,
                                        output: "\(dir)/writer-schema-2.out", label: "schema-2 objects writer", context)
         var after = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
         after.violations += writer2NotKilled.map { [$0] } ?? []
@@ -94,6 +62,59 @@ public struct ObjectsScenario: Scenario {
         return outcome
     }
 
+    /// The cycle's first three objects writers: each dies at an engine crash point (in turn
+    /// over the cycles) or by SIGKILL at a seeded time.
+    static func deaths(cycle index: Int, using rng: inout SeededRandom) -> [WriterDeath] {
+        let points = CrashPoint.commitPoints
+        return (0..<3).map { e in
+            let kind = (index * 3 + e) % (points.count + 1)
+            // Every commit passes each point once, so the writer reaches the n-th well before
+            // it runs out of commits.
+            if kind < points.count { return .at(points[kind], nth: Int.random(in: 1...6, using: &rng)) }
+            return .kill(afterMicros: UInt32.random(in: 30_000...400_000, using: &rng), threads: 1)
+        }
+    }
+
+    /// Objects writers on one file, each checked (in a verifier process) after it died; stops
+    /// at the first violation. Returns the outcome and the commit the file holds.
+    static func runDeaths(_ deaths: [WriterDeath], dir: String, seed: UInt64, environment: [String: String]) throws -> (CycleOutcome, UInt64) {
+        var outcome = CycleOutcome()
+        let db = dir + "/objects.fief", oracle = dir + "/oracle.log"
+        let workload = ObjectGraphWorkload(seed: seed)
+        var current: UInt64 = 0
+        for (e, death) in deaths.enumerated() {
+            let log = "\(dir)/writer-\(e).out"
+            let description: String
+            let ending: ChildProcess.Ending
+            if let point = death.point {
+                let nth = death.nth ?? 1
+                let child = try ChildProcess(arguments: writerArguments(db, oracle, seed, current + UInt64(nth) + 3),
+                                             environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) { $1 },
+                                             output: log, label: "objects writer")
+                ending = child.wait()
+                description = "objects writer killed at \(point.rawValue):\(nth) from commit \(current)"
+                outcome.crashPoints.insert(point.rawValue)
+            } else {
+                let child = try ChildProcess(arguments: writerArguments(db, oracle, seed, UInt64.max / 2), environment: environment,
+                                             output: log, label: "objects writer")
+                let delay = death.killAfterMicros ?? 0
+                usleep(delay)
+                child.kill9()
+                ending = child.wait()
+                description = "objects writer SIGKILLed after \(delay / 1000) ms from commit \(current)"
+                outcome.crashPoints.insert("random-kill")
+            }
+            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: environment)
+            if ending != .signaled(SIGKILL) {
+                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
+            }
+            current = verdict.recoveredCommit
+            outcome.events.append(("objects-" + (death.point != nil ? "crash-point" : "random-kill"), verdict.violations, description))
+            if !verdict.violations.isEmpty { break }
+        }
+        return (outcome, current)
+    }
+
     /// Runs a `fief` process armed to kill itself at the `nth` pass of `point`; nil when it
     /// was killed there, else the violation that it was not.
     func run(_ arguments: [String], killedAt point: CrashPoint, _ nth: Int, output: String, label: String, _ context: ScenarioContext) throws -> String? {
@@ -103,7 +124,7 @@ public struct ObjectsScenario: Scenario {
         return ending == .signaled(SIGKILL) ? nil : "\(label) \(ending) instead of being killed at \(point.rawValue):\(nth); see \(output)"
     }
 
-    func writerArguments(_ db: String, _ oracle: String, _ seed: UInt64, _ maxCommit: UInt64) -> [String] {
+    static func writerArguments(_ db: String, _ oracle: String, _ seed: UInt64, _ maxCommit: UInt64) -> [String] {
         ["torture", "objects-writer", "--db", db, "--oracle", oracle, "--seed", String(seed), "--max-commit", String(maxCommit)]
     }
 
@@ -120,7 +141,7 @@ public struct ObjectsScenario: Scenario {
             let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
-            let args = writerArguments(mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)
+            let args = ObjectsScenario.writerArguments(mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)
             var description: String
             if e == 0 {
                 let p = CrashPoint.commitPoints[(index / 3) % CrashPoint.commitPoints.count]

@@ -77,7 +77,7 @@ final class ShrinkTests: XCTestCase {
     /// recorded on and passes on the correct engine. Crash-states and power-cut replays run on
     /// FaultFS.
     func testKeptReplays() throws {
-        try runKeptReplays { $0.scenario == CrashPointsScenario().name }
+        try runKeptReplays { !$0.needsFUSE }
     }
 
     func testKeptFaultFSReplays() throws {
@@ -85,7 +85,7 @@ final class ShrinkTests: XCTestCase {
             FileHandle.standardError.write(Data("\n*** CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("crash-states and power-cut replays need FUSE: \(why)")
         }
-        try runKeptReplays { $0.scenario != CrashPointsScenario().name }
+        try runKeptReplays { $0.needsFUSE }
     }
 
     func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {

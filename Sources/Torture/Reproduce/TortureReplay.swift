@@ -1,5 +1,6 @@
 import Engine
 import FaultFS
+import FiefObjects
 import Foundation
 import SeededRandomness
 
@@ -82,10 +83,19 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         guard TortureReplay.shrinkableScenarios.contains(record.scenario), record.target == nil || record.target == TargetSpec.default.description else {
             throw TortureError.invalid("shrink handles \(TortureReplay.shrinkableScenarios.sorted().joined(separator: " and ")) cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(dir)`)")
         }
-        if let b = record.broken, BrokenVariant(rawValue: b) == nil {
-            throw TortureError.invalid("shrink runs broken engine variants; '\(b)' is not one")
+        if let b = record.broken, BrokenVariant(rawValue: b) == nil && BrokenObjectLayer(rawValue: b) == nil {
+            throw TortureError.invalid("shrink runs broken variants; '\(b)' is not one")
         }
-        if record.scenario == FileOperationsScenario().name {
+        if record.scenario == ObjectsScenario().name {
+            // The cycle's three objects writers; its migration, schema-2 writer, cache reopen
+            // and power cuts are rerun whole with `fief torture reproduce`.
+            guard record.cycle % 3 != 2 else {
+                throw TortureError.invalid("objects cycle \(record.cycle) is a power-cut cycle; shrink takes the writer-death cycles (rerun it with `fief torture reproduce \(dir)`)")
+            }
+            var rng = SeededRandom(seed: record.cycleSeed)
+            self.init(seed: record.cycleSeed, deaths: ObjectsScenario.deaths(cycle: record.cycle, using: &rng), broken: record.broken)
+            scenario = record.scenario
+        } else if record.scenario == FileOperationsScenario().name {
             self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
             scenario = record.scenario
             fileOperation = FileOperationsScenario.plan(cycle: record.cycle, seed: record.cycleSeed)
@@ -115,9 +125,17 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
     }
 
+    /// Whether the case runs on a FaultFS mount.
+    public var needsFUSE: Bool {
+        scenario == CrashStatesScenario().name || scenario == PowerCutScenario().name || fileOperation?.mode != nil
+    }
+
+    /// Whether the writers make `CommitWorkload`'s commits (all but the objects scenario's).
+    public var usesCommitWorkload: Bool { scenario != ObjectsScenario().name }
+
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
-                                                            BatchScenario().name, FileOperationsScenario().name]
+                                                            BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
@@ -142,7 +160,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         try? fm.removeItem(atPath: dir)
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let variant = override ?? broken
-        if let variant, BrokenVariant(rawValue: variant) == nil { throw TortureError.invalid("unknown broken engine variant '\(variant)'") }
+        if let variant, BrokenVariant(rawValue: variant) == nil && BrokenObjectLayer(rawValue: variant) == nil {
+            throw TortureError.invalid("unknown broken variant '\(variant)'")
+        }
         if variant != nil && !BrokenVariant.available {
             throw TortureError.invalid("this replay runs the broken variant '\(variant!)': it needs a debug build (or --broken none)")
         }
@@ -150,6 +170,11 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
         if scenario == CrashStatesScenario().name { return try runCrashStates(in: dir, environment: env) }
+        if scenario == ObjectsScenario().name {
+            let (outcome, _) = try ObjectsScenario.runDeaths(deaths, dir: dir, seed: seed, environment: env)
+            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
+            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
+        }
         if scenario == FileOperationsScenario().name, let plan = fileOperation {
             if plan.mode != nil, let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("file-ops power-cut replays need FUSE: \(why)") }
             let outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
@@ -220,9 +245,11 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// How big the case is: what shrinking makes smaller.
     public func size(_ r: ReplayResult) -> ReplaySize {
         let n = Int(r.commitsAttempted)
-        let changes = (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count }
+        // An objects case's commits are one object write each (ObjectGraphWorkload's).
+        let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
         var size = ReplaySize(deaths: fileOperation != nil ? 1 : cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
+        if !usesCommitWorkload { size.objectWrites = true }
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
             size.unsyncedSectors = unsynced.count
@@ -256,6 +283,8 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
     /// crash-states: the unsynced sectors the failing state lost, of how many.
     public var lostSectors: Int?
     public var unsyncedSectors: Int?
+    /// The commits are object writes (the objects scenario's graph), not puts and deletes.
+    public var objectWrites: Bool?
 
     public init(deaths: Int, threads: Int, commits: Int, changes: Int) {
         self.deaths = deaths
@@ -266,7 +295,8 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         let sectors = lostSectors.map { ", \($0) of \(unsyncedSectors ?? 0) unsynced sectors lost" } ?? ""
-        return "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(changes) puts and deletes)" + sectors
+        let what = objectWrites == true ? "one object write each" : "\(changes) puts and deletes"
+        return "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(what))" + sectors
     }
 }
 
