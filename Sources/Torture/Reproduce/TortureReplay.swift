@@ -86,40 +86,34 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let b = record.broken, BrokenVariant(rawValue: b) == nil && BrokenObjectLayer(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken variants; '\(b)' is not one")
         }
-        if record.scenario == ObjectsScenario().name {
-            // The cycle's three objects writers; its migration, schema-2 writer, cache reopen
-            // and power cuts are rerun whole with `fief torture reproduce`.
-            guard record.cycle % 3 != 2 else {
-                throw TortureError.invalid("objects cycle \(record.cycle) is a power-cut cycle; shrink takes the writer-death cycles (rerun it with `fief torture reproduce \(dir)`)")
-            }
-            var rng = SeededRandom(seed: record.cycleSeed)
-            self.init(seed: record.cycleSeed, deaths: ObjectsScenario.deaths(cycle: record.cycle, using: &rng), broken: record.broken)
-            scenario = record.scenario
-        } else if record.scenario == FileOperationsScenario().name {
-            self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
-            scenario = record.scenario
-            fileOperation = FileOperationsScenario.plan(cycle: record.cycle, seed: record.cycleSeed)
-            fsModel = record.fsModel
-        } else if record.scenario == BatchScenario().name {
-            // The cycle's first event (a death at a crash point); the two-process kill and the
-            // power cut after it are rerun whole with `fief torture reproduce`.
-            var rng = SeededRandom(seed: record.cycleSeed)
-            self.init(seed: record.cycleSeed, deaths: [BatchScenario.firstDeath(cycle: record.cycle, using: &rng)], broken: record.broken)
-            scenario = record.scenario
-            batch = true
-        } else if record.scenario == PowerCutScenario().name {
-            self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
-            scenario = record.scenario
-            cuts = PowerCutScenario.cuts(cycle: record.cycle, seed: record.cycleSeed)
-            fsModel = record.fsModel
-        } else if record.scenario == CrashStatesScenario().name {
-            var rng = SeededRandom(seed: record.cycleSeed)
-            self.init(seed: record.cycleSeed, deaths: CrashStatesScenario.deaths(cycle: record.cycle).map { .at($0, nth: 1) }, broken: record.broken)
-            scenario = record.scenario
+        self.init(seed: record.cycleSeed, deaths: [], broken: record.broken)
+        scenario = record.scenario
+        fsModel = record.fsModel
+        var rng = SeededRandom(seed: record.cycleSeed)
+        let (cycle, seed) = (record.cycle, record.cycleSeed)
+        switch scenario {
+        case CrashStatesScenario().name:
+            deaths = CrashStatesScenario.deaths(cycle: cycle).map { .at($0, nth: 1) }
             cleanCommits = CrashStatesScenario.cleanCommits(using: &rng)
             stateBound = CrashStatesScenario.bound(TortureProfile(rawValue: record.profile) ?? .ci)
-        } else {
-            self.init(seed: record.cycleSeed, deaths: CrashPointsScenario.deaths(cycle: record.cycle, seed: record.cycleSeed), broken: record.broken)
+        case PowerCutScenario().name:
+            cuts = PowerCutScenario.cuts(cycle: cycle, seed: seed)
+        case FileOperationsScenario().name:
+            fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
+        case BatchScenario().name:
+            // The cycle's first event (a death at a crash point); the two-process kill and the
+            // power cut after it are rerun whole with `fief torture reproduce`.
+            deaths = [BatchScenario.firstDeath(cycle: cycle, using: &rng)]
+            batch = true
+        case ObjectsScenario().name:
+            // The cycle's three objects writers; its migration, schema-2 writer, cache reopen
+            // and power cuts are rerun whole with `fief torture reproduce`.
+            guard cycle % 3 != 2 else {
+                throw TortureError.invalid("objects cycle \(cycle) is a power-cut cycle; shrink takes the writer-death cycles (rerun it with `fief torture reproduce \(dir)`)")
+            }
+            deaths = ObjectsScenario.deaths(cycle: cycle, using: &rng)
+        default:
+            deaths = CrashPointsScenario.deaths(cycle: cycle, seed: seed)
         }
         encryptionSeed = record.encrypted == true ? record.runSeed : nil
         origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
@@ -169,28 +163,23 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let s = encryptionSeed { TortureEncryption.activate(seed: s) } else { TortureEncryption.deactivate() }
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
-        if scenario == CrashStatesScenario().name { return try runCrashStates(in: dir, environment: env) }
-        if scenario == ObjectsScenario().name {
-            let (outcome, _) = try ObjectsScenario.runDeaths(deaths, dir: dir, seed: seed, environment: env)
-            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
-            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
-        }
-        if scenario == FileOperationsScenario().name, let plan = fileOperation {
-            if plan.mode != nil, let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("file-ops power-cut replays need FUSE: \(why)") }
-            let outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
-            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
-            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
-        }
-        if scenario == PowerCutScenario().name {
-            if let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("power-cut replays need FUSE: \(why)") }
-            let outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: try model())
-            let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
-            return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
-        }
-        guard scenario == CrashPointsScenario().name || scenario == BatchScenario().name else {
+        if needsFUSE, let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("\(scenario) replays need FUSE: \(why)") }
+        let outcome: CycleOutcome
+        switch scenario {
+        case CrashStatesScenario().name:
+            return try runCrashStates(in: dir, environment: env)
+        case ObjectsScenario().name:
+            outcome = try ObjectsScenario.runDeaths(deaths, dir: dir, seed: seed, environment: env).0
+        case FileOperationsScenario().name:
+            guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
+            outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case PowerCutScenario().name:
+            outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: try model())
+        case CrashPointsScenario().name, BatchScenario().name:
+            outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env, batch: batch ?? false)
+        default:
             throw TortureError.invalid("replays of \(scenario) are not supported (\(TortureReplay.shrinkableScenarios.sorted().joined(separator: ", ")))")
         }
-        let outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env, batch: batch ?? false)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
     }
@@ -208,7 +197,6 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             guard let p = d.point, d.nth ?? 1 == 1 else { throw TortureError.invalid("crash-states writers die at a crash point's first pass") }
             return p
         }
-        if let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("crash-states replays need FUSE: \(why)") }
         var notes: [String] = []
         let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: .posix, clean: cleanCommits ?? 0, deaths: points,
                                        environment: environment, notes: &notes)
