@@ -16,6 +16,8 @@ public struct Detection {
         public var firstViolation: String?
         /// The first failing cycle shrunk (`fief torture shrink`), for scenarios it takes.
         public var shrunk: Shrunk? = nil
+        /// Why the first failing cycle was not shrunk, when shrink was tried and gave up.
+        public var notShrunk: String? = nil
     }
 
     /// A caught variant's first failing cycle, before and after shrinking.
@@ -78,7 +80,14 @@ public struct Detection {
                           cyclesRun: r.cycles, firstViolation: first?.violations.first)
             progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
             if TortureReplay.shrinkableScenarios.contains(parts[0]), let artifacts = first?.artifacts {
-                row.shrunk = try shrink(artifacts, variant: variant, scenario: scenario, progress: progress)
+                // A failure shrink does not take (a migration, a timed kill that does not repeat)
+                // keeps its row, with the reason.
+                do {
+                    row.shrunk = try shrink(artifacts, variant: variant, scenario: scenario, progress: progress)
+                } catch {
+                    row.notShrunk = "\(error)"
+                    progress("\(variant): not shrunk: \(error)")
+                }
             }
             rows.append(row)
         }
@@ -117,7 +126,7 @@ public struct Detection {
                 md += "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) | \(s.before.threads) → \(s.after.threads) | \(sectors) | \(String(format: "%.1f", s.seconds)) s"
                 md += s.passesOnCorrectEngine ? " | " : " (**fails on the correct engine too**) | "
             } else {
-                md += "- | - | - | - | - | "
+                md += "- | - | - | - | \(r.notShrunk == nil ? "-" : "not shrunk") | "
             }
             md += "\(v) |\n"
         }
