@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Engine
+import FaultFS
 import Foundation
 import SeededRandomness
 
@@ -30,28 +31,69 @@ public struct FaultKindsScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var outcome = CycleOutcome()
-        let kind = FaultKindsScenario.kinds[index % FaultKindsScenario.kinds.count]
-        if let missing = FaultFSMount.missingOutcome(name, mode: kind, cycle: index) { return missing }
+        let plan = FaultKindsScenario.plan(cycle: index, seed: seed)
+        if let missing = FaultFSMount.missingOutcome(name, mode: plan.kind, cycle: index) { return missing }
+        var outcome = try run(plan, dir: dir, seed: seed, environment: context.writerEnvironment, model: context.options.fsModel)
+        if let e = outcome.events.indices.last { outcome.events[e].description = "\(plan.kind) cycle \(index)" + outcome.events[e].description }
+        return outcome
+    }
+
+    /// One cycle: commits, one fault on the file while a writer (or reader) works, a power cut.
+    public struct Plan: Codable, Sendable, Equatable {
+        public var kind: String
+        /// Commits before the fault.
+        public var warm: UInt64
+        public var faultfsSeed: UInt64
+        /// short-write: the write that comes up short; kill-caller: the write or sync killed.
+        public var nth: Int?
+        /// kill-caller: before or after the operation takes effect.
+        public var when: String?
+        /// latency: how long the writer runs before its SIGKILL.
+        public var killAfterMicros: UInt32?
+        /// bitflip: the rounds run, each on a fresh mount (a cold page cache).
+        public var rounds: [Int]?
+        /// fsync-lie: commits made under the lie.
+        public var commitsUnderLie: UInt64?
+    }
+
+    /// Cycle `index`'s plan, from its seed: the kinds in turn.
+    public static func plan(cycle index: Int, seed: UInt64) -> Plan {
         var rng = SeededRandom(seed: seed)
+        let kind = kinds[index % kinds.count]
+        var p = Plan(kind: kind, warm: UInt64.random(in: 3...10, using: &rng), faultfsSeed: seed)
+        switch kind {
+        case "short-write": p.nth = Int.random(in: 1...3, using: &rng)
+        case "latency": p.killAfterMicros = UInt32.random(in: 100_000...600_000, using: &rng)
+        case "kill-caller":
+            p.nth = 1 + (index / kinds.count) % 12
+            p.when = (index / kinds.count / 12) % 2 == 0 ? "before" : "after"
+        case "bitflip": p.rounds = Array(0..<12)
+        default: p.commitsUnderLie = UInt64.random(in: 3...8, using: &rng)
+        }
+        return p
+    }
+
+    func run(_ plan: Plan, dir: String, seed: UInt64, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
+        var outcome = CycleOutcome()
+        let kind = plan.kind
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        var fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
+        var fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed, tracePath: dir + "/faultfs-trace.jsonl", model: model)
         try fs.mount()
         defer { fs.unmount() }
         var violations: [String] = []
         var notes: [String] = []
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
-            return try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
+            return try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: environment,
                                     output: "\(dir)/writer-\(tag).out", label: "writer")
         }
         func said(_ tag: String) -> String {
             ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let warm = UInt64.random(in: 3...10, using: &rng)
+        let warm = plan.warm
         if try writer(upTo: warm, "warm").wait() != .exited(0) {
-            outcome.events.append((kind, ["the writer failed before any fault: \(said("warm"))"], "\(kind) cycle \(index)"))
+            outcome.events.append((kind, ["the writer failed before any fault: \(said("warm"))"], ""))
             return outcome
         }
         var cut = "drop-random"
@@ -59,7 +101,7 @@ public struct FaultKindsScenario: Scenario {
         case "short-write":
             // Within the next commit, which is the last: later commits could free a damaged
             // page before anything looks at it.
-            try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(Int.random(in: 1...3, using: &rng))", "once"])
+            try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(plan.nth ?? 1)", "once"])
             let ending = try writer(upTo: warm + 1, "fault").wait()
             if case .signaled(let s) = ending { violations.append("after a short write the writer died of signal \(s)") }
             if case .exited(let c) = ending, c != 0, !said("fault").contains("fief torture writer:") {
@@ -69,13 +111,12 @@ public struct FaultKindsScenario: Scenario {
         case "latency":
             try fs.ctl(["inject", "latency", "op=any", "min-ms=0", "max-ms=3", "probability=0.3"])
             let child = try writer(upTo: UInt64.max / 2, "fault")
-            usleep(UInt32.random(in: 100_000...600_000, using: &rng))
+            usleep(plan.killAfterMicros ?? 0)
             child.kill9()
             _ = child.wait()
             cut = "torn-4096"
         case "kill-caller":
-            let nth = 1 + (index / FaultKindsScenario.kinds.count) % 12
-            let when = (index / FaultKindsScenario.kinds.count / 12) % 2 == 0 ? "before" : "after"
+            let nth = plan.nth ?? 1, when = plan.when ?? "before"
             try fs.ctl(["inject", "kill-caller", "op=write,fsync", "path=db.fief", "nth=\(nth)", "when=\(when)", "once"])
             let ending = try writer(upTo: warm + 20, "fault").wait()
             if ending != .signaled(SIGKILL) { violations.append("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)") }
@@ -86,24 +127,25 @@ public struct FaultKindsScenario: Scenario {
             // come through FaultFS's reads; each round flips different bits.
             // Whether a flip lands in bytes a reader uses depends on FUSE's read sizes, which
             // vary with timing: twelve rounds make a reader that uses damaged data show it.
-            for round in 0..<12 {
+            for round in plan.rounds ?? [] {
                 fs.unmount()
-                fs = FaultFSMount.forCycle(dir, seed: seed &+ UInt64(round) &+ 1, suffix: "-\(round)", context: context)
+                fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed &+ UInt64(round) &+ 1,
+                                  tracePath: dir + "/faultfs-trace-\(round).jsonl", model: model)
                 try fs.mount()
                 try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.3", "bits=2", "nth=2"])
                 for verify in [true, false] {
                     let out = "\(dir)/reader-\(round)-\(verify ? "verified" : "plain").out"
                     let child = try ChildProcess(arguments: ["torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed", String(seed)] + (verify ? ["--verify-checksums"] : []),
-                                                 environment: context.writerEnvironment, output: out, label: "reader")
+                                                 environment: environment, output: out, label: "reader")
                     let ending = child.wait()
                     let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
                     switch (verify, ending) {
                     case (_, .exited(CheckedReader.Outcome.correct.rawValue)), (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
                         if round == 0 { notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)") }
                     case (true, _):
-                        violations.append("bit flips with checksums verified (round \(round)): the reader \(ending): \(text)")
+                        violations.append("integrity: bit flips with checksums verified (round \(round)): the reader \(ending): \(text)")
                     case (false, _) where TortureEncryption.isActive:
-                        violations.append("bit flips in an encrypted file (round \(round)): the reader \(ending): \(text) (every encrypted page is authenticated, verified or not)")
+                        violations.append("integrity: bit flips in an encrypted file (round \(round)): the reader \(ending): \(text) (every encrypted page is authenticated, verified or not)")
                     case (false, _):
                         notes.append("bit flips without checksum verification (round \(round)): the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
                     }
@@ -113,7 +155,7 @@ public struct FaultKindsScenario: Scenario {
             cut = "drop-all"
         default: // fsync-lie
             try fs.ctl(["inject", "fsync-lie", "path=db.fief"])
-            if try writer(upTo: warm + UInt64.random(in: 3...8, using: &rng), "fault").wait() != .exited(0) {
+            if try writer(upTo: warm + (plan.commitsUnderLie ?? 3), "fault").wait() != .exited(0) {
                 violations.append("under a lying fsync the writer failed: \(said("fault"))")
             }
             cut = "drop-all"
@@ -140,7 +182,7 @@ public struct FaultKindsScenario: Scenario {
             violations += after.violations.map { "after \(kind) and a \(cut) power cut: \($0)" }
         }
         outcome.notes += notes
-        outcome.events.append((kind, violations, "\(kind) cycle \(index)" + (notes.isEmpty ? "" : ": " + notes.joined(separator: "; "))))
+        outcome.events.append((kind, violations, notes.isEmpty ? "" : ": " + notes.joined(separator: "; ")))
         return outcome
     }
 }

@@ -59,3 +59,47 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// A faults case: fewer commits before the fault, the earliest short write, fewer commits
+    /// under a lying fsync, and (bit flips) the fewest rounds that still fail, by delta debugging.
+    func shrinkFault(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard let plan = s.best.fault else { return }
+        for n in UInt64(1)..<max(1, plan.warm) {
+            var c = s.best
+            c.fault!.warm = n
+            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") before the fault") { break }
+        }
+        if plan.kind == "short-write", let nth = plan.nth, nth > 1 {
+            for n in 1..<nth {
+                var c = s.best
+                c.fault!.nth = n
+                if attempt(c, "short write \(n)") { break }
+            }
+        }
+        if let lie = plan.commitsUnderLie, lie > 1 {
+            for n in UInt64(1)..<lie {
+                var c = s.best
+                c.fault!.commitsUnderLie = n
+                if attempt(c, "\(n) commit\(n == 1 ? "" : "s") under the lie") { break }
+            }
+        }
+        var chunks = 1
+        while let rounds = s.best.fault?.rounds, rounds.count > 1, !s.outOfTime {
+            let size = (rounds.count + chunks - 1) / chunks
+            var removed = false
+            var start = 0
+            while start < s.best.fault!.rounds!.count, s.best.fault!.rounds!.count > 1, !s.outOfTime {
+                let cur = s.best.fault!.rounds!
+                var c = s.best
+                c.fault!.rounds = Array(cur[..<start] + cur[min(cur.count, start + size)...])
+                if !c.fault!.rounds!.isEmpty, attempt(c, "\(c.fault!.rounds!.count) bit-flip round\(c.fault!.rounds!.count == 1 ? "" : "s")") {
+                    removed = true
+                } else {
+                    start += size
+                }
+            }
+            if removed { chunks = max(1, chunks / 2) } else if size == 1 { break } else { chunks = min(chunks * 2, rounds.count) }
+        }
+    }
+}

@@ -103,6 +103,7 @@ public struct Shrinker {
         earliestPasses(search, structural)
         shrinkCuts(search, structural)
         shrinkFileOperation(search, structural)
+        shrinkFault(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)
@@ -217,7 +218,7 @@ public struct Shrinker {
     /// else halves, quarters, ... (delta debugging), then the bank transfers, then long values.
     func cutCommits(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         let n = Int(s.bestResult.commitsAttempted)
-        guard n > 0, s.best.usesCommitWorkload else { return }
+        guard n > 0, s.best.canSpellOutCommits else { return }
         if s.best.commits == nil || s.best.commits!.count > n {
             var c = s.best
             c.commits = (1...n).map { c.workload.planned(commit: UInt64($0)) }

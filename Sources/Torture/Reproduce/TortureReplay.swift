@@ -25,6 +25,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// faults: the fault, its details and the commits before it.
+    public var fault: FaultKindsScenario.Plan?
     /// file-ops: the operation, how it ends, and the commits around it.
     public var fileOperation: FileOperationsScenario.Plan?
     /// batch: the writers commit through `Database.batch`.
@@ -100,6 +102,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             cuts = PowerCutScenario.cuts(cycle: cycle, seed: seed)
         case FileOperationsScenario().name:
             fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
+        case FaultKindsScenario().name:
+            fault = FaultKindsScenario.plan(cycle: cycle, seed: seed)
         case BatchScenario().name:
             // The cycle's first event (a death at a crash point); the two-process kill and the
             // power cut after it are rerun whole with `fief torture reproduce`.
@@ -121,19 +125,25 @@ public struct TortureReplay: Codable, Sendable, Equatable {
 
     /// Whether the case runs on a FaultFS mount.
     public var needsFUSE: Bool {
-        scenario == CrashStatesScenario().name || scenario == PowerCutScenario().name || fileOperation?.mode != nil
+        scenario == CrashStatesScenario().name || scenario == PowerCutScenario().name || scenario == FaultKindsScenario().name
+            || fileOperation?.mode != nil
     }
 
     /// Whether the writers make `CommitWorkload`'s commits (all but the objects scenario's).
     public var usesCommitWorkload: Bool { scenario != ObjectsScenario().name }
+    /// Whether the commits can be spelled out (the faults scenario's writers and readers take
+    /// the seeded ones).
+    public var canSpellOutCommits: Bool { usesCommitWorkload && scenario != FaultKindsScenario().name }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
-                                                            BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name]
+                                                            BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
+                                                            FaultKindsScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
+        if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
         return cuts.allSatisfy(\.isDeterministic)
@@ -141,8 +151,14 @@ public struct TortureReplay: Codable, Sendable, Equatable {
 
     /// What the case does, in a line.
     public var summary: String {
-        let steps = fileOperation.map { [$0.description] } ?? cuts.map { $0.map(\.description) } ?? deaths.map(\.description)
-        return "\(scenario): " + steps.joined(separator: ", ") + (batch == true ? " (through batch)" : "") + (encryptionSeed != nil ? " (encrypted)" : "")
+        var steps: [String] = deaths.map(\.description)
+        if let cuts { steps = cuts.map(\.description) }
+        if let fileOperation { steps = [fileOperation.description] }
+        if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
+        var text = "\(scenario): " + steps.joined(separator: ", ")
+        if batch == true { text += " (through batch)" }
+        if encryptionSeed != nil { text += " (encrypted)" }
+        return text
     }
 
     public var workload: CommitWorkload { CommitWorkload(seed: seed, schedule: commits) }
@@ -173,6 +189,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case FileOperationsScenario().name:
             guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
             outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case FaultKindsScenario().name:
+            guard let plan = fault else { throw TortureError.invalid("a faults replay needs its fault") }
+            outcome = try FaultKindsScenario().run(plan, dir: dir, seed: seed, environment: env, model: try model())
         case PowerCutScenario().name:
             outcome = try PowerCut.run(cuts ?? [], dir: dir, workload: workload, environment: env, model: try model())
         case CrashPointsScenario().name, BatchScenario().name:
@@ -236,7 +255,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
         let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil ? 1 : cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
+        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
         if !usesCommitWorkload { size.objectWrites = true }
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
