@@ -14,22 +14,36 @@ public struct KeystreamScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 2 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        try run(KeystreamScenario.plan(cycle: index), dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+    }
+
+    /// A cycle's writers: how many threads, and the commit each of its processes stops at.
+    public struct Plan: Codable, Sendable, Equatable {
+        public var threads: Int
+        public var stepsEndAt: [UInt64]
+    }
+
+    public static func plan(cycle index: Int) -> Plan { Plan(threads: 1 + index % 3, stepsEndAt: (1...6).map { UInt64($0 * 12) }) }
+
+    func run(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let db = dir + "/db.fief"
-        var writer = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", seed: seed, threads: 1 + index % 3, logPath: dir + "/writer.out")
-        writer.environment = context.writerEnvironment
+        var writer = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, threads: plan.threads, logPath: dir + "/writer.out")
+        writer.environment = environment
+        try writer.writeSchedule()
         var seen: [PageSalt: [UInt8]] = [:]
         var reused: [String] = []
         var writes = 0
-        for step in 1...6 {
-            let child = try ChildProcess(arguments: writer.writerArguments(maxCommit: UInt64(step * 12)), environment: writer.environment,
+        for (n, end) in plan.stepsEndAt.enumerated() {
+            let step = n + 1
+            let child = try ChildProcess(arguments: writer.writerArguments(maxCommit: end), environment: writer.environment,
                                          output: writer.logPath, label: "writer")
             if child.wait() != .exited(0) {
-                outcome.events.append(("keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"], "cycle \(index)"))
+                outcome.events.append(("keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"], "writer step \(step)"))
                 return outcome
             }
             guard let bytes = FileManager.default.contents(atPath: db).map({ [UInt8]($0) }) else {
-                outcome.events.append(("keystream", ["\(db) cannot be read after step \(step)"], "cycle \(index)"))
+                outcome.events.append(("keystream", ["\(db) cannot be read after step \(step)"], "writer step \(step)"))
                 return outcome
             }
             let ps = 4096
@@ -52,7 +66,7 @@ public struct KeystreamScenario: Scenario {
         }
         var violations = reused
         violations += writer.verify().violations
-        outcome.events.append(("keystream", violations, "\(writes) page writes seen over 6 writer processes (\(writer.threads) threads)"))
+        outcome.events.append(("keystream", violations, "\(writes) page writes seen over \(plan.stepsEndAt.count) writer processes (\(writer.threads) threads)"))
         return outcome
     }
 

@@ -103,3 +103,33 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// A keystream case: fewer threads, fewer writer processes, each stopping earlier.
+    func shrinkKeystream(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard let plan = s.best.keystream else { return }
+        for t in 1..<max(1, plan.threads) {
+            var c = s.best
+            c.keystream!.threads = t
+            if attempt(c, "\(t) thread\(t == 1 ? "" : "s")") { break }
+        }
+        // Fewer processes: the last ones first (each starts where the one before stopped).
+        while s.best.keystream!.stepsEndAt.count > 1, !s.outOfTime {
+            var c = s.best
+            c.keystream!.stepsEndAt.removeLast()
+            if !attempt(c, "\(c.keystream!.stepsEndAt.count) writer processes") { break }
+        }
+        // Each process stops as early as still fails: the ends halved towards the one before.
+        for i in s.best.keystream!.stepsEndAt.indices {
+            let low = i == 0 ? UInt64(1) : s.best.keystream!.stepsEndAt[i - 1] + 1
+            var end = s.best.keystream!.stepsEndAt[i]
+            while end > low, !s.outOfTime {
+                let mid = low + (end - low) / 2
+                var c = s.best
+                for j in i..<c.keystream!.stepsEndAt.count { c.keystream!.stepsEndAt[j] -= end - mid }
+                guard attempt(c, "writer process \(i + 1) stops at commit \(mid)") else { break }
+                end = mid
+            }
+        }
+    }
+}

@@ -104,6 +104,7 @@ public struct Shrinker {
         shrinkCuts(search, structural)
         shrinkFileOperation(search, structural)
         shrinkFault(search, structural)
+        shrinkKeystream(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)

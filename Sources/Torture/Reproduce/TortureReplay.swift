@@ -25,6 +25,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// keystream: the writer processes (always on encrypted files).
+    public var keystream: KeystreamScenario.Plan?
     /// faults: the fault, its details and the commits before it.
     public var fault: FaultKindsScenario.Plan?
     /// file-ops: the operation, how it ends, and the commits around it.
@@ -104,6 +106,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
         case FaultKindsScenario().name:
             fault = FaultKindsScenario.plan(cycle: cycle, seed: seed)
+        case KeystreamScenario().name:
+            keystream = KeystreamScenario.plan(cycle: cycle)
+            // Always encrypted, with the run's key.
+            encryptionSeed = record.runSeed
         case BatchScenario().name:
             // The cycle's first event (a death at a crash point); the two-process kill and the
             // power cut after it are rerun whole with `fief torture reproduce`.
@@ -119,7 +125,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         default:
             deaths = CrashPointsScenario.deaths(cycle: cycle, seed: seed)
         }
-        encryptionSeed = record.encrypted == true ? record.runSeed : nil
+        if record.encrypted == true { encryptionSeed = record.runSeed }
         origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
     }
 
@@ -138,11 +144,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
                                                             BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
-                                                            FaultKindsScenario().name]
+                                                            FaultKindsScenario().name, KeystreamScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
+        if let keystream { return keystream.threads == 1 }
         if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
@@ -155,6 +162,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let cuts { steps = cuts.map(\.description) }
         if let fileOperation { steps = [fileOperation.description] }
         if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
+        if let keystream { steps = ["\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, to commits \(keystream.stepsEndAt)"] }
         var text = "\(scenario): " + steps.joined(separator: ", ")
         if batch == true { text += " (through batch)" }
         if encryptionSeed != nil { text += " (encrypted)" }
@@ -189,6 +197,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case FileOperationsScenario().name:
             guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
             outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case KeystreamScenario().name:
+            guard let plan = keystream else { throw TortureError.invalid("a keystream replay needs its writers") }
+            outcome = try KeystreamScenario().run(plan, dir: dir, workload: workload, environment: env)
         case FaultKindsScenario().name:
             guard let plan = fault else { throw TortureError.invalid("a faults replay needs its fault") }
             outcome = try FaultKindsScenario().run(plan, dir: dir, seed: seed, environment: env, model: try model())
@@ -255,7 +266,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
         let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : cuts?.count ?? deaths.count, threads: threads, commits: n, changes: changes)
+        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
+                              threads: keystream?.threads ?? threads, commits: n, changes: changes)
         if !usesCommitWorkload { size.objectWrites = true }
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
