@@ -116,12 +116,14 @@ final class ShrinkTests: XCTestCase {
             throw XCTSkip("power-cut needs FUSE: \(why)")
         }
         let dir = TempDir()
-        // The first of ten cycles that fails, as a run would find it.
+        // The first of ten cycles that fails.
         var failing: TortureReplay?
         for cycle in 0..<10 where failing == nil {
             var r = TortureReplay(seed: 1000 + UInt64(cycle), deaths: [], broken: "encrypt-in-place")
             r.scenario = PowerCutScenario().name
-            r.cuts = PowerCutScenario.cuts(cycle: cycle, seed: r.seed)
+            // Without the cut taken while threads run: its moment is a matter of timing, and
+            // the shrinker must first see the case fail again.
+            r.cuts = PowerCutScenario.cuts(cycle: cycle, seed: r.seed).filter(\.isDeterministic)
             r.encryptionSeed = 4
             if try !r.run(in: dir.file("probe")).passed { failing = r }
         }

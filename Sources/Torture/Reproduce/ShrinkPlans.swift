@@ -84,22 +84,9 @@ extension Shrinker {
                 if attempt(c, "\(n) commit\(n == 1 ? "" : "s") under the lie") { break }
             }
         }
-        var chunks = 1
-        while let rounds = s.best.fault?.rounds, rounds.count > 1, !s.outOfTime {
-            let size = (rounds.count + chunks - 1) / chunks
-            var removed = false
-            var start = 0
-            while start < s.best.fault!.rounds!.count, s.best.fault!.rounds!.count > 1, !s.outOfTime {
-                let cur = s.best.fault!.rounds!
-                var c = s.best
-                c.fault!.rounds = Array(cur[..<start] + cur[min(cur.count, start + size)...])
-                if !c.fault!.rounds!.isEmpty, attempt(c, "\(c.fault!.rounds!.count) bit-flip round\(c.fault!.rounds!.count == 1 ? "" : "s")") {
-                    removed = true
-                } else {
-                    start += size
-                }
-            }
-            if removed { chunks = max(1, chunks / 2) } else if size == 1 { break } else { chunks = min(chunks * 2, rounds.count) }
+        if s.best.fault?.rounds != nil {
+            removeByDeltaDebugging(s, items: { $0.fault?.rounds ?? [] }, keep: { r, kept in r.fault!.rounds = kept }, minimum: 1,
+                                   describe: { kept, _ in "\(kept) bit-flip round\(kept == 1 ? "" : "s")" }, attempt)
         }
     }
 }

@@ -2,11 +2,13 @@ import Engine
 import Foundation
 
 /// Makes a failing case smaller while it keeps failing with the same kind of violation, every
-/// candidate run for real (writer processes killed at crash points, the recovery check): timed
-/// kills become crash points, writers and threads go, each writer dies at the earliest pass
-/// of its crash point that still fails, then the commits are spelled out and cut down (delta
-/// debugging over their puts and deletes, bank transfers off, values made short). Stops at the
-/// time budget with the smallest case so far.
+/// candidate run for real (writer processes killed at crash points, FaultFS mounts, the
+/// recovery checks): timed kills become crash points, writers and threads go, each writer dies
+/// at the earliest pass of its crash point that still fails, each scenario's own plan shrinks
+/// (ShrinkPlans.swift: power cuts, file operations, faults, keystream writers), then the
+/// commits are spelled out and cut down (delta debugging over their puts and deletes, bank
+/// transfers off, values made short) and a crash state's lost sectors go. Stops at the time
+/// budget with the smallest case so far.
 public struct Shrinker {
     public let budgetSeconds: Double
     public let workDir: String
@@ -144,26 +146,14 @@ public struct Shrinker {
     /// the disk, by delta debugging, while the state still fails; then the new size.
     func fewerLostSectors(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard s.best.state != nil, let unsynced = s.bestResult.unsyncedSectors else { return }
-        var chunks = 1
-        while !s.outOfTime {
-            let kept = Set(s.best.state!.newSectors)
-            let lost = unsynced.filter { !kept.contains($0) }
-            guard !lost.isEmpty else { break }
-            let size = (lost.count + chunks - 1) / chunks
-            var reached = false
-            var start = 0
-            while start < lost.count && !s.outOfTime {
-                var c = s.best
-                let chunk = lost[start..<min(lost.count, start + size)]
-                c.state!.newSectors = (Set(c.state!.newSectors).union(chunk)).sorted()
-                if attempt(c, "\(chunk.count) more sector\(chunk.count == 1 ? "" : "s") reached the disk") {
-                    reached = true
-                    break
-                }
-                start += size
-            }
-            if reached { chunks = max(1, chunks / 2) } else if size == 1 { break } else { chunks = min(chunks * 2, lost.count) }
-        }
+        // The lost sectors are the items: leaving one out means it reached the disk.
+        removeByDeltaDebugging(s, items: { r in
+            let kept = Set(r.state?.newSectors ?? [])
+            return unsynced.filter { !kept.contains($0) }
+        }, keep: { r, lost in
+            let gone = Set(lost)
+            r.state!.newSectors = unsynced.filter { !gone.contains($0) }
+        }, describe: { lost, before in "\(before - lost) more sector\(before - lost == 1 ? "" : "s") reached the disk" }, attempt)
         if s.best.state?.newSize == false {
             var c = s.best
             c.state!.newSize = true
@@ -241,19 +231,29 @@ public struct Shrinker {
         }
     }
 
-    /// ddmin over one commit's changes: try without each of k chunks, k doubling until the
-    /// chunks are single changes.
+    /// One commit's puts and deletes cut by delta debugging.
     func deltaDebug(_ s: Search, commit i: Int, _ attempt: (TortureReplay, String) -> Bool) {
+        removeByDeltaDebugging(s, items: { $0.commits?[i].changes ?? [] }, keep: { r, kept in r.commits![i].changes = kept },
+                               describe: { kept, all in "commit \(i + 1) with \(kept) of \(all) changes" }, attempt)
+    }
+
+    /// ddmin's removal half: leaves out one of k chunks of `items` at a time (k doubling up to
+    /// single items, halving after a success) while the case still fails; `minimum` items stay.
+    func removeByDeltaDebugging<T>(_ s: Search, items: (TortureReplay) -> [T], keep: (inout TortureReplay, [T]) -> Void,
+                                   minimum: Int = 0, describe: (Int, Int) -> String, _ attempt: (TortureReplay, String) -> Bool) {
         var chunks = 1
-        while let count = s.best.commits?[i].changes.count, count > 0, !s.outOfTime {
-            let size = (count + chunks - 1) / chunks
+        while !s.outOfTime {
+            let count = items(s.best).count
+            guard count > minimum else { return }
+            let size = max(1, (count + chunks - 1) / chunks)
             var removed = false
             var start = 0
-            while start < s.best.commits![i].changes.count && !s.outOfTime {
-                let cur = s.best.commits![i].changes
+            while start < items(s.best).count, items(s.best).count > minimum, !s.outOfTime {
+                let cur = items(s.best)
+                let kept = Array(cur[..<start] + cur[min(cur.count, start + size)...])
                 var c = s.best
-                c.commits![i].changes = Array(cur[..<start] + cur[min(cur.count, start + size)...])
-                if attempt(c, "commit \(i + 1) with \(c.commits![i].changes.count) of \(cur.count) changes") {
+                keep(&c, kept)
+                if kept.count >= minimum, attempt(c, describe(kept.count, cur.count)) {
                     removed = true
                 } else {
                     start += size
