@@ -27,31 +27,40 @@ public struct NotifyScenario: Scenario {
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         if index % 2 == 1 { return try objectCycle(index, seed: seed, dir: dir, context: context) }
+        return try runCommitCycle(deaths: NotifyScenario.deaths(cycle: index, seed: seed), watch: Watch(), dir: dir,
+                                  workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+    }
+
+    /// Who watches a commit cycle, and how long the writer after the deaths goes on.
+    public struct Watch: Codable, Sendable, Equatable {
+        public var observers = NotifyScenario.observers
+        /// Commits the last writer makes.
+        public var lastCommits: UInt64 = 5
+    }
+
+    /// Even cycle `index`'s writers, from its seed: three deaths, every commit crash point in
+    /// turn or a SIGKILL at a seeded time.
+    public static func deaths(cycle index: Int, seed: UInt64) -> [WriterDeath] {
         var rng = SeededRandom(seed: seed)
-        var outcome = CycleOutcome()
+        let points = CrashPoint.commitPoints
+        return (0..<deathsPerCycle).map { e -> WriterDeath in
+            let kind = (index * deathsPerCycle + e) % (points.count + 1)
+            if kind < points.count { return .at(points[kind], nth: Int.random(in: 1...6, using: &rng)) }
+            return .kill(afterMicros: UInt32.random(in: 20_000...200_000, using: &rng), threads: 1)
+        }
+    }
+
+    func runCommitCycle(deaths: [WriterDeath], watch plan: Watch, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
         let db = dir + "/db.fief"
         let stop = dir + "/stop"
         _ = try Database(path: db, options: TortureEncryption.options())
-        let watchers = try ObserverProcesses("commits", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
-
-        let points = CrashPoint.commitPoints
-        for e in 0..<NotifyScenario.deathsPerCycle {
-            var cycle = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", seed: seed, logPath: dir + "/writer-\(e).out")
-            cycle.environment = context.writerEnvironment
-            let kind = (index * NotifyScenario.deathsPerCycle + e) % (points.count + 1)
-            if kind < points.count {
-                let o = try cycle.crash(at: points[kind], nth: Int.random(in: 1...6, using: &rng))
-                outcome.events.append((points[kind].rawValue, o.violations, o.description))
-                outcome.crashPoints.insert(points[kind].rawValue)
-            } else {
-                let o = try cycle.kill(afterMicros: UInt32.random(in: 20_000...200_000, using: &rng))
-                outcome.events.append(("random-kill", o.violations, o.description))
-                outcome.crashPoints.insert("random-kill")
-            }
-        }
+        let watchers = try ObserverProcesses("commits", db: db, dir: dir, stop: stop, environment: environment, count: plan.observers)
+        var outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: environment)
         // A last writer that finishes, so the run ends on commits that rang.
-        let last = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", seed: seed, logPath: dir + "/writer-last.out")
-        let finisher = try ChildProcess(arguments: last.writerArguments(maxCommit: last.committedNow() + 5), environment: context.writerEnvironment,
+        var last = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, logPath: dir + "/writer-last.out")
+        last.environment = environment
+        try last.writeSchedule()
+        let finisher = try ChildProcess(arguments: last.writerArguments(maxCommit: last.committedNow() + plan.lastCommits), environment: environment,
                                         output: dir + "/writer-last.out", label: "writer")
         var violations: [String] = []
         if finisher.wait() != .exited(0) { violations.append("the last writer failed; see writer-last.out") }
@@ -64,7 +73,7 @@ public struct NotifyScenario: Scenario {
             violations += NotifyScenario.verify(log: text, final: final, observer: o)
             if ending != .exited(0) && !text.contains("missed") { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
         }
-        outcome.events.append(("delivery", violations, "notify cycle \(index): 2 observers, final version \(final)"))
+        outcome.events.append(("delivery", violations, "notify: \(plan.observers) observers, final version \(final)"))
         return outcome
     }
 
@@ -172,9 +181,9 @@ public struct NotifyScenario: Scenario {
 final class ObserverProcesses {
     let members: [(process: ChildProcess, log: String)]
 
-    init(_ watching: String, db: String, dir: String, stop: String, environment: [String: String]) throws {
+    init(_ watching: String, db: String, dir: String, stop: String, environment: [String: String], count: Int = NotifyScenario.observers) throws {
         var members: [(ChildProcess, String)] = []
-        for o in 0..<NotifyScenario.observers {
+        for o in 0..<count {
             let log = dir + "/observer-\(o).log"
             members.append((try ChildProcess(arguments: ["torture", "observer", "--of", watching, "--db", db, "--log", log, "--stop", stop,
                                                          "--grace-seconds", String(NotifyScenario.graceSeconds)],

@@ -120,3 +120,20 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// A notify case: one observer, and the last writer's commits as few as still fail.
+    func shrinkWatch(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard let watch = s.best.watch else { return }
+        for n in 1..<max(1, watch.observers) {
+            var c = s.best
+            c.watch!.observers = n
+            if attempt(c, "\(n) observer\(n == 1 ? "" : "s")") { break }
+        }
+        for n in UInt64(0)..<watch.lastCommits {
+            var c = s.best
+            c.watch!.lastCommits = n
+            if attempt(c, "the last writer makes \(n) commit\(n == 1 ? "" : "s")") { break }
+        }
+    }
+}

@@ -107,6 +107,7 @@ public struct Shrinker {
         shrinkFileOperation(search, structural)
         shrinkFault(search, structural)
         shrinkKeystream(search, structural)
+        shrinkWatch(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)

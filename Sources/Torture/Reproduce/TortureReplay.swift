@@ -25,6 +25,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// notify: the observers and the last writer (the deaths are `deaths`).
+    public var watch: NotifyScenario.Watch?
     /// keystream: the writer processes (always on encrypted files).
     public var keystream: KeystreamScenario.Plan?
     /// faults: the fault, its details and the commits before it.
@@ -106,6 +108,13 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
         case FaultKindsScenario().name:
             fault = FaultKindsScenario.plan(cycle: cycle, seed: seed)
+        case NotifyScenario().name:
+            // The commit cycles; the object cycles (odd) are rerun whole.
+            guard cycle % 2 == 0 else {
+                throw TortureError.invalid("notify cycle \(cycle) watches object results; shrink takes the commit cycles (rerun it with `fief torture reproduce \(dir)`)")
+            }
+            deaths = NotifyScenario.deaths(cycle: cycle, seed: seed)
+            watch = NotifyScenario.Watch()
         case KeystreamScenario().name:
             keystream = KeystreamScenario.plan(cycle: cycle)
             // Always encrypted, with the run's key.
@@ -144,12 +153,14 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
                                                             BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
-                                                            FaultKindsScenario().name, KeystreamScenario().name]
+                                                            FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
         if let keystream { return keystream.threads == 1 }
+        // Observers deliver when they are woken: a notify case is a matter of timing.
+        if watch != nil { return false }
         if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
@@ -197,6 +208,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case FileOperationsScenario().name:
             guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
             outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case NotifyScenario().name:
+            outcome = try NotifyScenario().runCommitCycle(deaths: deaths, watch: watch ?? NotifyScenario.Watch(), dir: dir, workload: workload, environment: env)
         case KeystreamScenario().name:
             guard let plan = keystream else { throw TortureError.invalid("a keystream replay needs its writers") }
             outcome = try KeystreamScenario().run(plan, dir: dir, workload: workload, environment: env)
