@@ -26,49 +26,77 @@ public struct ReadersScenario: Scenario {
     }
 
     func deaths(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        try runDeaths(ReadersScenario.plan(seed: seed), dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+    }
+
+    /// A reader-deaths cycle: commits, reader processes killed one by one (each followed by a
+    /// few commits), then commits whose growth is measured.
+    public struct Plan: Codable, Sendable, Equatable {
+        /// One reader: killed `delayMicros` after it started opening (`whileOpening`), or
+        /// after it said its snapshot is pinned.
+        public struct Reader: Codable, Sendable, Equatable {
+            public var whileOpening: Bool
+            public var delayMicros: UInt32
+        }
+        public var warm: UInt64 = 60
+        public var readers: [Reader]
+        public var between: UInt64 = 5
+        public var after: UInt64 = 20
+        public var measured: UInt64 = 40
+    }
+
+    /// A cycle's readers, from its seed.
+    public static func plan(seed: UInt64) -> Plan {
         var rng = SeededRandom(seed: seed)
+        return Plan(readers: (0..<4).map { _ in
+            Int.random(in: 0..<3, using: &rng) == 0 ? Plan.Reader(whileOpening: true, delayMicros: UInt32.random(in: 0...20_000, using: &rng))
+                                                    : Plan.Reader(whileOpening: false, delayMicros: UInt32.random(in: 0...60_000, using: &rng))
+        })
+    }
+
+    func runDeaths(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let db = dir + "/readers.fief", oracle = dir + "/oracle.log"
-        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
+        try cycle.writeSchedule()
         var committed: UInt64 = 0
         var violations: [String] = []
         func commit(_ n: UInt64, _ tag: String) throws {
             committed += n
-            let c = try ChildProcess(arguments: cycle.writerArguments(maxCommit: committed), environment: context.writerEnvironment,
+            let c = try ChildProcess(arguments: cycle.writerArguments(maxCommit: committed), environment: environment,
                                      output: "\(dir)/writer-\(tag).out", label: "writer")
             let e = c.wait()
             if e != .exited(0) { violations.append("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out") }
         }
-        try commit(60, "warm")
+        try commit(plan.warm, "warm")
         var moments: [String] = []
-        for r in 0..<4 {
+        for (r, reader) in plan.readers.enumerated() {
             let ready = "\(dir)/reader-\(r).ready"
             let child = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", db, "--ready", ready, "--seconds", "60"],
                                          output: "\(dir)/reader-\(r).out", label: "reader")
-            switch Int.random(in: 0..<3, using: &rng) {
-            case 0:
-                usleep(UInt32.random(in: 0...20_000, using: &rng))
+            if reader.whileOpening {
+                usleep(reader.delayMicros)
                 moments.append("opening or pinning")
-            default:
+            } else {
                 let deadline = Date().addingTimeInterval(10)
                 while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && child.isRunning { usleep(2_000) }
-                usleep(UInt32.random(in: 0...60_000, using: &rng))
+                usleep(reader.delayMicros)
                 moments.append("holding its snapshot")
             }
             child.kill9()
             _ = child.wait()
-            try commit(5, "between-\(r)")
+            try commit(plan.between, "between-\(r)")
         }
         outcome.crashPoints.formUnion(moments.map { "reader-killed-\($0.replacingOccurrences(of: " ", with: "-"))" })
-        try commit(20, "after")
+        try commit(plan.after, "after")
         let before = fileSize(db)
-        try commit(40, "measured")
+        try commit(plan.measured, "measured")
         let grown = fileSize(db) &- before
         if fileSize(db) > before && grown > ReadersScenario.slackPages * 4096 {
-            violations.append("after 4 readers died (\(moments.joined(separator: ", "))), 40 commits grew the file by \(grown / 4096) pages (allowed \(ReadersScenario.slackPages)): their pins still hold pages")
+            violations.append("after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), \(plan.measured) commits grew the file by \(grown / 4096) pages (allowed \(ReadersScenario.slackPages)): their pins still hold pages")
         }
-        violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: CommitWorkload(seed: seed)).violations
-        outcome.events.append(("reader-deaths", violations, "4 readers killed (\(moments.joined(separator: ", "))), then 60 commits"))
+        violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
+        outcome.events.append(("reader-deaths", violations, "\(plan.readers.count) readers killed (\(moments.joined(separator: ", "))), then \(plan.after + plan.measured) commits"))
         return outcome
     }
 

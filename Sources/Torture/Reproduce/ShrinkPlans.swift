@@ -137,3 +137,23 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// A readers case: fewer readers killed, then each count of commits halved while it still
+    /// fails.
+    func shrinkReaders(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard s.best.readers != nil else { return }
+        removeByDeltaDebugging(s, items: { $0.readers?.readers ?? [] }, keep: { r, kept in r.readers!.readers = kept }, minimum: 1,
+                               describe: { kept, _ in "\(kept) reader\(kept == 1 ? "" : "s") killed" }, attempt)
+        let counts: [(String, WritableKeyPath<ReadersScenario.Plan, UInt64>)] = [
+            ("commits before the readers", \.warm), ("commits after each reader", \.between), ("commits after the last", \.after), ("measured commits", \.measured),
+        ]
+        for (what, key) in counts {
+            while s.best.readers![keyPath: key] > 1, !s.outOfTime {
+                var c = s.best
+                c.readers![keyPath: key] /= 2
+                guard attempt(c, "\(c.readers![keyPath: key]) \(what)") else { break }
+            }
+        }
+    }
+}

@@ -108,6 +108,7 @@ public struct Shrinker {
         shrinkFault(search, structural)
         shrinkKeystream(search, structural)
         shrinkWatch(search, structural)
+        shrinkReaders(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)

@@ -25,6 +25,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// readers: the reader processes killed and the commits around them.
+    public var readers: ReadersScenario.Plan?
     /// notify: the observers and the last writer (the deaths are `deaths`).
     public var watch: NotifyScenario.Watch?
     /// keystream: the writer processes (always on encrypted files).
@@ -108,6 +110,11 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
         case FaultKindsScenario().name:
             fault = FaultKindsScenario.plan(cycle: cycle, seed: seed)
+        case ReadersScenario().name:
+            guard cycle % 2 == 0 else {
+                throw TortureError.invalid("readers cycle \(cycle) races readers against a writer; shrink takes the reader-death cycles (rerun it with `fief torture reproduce \(dir)`)")
+            }
+            readers = ReadersScenario.plan(seed: seed)
         case NotifyScenario().name:
             // The commit cycles; the object cycles (odd) are rerun whole.
             guard cycle % 2 == 0 else {
@@ -153,14 +160,15 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
                                                             BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
-                                                            FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name]
+                                                            FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name,
+                                                            ReadersScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
         if let keystream { return keystream.threads == 1 }
-        // Observers deliver when they are woken: a notify case is a matter of timing.
-        if watch != nil { return false }
+        // Observers deliver when they are woken, readers die at moments: a matter of timing.
+        if watch != nil || readers != nil { return false }
         if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
@@ -173,6 +181,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let cuts { steps = cuts.map(\.description) }
         if let fileOperation { steps = [fileOperation.description] }
         if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
+        if let readers { steps = ["\(readers.readers.count) readers killed, \(readers.measured) commits measured"] }
         if let keystream { steps = ["\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, to commits \(keystream.stepsEndAt)"] }
         var text = "\(scenario): " + steps.joined(separator: ", ")
         if batch == true { text += " (through batch)" }
@@ -208,6 +217,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case FileOperationsScenario().name:
             guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
             outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case ReadersScenario().name:
+            guard let plan = readers else { throw TortureError.invalid("a readers replay needs its readers") }
+            outcome = try ReadersScenario().runDeaths(plan, dir: dir, workload: workload, environment: env)
         case NotifyScenario().name:
             outcome = try NotifyScenario().runCommitCycle(deaths: deaths, watch: watch ?? NotifyScenario.Watch(), dir: dir, workload: workload, environment: env)
         case KeystreamScenario().name:
@@ -279,7 +291,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
         let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
+        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
                               threads: keystream?.threads ?? threads, commits: n, changes: changes)
         if !usesCommitWorkload { size.objectWrites = true }
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
