@@ -157,3 +157,20 @@ extension Shrinker {
         }
     }
 }
+
+extension Shrinker {
+    /// An isolation case: fewer processes, fewer threads each, fewer transactions per thread.
+    func shrinkIsolation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        guard s.best.isolation != nil else { return }
+        let counts: [(String, WritableKeyPath<IsolationScenario.Plan, Int>)] = [
+            ("processes", \.processes), ("threads a process", \.threads), ("transactions a thread", \.transactions),
+        ]
+        for (what, key) in counts {
+            for n in 1..<max(1, s.best.isolation![keyPath: key]) where n <= 8 || n % 20 == 0 {
+                var c = s.best
+                c.isolation![keyPath: key] = n
+                if attempt(c, "\(n) \(what)") { break }
+            }
+        }
+    }
+}

@@ -109,6 +109,7 @@ public struct Shrinker {
         shrinkKeystream(search, structural)
         shrinkWatch(search, structural)
         shrinkReaders(search, structural)
+        shrinkIsolation(search, structural)
         fewerCleanCommits(search, structural)
         cutCommits(search, structural)
         fewerLostSectors(search, pinned)

@@ -25,6 +25,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// persistence model.
     public var cuts: [PowerCut]?
     public var fsModel: String?
+    /// isolation: the list-append workers.
+    public var isolation: IsolationScenario.Plan?
     /// readers: the reader processes killed and the commits around them.
     public var readers: ReadersScenario.Plan?
     /// notify: the observers and the last writer (the deaths are `deaths`).
@@ -110,6 +112,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             fileOperation = FileOperationsScenario.plan(cycle: cycle, seed: seed)
         case FaultKindsScenario().name:
             fault = FaultKindsScenario.plan(cycle: cycle, seed: seed)
+        case IsolationScenario().name:
+            isolation = IsolationScenario.Plan()
         case ReadersScenario().name:
             guard cycle % 2 == 0 else {
                 throw TortureError.invalid("readers cycle \(cycle) races readers against a writer; shrink takes the reader-death cycles (rerun it with `fief torture reproduce \(dir)`)")
@@ -152,7 +156,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     }
 
     /// Whether the writers make `CommitWorkload`'s commits (all but the objects scenario's).
-    public var usesCommitWorkload: Bool { scenario != ObjectsScenario().name }
+    public var usesCommitWorkload: Bool { scenario != ObjectsScenario().name && scenario != IsolationScenario().name }
     /// Whether the commits can be spelled out (the faults scenario's writers and readers take
     /// the seeded ones).
     public var canSpellOutCommits: Bool { usesCommitWorkload && scenario != FaultKindsScenario().name }
@@ -161,14 +165,14 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
                                                             BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
                                                             FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name,
-                                                            ReadersScenario().name]
+                                                            ReadersScenario().name, IsolationScenario().name]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
     public var isDeterministic: Bool {
         if let keystream { return keystream.threads == 1 }
         // Observers deliver when they are woken, readers die at moments: a matter of timing.
-        if watch != nil || readers != nil { return false }
+        if watch != nil || readers != nil || isolation != nil { return false }
         if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
@@ -181,6 +185,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let cuts { steps = cuts.map(\.description) }
         if let fileOperation { steps = [fileOperation.description] }
         if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
+        if let isolation { steps = ["\(isolation.processes) processes x \(isolation.threads) threads x \(isolation.transactions) list-append transactions"] }
         if let readers { steps = ["\(readers.readers.count) readers killed, \(readers.measured) commits measured"] }
         if let keystream { steps = ["\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, to commits \(keystream.stepsEndAt)"] }
         var text = "\(scenario): " + steps.joined(separator: ", ")
@@ -217,6 +222,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case FileOperationsScenario().name:
             guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
             outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+        case IsolationScenario().name:
+            outcome = try IsolationScenario().run(isolation ?? IsolationScenario.Plan(), seed: seed, dir: dir, environment: env)
         case ReadersScenario().name:
             guard let plan = readers else { throw TortureError.invalid("a readers replay needs its readers") }
             outcome = try ReadersScenario().runDeaths(plan, dir: dir, workload: workload, environment: env)
@@ -291,9 +298,13 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
         let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
-                              threads: keystream?.threads ?? threads, commits: n, changes: changes)
-        if !usesCommitWorkload { size.objectWrites = true }
+        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : isolation?.processes ?? readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
+                              threads: isolation?.threads ?? keystream?.threads ?? threads, commits: n, changes: changes)
+        if scenario == ObjectsScenario().name { size.commitsAre = "one object write each" }
+        if let isolation {
+            size.commits = isolation.processes * isolation.threads * isolation.transactions
+            size.commitsAre = "list-append transactions"
+        }
         if let unsynced = r.unsyncedSectors, let s = r.state ?? state {
             size.lostSectors = unsynced.count - Set(s.newSectors).intersection(unsynced).count
             size.unsyncedSectors = unsynced.count
@@ -327,8 +338,9 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
     /// crash-states: the unsynced sectors the failing state lost, of how many.
     public var lostSectors: Int?
     public var unsyncedSectors: Int?
-    /// The commits are object writes (the objects scenario's graph), not puts and deletes.
-    public var objectWrites: Bool?
+    /// What a commit is when it is not `CommitWorkload`'s puts and deletes: "one object write
+    /// each" (the objects scenario's graph), "list-append transactions" (isolation).
+    public var commitsAre: String?
 
     public init(deaths: Int, threads: Int, commits: Int, changes: Int) {
         self.deaths = deaths
@@ -339,7 +351,7 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         let sectors = lostSectors.map { ", \($0) of \(unsyncedSectors ?? 0) unsynced sectors lost" } ?? ""
-        let what = objectWrites == true ? "one object write each" : "\(changes) puts and deletes"
+        let what = commitsAre ?? "\(changes) puts and deletes"
         return "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(what))" + sectors
     }
 }
