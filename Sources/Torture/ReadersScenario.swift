@@ -101,17 +101,30 @@ public struct ReadersScenario: Scenario {
     }
 
     func churn(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
+        try runChurn(Churn(), dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+    }
+
+    /// A churn cycle's readers: processes, threads in each, and how long they read.
+    public struct Churn: Codable, Sendable, Equatable {
+        public var processes = 2
+        public var threads = 2
+        public var seconds = 1.5
+    }
+
+    func runChurn(_ plan: Churn, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let db = dir + "/churn.fief", oracle = dir + "/oracle.log"
-        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
+        try cycle.writeSchedule()
         let writer = try ChildProcess(arguments: cycle.writerArguments(maxCommit: UInt64.max / 2) + ["--durability", "none"],
-                                      environment: context.writerEnvironment, output: dir + "/writer.out", label: "writer")
+                                      environment: environment, output: dir + "/writer.out", label: "writer")
         // Readers start once the file exists.
         let deadline = Date().addingTimeInterval(10)
         while access(db, F_OK) != 0 && Date() < deadline && writer.isRunning { usleep(2_000) }
-        let readers = try (0..<2).map { r in
-            try ChildProcess(arguments: ["torture", "churn-reader", "--db", db, "--seed", String(seed), "--seconds", "1.5", "--threads", "2"],
-                             environment: context.writerEnvironment, output: "\(dir)/reader-\(r).out", label: "reader")
+        let readers = try (0..<plan.processes).map { r in
+            try ChildProcess(arguments: ["torture", "churn-reader", "--db", db, "--seed", String(workload.seed), "--seconds", String(plan.seconds),
+                                         "--threads", String(plan.threads)],
+                             environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
         }
         var violations: [String] = []
         var reads = 0
@@ -122,10 +135,10 @@ public struct ReadersScenario: Scenario {
         }
         writer.kill9()
         _ = writer.wait()
-        let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: CommitWorkload(seed: seed))
+        let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
         violations += verdict.violations
         if reads == 0 && violations.isEmpty { violations.append("the readers made no read at all") }
-        outcome.events.append(("reader-churn", violations, "2 processes x 2 threads made \(reads) checked reads while the writer reached commit \(verdict.recoveredCommit)"))
+        outcome.events.append(("reader-churn", violations, "\(plan.processes) processes x \(plan.threads) threads made \(reads) checked reads while the writer reached commit \(verdict.recoveredCommit)"))
         return outcome
     }
 

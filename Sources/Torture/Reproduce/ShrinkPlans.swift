@@ -142,6 +142,23 @@ extension Shrinker {
     /// A readers case: fewer readers killed, then each count of commits halved while it still
     /// fails.
     func shrinkReaders(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
+        if s.best.churn != nil {
+            for n in 1..<max(1, s.best.churn!.processes) {
+                var c = s.best
+                c.churn!.processes = n
+                if attempt(c, "\(n) reader process\(n == 1 ? "" : "es")") { break }
+            }
+            for n in 1..<max(1, s.best.churn!.threads) {
+                var c = s.best
+                c.churn!.threads = n
+                if attempt(c, "\(n) thread\(n == 1 ? "" : "s") a reader") { break }
+            }
+            while s.best.churn!.seconds > 0.2, !s.outOfTime {
+                var c = s.best
+                c.churn!.seconds = (c.churn!.seconds * 50).rounded() / 100
+                guard attempt(c, "readers for \(c.churn!.seconds) s") else { break }
+            }
+        }
         guard s.best.readers != nil else { return }
         removeByDeltaDebugging(s, items: { $0.readers?.readers ?? [] }, keep: { r, kept in r.readers!.readers = kept }, minimum: 1,
                                describe: { kept, _ in "\(kept) reader\(kept == 1 ? "" : "s") killed" }, attempt)

@@ -27,8 +27,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public var fsModel: String?
     /// isolation: the list-append workers.
     public var isolation: IsolationScenario.Plan?
-    /// readers: the reader processes killed and the commits around them.
+    /// readers: the reader processes killed and the commits around them (even cycles), or the
+    /// readers racing a writer (odd cycles).
     public var readers: ReadersScenario.Plan?
+    public var churn: ReadersScenario.Churn?
     /// notify: the observers and the last writer (the deaths are `deaths`).
     public var watch: NotifyScenario.Watch?
     /// keystream: the writer processes (always on encrypted files).
@@ -115,10 +117,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case IsolationScenario().name:
             isolation = IsolationScenario.Plan()
         case ReadersScenario().name:
-            guard cycle % 2 == 0 else {
-                throw TortureError.invalid("readers cycle \(cycle) races readers against a writer; shrink takes the reader-death cycles (rerun it with `fief torture reproduce \(dir)`)")
-            }
-            readers = ReadersScenario.plan(seed: seed)
+            if cycle % 2 == 0 { readers = ReadersScenario.plan(seed: seed) } else { churn = ReadersScenario.Churn() }
         case NotifyScenario().name:
             // The commit cycles; the object cycles (odd) are rerun whole.
             guard cycle % 2 == 0 else {
@@ -157,9 +156,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
 
     /// Whether the writers make `CommitWorkload`'s commits (all but the objects scenario's).
     public var usesCommitWorkload: Bool { scenario != ObjectsScenario().name && scenario != IsolationScenario().name }
-    /// Whether the commits can be spelled out (the faults scenario's writers and readers take
-    /// the seeded ones).
-    public var canSpellOutCommits: Bool { usesCommitWorkload && scenario != FaultKindsScenario().name }
+    /// Whether the commits can be spelled out (the faults scenario's writers and readers, and
+    /// the churn readers, check against the seeded ones).
+    public var canSpellOutCommits: Bool { usesCommitWorkload && scenario != FaultKindsScenario().name && churn == nil }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
     public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
@@ -172,7 +171,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public var isDeterministic: Bool {
         if let keystream { return keystream.threads == 1 }
         // Observers deliver when they are woken, readers die at moments: a matter of timing.
-        if watch != nil || readers != nil || isolation != nil { return false }
+        if watch != nil || readers != nil || churn != nil || isolation != nil { return false }
         if let fault { return fault.kind == "short-write" || fault.kind == "kill-caller" || fault.kind == "fsync-lie" }
         if fileOperation != nil { return true }
         guard let cuts else { return deaths.allSatisfy(\.isDeterministic) }
@@ -185,6 +184,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let cuts { steps = cuts.map(\.description) }
         if let fileOperation { steps = [fileOperation.description] }
         if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
+        if let churn { steps = ["\(churn.processes) reader processes x \(churn.threads) threads for \(churn.seconds) s against a writer"] }
         if let isolation { steps = ["\(isolation.processes) processes x \(isolation.threads) threads x \(isolation.transactions) list-append transactions"] }
         if let readers { steps = ["\(readers.readers.count) readers killed, \(readers.measured) commits measured"] }
         if let keystream { steps = ["\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, to commits \(keystream.stepsEndAt)"] }
@@ -225,8 +225,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case IsolationScenario().name:
             outcome = try IsolationScenario().run(isolation ?? IsolationScenario.Plan(), seed: seed, dir: dir, environment: env)
         case ReadersScenario().name:
-            guard let plan = readers else { throw TortureError.invalid("a readers replay needs its readers") }
-            outcome = try ReadersScenario().runDeaths(plan, dir: dir, workload: workload, environment: env)
+            if let churn {
+                outcome = try ReadersScenario().runChurn(churn, dir: dir, workload: workload, environment: env)
+            } else {
+                guard let plan = readers else { throw TortureError.invalid("a readers replay needs its readers") }
+                outcome = try ReadersScenario().runDeaths(plan, dir: dir, workload: workload, environment: env)
+            }
         case NotifyScenario().name:
             outcome = try NotifyScenario().runCommitCycle(deaths: deaths, watch: watch ?? NotifyScenario.Watch(), dir: dir, workload: workload, environment: env)
         case KeystreamScenario().name:
@@ -298,8 +302,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
         let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : isolation?.processes ?? readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
-                              threads: isolation?.threads ?? keystream?.threads ?? threads, commits: n, changes: changes)
+        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : isolation?.processes ?? churn?.processes ?? readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
+                              threads: isolation?.threads ?? churn?.threads ?? keystream?.threads ?? threads, commits: n, changes: changes)
         if scenario == ObjectsScenario().name { size.commitsAre = "one object write each" }
         if let isolation {
             size.commits = isolation.processes * isolation.threads * isolation.transactions
