@@ -52,6 +52,15 @@ cat > "$work/step.sh" <<EOF
 #!/usr/bin/env bash
 set -uo pipefail
 sha="\$(git rev-parse --short=12 HEAD)"
+if [ "$mode" = bench ]; then
+  # compare-versions.sh builds both revisions itself (each engine tree once).
+  bash "$root/scripts/compare-versions.sh" "$good_sha" "\$(git rev-parse HEAD)" --out "$work/compare" -- "\$@"
+  case \$? in
+    0) echo "bisect: \$sha good (no regression against $good)" >&2; exit 0 ;;
+    2) echo "bisect: \$sha bad (a regression against $good)" >&2; exit 1 ;;
+    *) echo "bisect: \$sha could not be compared; skipped" >&2; exit 125 ;;
+  esac
+fi
 echo "bisect: building \$sha" >&2
 # git bisect run exports GIT_DIR and friends; SwiftPM's own git calls must not see them.
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
@@ -64,8 +73,6 @@ fief="$root/.build-bisect/release/fief"
 case "$mode" in
   replay) "\$fief" torture replay "$work/replay.json" --broken none --out "$work/run"; status=\$? ;;
   torture) "\$fief" torture run "\$@" --out "$work/run" >"$work/run.log" 2>&1; status=\$?; tail -n 3 "$work/run.log" ;;
-  bench) bash "$root/scripts/compare-versions.sh" "$good_sha" "\$(git rev-parse HEAD)" --out "$work/compare" -- "\$@"; status=\$?
-         [ \$status -eq 2 ] && status=1 ;;
 esac
 case \$status in
   0) echo "bisect: \$sha good" >&2; exit 0 ;;
