@@ -52,6 +52,8 @@ cat > "$work/step.sh" <<EOF
 #!/usr/bin/env bash
 set -uo pipefail
 sha="\$(git rev-parse --short=12 HEAD)"
+# git bisect run exports GIT_DIR and friends; SwiftPM's own git calls must not see them.
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
 if [ "$mode" = bench ]; then
   # compare-versions.sh builds both revisions itself (each engine tree once).
   bash "$root/scripts/compare-versions.sh" "$good_sha" "\$(git rev-parse HEAD)" --out "$work/compare" -- "\$@"
@@ -62,8 +64,6 @@ if [ "$mode" = bench ]; then
   esac
 fi
 echo "bisect: building \$sha" >&2
-# git bisect run exports GIT_DIR and friends; SwiftPM's own git calls must not see them.
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
 if ! swift build -c release --product fief --scratch-path "$root/.build-bisect" >"$work/build.log" 2>&1; then
   tail -n 5 "$work/build.log" >&2
   echo "bisect: \$sha does not build; skipped" >&2
