@@ -1,6 +1,21 @@
 import Engine
 
 extension Shrinker {
+    /// Tries `values` in order (smallest first) and keeps the first that still fails: the
+    /// smallest count, pass or size of one part of the case.
+    @discardableResult
+    func firstFailing<T>(_ s: Search, _ values: some Sequence<T>, set: (inout TortureReplay, T) -> Void, describe: (T) -> String,
+                         _ attempt: (TortureReplay, String) -> Bool) -> Bool {
+        for v in values {
+            var c = s.best
+            set(&c, v)
+            if attempt(c, describe(v)) { return true }
+        }
+        return false
+    }
+}
+
+extension Shrinker {
     /// A power-cut case: timed cuts become cuts after a crash point, cuts go, each writer dies
     /// as early as still fails, and each cut drops everything unsynced (drop-all) if that
     /// still fails.
@@ -23,11 +38,7 @@ extension Shrinker {
         }
         for i in s.best.cuts!.indices {
             guard let nth = s.best.cuts![i].nth, nth > 1 else { continue }
-            for n in 1..<nth {
-                var c = s.best
-                c.cuts![i].nth = n
-                if attempt(c, "cut \(i + 1): the writer dies in its commit \(n)") { break }
-            }
+            firstFailing(s, 1..<nth, set: { $0.cuts![i].nth = $1 }, describe: { "cut \(i + 1): the writer dies in its commit \($0)" }, attempt)
         }
         for i in s.best.cuts!.indices where s.best.cuts![i].mode != "drop-all" {
             var c = s.best
@@ -42,16 +53,10 @@ extension Shrinker {
     /// need a file) and after it, and a cut that drops everything unsynced if that still fails.
     func shrinkFileOperation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fileOperation else { return }
-        for n in UInt64(1)..<max(1, plan.before) {
-            var c = s.best
-            c.fileOperation!.before = n
-            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") before \(plan.operation)") { break }
-        }
-        for n in UInt64(0)..<s.best.fileOperation!.after {
-            var c = s.best
-            c.fileOperation!.after = n
-            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") after \(plan.operation)") { break }
-        }
+        firstFailing(s, UInt64(1)..<max(1, plan.before), set: { $0.fileOperation!.before = $1 },
+                     describe: { "\($0) commit\($0 == 1 ? "" : "s") before \(plan.operation)" }, attempt)
+        firstFailing(s, UInt64(0)..<s.best.fileOperation!.after, set: { $0.fileOperation!.after = $1 },
+                     describe: { "\($0) commit\($0 == 1 ? "" : "s") after \(plan.operation)" }, attempt)
         if let mode = s.best.fileOperation!.mode, mode != "drop-all" {
             var c = s.best
             c.fileOperation!.mode = "drop-all"
@@ -65,24 +70,14 @@ extension Shrinker {
     /// under a lying fsync, and (bit flips) the fewest rounds that still fail, by delta debugging.
     func shrinkFault(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fault else { return }
-        for n in UInt64(1)..<max(1, plan.warm) {
-            var c = s.best
-            c.fault!.warm = n
-            if attempt(c, "\(n) commit\(n == 1 ? "" : "s") before the fault") { break }
-        }
+        firstFailing(s, UInt64(1)..<max(1, plan.warm), set: { $0.fault!.warm = $1 },
+                     describe: { "\($0) commit\($0 == 1 ? "" : "s") before the fault" }, attempt)
         if plan.kind == "short-write", let nth = plan.nth, nth > 1 {
-            for n in 1..<nth {
-                var c = s.best
-                c.fault!.nth = n
-                if attempt(c, "short write \(n)") { break }
-            }
+            firstFailing(s, 1..<nth, set: { $0.fault!.nth = $1 }, describe: { "short write \($0)" }, attempt)
         }
         if let lie = plan.commitsUnderLie, lie > 1 {
-            for n in UInt64(1)..<lie {
-                var c = s.best
-                c.fault!.commitsUnderLie = n
-                if attempt(c, "\(n) commit\(n == 1 ? "" : "s") under the lie") { break }
-            }
+            firstFailing(s, UInt64(1)..<lie, set: { $0.fault!.commitsUnderLie = $1 },
+                         describe: { "\($0) commit\($0 == 1 ? "" : "s") under the lie" }, attempt)
         }
         if s.best.fault?.rounds != nil {
             removeByDeltaDebugging(s, items: { $0.fault?.rounds ?? [] }, keep: { r, kept in r.fault!.rounds = kept }, minimum: 1,
@@ -95,11 +90,7 @@ extension Shrinker {
     /// A keystream case: fewer threads, fewer writer processes, each stopping earlier.
     func shrinkKeystream(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.keystream else { return }
-        for t in 1..<max(1, plan.threads) {
-            var c = s.best
-            c.keystream!.threads = t
-            if attempt(c, "\(t) thread\(t == 1 ? "" : "s")") { break }
-        }
+        firstFailing(s, 1..<max(1, plan.threads), set: { $0.keystream!.threads = $1 }, describe: { "\($0) thread\($0 == 1 ? "" : "s")" }, attempt)
         // Fewer processes: the last ones first (each starts where the one before stopped).
         while s.best.keystream!.stepsEndAt.count > 1, !s.outOfTime {
             var c = s.best
@@ -125,16 +116,9 @@ extension Shrinker {
     /// A notify case: one observer, and the last writer's commits as few as still fail.
     func shrinkWatch(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let watch = s.best.watch else { return }
-        for n in 1..<max(1, watch.observers) {
-            var c = s.best
-            c.watch!.observers = n
-            if attempt(c, "\(n) observer\(n == 1 ? "" : "s")") { break }
-        }
-        for n in UInt64(0)..<watch.lastCommits {
-            var c = s.best
-            c.watch!.lastCommits = n
-            if attempt(c, "the last writer makes \(n) commit\(n == 1 ? "" : "s")") { break }
-        }
+        firstFailing(s, 1..<max(1, watch.observers), set: { $0.watch!.observers = $1 }, describe: { "\($0) observer\($0 == 1 ? "" : "s")" }, attempt)
+        firstFailing(s, UInt64(0)..<watch.lastCommits, set: { $0.watch!.lastCommits = $1 },
+                     describe: { "the last writer makes \($0) commit\($0 == 1 ? "" : "s")" }, attempt)
     }
 }
 
@@ -143,16 +127,10 @@ extension Shrinker {
     /// fails.
     func shrinkReaders(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         if s.best.churn != nil {
-            for n in 1..<max(1, s.best.churn!.processes) {
-                var c = s.best
-                c.churn!.processes = n
-                if attempt(c, "\(n) reader process\(n == 1 ? "" : "es")") { break }
-            }
-            for n in 1..<max(1, s.best.churn!.threads) {
-                var c = s.best
-                c.churn!.threads = n
-                if attempt(c, "\(n) thread\(n == 1 ? "" : "s") a reader") { break }
-            }
+            firstFailing(s, 1..<max(1, s.best.churn!.processes), set: { $0.churn!.processes = $1 },
+                         describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
+            firstFailing(s, 1..<max(1, s.best.churn!.threads), set: { $0.churn!.threads = $1 },
+                         describe: { "\($0) thread\($0 == 1 ? "" : "s") a reader" }, attempt)
             while s.best.churn!.seconds > 0.2, !s.outOfTime {
                 var c = s.best
                 c.churn!.seconds = (c.churn!.seconds * 50).rounded() / 100
@@ -183,11 +161,8 @@ extension Shrinker {
             ("processes", \.processes), ("threads a process", \.threads), ("transactions a thread", \.transactions),
         ]
         for (what, key) in counts {
-            for n in 1..<max(1, s.best.isolation![keyPath: key]) where n <= 8 || n % 20 == 0 {
-                var c = s.best
-                c.isolation![keyPath: key] = n
-                if attempt(c, "\(n) \(what)") { break }
-            }
+            firstFailing(s, (1..<max(1, s.best.isolation![keyPath: key])).filter { $0 <= 8 || $0 % 20 == 0 },
+                         set: { $0.isolation![keyPath: key] = $1 }, describe: { "\($0) \(what)" }, attempt)
         }
     }
 }

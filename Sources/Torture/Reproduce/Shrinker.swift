@@ -178,11 +178,8 @@ public struct Shrinker {
         }
         // The fewest threads that still fail (one, unless the failure needs company).
         for i in s.best.deaths.indices where s.best.deaths[i].threads > 1 {
-            for t in 1..<s.best.deaths[i].threads {
-                var c = s.best
-                c.deaths[i].threads = t
-                if attempt(c, "writer \(i + 1) on \(t) thread\(t == 1 ? "" : "s")") { break }
-            }
+            firstFailing(s, 1..<s.best.deaths[i].threads, set: { $0.deaths[i].threads = $1 },
+                         describe: { "writer \(i + 1) on \($0) thread\($0 == 1 ? "" : "s")" }, attempt)
         }
     }
 
@@ -200,11 +197,7 @@ public struct Shrinker {
     func earliestPasses(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         for i in s.best.deaths.indices {
             guard let point = s.best.deaths[i].crashPoint, let nth = s.best.deaths[i].nth, nth > 1 else { continue }
-            for n in 1..<nth {
-                var c = s.best
-                c.deaths[i].nth = n
-                if attempt(c, "writer \(i + 1) dies at \(point):\(n)") { break }
-            }
+            firstFailing(s, 1..<nth, set: { $0.deaths[i].nth = $1 }, describe: { "writer \(i + 1) dies at \(point):\($0)" }, attempt)
         }
     }
 
