@@ -11,7 +11,11 @@ struct SchemaMigrator {
     var path: String { configuration.path }
 
     func openOrMigrate() throws {
-        let stored = try db.read { try SchemaStore.load($0, path: path) }
+        var stored = try db.read { try SchemaStore.load($0, path: path) }
+        if stored.format < SchemaStore.format && !configuration.readOnly {
+            try db.write { try FormatConversion.convert($0, path: path) }
+            stored = try db.read { try SchemaStore.load($0, path: path) }
+        }
         let code = configuration.schemaVersion
         var changes: [String] = []
         var added: [String] = []

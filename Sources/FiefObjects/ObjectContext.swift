@@ -202,7 +202,7 @@ public final class ObjectContext {
     /// the bytes a row was lent from (`Transaction.lendsBytesUntilWrite`).
     var rowStamp: Int {
         guard let t = fixedTables ?? writeTables else { return stamp }
-        return stamp &+ (t.tx.writes &<< 32)
+        return stamp &+ (t.changes &<< 32)
     }
 
     /// As `exists(ref)`, true at once when the object holds its row for this version.
@@ -217,7 +217,7 @@ public final class ObjectContext {
             if let row = obj.row(at: rowStamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
-                if t.tx.lendsBytesUntilWrite { obj.remember(row: row, at: rowStamp) }
+                if t.lendsRowsUntilWrite { obj.remember(row: row, at: rowStamp) }
                 return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
             }
         } catch {
@@ -559,7 +559,7 @@ public final class ObjectContext {
         guard case .int(let k) = v else { return nil }
         return try t.withRow(plan, k) { row in
             guard let row else { return nil }
-            return accessor(type, key: k, className: plan.name, row: t.tx.lendsBytesUntilWrite ? row : nil)
+            return accessor(type, key: k, className: plan.name, row: t.lendsRowsUntilWrite ? row : nil)
         }
     }
 

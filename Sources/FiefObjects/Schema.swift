@@ -118,6 +118,8 @@ struct StoredSchema: Equatable {
     var classes: [String: ClassSchema] = [:]
     var version: UInt64 = 0
     var nextCid: UInt32 = 1
+    /// The object layer's format the file's objects are stored in (`SchemaStore.format`).
+    var format: Int64 = SchemaStore.format
 
     func byCid(_ cid: UInt32) -> ClassSchema? { classes.values.first { $0.cid == cid } }
 }

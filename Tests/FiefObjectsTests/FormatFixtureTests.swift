@@ -68,9 +68,19 @@ final class FormatFixtureTests: XCTestCase {
             try FileManager.default.copyItem(atPath: dir.file("w.fief"), toPath: FormatFixtureTests.fixture)
             print("wrote \(FormatFixtureTests.fixture)")
         }
-        // A copy: opening may convert it, and the fixture stays as it was written.
+        // A copy: opening converts it, and the fixture stays as it was written.
         try FileManager.default.copyItem(atPath: FormatFixtureTests.fixture, toPath: dir.file("old.fief"))
+        try FileManager.default.copyItem(atPath: FormatFixtureTests.fixture, toPath: dir.file("read-only.fief"))
+        XCTAssertEqual(try FormatFixtureTests.tables(dir.file("old.fief")).filter { $0.hasPrefix("fief/o/") }.count, 3, "the fixture is format 1")
         let old = try ObjectStore(Configuration(path: dir.file("old.fief"), types: zooTypes))
+        let converted = try FormatFixtureTests.tables(dir.file("old.fief"))
+        XCTAssertEqual(converted.filter { $0.hasPrefix("fief/o/") }, [], "format 1's rows are gone")
+        XCTAssertEqual(converted.filter { $0.hasPrefix("fief/c/") }.count, 3, "each class has clusters")
+        XCTAssertEqual(try old.database.read { try SchemaStore.meta($0, "format") }, 2)
+        // A read-only open leaves format 1 as it is, and reads it.
+        let readOnly = try ObjectStore(Configuration(path: dir.file("read-only.fief"), types: zooTypes, readOnly: true))
+        XCTAssertTrue(try readOnly.check().isSound)
+        XCTAssertEqual(try readOnly.database.read { try SchemaStore.meta($0, "format") }, 1)
         let report = try old.check()
         XCTAssertTrue(report.isSound, "\(report)")
         XCTAssertTrue(try old.database.check().problems.isEmpty)
@@ -80,5 +90,13 @@ final class FormatFixtureTests: XCTestCase {
         XCTAssertGreaterThan(was.count, 300)
         XCTAssertEqual(was.count, now.count)
         for (a, b) in zip(was, now) where a != b { XCTFail("fixture: \(a)\nafresh:  \(b)"); break }
+        XCTAssertEqual(try FormatFixtureTests.answers(readOnly.context()), now)
+    }
+
+    static func tables(_ path: String) throws -> [String] {
+        var options = DatabaseOptions(create: false)
+        options.readOnly = true
+        let db = try Database(path: path, options: options)
+        return try db.read { try $0.tableNames() }
     }
 }

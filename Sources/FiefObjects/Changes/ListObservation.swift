@@ -31,13 +31,13 @@ extension List {
                 block(.initial(self))
                 return true
             },
-            update: { ctx, d, _ in
+            update: { ctx, d, base in
                 guard ctx.exists(ref) else {
                     block(.update(self, deletions: Array(last.indices), insertions: [], modifications: []))
                     return false
                 }
-                let owner = try ctx.changedObjects(ref.className, d)
-                let targets = try property.isLink ? ctx.changedObjects(property.target ?? "", d).modified : []
+                let owner = try ctx.changedObjects(ref.className, d, since: base)
+                let targets = try property.isLink ? ctx.changedObjects(property.target ?? "", d, since: base).modified : []
                 guard owner.modified.contains(ref.key) || !targets.isEmpty else { return true }
                 let now = ctx.readList(ref, property)
                 let change = CollectionChange(oldValues: last, newValues: now) { i in

@@ -119,9 +119,9 @@ extension ObjectContext {
     /// The objects of `className` deleted, inserted and changed in `d` (a change to the row,
     /// to a value kept out of the row, or to a list of the object), and whether anything of
     /// another class or the schema changed too.
-    func changedObjects(_ className: String, _ d: VersionDiff) throws -> ChangedObjects {
+    func changedObjects(_ className: String, _ d: VersionDiff, since base: PinnedVersion) throws -> ChangedObjects {
         let c = try tables().cls(className)
-        return changedObjects(c, d)
+        return try changedObjects(c, d, since: base)
     }
 
     /// The objects among `keys` whose value of one of the properties `names` differs between
@@ -151,24 +151,34 @@ extension ObjectContext {
     }
 
     /// The modified objects of every class, by class name (for `LinkedChanges`).
-    func modifiedObjectsByClass(_ d: VersionDiff) throws -> [String: Set<Int64>] {
+    func modifiedObjectsByClass(_ d: VersionDiff, since base: PinnedVersion) throws -> [String: Set<Int64>] {
         var out: [String: Set<Int64>] = [:]
         for c in try tables().schema.classes.values {
-            let m = changedObjects(c, d).modified
+            let m = try changedObjects(c, d, since: base).modified
             if !m.isEmpty { out[c.name] = m }
         }
         return out
     }
 
-    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff) -> ChangedObjects {
+    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff, since base: PinnedVersion) throws -> ChangedObjects {
         func objects(_ keys: [[UInt8]]) -> Set<Int64> {
             Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
         }
         var out = ChangedObjects()
-        let rows = d.tables[Tables.objects(c.cid)] ?? KeyDiff()
-        out.deleted = objects(rows.deleted)
-        out.inserted = objects(rows.inserted)
-        var modified = objects(rows.modified)
+        var modified = Set<Int64>()
+        if let clusters = d.tables[Tables.clusters(c.cid)] {
+            // The engine names the clusters that changed; their rows, old and new, name the objects.
+            let numbers = objects(clusters.deleted + clusters.inserted + clusters.modified)
+            let now = try tables()
+            let before = try store.database.read(base) { tx in
+                try ObjectTables(tx: tx, schema: try store.schema(tx), path: path).clusterRows(c.cid, numbers)
+            }
+            let after = try now.clusterRows(c.cid, numbers)
+            for (k, row) in before {
+                if let new = after[k] { if new != row { modified.insert(k) } } else { out.deleted.insert(k) }
+            }
+            for k in after.keys where before[k] == nil { out.inserted.insert(k) }
+        }
         for t in [Tables.outOfRow(c.cid), Tables.lists(c.cid)] {
             guard let k = d.tables[t] else { continue }
             modified.formUnion(objects(k.deleted + k.inserted + k.modified))
@@ -200,7 +210,7 @@ extension Results {
                 return true
             },
             update: { ctx, d, base in
-                let changed = try ctx.changedObjects(self.className, d)
+                let changed = try ctx.changedObjects(self.className, d, since: base)
                 let now = try self.keys(updating: last, changed)
                 // Hashing every key of a large result costs more than the rest of an update:
                 // only the key-path rules below need the old keys as a set.
@@ -221,7 +231,7 @@ extension Results {
                     let kept = now.filter { old.contains($0) && !modified.contains($0) }
                     let t = try ctx.tables()
                     modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
-                        kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d)))
+                        kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d, since: base)))
                 }
                 var change = CollectionChange(old: last, new: now, modified: modified,
                                               touched: changed.otherClassesChanged || !paths.isEmpty ? nil : changed.deleted.union(changed.inserted).union(modified))
@@ -275,8 +285,8 @@ extension _ObservableObject where Self: Object {
                 (last, lastLists) = try snapshot(ctx)
                 return true
             },
-            update: { ctx, d, _ in
-                let changed = try ctx.changedObjects(r.className, d)
+            update: { ctx, d, base in
+                let changed = try ctx.changedObjects(r.className, d, since: base)
                 if changed.deleted.contains(r.key) || !ctx.exists(r) {
                     block(.deleted)
                     return false

@@ -13,7 +13,8 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
     }
 }
 
-/// Recomputes everything the object layer keeps twice and compares: every row decodes,
+/// Recomputes everything the object layer keeps twice and compares: every cluster and every
+/// row decodes, the object counts match the clusters,
 /// every link resolves, backlinks are exactly the inverse of links, every index holds exactly
 /// the entries its rows imply (so a unique index, a String or UUID primary key, holds one entry
 /// per object), primary keys are unique, list counts match list contents, list chunks are
@@ -26,8 +27,8 @@ enum ObjectCheck {
         // Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count.
         var expected: [UInt32: [[UInt8]: Int64]] = [:]
         for c in t.schema.classes.values.sorted(by: { $0.cid < $1.cid }) {
-            var keys: [Int64] = []
-            try t.keys(c) { k, _ in keys.append(k); return true }
+            let (keys, clusterProblems) = try t.checkedKeys(c)
+            r.problems += clusterProblems
             r.objects += keys.count
             r.problems += try keyCounterProblems(t, c, keys)
             r.problems += try listChunkProblems(t, c, Set(keys))

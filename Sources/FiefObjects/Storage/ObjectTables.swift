@@ -31,6 +31,7 @@ final class ObjectTables {
     /// so handing it around costs one reference, not a copy of its arrays).
     final class ClassPlan {
         let name: String
+        let cid: UInt32
         let stored: [Property]
         let indexed: [Property]
         let links: [Property]
@@ -39,16 +40,22 @@ final class ObjectTables {
         let byName: [String: Property]
         let primaryKey: Property?
         let codec: RowCodec
+        /// `fief/c/<cid>`, or `fief/o/<cid>` in a format-1 file (read only, until converted).
         let objectsTable: String
         let outOfRowTable: String
+        let legacyRows: Bool
+        /// The class's clusters this write changed, and its count's change (shared by the
+        /// plans of one transaction, which a migration may rebuild).
+        let clusters: ClusterState
         /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
         let indexTables: [String]
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
 
-        init(_ c: ClassSchema) {
+        init(_ c: ClassSchema, format: Int64, clusters: ClusterState) {
             name = c.name
+            cid = c.cid
             stored = c.storedProperties
             indexed = c.properties.filter(\.hasIndex)
             links = stored.filter(\.isLink)
@@ -57,7 +64,9 @@ final class ObjectTables {
             byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
             primaryKey = c.primaryKey
             codec = RowCodec(c)
-            objectsTable = Tables.objects(c.cid)
+            legacyRows = format < 2
+            objectsTable = legacyRows ? Tables.objects(c.cid) : Tables.clusters(c.cid)
+            self.clusters = clusters
             outOfRowTable = Tables.outOfRow(c.cid)
             indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
         }
@@ -82,10 +91,17 @@ final class ObjectTables {
         }
     }
     @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
+    /// Per class id, kept when a migration drops the plans.
+    private var clusterStates: [UInt32: ClusterState] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
         if let p = plans[c.cid] { return p }
-        let p = ClassPlan(c)
+        let state: ClusterState
+        if let s = clusterStates[c.cid] { state = s } else {
+            state = ClusterState()
+            clusterStates[c.cid] = state
+        }
+        let p = ClassPlan(c, format: schema.format, clusters: state)
         plans[c.cid] = p
         return p
     }
@@ -131,6 +147,7 @@ final class ObjectTables {
 
     func forgetTable(_ name: String) {
         pendingIndexKeys[name] = nil
+        for (cid, state) in clusterStates where Tables.clusters(cid) == name { state.hot = [:] }
         knownTables.remove(name)
         plans = [:]
         lastPlan = nil
@@ -175,25 +192,58 @@ final class ObjectTables {
     }
 
     /// The row of object `key`, lent to `body` (nil when there is none); the bytes outlive
-    /// the call only when `tx.lendsStableBytes`.
+    /// the call only when `lendsRowsUntilWrite`.
     func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard try hasObjectsTable(plan) else { return try body(nil) }
-        return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
+        if plan.legacyRows { return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) } }
+        let shift = try clusterShift(plan)
+        let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
+        if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
+        return try number.withKeyBytes { k in
+            try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
+                guard let v else { return try body(nil) }
+                return try body(try decodeGuarded { try ClusterView(v, shift: shift).row(slot: slot) })
+            }
+        }
     }
+
+    /// Whether rows lent by `withRow` stay valid until this write next changes anything
+    /// (`changes` moves): not while a cluster this write changed lives in memory.
+    var lendsRowsUntilWrite: Bool { tx.lendsStableBytes || tx.lendsBytesUntilWrite && clusterStates.values.allSatisfy(\.hot.isEmpty) }
+
+    /// Changes made in this transaction: the engine's, and those to clusters in memory.
+    var changes: Int { tx.writes &+ hotChanges }
+    @exclusivity(unchecked) private var hotChanges = 0
 
     /// Rows of many objects, looked up in ascending key order the cheapest (`TreeCursor`).
     struct RowCursor {
         fileprivate var cursor: TreeCursor?
+        fileprivate var legacyRows = false
+        fileprivate var shift = 0
+        fileprivate var path = ""
 
         mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
             guard cursor != nil else { return try body(nil) }
-            return try key.withKeyBytes { try cursor!.withValue($0, body) }
+            if legacyRows { return try key.withKeyBytes { try cursor!.withValue($0, body) } }
+            let slot = Int(key & ((1 << shift) - 1)), shift = shift, path = path
+            return try (key >> shift).withKeyBytes { k in
+                try cursor!.withValue(k) { v in
+                    guard let v else { return try body(nil) }
+                    let row: UnsafeRawBufferPointer?
+                    do { row = try ClusterView(v, shift: shift).row(slot: slot) } catch let e as RowError {
+                        throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
+                    }
+                    return try body(row)
+                }
+            }
         }
     }
 
     func rowCursor(_ plan: ClassPlan) throws -> RowCursor {
         guard try hasObjectsTable(plan) else { return RowCursor(cursor: nil) }
-        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable))
+        if plan.legacyRows { return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true) }
+        try writeClusters(plan)
+        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path)
     }
 
     /// Whether the class has a table of rows yet (remembered in the plan once seen).
@@ -203,6 +253,23 @@ final class ObjectTables {
         plan.objectsTableExists = true
         return true
     }
+
+    /// How many objects the class's clusters hold (2^shift), from `fief/meta`.
+    func clusterShift(_ plan: ClassPlan) throws -> Int {
+        if let s = plan.clusters.shift { return s }
+        guard try hasTable(Tables.meta), let b = try tx.get(table: Tables.meta, key: ObjectTables.shiftKey(plan.cid)) else {
+            throw EngineError.corrupt(path: path, detail: "class \(plan.name) has clusters but fief/meta gives no cluster size")
+        }
+        let v = try b.withUnsafeBytes { try Int64(valueBytes: $0) }
+        guard (0...Int64(ClusterView.maxShift)).contains(v) else {
+            throw EngineError.corrupt(path: path, detail: "fief/meta gives class \(plan.name) clusters of 2^\(v) objects")
+        }
+        plan.clusters.shift = Int(v)
+        return Int(v)
+    }
+
+    static func shiftKey(_ cid: UInt32) -> [UInt8] { Array("shift/\(cid)".utf8) }
+    static func countKey(_ cid: UInt32) -> [UInt8] { Array("count/\(cid)".utf8) }
 
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
 
@@ -276,16 +343,94 @@ final class ObjectTables {
         return out
     }
 
-    /// Keys of a class in key order (all, or those in [from, to)).
+    /// Keys of a class in key order, each with its row.
     func keys(_ c: ClassSchema, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let t = plan(c).objectsTable
-        guard try hasTable(t) else { return }
-        try tx.scan(table: t) { k, v in try body(KeyBytes.readObj(k, at: 0), v) }
+        let plan = plan(c)
+        guard try hasObjectsTable(plan) else { return }
+        if plan.legacyRows {
+            try tx.scan(table: plan.objectsTable) { k, v in try body(KeyBytes.readObj(k, at: 0), v) }
+            return
+        }
+        try writeClusters(plan)
+        let shift = try clusterShift(plan)
+        try tx.scan(table: plan.objectsTable) { k, v in
+            let base = KeyBytes.readObj(k, at: 0) << shift
+            return try decodeGuarded { try ClusterView(v, shift: shift).forEach { s, row in try body(base | Int64(s), row) } }
+        }
     }
 
+    /// The class's object count: kept in `fief/meta` (`count/<cid>`) in format 2.
     func count(_ c: ClassSchema) throws -> Int {
-        let t = Tables.objects(c.cid)
-        return try hasTable(t) ? try tx.count(table: t) : 0
+        let plan = plan(c)
+        guard try hasObjectsTable(plan) else { return 0 }
+        if plan.legacyRows { return try tx.count(table: plan.objectsTable) }
+        return try storedCount(plan) + plan.clusters.countChange
+    }
+
+    private func storedCount(_ plan: ClassPlan) throws -> Int {
+        guard try hasTable(Tables.meta), let b = try tx.get(table: Tables.meta, key: ObjectTables.countKey(plan.cid)) else { return 0 }
+        return Int(try b.withUnsafeBytes { try Int64(valueBytes: $0) })
+    }
+
+    /// The rows of the clusters `numbers` of class `cid`, by object key (for change sets).
+    func clusterRows(_ cid: UInt32, _ numbers: Set<Int64>) throws -> [Int64: [UInt8]] {
+        guard !numbers.isEmpty, let c = schema.byCid(cid) else { return [:] }
+        let plan = plan(c)
+        guard try hasObjectsTable(plan), !plan.legacyRows else { return [:] }
+        let shift = try clusterShift(plan)
+        var out: [Int64: [UInt8]] = [:]
+        for n in numbers {
+            try n.withKeyBytes { k in
+                try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
+                    guard let v else { return }
+                    _ = try decodeGuarded {
+                        try ClusterView(v, shift: shift).forEach { s, row in
+                            out[n << shift | Int64(s)] = Array(row)
+                            return true
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// Every key of a class, read cluster by cluster, and what is wrong with its clusters: one
+    /// that does not decode (a count, presence bits or row ends that disagree, a row outside
+    /// it, another class's cluster size), or an object count in `fief/meta` other than the
+    /// number of objects the clusters hold. Keys come in order: clusters by number, slots
+    /// within one.
+    func checkedKeys(_ c: ClassSchema) throws -> (keys: [Int64], problems: [String]) {
+        let plan = plan(c)
+        var keys: [Int64] = [], problems: [String] = []
+        if plan.legacyRows {
+            try self.keys(c) { k, _ in keys.append(k); return true }
+            return (keys, [])
+        }
+        let stored = try storedCount(plan) + plan.clusters.countChange
+        guard try hasObjectsTable(plan) else {
+            return ([], stored == 0 ? [] : ["\(c.name): fief/meta counts \(stored) objects, and the class has no clusters"])
+        }
+        try writeClusters(plan)
+        let shift: Int
+        do { shift = try clusterShift(plan) } catch { return ([], ["\(c.name): \(error)"]) }
+        try tx.scan(table: plan.objectsTable) { k, v in
+            let number = KeyBytes.readObj(k, at: 0)
+            do {
+                guard k.count == 8 else { throw RowError("cluster key of \(k.count) bytes") }
+                _ = try ClusterView(v, shift: shift).forEach { s, _ in
+                    keys.append(number << shift | Int64(s))
+                    return true
+                }
+            } catch {
+                problems.append("\(c.name) cluster \(number): \(error)")
+            }
+            return problems.count < 50
+        }
+        if stored != keys.count, problems.isEmpty {
+            problems.append("\(c.name): fief/meta counts \(stored) objects; its clusters hold \(keys.count)")
+        }
+        return (keys, problems)
     }
 
     /// Origins linking to `key` through `origin`'s property `p`, each once, in key order.
@@ -359,10 +504,23 @@ final class ObjectTables {
         return try tx.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
     }
 
-    /// Writes the key counters this write advanced; call before the commit.
+    /// Writes the clusters, index entries, object counts and key counters this write
+    /// changed; call before the commit.
     func flush() throws {
         try applyPendingIndexes()
-        guard let w = writer, !pendingKeys.isEmpty else { return }
+        guard let w = writer else { return }
+        for cid in clusterStates.keys.sorted() {
+            let state = clusterStates[cid]!
+            guard let c = schema.byCid(cid) else { continue }
+            let plan = plan(c)
+            try writeClusters(plan)
+            if state.countChange != 0 {
+                let n = try storedCount(plan) + state.countChange
+                try ensureTable(Tables.meta).put(table: Tables.meta, key: ObjectTables.countKey(cid), value: Int64(n).valueBytes)
+                state.countChange = 0
+            }
+        }
+        guard !pendingKeys.isEmpty else { return }
         for (cid, next) in pendingKeys {
             let stored = BrokenObjectLayer.on(.keyCounterBehind) ? next - 1 : next
             try w.put(table: Tables.meta, key: Array("next/\(cid)".utf8), value: stored.valueBytes)
@@ -411,7 +569,7 @@ final class ObjectTables {
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
         let (row, moved) = codec(c).encode(vals)
-        let w = try ensureTable(Tables.objects(c.cid), key: .int64)
+        guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = Tables.outOfRow(c.cid)
         if !fresh, try hasTable(vt) {
@@ -423,11 +581,106 @@ final class ObjectTables {
             let w2 = try ensureTable(vt)
             for (pid, bytes) in moved { try w2.put(table: vt, key: KeyBytes.property(key, pid), value: bytes) }
         }
-        if BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && row.count > 8 {
-            try w.put(table: Tables.objects(c.cid), key: KeyBytes.obj(key), value: Array(row.dropLast(8)))
-            return
+        try putRowBytes(plan, key, BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && row.count > 8 ? Array(row.dropLast(8)) : row)
+    }
+
+    // MARK: Clusters a write changes
+
+    /// Puts an encoded row into its cluster (the row of a converted format-1 file, too).
+    func putRowBytes(_ plan: ClassPlan, _ key: Int64, _ row: [UInt8]) throws {
+        if try withHotCluster(plan, key, { $0.put(slot: $1, row) }) { plan.clusters.countChange += 1 }
+    }
+
+    /// Removes an object's row from its cluster.
+    private func removeRow(_ plan: ClassPlan, _ key: Int64) throws {
+        if try withHotCluster(plan, key, { $0.remove(slot: $1) }) { plan.clusters.countChange -= 1 }
+    }
+
+    /// The class's cluster size: chosen from its layout by the write that makes its first
+    /// cluster, and kept in `fief/meta` for the file's life.
+    private func writableShift(_ plan: ClassPlan) throws -> Int {
+        if let s = plan.clusters.shift { return s }
+        if try hasObjectsTable(plan) { return try clusterShift(plan) }
+        let s = ClusterShift.choose(plan.codec.current)
+        try ensureTable(Tables.meta).put(table: Tables.meta, key: ObjectTables.shiftKey(plan.cid), value: Int64(s).valueBytes)
+        plan.clusters.shift = s
+        return s
+    }
+
+    /// Runs `body` on the cluster that holds (or will hold) `key`, decoded for this write to
+    /// change, with the key's slot in it.
+    private func withHotCluster<T>(_ plan: ClassPlan, _ key: Int64, _ body: (inout ClusterRows, Int) throws -> T) throws -> T {
+        guard !plan.legacyRows else { throw ObjectError.notInWriteTransaction("changing a format-1 file before it is converted") }
+        let shift = try writableShift(plan)
+        let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
+        let w = try ensureTable(plan.objectsTable, key: .int64)
+        plan.objectsTableExists = true
+        hotChanges &+= 1
+        if plan.clusters.hot[number] == nil {
+            plan.clusters.hot[number] = try number.withKeyBytes { k in
+                try w.withValue(table: plan.objectsTable, keyBytes: k) { v in
+                    guard let v else { return ClusterRows(shift: shift) }
+                    return try decodeGuarded { try ClusterRows(ClusterView(v, shift: shift)) }
+                }
+            }
         }
-        try w.put(table: Tables.objects(c.cid), key: KeyBytes.obj(key), value: row)
+        let out = try body(&plan.clusters.hot[number]!, slot)
+        // A full cluster is written at once (a load in key order does not come back to it),
+        // and many changed ones too, so a bulk load keeps few rows in memory.
+        if plan.clusters.hot[number]!.isFull {
+            try writeCluster(plan, number)
+        } else if plan.clusters.hot.count > ObjectTables.maxHotClusters {
+            try writeClusters(plan)
+        }
+        return out
+    }
+
+    static let maxHotClusters = 64
+
+    private func writeCluster(_ plan: ClassPlan, _ number: Int64) throws {
+        guard let rows = plan.clusters.hot.removeValue(forKey: number), let w = writer else { return }
+        hotChanges &+= 1
+        if let bytes = rows.encoded() {
+            try number.withKeyBytes { try w.put(table: plan.objectsTable, keyBytes: $0, value: bytes) }
+        } else {
+            try w.delete(table: plan.objectsTable, key: KeyBytes.obj(number))
+        }
+    }
+
+    /// Writes the class's changed clusters back to its tree, one put each.
+    func writeClusters(_ plan: ClassPlan) throws {
+        guard !plan.clusters.hot.isEmpty else { return }
+        for n in plan.clusters.hot.keys.sorted() { try writeCluster(plan, n) }
+    }
+
+    /// Patches a fixed-width value in the row of `key` where it lies: in a cluster this write
+    /// holds decoded, or in the leaf this write copied (`mutateValue`: one descent, no decode
+    /// of the cluster, no put). Returns nil when no object has `key`; `.some(nil)` when the
+    /// row must be encoded again (its layout is not the current one).
+    private func patchRow(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue, _ w: WriteTransaction) throws -> ObjectValue?? {
+        guard try hasObjectsTable(plan), !plan.legacyRows else { return nil }
+        let shift = try clusterShift(plan)
+        let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
+        var old: ObjectValue?
+        var found = false
+        if plan.clusters.hot[number] != nil {
+            hotChanges &+= 1
+            found = try plan.clusters.hot[number]!.mutateRow(slot: slot) { row in
+                old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v) }
+            }
+        } else {
+            _ = try number.withKeyBytes { k in
+                try w.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
+                    try decodeGuarded {
+                        let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
+                        guard let i = view.index(ofSlot: slot) else { return }
+                        found = true
+                        old = try plan.codec.patch(UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v)
+                    }
+                }
+            }
+        }
+        return found ? .some(old) : nil
     }
 
     private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64) throws {
@@ -444,19 +697,10 @@ final class ObjectTables {
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
         if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
-            // A fixed-width value in a row of the current layout: its bytes patched where the
-            // row lies in the leaf this write copied (one descent; no decode into a
-            // dictionary, no re-encode, no put).
-            let plan = plan(c)
-            guard try hasObjectsTable(plan) else { throw ObjectError.objectDeleted(className: c.name) }
-            var old: ObjectValue?
-            let found = try key.withKeyBytes { k in
-                try w.mutateValue(table: plan.objectsTable, keyBytes: k) { row in
-                    old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v) }
-                }
-            }
-            guard found else { throw ObjectError.objectDeleted(className: c.name) }
-            if let old {
+            // A fixed-width value in a row of the current layout: its bytes patched in place
+            // (no decode into a dictionary, no re-encode).
+            guard let patched = try patchRow(plan(c), key, p, v, w) else { throw ObjectError.objectDeleted(className: c.name) }
+            if let old = patched {
                 if old == v, !(old.numeric?.isNaN ?? false) { return }
                 try changeIndexAndBacklinks(c, key, p, from: old, to: v)
                 return
@@ -580,7 +824,7 @@ final class ObjectTables {
         if try hasTable(vt) {
             for p in plan.stored where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
         }
-        try ensureTable(Tables.objects(c.cid), key: .int64).delete(table: Tables.objects(c.cid), key: KeyBytes.obj(key))
+        try removeRow(plan, key)
         // Links into this object: nullify to-one links, drop list occurrences.
         let links = try incoming(c, key)
         for (cid, pid, origin, _) in links {

@@ -5,7 +5,10 @@ import Foundation
 /// and the object layer's own meta values (`fief/meta`: format, schema version).
 enum SchemaStore {
     /// The object layer's format, stored in `fief/meta`; a file with a newer one is refused.
-    static let format: Int64 = 1
+    /// 1: one row per object in `fief/o/<cid>`; 2: clusters of rows in `fief/c/<cid>`
+    /// (`ClusterView`). A format-1 file is read as it is, and converted by the first open
+    /// that may write (`FormatConversion`).
+    static let format: Int64 = 2
 
     static func load(_ tx: Transaction, path: String) throws -> StoredSchema {
         var s = StoredSchema()
@@ -21,7 +24,11 @@ enum SchemaStore {
             }
             return true
         }
-        if let f = try meta(tx, "format"), f > format { throw SchemaError.newerObjectFormat(path: path, found: f, supported: format) }
+        if let f = try meta(tx, "format") {
+            if f > format { throw SchemaError.newerObjectFormat(path: path, found: f, supported: format) }
+            guard f >= 1 else { throw EngineError.corrupt(path: path, detail: "fief/meta gives object format \(f)") }
+            s.format = f
+        }
         s.version = UInt64(try meta(tx, "schemaVersion") ?? 0)
         if let n = try meta(tx, "nextCid") { s.nextCid = max(s.nextCid, UInt32(n)) }
         return s

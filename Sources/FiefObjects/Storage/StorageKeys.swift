@@ -7,13 +7,16 @@ import Foundation
 enum Tables {
     static let schema = "fief/schema"
     static let meta = "fief/meta"
+    /// Format 1's rows, one per object (read only, to convert them).
     static func objects(_ cid: UInt32) -> String { "fief/o/\(cid)" }
+    /// Format 2's clusters (`ClusterView`), keyed by cluster number.
+    static func clusters(_ cid: UInt32) -> String { "fief/c/\(cid)" }
     static func index(_ cid: UInt32, _ pid: UInt32) -> String { "fief/x/\(cid)/\(pid)" }
     static func lists(_ cid: UInt32) -> String { "fief/l/\(cid)" }
     static func backlinks(_ cid: UInt32) -> String { "fief/b/\(cid)" }
     static func outOfRow(_ cid: UInt32) -> String { "fief/v/\(cid)" }
     static func all(_ c: ClassSchema) -> [String] {
-        [objects(c.cid), lists(c.cid), backlinks(c.cid), outOfRow(c.cid)] + c.properties.filter(\.hasIndex).map { index(c.cid, $0.pid) }
+        [objects(c.cid), clusters(c.cid), lists(c.cid), backlinks(c.cid), outOfRow(c.cid)] + c.properties.filter(\.hasIndex).map { index(c.cid, $0.pid) }
     }
 }
 

@@ -1,0 +1,222 @@
+import Engine
+
+/// Up to 2^shift objects of one class whose keys share `key >> shift` (the cluster's number),
+/// stored as ONE value of `fief/c/<cid>` under that number (object-layer format 2):
+///
+///     tag u8 (2) | flags u8 (bit 0: row ends are u32) | shift u8 | 0 u8 | count u16 | 0 u16 |
+///     presence: max(1, 2^shift / 8) bytes, bit i set when object (number << shift) + i exists |
+///     row ends: count × u16 (u32 with flag bit 0), from the start of the rows |
+///     rows: the objects' rows (`RowLayout`) in key order, back to back
+///
+/// A key finds its cluster by an exact lookup (no floor search, no splits, no rebasing), and
+/// its row by the rank of its presence bit. Keys are implicit, so a class loaded in key order
+/// stores no key at all, and a cluster costs the engine one cell instead of one per object.
+/// The reader throws `RowError` on damaged bytes and never reads outside the value.
+struct ClusterView {
+    static let tag: UInt8 = 2
+    static let headerSize = 8
+    static let maxShift = 8
+
+    let bytes: UnsafeRawBufferPointer
+    let shift: Int
+    let count: Int
+    private let wideEnds: Bool
+    private let endsAt: Int
+    private let rowsAt: Int
+
+    static func presenceSize(_ shift: Int) -> Int { max(1, (1 << shift) / 8) }
+
+    init(_ b: UnsafeRawBufferPointer, shift expected: Int) throws {
+        guard b.count >= ClusterView.headerSize, b[0] == ClusterView.tag else { throw RowError("cluster has no cluster tag") }
+        shift = Int(b[2])
+        guard shift == expected else { throw RowError("cluster holds 2^\(shift) objects; its class's clusters hold 2^\(expected)") }
+        count = Int(b.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian)
+        guard count >= 1, count <= 1 << shift else { throw RowError("cluster counts \(count) objects, outside 1...\(1 << shift)") }
+        wideEnds = b[1] & 1 != 0
+        endsAt = ClusterView.headerSize + ClusterView.presenceSize(shift)
+        rowsAt = endsAt + count * (wideEnds ? 4 : 2)
+        guard rowsAt <= b.count else { throw RowError("cluster of \(b.count) bytes is shorter than its \(count) row ends") }
+        bytes = b
+    }
+
+    /// Whether slot `s` (key & (2^shift − 1)) holds an object.
+    @inline(__always)
+    func isPresent(_ s: Int) -> Bool { bytes[ClusterView.headerSize + s >> 3] & (1 << UInt8(s & 7)) != 0 }
+
+    /// The row index of slot `s`: the present slots below it.
+    func index(ofSlot s: Int) -> Int? {
+        guard s >= 0, s < 1 << shift, isPresent(s) else { return nil }
+        var rank = 0
+        var byte = 0
+        while byte < s >> 3 {
+            rank += bytes[ClusterView.headerSize + byte].nonzeroBitCount
+            byte += 1
+        }
+        rank += (bytes[ClusterView.headerSize + byte] & ((1 << UInt8(s & 7)) - 1)).nonzeroBitCount
+        return rank < count ? rank : nil
+    }
+
+    private func end(_ i: Int) -> Int {
+        wideEnds
+            ? Int(bytes.loadUnaligned(fromByteOffset: endsAt + 4 * i, as: UInt32.self).littleEndian)
+            : Int(bytes.loadUnaligned(fromByteOffset: endsAt + 2 * i, as: UInt16.self).littleEndian)
+    }
+
+    /// Where the row at index `i` (< count) lies in the cluster's bytes.
+    func rowRange(at i: Int) throws -> Range<Int> {
+        let start = i == 0 ? 0 : end(i - 1), stop = end(i)
+        guard start <= stop, rowsAt + stop <= bytes.count else { throw RowError("cluster row \(i) lies outside the cluster") }
+        return (rowsAt + start)..<(rowsAt + stop)
+    }
+
+    /// The row at index `i` (< count), borrowed from the cluster.
+    func row(at i: Int) throws -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[try rowRange(at: i)]) }
+
+    /// The row of slot `s`, nil when the slot is empty.
+    func row(slot s: Int) throws -> UnsafeRawBufferPointer? {
+        guard let i = index(ofSlot: s) else { return nil }
+        return try row(at: i)
+    }
+
+    /// Each present slot with its row, in key order; `body` returns false to stop. Throws
+    /// when the presence bits and the count disagree.
+    func forEach(_ body: (Int, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        var i = 0
+        for s in 0..<(1 << shift) where isPresent(s) {
+            guard i < count else { throw RowError("cluster has more presence bits than its count \(count)") }
+            if try !body(s, try row(at: i)) { return false }
+            i += 1
+        }
+        guard i == count else { throw RowError("cluster counts \(count) objects and has \(i) presence bits") }
+        return true
+    }
+
+    /// The slots present, in order (for change sets and checks).
+    func slots() throws -> [Int] {
+        var out: [Int] = []
+        _ = try forEach { s, _ in out.append(s); return true }
+        return out
+    }
+}
+
+/// A cluster a write changes, decoded into rows it can insert, replace and remove, and
+/// encoded again once (one engine put) when the write flushes it.
+struct ClusterRows {
+    let shift: Int
+    private(set) var slots: [Int] = []
+    private(set) var rows: [[UInt8]] = []
+
+    init(shift: Int) { self.shift = shift }
+
+    init(_ v: ClusterView) throws {
+        shift = v.shift
+        slots.reserveCapacity(v.count)
+        rows.reserveCapacity(v.count)
+        _ = try v.forEach { s, r in
+            slots.append(s)
+            rows.append(Array(r))
+            return true
+        }
+    }
+
+    var count: Int { slots.count }
+    var isFull: Bool { slots.count == 1 << shift }
+
+    private func position(_ s: Int) -> (Int, Bool) {
+        // Loads come in key order: the new slot is usually past the last.
+        if let last = slots.last, s > last { return (slots.count, false) }
+        var lo = 0, hi = slots.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if slots[mid] < s { lo = mid + 1 } else { hi = mid }
+        }
+        return (lo, lo < slots.count && slots[lo] == s)
+    }
+
+    func withRow<T>(slot s: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+        let (i, found) = position(s)
+        guard found else { return try body(nil) }
+        return try rows[i].withUnsafeBytes { try body($0) }
+    }
+
+    /// Runs `body` on the row of slot `s` in place; false when the slot is empty.
+    mutating func mutateRow(slot s: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows -> Bool {
+        let (i, found) = position(s)
+        guard found else { return false }
+        try rows[i].withUnsafeMutableBytes { try body($0) }
+        return true
+    }
+
+    /// Puts the row of slot `s`; true when the slot was empty.
+    @discardableResult
+    mutating func put(slot s: Int, _ row: [UInt8]) -> Bool {
+        let (i, found) = position(s)
+        if found {
+            rows[i] = row
+            return false
+        }
+        slots.insert(s, at: i)
+        rows.insert(row, at: i)
+        return true
+    }
+
+    /// Removes the row of slot `s`; false when it was empty.
+    @discardableResult
+    mutating func remove(slot s: Int) -> Bool {
+        let (i, found) = position(s)
+        guard found else { return false }
+        slots.remove(at: i)
+        rows.remove(at: i)
+        return true
+    }
+
+    /// The cluster's bytes (see `ClusterView`); nil when it holds nothing.
+    func encoded() -> [UInt8]? {
+        guard !slots.isEmpty else { return nil }
+        let total = rows.reduce(0) { $0 + $1.count }
+        let wide = total > Int(UInt16.max)
+        let presence = ClusterView.presenceSize(shift)
+        var out = [UInt8](repeating: 0, count: ClusterView.headerSize + presence + slots.count * (wide ? 4 : 2))
+        out.reserveCapacity(out.count + total)
+        out[0] = ClusterView.tag
+        out[1] = wide ? 1 : 0
+        out[2] = UInt8(shift)
+        out[4] = UInt8(truncatingIfNeeded: slots.count)
+        out[5] = UInt8(truncatingIfNeeded: slots.count >> 8)
+        var end = 0
+        for (i, s) in slots.enumerated() {
+            out[ClusterView.headerSize + s >> 3] |= 1 << UInt8(s & 7)
+            end += rows[i].count
+            let at = ClusterView.headerSize + presence + i * (wide ? 4 : 2)
+            for b in 0..<(wide ? 4 : 2) { out[at + b] = UInt8(truncatingIfNeeded: end >> (8 * b)) }
+        }
+        for r in rows { out.append(contentsOf: r) }
+        return out
+    }
+}
+
+/// How many objects a class's clusters hold: as many as keep a cluster of typical rows under
+/// a leaf's inline cell (two per 4 KiB page), from 1 to 256. Chosen when the class's first
+/// cluster is written and kept for the file's life (`fief/meta` `shift/<cid>`).
+enum ClusterShift {
+    static let targetBytes = 1800
+
+    static func choose(_ layout: RowLayout) -> Int {
+        // Strings and data: a guess of 12 bytes each, since the schema knows no lengths.
+        let varCount = layout.kinds.enumerated().filter { $0.element.isVariableLength && !layout.lists[$0.offset] }.count
+        let estimate = max(8, layout.fixedEnd + 12 * varCount + 2)
+        var shift = 0
+        while shift < ClusterView.maxShift, estimate << (shift + 1) <= targetBytes { shift += 1 }
+        return shift
+    }
+}
+
+/// One class's clusters that a write changed and keeps decoded until it writes them back
+/// (`ObjectTables.writeClusters`), and the change to its object count not yet in `fief/meta`.
+final class ClusterState {
+    var shift: Int?
+    var hot: [Int64: ClusterRows] = [:]
+    var countChange = 0
+    /// Whether `fief/meta` holds `shift` yet.
+    var shiftStored = false
+}
