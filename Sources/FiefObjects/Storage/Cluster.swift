@@ -99,24 +99,33 @@ struct ClusterView {
     }
 }
 
-/// A cluster a write changes, decoded into rows it can insert, replace and remove, and
+/// A cluster a write changes: its slots, row ends and rows in three arrays (not an array per
+/// row, so a one-object write into a full cluster costs three allocations, not one per row),
 /// encoded again once (one engine put) when the write flushes it.
 struct ClusterRows {
     let shift: Int
     private(set) var slots: [Int] = []
-    private(set) var rows: [[UInt8]] = []
+    /// End of each row in `heap`.
+    private var ends: [Int] = []
+    private var heap: [UInt8] = []
 
     init(shift: Int) { self.shift = shift }
 
     init(_ v: ClusterView) throws {
         shift = v.shift
         slots.reserveCapacity(v.count)
-        rows.reserveCapacity(v.count)
+        ends.reserveCapacity(v.count)
+        var first: Int?
+        var last = 0
         _ = try v.forEach { s, r in
+            let range = r.isEmpty ? last..<last : (r.baseAddress! - v.bytes.baseAddress!)..<(r.baseAddress! - v.bytes.baseAddress! + r.count)
+            if first == nil { first = range.lowerBound }
             slots.append(s)
-            rows.append(Array(r))
+            ends.append(range.upperBound - first!)
+            last = range.upperBound
             return true
         }
+        heap = Array(v.bytes[(first ?? 0)..<last])
     }
 
     var count: Int { slots.count }
@@ -133,17 +142,21 @@ struct ClusterRows {
         return (lo, lo < slots.count && slots[lo] == s)
     }
 
+    private func range(_ i: Int) -> Range<Int> { (i == 0 ? 0 : ends[i - 1])..<ends[i] }
+
     func withRow<T>(slot s: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
         let (i, found) = position(s)
         guard found else { return try body(nil) }
-        return try rows[i].withUnsafeBytes { try body($0) }
+        let r = range(i)
+        return try heap.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[r])) }
     }
 
     /// Runs `body` on the row of slot `s` in place; false when the slot is empty.
     mutating func mutateRow(slot s: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows -> Bool {
         let (i, found) = position(s)
         guard found else { return false }
-        try rows[i].withUnsafeMutableBytes { try body($0) }
+        let r = range(i)
+        try heap.withUnsafeMutableBytes { try body(UnsafeMutableRawBufferPointer(rebasing: $0[r])) }
         return true
     }
 
@@ -151,13 +164,17 @@ struct ClusterRows {
     @discardableResult
     mutating func put(slot s: Int, _ row: [UInt8]) -> Bool {
         let (i, found) = position(s)
+        let r = found ? range(i) : (i == 0 ? 0 : ends[i - 1])..<(i == 0 ? 0 : ends[i - 1])
+        heap.replaceSubrange(r, with: row)
+        let delta = row.count - r.count
         if found {
-            rows[i] = row
-            return false
+            for j in i..<ends.count { ends[j] += delta }
+        } else {
+            slots.insert(s, at: i)
+            ends.insert(r.lowerBound, at: i)
+            for j in i..<ends.count { ends[j] += delta }
         }
-        slots.insert(s, at: i)
-        rows.insert(row, at: i)
-        return true
+        return !found
     }
 
     /// Removes the row of slot `s`; false when it was empty.
@@ -165,32 +182,32 @@ struct ClusterRows {
     mutating func remove(slot s: Int) -> Bool {
         let (i, found) = position(s)
         guard found else { return false }
+        let r = range(i)
+        heap.removeSubrange(r)
         slots.remove(at: i)
-        rows.remove(at: i)
+        ends.remove(at: i)
+        for j in i..<ends.count { ends[j] -= r.count }
         return true
     }
 
     /// The cluster's bytes (see `ClusterView`); nil when it holds nothing.
     func encoded() -> [UInt8]? {
         guard !slots.isEmpty else { return nil }
-        let total = rows.reduce(0) { $0 + $1.count }
-        let wide = total > Int(UInt16.max)
+        let wide = heap.count > Int(UInt16.max)
         let presence = ClusterView.presenceSize(shift)
         var out = [UInt8](repeating: 0, count: ClusterView.headerSize + presence + slots.count * (wide ? 4 : 2))
-        out.reserveCapacity(out.count + total)
+        out.reserveCapacity(out.count + heap.count)
         out[0] = ClusterView.tag
         out[1] = wide ? 1 : 0
         out[2] = UInt8(shift)
         out[4] = UInt8(truncatingIfNeeded: slots.count)
         out[5] = UInt8(truncatingIfNeeded: slots.count >> 8)
-        var end = 0
         for (i, s) in slots.enumerated() {
             out[ClusterView.headerSize + s >> 3] |= 1 << UInt8(s & 7)
-            end += rows[i].count
             let at = ClusterView.headerSize + presence + i * (wide ? 4 : 2)
-            for b in 0..<(wide ? 4 : 2) { out[at + b] = UInt8(truncatingIfNeeded: end >> (8 * b)) }
+            for b in 0..<(wide ? 4 : 2) { out[at + b] = UInt8(truncatingIfNeeded: ends[i] >> (8 * b)) }
         }
-        for r in rows { out.append(contentsOf: r) }
+        out.append(contentsOf: heap)
         return out
     }
 }
