@@ -14,6 +14,13 @@ struct SchemaMigrator {
         var stored = try db.read { try SchemaStore.load($0, path: path) }
         if stored.format < SchemaStore.format && !configuration.readOnly {
             try db.write { try FormatConversion.convert($0, path: path) }
+            if BrokenObjectLayer.on(.conversionSplit) {
+                try db.write { tx in
+                    var s = try SchemaStore.load(tx, path: path)
+                    s.format = SchemaStore.format
+                    try SchemaStore.save(s, tx)
+                }
+            }
             stored = try db.read { try SchemaStore.load($0, path: path) }
         }
         let code = configuration.schemaVersion

@@ -28,6 +28,11 @@ public struct ObjectsScenario: Scenario {
         var (outcome, current) = try ObjectsScenario.runDeaths(ObjectsScenario.deaths(cycle: index, using: &rng), dir: dir, seed: seed,
                                                                environment: context.writerEnvironment)
         if !outcome.violations.isEmpty { return outcome }
+        if index % 3 == 0 {
+            // Starting past the flip, stepping over every point in seven such cycles.
+            try convert(&outcome, killedAt: points[(index / 3 * 4 + 3) % points.count], db: db, dir: dir, seed: seed, context: context)
+            if !outcome.violations.isEmpty { return outcome }
+        }
         // A migration to schema 2, killed at a crash point (rotating over the cycles).
         let point = points[index % points.count]
         let notKilled = try run(["torture", "objects-migrate", "--db", db], killedAt: point, 1, output: "\(dir)/migrate.out", label: "objects migration", context)
@@ -60,6 +65,38 @@ public struct ObjectsScenario: Scenario {
         outcome.crashPoints.insert("cache-reopen-\(p3.rawValue)")
         outcome.events.append(("objects-cache-reopen", reopened.violations, "reopened as a cache (deleteIfMigrationNeeded), killed at \(p3.rawValue):\(nth3)"))
         return outcome
+    }
+
+    /// The file written back in object format 1, then opened by a process that converts it to
+    /// format 2 and is killed at `point` of that one write: the file must be in one format or
+    /// the other, whole (format 2 only past the flip), and hold the same graph.
+    func convert(_ outcome: inout CycleOutcome, killedAt point: CrashPoint, db: String, dir: String, seed: UInt64, context: ScenarioContext) throws {
+        let before = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: dir + "/oracle.log", workload: ObjectGraphWorkload(seed: seed),
+                                                environment: context.writerEnvironment)
+        try {
+            let handle = try Database(path: db, options: TortureEncryption.options(create: false))
+            try FormatConversion.downgrade(handle, path: db)
+        }()
+        let notKilled = try run(["torture", "objects-convert", "--db", db], killedAt: point, 1, output: "\(dir)/convert.out", label: "format conversion", context)
+        var violations = notKilled.map { [$0] } ?? []
+        do {
+            let format = try FormatConversion.format(try Database(path: db, options: TortureEncryption.options(create: false)))
+            let expected: Int64 = point.newVersionSurvivesProcessKill ? 2 : 1
+            if format != expected { violations.append("format conversion killed at \(point.rawValue): expected object format \(expected), found \(format)") }
+        } catch {
+            violations.append("format conversion killed at \(point.rawValue): the file does not open: \(error)")
+        }
+        let after = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: dir + "/oracle.log", workload: ObjectGraphWorkload(seed: seed),
+                                               environment: context.writerEnvironment)
+        violations += after.violations
+        if after.recoveredCommit != before.recoveredCommit {
+            violations.append("format conversion killed at \(point.rawValue): the graph was commit \(before.recoveredCommit) and is \(after.recoveredCommit)")
+        }
+        // A conversion that died before its flip left format 1: converted here, so the
+        // migration that follows is killed in its own write, not in the conversion's.
+        if violations.isEmpty, !point.newVersionSurvivesProcessKill { try ObjectsWriter.convert(dbPath: db) }
+        outcome.crashPoints.insert("conversion-\(point.rawValue)")
+        outcome.events.append(("objects-conversion", violations, "format-1 file converted, killed at \(point.rawValue):1 at commit \(before.recoveredCommit)"))
     }
 
     /// The cycle's first three objects writers: each dies at an engine crash point (in turn

@@ -61,6 +61,11 @@ public struct ObjectsWriter {
 
     /// Opens the file with schema version 2, whose migration labels every person; the
     /// migration is one write transaction, so a crash leaves all of it or none.
+    /// Opens the schema-1 graph, which converts a format-1 file to format 2 in one write.
+    public static func convert(dbPath: String) throws {
+        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
+    }
+
     public static func migrate(dbPath: String) throws {
         _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
                                                                       migrationBlock: GraphV2.migrate)))

@@ -11,7 +11,7 @@ struct TortureCommand: ParsableCommand {
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
         subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureShrink.self, TortureReplayCommand.self, TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
                       TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
-                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureObjectsCheck.self, TortureObjectsCache.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
+                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureObjectsConvert.self, TortureObjectsCheck.self, TortureObjectsCache.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
     )
 }
 

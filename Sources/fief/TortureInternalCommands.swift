@@ -69,6 +69,17 @@ struct TortureObjectsMigrate: ParsableCommand {
     }
 }
 
+/// The conversion of a format-1 object file that the `objects` scenario kills (opening the
+/// store converts it). Not for direct use.
+struct TortureObjectsConvert: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "objects-convert", abstract: "(internal) Open a format-1 object graph, converting it.", shouldDisplay: false)
+    @Option var db: String
+
+    func run() throws {
+        try asInternalProcess("objects-convert") { try ObjectsWriter.convert(dbPath: db) }
+    }
+}
+
 /// The file operation the `file-ops` scenario kills. Not for direct use.
 struct TortureFileOperation: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)

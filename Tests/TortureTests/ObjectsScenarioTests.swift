@@ -19,6 +19,7 @@ final class ObjectsScenarioTests: XCTestCase {
             XCTAssertEqual(r.cycles, 9)
             XCTAssertTrue(r.crashPointsCovered.contains("after-select-flip"))
             XCTAssertTrue(r.crashPointsCovered.contains { $0.hasPrefix("migration-") })
+            XCTAssertTrue(r.crashPointsCovered.contains { $0.hasPrefix("conversion-") })
         }
     }
 
@@ -30,6 +31,7 @@ final class ObjectsScenarioTests: XCTestCase {
             (.staleIndex, "index has"),
             (.noCascade, "atomicity: graph is not the graph"),
             (.migrationSplit, "migration to schema 2 killed"),
+            (.conversionSplit, "format conversion killed"),
             // Reading such rows trapped in the verifier's getters: now a violation, and the run goes on.
             (.shortRow, "reading the recovered object graph failed"),
             (.keyCounterBehind, "is not above key"),

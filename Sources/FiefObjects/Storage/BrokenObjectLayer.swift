@@ -15,6 +15,8 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case noCascade = "no-cascade"
     /// A migration commits the new schema and the migrated data in two transactions.
     case migrationSplit = "migration-split"
+    /// Converting a format-1 file commits the clusters and the new format in two writes.
+    case conversionSplit = "conversion-split"
     /// Results change sets leave out their first insertion.
     case changeSetDropsInsertion = "change-set-drops-insertion"
     /// Results change sets leave out their modifications.

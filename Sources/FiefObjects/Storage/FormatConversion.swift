@@ -4,7 +4,7 @@ import Engine
 /// clusters (`fief/c/<cid>`), in one write: a crash leaves one format or the other, whole.
 /// Rows keep their bytes, and lists, out-of-row values, backlinks and indexes are keyed by
 /// object key in both formats, so they stay as they are.
-enum FormatConversion {
+package enum FormatConversion {
     static func convert(_ tx: WriteTransaction, path: String) throws {
         let old = try SchemaStore.load(tx, path: path)
         guard old.format < SchemaStore.format else { return }
@@ -23,6 +23,44 @@ enum FormatConversion {
             try tx.dropTable(rows)
         }
         try t.flush()
+        if BrokenObjectLayer.on(.conversionSplit) {
+            // Broken on purpose: the format flips in a second write, after this one commits.
+            try tx.put(table: Tables.meta, key: Array("format".utf8), value: old.format.valueBytes)
+            return
+        }
         try SchemaStore.save(new, tx)
+    }
+}
+
+extension FormatConversion {
+    /// Writes a format-2 file back in format 1, one row per object in `fief/o/<cid>`, in one
+    /// write: only for the torture suite, whose `objects` scenario kills the conversion of a
+    /// format-1 file at each crash point (nothing else writes format 1 any more).
+    package static func downgrade(_ db: Database, path: String) throws {
+        try db.write { tx in
+            let s = try SchemaStore.load(tx, path: path)
+            guard s.format == 2 else { return }
+            let t = ObjectTables(tx: tx, schema: s, path: path)
+            for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
+                var rows: [(Int64, [UInt8])] = []
+                try t.keys(c) { k, row in
+                    rows.append((k, Array(row)))
+                    return true
+                }
+                try tx.createTable(Tables.objects(c.cid), keyKind: .int64, valueKind: .bytes)
+                for (k, row) in rows { try tx.put(table: Tables.objects(c.cid), key: KeyBytes.obj(k), value: row) }
+                try tx.dropTable(Tables.clusters(c.cid))
+                try tx.delete(table: Tables.meta, key: ObjectTables.shiftKey(c.cid))
+                try tx.delete(table: Tables.meta, key: ObjectTables.countKey(c.cid))
+            }
+            try tx.put(table: Tables.meta, key: Array("format".utf8), value: Int64(1).valueBytes)
+            let stamp = (try SchemaStore.meta(tx, "schemaStamp") ?? 0) + 1
+            try tx.put(table: Tables.meta, key: Array("schemaStamp".utf8), value: stamp.valueBytes)
+        }
+    }
+
+    /// The object-layer format a file's objects are in (1 or 2; 2 for a file without objects).
+    package static func format(_ db: Database) throws -> Int64 {
+        try db.read { try SchemaStore.meta($0, "format") ?? SchemaStore.format }
     }
 }
