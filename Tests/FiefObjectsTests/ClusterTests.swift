@@ -6,7 +6,7 @@ import SeededRandomness
 /// by slot, and damaged cluster bytes give `RowError`, never a trap.
 final class ClusterTests: XCTestCase {
     func rows(_ rng: inout SeededRandom, shift: Int, fill: Double, long: Bool = false) -> ClusterRows {
-        var c = ClusterRows(shift: shift)
+        let c = ClusterRows(shift: shift)
         for s in 0..<(1 << shift) where Double.random(in: 0..<1, using: &rng) < fill {
             let n = long ? Int.random(in: 200...400, using: &rng) : Int.random(in: 0...40, using: &rng)
             c.put(slot: s, (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) })
@@ -37,7 +37,7 @@ final class ClusterTests: XCTestCase {
     }
 
     func testPutReplaceAndRemoveKeepSlotsInOrder() {
-        var c = ClusterRows(shift: 4)
+        let c = ClusterRows(shift: 4)
         XCTAssertTrue(c.put(slot: 9, [9]))
         XCTAssertTrue(c.put(slot: 2, [2]))
         XCTAssertFalse(c.put(slot: 9, [9, 9]))

@@ -101,8 +101,9 @@ struct ClusterView {
 
 /// A cluster a write changes: its slots, row ends and rows in three arrays (not an array per
 /// row, so a one-object write into a full cluster costs three allocations, not one per row),
-/// encoded again once (one engine put) when the write flushes it.
-struct ClusterRows {
+/// encoded again once (one engine put) when the write flushes it. A class, held by its
+/// `ClusterState`: changed in place, without a dictionary lookup per change.
+final class ClusterRows {
     let shift: Int
     private(set) var slots: [Int] = []
     /// End of each row in `heap`.
@@ -111,8 +112,12 @@ struct ClusterRows {
 
     init(shift: Int) { self.shift = shift }
 
-    init(_ v: ClusterView) throws {
-        shift = v.shift
+    convenience init(_ v: ClusterView) throws {
+        self.init(shift: v.shift)
+        try load(v)
+    }
+
+    private func load(_ v: ClusterView) throws {
         slots.reserveCapacity(v.count)
         ends.reserveCapacity(v.count)
         var first: Int?
@@ -152,7 +157,7 @@ struct ClusterRows {
     }
 
     /// Runs `body` on the row of slot `s` in place; false when the slot is empty.
-    mutating func mutateRow(slot s: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows -> Bool {
+    func mutateRow(slot s: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows -> Bool {
         let (i, found) = position(s)
         guard found else { return false }
         let r = range(i)
@@ -162,7 +167,7 @@ struct ClusterRows {
 
     /// Puts the row of slot `s`; true when the slot was empty.
     @discardableResult
-    mutating func put(slot s: Int, _ row: [UInt8]) -> Bool {
+    func put(slot s: Int, _ row: [UInt8]) -> Bool {
         let (i, found) = position(s)
         let r = found ? range(i) : (i == 0 ? 0 : ends[i - 1])..<(i == 0 ? 0 : ends[i - 1])
         heap.replaceSubrange(r, with: row)
@@ -179,7 +184,7 @@ struct ClusterRows {
 
     /// Removes the row of slot `s`; false when it was empty.
     @discardableResult
-    mutating func remove(slot s: Int) -> Bool {
+    func remove(slot s: Int) -> Bool {
         let (i, found) = position(s)
         guard found else { return false }
         let r = range(i)
@@ -232,8 +237,12 @@ enum ClusterShift {
 /// (`ObjectTables.writeClusters`), and the change to its object count not yet in `fief/meta`.
 final class ClusterState {
     var shift: Int?
-    var hot: [Int64: ClusterRows] = [:]
+    var hot: [Int64: ClusterRows] = [:] {
+        didSet { last = nil }
+    }
+    /// The cluster changed last (a load in key order changes one cluster many times in a row).
+    var last: (number: Int64, rows: ClusterRows)?
     var countChange = 0
-    /// Whether `fief/meta` holds `shift` yet.
-    var shiftStored = false
+    /// For the broken layer `stale-count`: this write removed an object without counting it.
+    var removedOne = false
 }

@@ -17,7 +17,8 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
 /// row decodes, the object counts match the clusters,
 /// every link resolves, backlinks are exactly the inverse of links, every index holds exactly
 /// the entries its rows imply (so a unique index, a String or UUID primary key, holds one entry
-/// per object), primary keys are unique, list counts match list contents, list chunks are
+/// per object), primary keys are unique, list counts match list contents, a list kept in its
+/// row has no chunks, list chunks are
 /// numbered 0, 1, 2, ... and full but for the last, and every key counter is above every key
 /// in use.
 enum ObjectCheck {
@@ -31,7 +32,8 @@ enum ObjectCheck {
             r.problems += clusterProblems
             r.objects += keys.count
             r.problems += try keyCounterProblems(t, c, keys)
-            r.problems += try listChunkProblems(t, c, Set(keys))
+            let (chunkProblems, chunked) = try listChunkProblems(t, c, Set(keys))
+            r.problems += chunkProblems
             var expectedIndex: [UInt32: Set<[UInt8]>] = [:]
             for k in keys {
                 let vals: [UInt32: ObjectValue]
@@ -46,6 +48,9 @@ enum ObjectCheck {
                     expectedIndex[p.pid, default: []].insert(KeyBytes.indexValue(vals[p.pid] ?? .null) + KeyBytes.obj(k))
                 }
                 for p in c.storedProperties where p.list {
+                    if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
+                        r.problems.append("\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
+                    }
                     let items = try t.list(c, k, p)
                     if vals[p.pid] != .int(Int64(items.count)) {
                         r.problems.append("\(c.name) \(k).\(p.name): row says \(vals[p.pid] ?? .null) elements, list has \(items.count)")
@@ -119,9 +124,16 @@ enum ObjectCheck {
     /// an object's chunks of one list are numbered from 0 without a gap, and all but the last
     /// hold exactly `ObjectTables.listChunk` elements (none is empty). Lists of properties a
     /// migration retired keep their chunks (as rows keep retired values), even past a delete.
-    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> [String] {
+    struct ListID: Hashable {
+        let key: Int64
+        let pid: UInt32
+    }
+
+    /// Also returns the lists that have chunks.
+    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> ([String], Set<ListID>) {
         let table = Tables.lists(c.cid)
-        guard try t.hasTable(table) else { return [] }
+        guard try t.hasTable(table) else { return ([], []) }
+        var chunked = Set<ListID>()
         let lists = Set(c.storedProperties.filter(\.list).map(\.pid))
         let retired = Set(c.retired.filter(\.list).map(\.pid))
         var out: [String] = []
@@ -134,6 +146,7 @@ enum ObjectCheck {
             guard k.count == 16 else { out.append("\(c.name): list chunk key of \(k.count) bytes"); return out.count < 20 }
             let key = KeyBytes.readObj(k, at: 0), pid = KeyBytes.readU32(k, at: 8), chunk = KeyBytes.readU32(k, at: 12)
             let count = try t.decodeGuarded { try TaggedValue.decodeAll(v).count }
+            chunked.insert(ListID(key: key, pid: pid))
             if let l = last, l.key == key, l.pid == pid {
                 if chunk != l.chunk + 1 { out.append("\(c.name) \(key): list \(pid) chunk \(chunk) follows chunk \(l.chunk)") }
                 if l.count != ObjectTables.listChunk {
@@ -151,6 +164,6 @@ enum ObjectCheck {
             return out.count < 20
         }
         endOfList()
-        return out
+        return (out, chunked)
     }
 }

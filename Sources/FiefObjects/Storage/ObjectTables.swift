@@ -321,6 +321,16 @@ final class ObjectTables {
         }
     }
 
+    /// Whether the row of `key` keeps list `p` in itself (for `ObjectCheck`).
+    func keepsListInRow(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> Bool {
+        try inlineLists(plan(c), key)[p.pid] != nil
+    }
+
+    /// The lists the row of `key` keeps in itself, by pid.
+    private func inlineLists(_ plan: ClassPlan, _ key: Int64) throws -> [UInt32: [UInt8]] {
+        try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.inlineLists(r) } } ?? [:] }
+    }
+
     /// All stored values of a row, by pid, in the class's current properties.
     func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
         try withRow(c, key) { row in
@@ -332,6 +342,12 @@ final class ObjectTables {
     }
 
     func list(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> [ObjectValue] {
+        let plan = plan(c)
+        let inRow = try withRow(plan, key) { row -> [ObjectValue]? in
+            guard let row else { return nil }
+            return try decodeGuarded { try plan.codec.inlineList(row, pid: p.pid).map { try TaggedValue.decodeAll($0) } }
+        }
+        if let inRow { return inRow }
         let t = Tables.lists(c.cid)
         guard try hasTable(t) else { return [] }
         var out: [ObjectValue] = []
@@ -544,20 +560,22 @@ final class ObjectTables {
             _ = try ensureTable(t)
             pendingIndexKeys[t, default: PendingIndexEntries()].append(KeyBytes.indexValue(v) + KeyBytes.obj(key))
         }
-        try putRow(c, key, vals, fresh: true)
+        var inRow: [UInt32: [UInt8]] = [:]
+        for p in plan.lists { inRow[p.pid] = RowCodec.inlineBytes(lists[p.pid] ?? []) }
+        try putRow(c, key, vals, inlineLists: inRow, fresh: true)
         for p in plan.links {
             if p.list {
                 let items = lists[p.pid] ?? []
-                try writeList(c, key, p, items, fresh: true)
+                if inRow[p.pid] == nil { try writeList(c, key, p, items, fresh: true) }
                 for case .link(let t) in items { try adjustBacklink(c, p, from: key, to: t, by: 1) }
             } else if case .link(let t)? = vals[p.pid] {
                 try adjustBacklink(c, p, from: key, to: t, by: 1)
             }
         }
-        for p in plan.lists where !p.isLink { try writeList(c, key, p, lists[p.pid] ?? [], fresh: true) }
+        for p in plan.lists where !p.isLink && inRow[p.pid] == nil { try writeList(c, key, p, lists[p.pid] ?? [], fresh: true) }
     }
 
-    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], fresh: Bool = false) throws {
+    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]], fresh: Bool = false) throws {
         let plan = plan(c)
         for p in plan.varLength {
             let n: Int
@@ -568,7 +586,7 @@ final class ObjectTables {
             }
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
-        let (row, moved) = codec(c).encode(vals)
+        let (row, moved) = codec(c).encode(vals, inlineLists: inlineLists)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = Tables.outOfRow(c.cid)
@@ -593,7 +611,13 @@ final class ObjectTables {
 
     /// Removes an object's row from its cluster.
     private func removeRow(_ plan: ClassPlan, _ key: Int64) throws {
-        if try withHotCluster(plan, key, { $0.remove(slot: $1) }) { plan.clusters.countChange -= 1 }
+        if try withHotCluster(plan, key, { $0.remove(slot: $1) }) {
+            if BrokenObjectLayer.on(.staleCount) && !plan.clusters.removedOne {
+                plan.clusters.removedOne = true
+                return
+            }
+            plan.clusters.countChange -= 1
+        }
     }
 
     /// The class's cluster size: chosen from its layout by the write that makes its first
@@ -609,27 +633,38 @@ final class ObjectTables {
 
     /// Runs `body` on the cluster that holds (or will hold) `key`, decoded for this write to
     /// change, with the key's slot in it.
-    private func withHotCluster<T>(_ plan: ClassPlan, _ key: Int64, _ body: (inout ClusterRows, Int) throws -> T) throws -> T {
+    private func withHotCluster<T>(_ plan: ClassPlan, _ key: Int64, _ body: (ClusterRows, Int) throws -> T) throws -> T {
         guard !plan.legacyRows else { throw ObjectError.notInWriteTransaction("changing a format-1 file before it is converted") }
         let shift = try writableShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
-        let w = try ensureTable(plan.objectsTable, key: .int64)
-        plan.objectsTableExists = true
         hotChanges &+= 1
-        if plan.clusters.hot[number] == nil {
-            plan.clusters.hot[number] = try number.withKeyBytes { k in
-                try w.withValue(table: plan.objectsTable, keyBytes: k) { v in
+        let state = plan.clusters
+        let rows: ClusterRows
+        if let last = state.last, last.number == number {
+            rows = last.rows
+        } else if let hot = state.hot[number] {
+            rows = hot
+            state.last = (number, hot)
+        } else {
+            if !plan.objectsTableExists {
+                _ = try ensureTable(plan.objectsTable, key: .int64)
+                plan.objectsTableExists = true
+            }
+            rows = try number.withKeyBytes { k in
+                try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
                     guard let v else { return ClusterRows(shift: shift) }
                     return try decodeGuarded { try ClusterRows(ClusterView(v, shift: shift)) }
                 }
             }
+            state.hot[number] = rows
+            state.last = (number, rows)
         }
-        let out = try body(&plan.clusters.hot[number]!, slot)
+        let out = try body(rows, slot)
         // A full cluster is written at once (a load in key order does not come back to it),
         // and many changed ones too, so a bulk load keeps few rows in memory.
-        if plan.clusters.hot[number]!.isFull {
+        if rows.isFull {
             try writeCluster(plan, number)
-        } else if plan.clusters.hot.count > ObjectTables.maxHotClusters {
+        } else if state.hot.count > ObjectTables.maxHotClusters {
             try writeClusters(plan)
         }
         return out
@@ -663,9 +698,9 @@ final class ObjectTables {
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         var old: ObjectValue?
         var found = false
-        if plan.clusters.hot[number] != nil {
+        if let hot = plan.clusters.hot[number] {
             hotChanges &+= 1
-            found = try plan.clusters.hot[number]!.mutateRow(slot: slot) { row in
+            found = try hot.mutateRow(slot: slot) { row in
                 old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v) }
             }
         } else {
@@ -715,7 +750,7 @@ final class ObjectTables {
         if old == v, !(old.numeric?.isNaN ?? false) { return }
         vals[p.pid] = v
         try changeIndexAndBacklinks(c, key, p, from: old, to: v)
-        try putRow(c, key, vals)
+        try putRow(c, key, vals, inlineLists: try inlineLists(plan(c), key))
     }
 
     /// Keeps a property's index entry and, for a link, the target's backlinks in step with a
@@ -743,10 +778,12 @@ final class ObjectTables {
             for case .link(let t) in items { delta[t, default: 0] += 1 }
             for (t, d) in delta where d != 0 { try adjustBacklink(c, p, from: key, to: t, by: d) }
         }
-        try writeList(c, key, p, items)
         var vals = try values(c, key)
         vals[p.pid] = .int(Int64(items.count))
-        try putRow(c, key, vals)
+        var inRow = try inlineLists(plan(c), key)
+        inRow[p.pid] = RowCodec.inlineBytes(items)
+        if inRow[p.pid] == nil { try writeList(c, key, p, items) } else { try deleteList(c, key, p) }
+        try putRow(c, key, vals, inlineLists: inRow)
     }
 
     static let listChunk = 240

@@ -100,7 +100,7 @@ final class RowCodec {
     func value(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
         if row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) == 0 { return .null }
         let o = l.offsets[s]
-        if l.lists[s] { return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian) }
+        if l.lists[s] { return .int(RowCodec.listCount(row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian)) }
         switch l.kinds[s] {
         case .bool: return .bool(row[o] != 0)
         case .int, .int8, .int16, .int32, .int64: return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
@@ -138,6 +138,52 @@ final class RowCodec {
         try Unmanaged.passUnretained(try layout(of: row))._withUnsafeGuaranteedRef(body)
     }
 
+    /// A list slot's 8 bytes hold its element count (the elements are in `fief/l`), or, with
+    /// bit 63 set, say where the list itself lies in the row's var area: offset (bits 0–31),
+    /// byte length (32–47) and element count (48–62). A short list kept in its owner's row
+    /// costs no cell of its own and no descent to read.
+    static let inlineList: UInt64 = 1 << 63
+    static let maxInlineListCount = 32
+    static let maxInlineListBytes = 192
+
+    static func listCount(_ raw: UInt64) -> Int64 {
+        raw & inlineList != 0 ? Int64((raw >> 48) & 0x7FFF) : Int64(bitPattern: raw)
+    }
+
+    /// A list's elements as a row keeps them (tagged values), nil when the list is too long for
+    /// its row (its elements then go to `fief/l`) or empty.
+    static func inlineBytes(_ items: [ObjectValue]) -> [UInt8]? {
+        guard !items.isEmpty, items.count <= maxInlineListCount, !BrokenObjectLayer.on(.listChunkFromOne) else { return nil }
+        var out: [UInt8] = []
+        for v in items {
+            TaggedValue.encode(v, into: &out)
+            if out.count > maxInlineListBytes { return nil }
+        }
+        return out
+    }
+
+    /// The bytes of list `pid` kept in the row, nil when the row keeps only its count.
+    func inlineList(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> UnsafeRawBufferPointer? {
+        try withLayout(of: row) { l in
+            guard let s = l.slot(of: pid), l.lists[s], l.isPresent(row, s) else { return nil }
+            let raw = row.loadUnaligned(fromByteOffset: l.offsets[s], as: UInt64.self).littleEndian
+            guard raw & RowCodec.inlineList != 0 else { return nil }
+            let off = Int(raw & 0xFFFF_FFFF), len = Int((raw >> 32) & 0xFFFF)
+            guard off >= l.fixedEnd, off + len <= row.count else { throw RowError("list kept in the row lies outside it") }
+            return UnsafeRawBufferPointer(rebasing: row[off..<(off + len)])
+        }
+    }
+
+    /// Every list the row keeps in itself, by pid (to keep them when the row is encoded again).
+    func inlineLists(_ row: UnsafeRawBufferPointer) throws -> [UInt32: [UInt8]] {
+        let l = try layout(of: row)
+        var out: [UInt32: [UInt8]] = [:]
+        for (s, pid) in l.pids.enumerated() where l.lists[s] {
+            if let b = try inlineList(row, pid: pid) { out[pid] = Array(b) }
+        }
+        return out
+    }
+
     /// The integer stored for `pid` in a row, read on its 8 bytes; nil for a null, a row whose
     /// layout predates the property or stores it as another kind (the caller then takes the
     /// general path).
@@ -170,40 +216,72 @@ final class RowCodec {
     }
 
     /// A row in the current layout, and the var-length values that had to move out of it.
-    func encode(_ values: [UInt32: ObjectValue]) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
+    /// `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`).
+    /// Every insert and re-encoded row comes here: sizes are worked out first, so the row is
+    /// allocated once and strings are copied from their UTF-8 storage without an array between.
+    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:]) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
         let l = current
         var row = [UInt8](repeating: 0, count: l.fixedEnd)
-        row[0] = RowLayout.tag
-        put32(&row, 1, l.id)
-        var varValues: [(slot: Int, bytes: [UInt8])] = []
+        var varSlots: [(slot: Int, value: ObjectValue, count: Int)] = []
+        var varTotal = 0
         for (s, pid) in l.pids.enumerated() {
             let v = values[pid] ?? .null
             if v.isNull { continue }
             row[RowLayout.headerSize + s / 8] |= 1 << UInt8(s % 8)
             switch v {
-            case .string(let str): varValues.append((s, Array(str.utf8)))
-            case .data(let d): varValues.append((s, d))
+            case .string(let str):
+                let n = str.utf8.count
+                varSlots.append((s, v, n))
+                varTotal += n
+            case .data(let d):
+                varSlots.append((s, v, d.count))
+                varTotal += d.count
+            case .int(let n) where l.lists[s]:
+                if let b = inlineLists[pid] {
+                    varSlots.append((s, .int(n), b.count))
+                    varTotal += b.count
+                } else {
+                    RowCodec.putFixed(v, into: &row, at: l.offsets[s])
+                }
             default: RowCodec.putFixed(v, into: &row, at: l.offsets[s])
             }
         }
-        // Move the largest values out until the row fits.
+        row[0] = RowLayout.tag
+        put32(&row, 1, l.id)
+        // Move the largest strings and data out until the row fits.
         var outSlots = Set<Int>()
-        var total = l.fixedEnd + varValues.reduce(0) { $0 + $1.bytes.count }
-        for v in varValues.sorted(by: { $0.bytes.count > $1.bytes.count }) where total > RowLayout.maxRowSize && v.bytes.count >= RowLayout.minOutOfRow {
-            outSlots.insert(v.slot)
-            total -= v.bytes.count
-        }
-        var moved: [UInt32: [UInt8]] = [:]
-        for v in varValues {
-            let o = l.offsets[v.slot]
-            if outSlots.contains(v.slot) {
-                put32(&row, o, RowLayout.outOfRow)
-                moved[l.pids[v.slot]] = v.bytes
-            } else {
-                put32(&row, o, UInt32(row.count))
-                row.append(contentsOf: v.bytes)
+        if l.fixedEnd + varTotal > RowLayout.maxRowSize {
+            var total = l.fixedEnd + varTotal
+            for v in varSlots.sorted(by: { $0.count > $1.count }) where total > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
+                if case .int = v.value { continue }
+                outSlots.insert(v.slot)
+                total -= v.count
             }
-            put32(&row, o + 4, UInt32(v.bytes.count))
+        }
+        row.reserveCapacity(l.fixedEnd + varTotal)
+        var moved: [UInt32: [UInt8]] = [:]
+        for v in varSlots {
+            let o = l.offsets[v.slot], pid = l.pids[v.slot]
+            switch v.value {
+            case .int(let n):
+                let raw = RowCodec.inlineList | UInt64(n & 0x7FFF) << 48 | UInt64(v.count & 0xFFFF) << 32 | UInt64(row.count)
+                put64(&row, o, raw)
+                row.append(contentsOf: inlineLists[pid]!)
+                continue
+            case .string(let str):
+                if outSlots.contains(v.slot) { moved[pid] = Array(str.utf8) } else {
+                    put32(&row, o, UInt32(row.count))
+                    row.append(contentsOf: str.utf8)
+                }
+            case .data(let d):
+                if outSlots.contains(v.slot) { moved[pid] = d } else {
+                    put32(&row, o, UInt32(row.count))
+                    row.append(contentsOf: d)
+                }
+            default: continue
+            }
+            if outSlots.contains(v.slot) { put32(&row, o, RowLayout.outOfRow) }
+            put32(&row, o + 4, UInt32(v.count))
         }
         return (row, moved)
     }
