@@ -40,7 +40,7 @@ public struct Detection {
         ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("change-set-drops-modifications", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
         ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
         ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
-        ("conversion-split", "objects"), ("stale-count", "objects"),
+        ("conversion-split", "objects"),
         ("short-row", "objects"), ("key-counter-behind", "objects"), ("list-chunk-from-one", "objects"),
         ("index-range-drops-last", "objects"),
     ]

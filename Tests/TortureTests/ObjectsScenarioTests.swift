@@ -32,7 +32,6 @@ final class ObjectsScenarioTests: XCTestCase {
             (.noCascade, "atomicity: graph is not the graph"),
             (.migrationSplit, "migration to schema 2 killed"),
             (.conversionSplit, "format conversion killed"),
-            (.staleCount, "fief/meta counts"),
             // Reading such rows trapped in the verifier's getters: now a violation, and the run goes on.
             (.shortRow, "reading the recovered object graph failed"),
             (.keyCounterBehind, "is not above key"),

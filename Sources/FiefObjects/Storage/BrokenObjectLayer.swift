@@ -17,8 +17,6 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case migrationSplit = "migration-split"
     /// Converting a format-1 file commits the clusters and the new format in two writes.
     case conversionSplit = "conversion-split"
-    /// A class's stored object count misses the first object each write removes.
-    case staleCount = "stale-count"
     /// Results change sets leave out their first insertion.
     case changeSetDropsInsertion = "change-set-drops-insertion"
     /// Results change sets leave out their modifications.

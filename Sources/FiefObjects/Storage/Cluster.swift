@@ -234,7 +234,7 @@ enum ClusterShift {
 }
 
 /// One class's clusters that a write changed and keeps decoded until it writes them back
-/// (`ObjectTables.writeClusters`), and the change to its object count not yet in `fief/meta`.
+/// (`ObjectTables.writeClusters`).
 final class ClusterState {
     var shift: Int?
     var hot: [Int64: ClusterRows] = [:] {
@@ -242,7 +242,4 @@ final class ClusterState {
     }
     /// The cluster changed last (a load in key order changes one cluster many times in a row).
     var last: (number: Int64, rows: ClusterRows)?
-    var countChange = 0
-    /// For the broken layer `stale-count`: this write removed an object without counting it.
-    var removedOne = false
 }

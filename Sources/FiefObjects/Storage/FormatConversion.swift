@@ -51,7 +51,6 @@ extension FormatConversion {
                 for (k, row) in rows { try tx.put(table: Tables.objects(c.cid), key: KeyBytes.obj(k), value: row) }
                 try tx.dropTable(Tables.clusters(c.cid))
                 try tx.delete(table: Tables.meta, key: ObjectTables.shiftKey(c.cid))
-                try tx.delete(table: Tables.meta, key: ObjectTables.countKey(c.cid))
             }
             try tx.put(table: Tables.meta, key: Array("format".utf8), value: Int64(1).valueBytes)
             let stamp = (try SchemaStore.meta(tx, "schemaStamp") ?? 0) + 1

@@ -269,7 +269,6 @@ final class ObjectTables {
     }
 
     static func shiftKey(_ cid: UInt32) -> [UInt8] { Array("shift/\(cid)".utf8) }
-    static func countKey(_ cid: UInt32) -> [UInt8] { Array("count/\(cid)".utf8) }
 
     func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
 
@@ -375,17 +374,21 @@ final class ObjectTables {
         }
     }
 
-    /// The class's object count: kept in `fief/meta` (`count/<cid>`) in format 2.
+    /// The class's object count: the counts in its clusters' headers, one visit per cluster.
+    /// Not a counter kept beside them: a count that disagreed with the clusters (a damaged
+    /// file) made `Results` hand out indices its keys did not have, and the caller trapped.
     func count(_ c: ClassSchema) throws -> Int {
         let plan = plan(c)
         guard try hasObjectsTable(plan) else { return 0 }
         if plan.legacyRows { return try tx.count(table: plan.objectsTable) }
-        return try storedCount(plan) + plan.clusters.countChange
-    }
-
-    private func storedCount(_ plan: ClassPlan) throws -> Int {
-        guard try hasTable(Tables.meta), let b = try tx.get(table: Tables.meta, key: ObjectTables.countKey(plan.cid)) else { return 0 }
-        return Int(try b.withUnsafeBytes { try Int64(valueBytes: $0) })
+        try writeClusters(plan)
+        let shift = try clusterShift(plan)
+        var n = 0
+        try tx.scan(table: plan.objectsTable) { _, v in
+            n += try decodeGuarded { try ClusterView(v, shift: shift).count }
+            return true
+        }
+        return n
     }
 
     /// The rows of the clusters `numbers` of class `cid`, by object key (for change sets).
@@ -413,8 +416,7 @@ final class ObjectTables {
 
     /// Every key of a class, read cluster by cluster, and what is wrong with its clusters: one
     /// that does not decode (a count, presence bits or row ends that disagree, a row outside
-    /// it, another class's cluster size), or an object count in `fief/meta` other than the
-    /// number of objects the clusters hold. Keys come in order: clusters by number, slots
+    /// it, another class's cluster size). Keys come in order: clusters by number, slots
     /// within one.
     func checkedKeys(_ c: ClassSchema) throws -> (keys: [Int64], problems: [String]) {
         let plan = plan(c)
@@ -423,10 +425,7 @@ final class ObjectTables {
             try self.keys(c) { k, _ in keys.append(k); return true }
             return (keys, [])
         }
-        let stored = try storedCount(plan) + plan.clusters.countChange
-        guard try hasObjectsTable(plan) else {
-            return ([], stored == 0 ? [] : ["\(c.name): fief/meta counts \(stored) objects, and the class has no clusters"])
-        }
+        guard try hasObjectsTable(plan) else { return ([], []) }
         try writeClusters(plan)
         let shift: Int
         do { shift = try clusterShift(plan) } catch { return ([], ["\(c.name): \(error)"]) }
@@ -442,9 +441,6 @@ final class ObjectTables {
                 problems.append("\(c.name) cluster \(number): \(error)")
             }
             return problems.count < 50
-        }
-        if stored != keys.count, problems.isEmpty {
-            problems.append("\(c.name): fief/meta counts \(stored) objects; its clusters hold \(keys.count)")
         }
         return (keys, problems)
     }
@@ -520,21 +516,14 @@ final class ObjectTables {
         return try tx.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
     }
 
-    /// Writes the clusters, index entries, object counts and key counters this write
-    /// changed; call before the commit.
+    /// Writes the clusters, index entries and key counters this write changed; call before
+    /// the commit.
     func flush() throws {
         try applyPendingIndexes()
         guard let w = writer else { return }
         for cid in clusterStates.keys.sorted() {
-            let state = clusterStates[cid]!
             guard let c = schema.byCid(cid) else { continue }
-            let plan = plan(c)
-            try writeClusters(plan)
-            if state.countChange != 0 {
-                let n = try storedCount(plan) + state.countChange
-                try ensureTable(Tables.meta).put(table: Tables.meta, key: ObjectTables.countKey(cid), value: Int64(n).valueBytes)
-                state.countChange = 0
-            }
+            try writeClusters(plan(c))
         }
         guard !pendingKeys.isEmpty else { return }
         for (cid, next) in pendingKeys {
@@ -606,18 +595,12 @@ final class ObjectTables {
 
     /// Puts an encoded row into its cluster (the row of a converted format-1 file, too).
     func putRowBytes(_ plan: ClassPlan, _ key: Int64, _ row: [UInt8]) throws {
-        if try withHotCluster(plan, key, { $0.put(slot: $1, row) }) { plan.clusters.countChange += 1 }
+        _ = try withHotCluster(plan, key) { $0.put(slot: $1, row) }
     }
 
     /// Removes an object's row from its cluster.
     private func removeRow(_ plan: ClassPlan, _ key: Int64) throws {
-        if try withHotCluster(plan, key, { $0.remove(slot: $1) }) {
-            if BrokenObjectLayer.on(.staleCount) && !plan.clusters.removedOne {
-                plan.clusters.removedOne = true
-                return
-            }
-            plan.clusters.countChange -= 1
-        }
+        _ = try withHotCluster(plan, key) { $0.remove(slot: $1) }
     }
 
     /// The class's cluster size: chosen from its layout by the write that makes its first
