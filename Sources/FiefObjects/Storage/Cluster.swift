@@ -91,6 +91,12 @@ struct ClusterView {
         return true
     }
 
+    /// Each object of cluster `number` with its key and row, in key order (see `forEach`).
+    func forEachObject(number: Int64, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        let base = number << shift
+        return try forEach { s, row in try body(base | Int64(s), row) }
+    }
+
     /// The slots present, in order (for change sets and checks).
     func slots() throws -> [Int] {
         var out: [Int] = []

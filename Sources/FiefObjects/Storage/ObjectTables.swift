@@ -44,7 +44,7 @@ final class ObjectTables {
         let objectsTable: String
         let outOfRowTable: String
         let legacyRows: Bool
-        /// The class's clusters this write changed, and its count's change (shared by the
+        /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
         let clusters: ClusterState
         /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
@@ -369,8 +369,7 @@ final class ObjectTables {
         try writeClusters(plan)
         let shift = try clusterShift(plan)
         try tx.scan(table: plan.objectsTable) { k, v in
-            let base = KeyBytes.readObj(k, at: 0) << shift
-            return try decodeGuarded { try ClusterView(v, shift: shift).forEach { s, row in try body(base | Int64(s), row) } }
+            try decodeGuarded { try ClusterView(v, shift: shift).forEachObject(number: KeyBytes.readObj(k, at: 0), body) }
         }
     }
 
@@ -403,8 +402,8 @@ final class ObjectTables {
                 try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
                     guard let v else { return }
                     _ = try decodeGuarded {
-                        try ClusterView(v, shift: shift).forEach { s, row in
-                            out[n << shift | Int64(s)] = Array(row)
+                        try ClusterView(v, shift: shift).forEachObject(number: n) { k, row in
+                            out[k] = Array(row)
                             return true
                         }
                     }
@@ -433,8 +432,8 @@ final class ObjectTables {
             let number = KeyBytes.readObj(k, at: 0)
             do {
                 guard k.count == 8 else { throw RowError("cluster key of \(k.count) bytes") }
-                _ = try ClusterView(v, shift: shift).forEach { s, _ in
-                    keys.append(number << shift | Int64(s))
+                _ = try ClusterView(v, shift: shift).forEachObject(number: number) { k, _ in
+                    keys.append(k)
                     return true
                 }
             } catch {
