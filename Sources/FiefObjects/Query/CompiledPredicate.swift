@@ -51,7 +51,7 @@ final class CompiledPredicate {
         case .constant(let b): return .constant(b)
         case .and(let ps):
             let ns = ps.compactMap { node($0, plan) }
-            return ns.count == ps.count ? conjunction(ns) : nil
+            return ns.count == ps.count ? conjunction(ns, plan) : nil
         case .or(let ps):
             let ns = ps.compactMap { node($0, plan) }
             return ns.count == ps.count ? .or(ns) : nil
@@ -67,11 +67,11 @@ final class CompiledPredicate {
                 kind = utf8 == nil ? .general : .bytes
             }
             let c = Comparison(pid: prop.pid, absent: ObjectTables.defaultValue(prop), op: op, value: v, options: opts, utf8: utf8, kind: kind)
-            return .terms(RowConjunction([c]))
+            return .terms(RowConjunction([c], plan.codec))
         case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
             guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
                   let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan) else { return nil }
-            return conjunction([a, b])
+            return conjunction([a, b], plan)
         case .in(.keyPath(let k), .values(let vs), .implicit):
             let ns = vs.compactMap { node(.compare(.keyPath(k), .equal, .value($0), [], .implicit), plan) }
             return ns.count == vs.count ? .or(ns) : nil
@@ -81,7 +81,7 @@ final class CompiledPredicate {
     }
 
     /// An AND: one set of flat terms when every part is comparisons (or `TRUEPREDICATE`).
-    private static func conjunction(_ ns: [Node]) -> Node {
+    private static func conjunction(_ ns: [Node], _ plan: ObjectTables.ClassPlan) -> Node {
         var comparisons: [Comparison] = []
         for n in ns {
             switch n {
@@ -90,7 +90,7 @@ final class CompiledPredicate {
             default: return .and(ns)
             }
         }
-        return .terms(RowConjunction(comparisons))
+        return .terms(RowConjunction(comparisons, plan.codec))
     }
 
     /// Whether the row of object `key` matches; values kept out of the row come from `source`

@@ -174,6 +174,15 @@ struct QueryEvaluator {
         guard let p = predicate else { return min(limit, try t.count(c)) }
         if let planned = try plan(p, c) { return min(limit, try filter(planned, c, p).count) }
         var n = 0
+        let test = RowTest(self, c, p)
+        if let flat = test.compiled?.flat, !t.plan(c).legacyRows {
+            let codec = test.compiled!.codec, source = test.source
+            try t.clusters(c) { number, v in
+                n += try flat.count(in: v, number: number, codec, source)
+                return n < limit
+            }
+            return min(n, limit)
+        }
         try scan(c, matching: p) { _, _ in
             n += 1
             return n < limit
@@ -191,10 +200,7 @@ struct QueryEvaluator {
             // Damage anywhere in the scan is reported as it is row by row (`decodeGuarded`).
             let codec = compiled.codec, source = test.source, t = t
             try t.decodeGuarded {
-                try t.keys(c) { k, row in
-                    let hit = try codec.withLayout(of: row) { try flat.test(row, $0, codec, source, k) }
-                    return try !hit || body(k, row)
-                }
+                try t.keys(c) { k, row in try !flat.test(row, codec, source, k) || body(k, row) }
             }
             return
         }

@@ -20,12 +20,38 @@ final class RowConjunction {
         let absentMatches: Bool
     }
 
+    /// Where term `i` sits in a row of layout `l`: `placed[l.id * terms.count + i]`, worked
+    /// out once per query for every layout of the class, so a row costs loads and compares,
+    /// not a slot lookup, kind checks and bounds checks per term.
+    struct Placed {
+        enum Mode: UInt8 {
+            /// The layout predates the property: the row answers `absentMatches`.
+            case absent
+            /// An 8-byte integer at `offset` (when its presence bit is set).
+            case int
+            /// An offset u32 and length u32 at `offset` into the row's var area.
+            case bytes
+            /// Through `slowMatch` (a kind the fast paths do not read).
+            case slow
+        }
+        let mode: Mode
+        let presenceMask: UInt8
+        let presenceByte: Int32
+        let offset: Int32
+        let slot: Int32
+        let fixedEnd: Int32
+    }
+
     private let terms: UnsafeMutableBufferPointer<Term>
     private let bytes: UnsafeMutableBufferPointer<UInt8>
+    private let placed: UnsafeMutableBufferPointer<Placed>
+    private let layoutCount: Int
+    /// Each layout's fixed area, by layout id: a row shorter than its layout's is damage.
+    private let fixedEnds: [Int]
     /// The comparisons, one per term: the slow path's operands, and what an AND merges.
     let comparisons: [CompiledPredicate.Comparison]
 
-    init(_ given: [CompiledPredicate.Comparison]) {
+    init(_ given: [CompiledPredicate.Comparison], _ codec: RowCodec) {
         // Equalities first, then prefixes, then the rest: without statistics, the usual
         // guess at which rejects most rows (SQLite's planner ranks `==` terms first too).
         // Only the cost changes: an AND's answer does not depend on its order.
@@ -45,41 +71,97 @@ final class RowConjunction {
                               absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
             pool.append(contentsOf: c.utf8 ?? [])
         }
+        var placed: [Placed] = []
+        for l in codec.layouts {
+            for t in terms { placed.append(RowConjunction.place(t, in: l)) }
+        }
         self.terms = .allocate(capacity: max(1, terms.count))
         _ = self.terms.initialize(from: terms)
         bytes = .allocate(capacity: max(1, pool.count))
         _ = bytes.initialize(from: pool)
+        layoutCount = codec.layouts.count
+        fixedEnds = codec.layouts.map(\.fixedEnd)
+        self.placed = .allocate(capacity: max(1, placed.count))
+        _ = self.placed.initialize(from: placed)
         self.comparisons = comparisons
+    }
+
+    private static func place(_ t: Term, in l: RowLayout) -> Placed {
+        guard let s = l.slot(of: t.pid) else {
+            return Placed(mode: .absent, presenceMask: 0, presenceByte: 0, offset: 0, slot: -1, fixedEnd: 0)
+        }
+        var mode = Placed.Mode.slow
+        if !l.lists[s] && t.kind == .int && l.kinds[s].isInteger { mode = .int }
+        if !l.lists[s] && t.kind == .bytes && l.kinds[s].isVariableLength { mode = .bytes }
+        return Placed(mode: mode, presenceMask: 1 << UInt8(s % 8), presenceByte: Int32(RowLayout.headerSize + s / 8),
+                      offset: Int32(l.offsets[s]), slot: Int32(s), fixedEnd: Int32(l.fixedEnd))
     }
 
     deinit {
         terms.deallocate()
         bytes.deallocate()
+        placed.deallocate()
     }
 
+    /// Whether a row matches, its layout read from its header here: the codec's checks, but
+    /// without a call and a class reference (a retain and a release) per row.
+    @inline(__always)
+    func test(_ row: UnsafeRawBufferPointer, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return try test(row, codec.layout(of: row), codec, src, key) }
+        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
+        guard id < layoutCount, row.count >= fixedEnds[id] else { return try test(row, codec.layout(of: row), codec, src, key) }
+        return try test(row, layoutID: id, nil, codec, src, key)
+    }
+
+    /// How many objects of one cluster match: a loop over its rows, no key or object made.
+    func count(in v: ClusterView, number: Int64, _ codec: RowCodec, _ src: CompiledPredicate.Source) throws -> Int {
+        var n = 0
+        _ = try v.forEachObject(number: number) { k, row in
+            if try test(row, codec, src, k) { n += 1 }
+            return true
+        }
+        return n
+    }
+
+    /// Whether a row of layout `l` (already checked to hold `l.fixedEnd` bytes) matches.
     func test(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
-        for i in 0..<comparisons.count {
-            let t = terms[i]
-            guard let s = l.slot(of: t.pid) else {
-                if !t.absentMatches { return false }
-                continue
-            }
-            switch t.kind {
+        try test(row, layoutID: Int(l.id) < layoutCount ? Int(l.id) : -1, l, codec, src, key)
+    }
+
+    /// The test, with the terms placed for layout `id`, or placed now for `given` when `id` is
+    /// -1 (a layout the query was not compiled for; never one from the same codec). `given`
+    /// may be nil for a known id: only a term that needs the slow path then reads the layout.
+    private func test(_ row: UnsafeRawBufferPointer, layoutID id: Int, _ given: RowLayout?, _ codec: RowCodec,
+                      _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+        let n = terms.count
+        let base = placed.baseAddress! + max(0, id) * n
+        guard let r = row.baseAddress else { throw RowError("empty row") }
+        for i in 0..<n {
+            let p = id >= 0 ? base[i] : RowConjunction.place(terms[i], in: given!)
+            switch p.mode {
+            case .absent:
+                if !terms[i].absentMatches { return false }
             case .int:
-                guard l.isPresent(row, s), !l.lists[s] else {
-                    if try !slowMatch(i, row, l, s, codec, src, key) { return false }
+                guard r.load(fromByteOffset: Int(p.presenceByte), as: UInt8.self) & p.presenceMask != 0 else {
+                    if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
                     continue
                 }
-                if !t.op.holds(row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian, t.value) { return false }
+                let t = terms[i]
+                if !t.op.holds(r.loadUnaligned(fromByteOffset: Int(p.offset), as: Int64.self).littleEndian, t.value) { return false }
             case .bytes:
-                guard let inRow = RowCodec.inRowBytes(row, layout: l, slot: s) else {
-                    if try !slowMatch(i, row, l, s, codec, src, key) { return false }
+                let o = Int(p.offset)
+                let off = Int(r.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
+                let len = Int(r.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
+                guard r.load(fromByteOffset: Int(p.presenceByte), as: UInt8.self) & p.presenceMask != 0,
+                      off != Int(RowLayout.outOfRow), off >= Int(p.fixedEnd), off + len <= row.count else {
+                    if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
                     continue
                 }
-                let constant = UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)
-                if !t.op.holds(inRow, constant) { return false }
-            case .general:
-                if try !slowMatch(i, row, l, s, codec, src, key) { return false }
+                let t = terms[i]
+                if !t.op.holds(UnsafeRawBufferPointer(start: r + off, count: len),
+                               UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)) { return false }
+            case .slow:
+                if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
             }
         }
         return true
@@ -91,6 +173,18 @@ final class RowConjunction {
         let c = comparisons[i]
         let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, c.pid) })
         return QueryEvaluator.compare(x, c.op, c.value, c.options)
+    }
+}
+
+extension RowConjunction {
+    /// Whether `n` bytes at `a` and `b` are equal: a loop for the short strings most
+    /// constants are (a call to `memcmp` per row cost more than the compare), `memcmp` past.
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?, _ n: Int) -> Bool {
+        guard n > 0, let a, let b else { return true }
+        guard n <= 16 else { return memcmp(a, b, n) == 0 }
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+        return true
     }
 }
 
@@ -113,7 +207,7 @@ extension CompareOperator {
     @inline(__always)
     func holds(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         let n = b.count
-        let prefix = a.count >= n && (n == 0 || memcmp(a.baseAddress!, b.baseAddress!, n) == 0)
+        let prefix = a.count >= n && RowConjunction.sameBytes(a.baseAddress, b.baseAddress, n)
         switch self {
         case .equal: return prefix && a.count == n
         case .notEqual: return !(prefix && a.count == n)

@@ -361,15 +361,24 @@ final class ObjectTables {
     /// Keys of a class in key order, each with its row.
     func keys(_ c: ClassSchema, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
         let plan = plan(c)
-        guard try hasObjectsTable(plan) else { return }
         if plan.legacyRows {
+            guard try hasObjectsTable(plan) else { return }
             try tx.scan(table: plan.objectsTable) { k, v in try body(KeyBytes.readObj(k, at: 0), v) }
             return
         }
+        try clusters(c) { number, v in try v.forEachObject(number: number, body) }
+    }
+
+    /// Each cluster of a format-2 class with its number, in order, until `body` returns false
+    /// (a query's kernels test a cluster's rows in one loop). A cluster that does not decode
+    /// is damage, thrown as `EngineError.corrupt`. Calls nothing for a format-1 class.
+    func clusters(_ c: ClassSchema, _ body: (Int64, ClusterView) throws -> Bool) throws {
+        let plan = plan(c)
+        guard try hasObjectsTable(plan), !plan.legacyRows else { return }
         try writeClusters(plan)
         let shift = try clusterShift(plan)
         try tx.scan(table: plan.objectsTable) { k, v in
-            try decodeGuarded { try ClusterView(v, shift: shift).forEachObject(number: KeyBytes.readObj(k, at: 0), body) }
+            try decodeGuarded { try body(KeyBytes.readObj(k, at: 0), try ClusterView(v, shift: shift)) }
         }
     }
 
@@ -378,13 +387,10 @@ final class ObjectTables {
     /// file) made `Results` hand out indices its keys did not have, and the caller trapped.
     func count(_ c: ClassSchema) throws -> Int {
         let plan = plan(c)
-        guard try hasObjectsTable(plan) else { return 0 }
-        if plan.legacyRows { return try tx.count(table: plan.objectsTable) }
-        try writeClusters(plan)
-        let shift = try clusterShift(plan)
+        if plan.legacyRows { return try hasObjectsTable(plan) ? try tx.count(table: plan.objectsTable) : 0 }
         var n = 0
-        try tx.scan(table: plan.objectsTable) { _, v in
-            n += try decodeGuarded { try ClusterView(v, shift: shift).count }
+        try clusters(c) { _, v in
+            n += v.count
             return true
         }
         return n
