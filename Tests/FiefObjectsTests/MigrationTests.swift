@@ -265,3 +265,57 @@ extension RenameClassTests {
         XCTAssertEqual(try store.check().problems, [])
     }
 }
+
+enum V1Plus {
+    /// V1 with two properties added: rows written before keep V1's layout.
+    final class User: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var firstname = ""
+        @Persisted var lastname = ""
+        @Persisted var yearsSinceBirth = 0
+        @Persisted var email = ""
+        @Persisted var score = 0
+        @Persisted var tag = ""
+    }
+}
+
+final class OldLayoutQueryTests: XCTestCase {
+    /// A query's terms are placed once per row layout: rows of the layout before a property
+    /// existed answer with its default, rows of the new one with their values, in counts and
+    /// in filtered keys alike.
+    func testQueriesOverRowsOfTwoLayouts() throws {
+        let dir = TempDir()
+        let path = dir.file("users.fief")
+        let v1 = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
+        let c1 = v1.context()
+        try c1.write {
+            for i in 0..<300 {
+                try c1.create(V1.User.self, value: ["id": "u\(i)", "yearsSinceBirth": i % 40, "email": "u\(i)@x"])
+            }
+        }
+        let store = try ObjectStore(Configuration(path: path, types: [V1Plus.User.self], schemaVersion: 2))
+        let ctx = store.context()
+        try ctx.write {
+            for i in 300..<400 {
+                try ctx.create(V1Plus.User.self, value: ["id": "u\(i)", "yearsSinceBirth": i % 50, "score": i % 7, "tag": i % 2 == 0 ? "even" : ""])
+            }
+            for u in ctx.objects(V1Plus.User.self) where u.yearsSinceBirth % 10 == 3 { u.score = 5 }
+        }
+        let all = Array(ctx.objects(V1Plus.User.self))
+        let cases: [(String, (V1Plus.User) -> Bool)] = [
+            ("score == 0", { $0.score == 0 }),
+            ("score > 3", { $0.score > 3 }),
+            ("tag == ''", { $0.tag == "" }),
+            ("tag == 'even' AND yearsSinceBirth >= 20", { $0.tag == "even" && $0.yearsSinceBirth >= 20 }),
+            ("tag != 'even' AND score == 5", { $0.tag != "even" && $0.score == 5 }),
+            ("email BEGINSWITH 'u1' AND score < 5", { $0.email.hasPrefix("u1") && $0.score < 5 }),
+        ]
+        for (query, expected) in cases {
+            let want = all.filter(expected).map(\.id)
+            XCTAssertFalse(want.isEmpty || want.count == all.count, "\(query) tells the layouts apart")
+            let r = try ctx.objects(V1Plus.User.self).filter(query)
+            XCTAssertEqual(r.count, want.count, query)
+            XCTAssertEqual(r.map(\.id), want, query)
+        }
+    }
+}
