@@ -131,6 +131,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         return t
     }
     public static func _defaultValue() -> List<Element> { List() }
+    public static var _unmanagedDefault: _UnmanagedValue { .list([]) }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> {
         let l = List(ref: ref, property: p)
@@ -176,6 +177,7 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
 
     public static var _fieldType: _FieldType { _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>") }
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
+    public static var _unmanagedDefault: _UnmanagedValue { .computed }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
         LinkingObjects(results: Results(ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),

@@ -219,7 +219,7 @@ extension Persisted: AnyPersisted {
     var unmanagedValue: _UnmanagedValue {
         switch storage {
         case .unmanaged(let v): return v._unmanaged
-        case .unmanagedDefault: return Value._defaultValue()._unmanaged
+        case .unmanagedDefault: return Value._unmanagedDefault
         case .probe: return .computed
         }
     }

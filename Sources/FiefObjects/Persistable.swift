@@ -35,6 +35,9 @@ public protocol _Persistable {
     /// called through the wrapper's generic code instead, every call looked up the metadata of
     /// `Persisted<Self>.Storage` at run time (a tenth of a bulk insert).
     static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue
+    /// What `add` stores for a property left at its default: without making the default (a
+    /// `List` allocated for every unset list of every object added).
+    static var _unmanagedDefault: _UnmanagedValue { get }
 }
 
 extension _Persistable {
@@ -46,6 +49,7 @@ extension _Persistable {
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self {
         _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
     }
+    public static var _unmanagedDefault: _UnmanagedValue { _defaultValue()._unmanaged }
     public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws {
         try ref.ctx.writeProperty(ref, p, value._unmanaged)
     }

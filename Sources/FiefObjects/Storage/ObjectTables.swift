@@ -43,6 +43,7 @@ final class ObjectTables {
         /// `fief/c/<cid>`, or `fief/o/<cid>` in a format-1 file (read only, until converted).
         let objectsTable: String
         let outOfRowTable: String
+        let backlinksTable: String
         let legacyRows: Bool
         /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
@@ -68,6 +69,7 @@ final class ObjectTables {
             objectsTable = legacyRows ? Tables.objects(c.cid) : Tables.clusters(c.cid)
             self.clusters = clusters
             outOfRowTable = Tables.outOfRow(c.cid)
+            backlinksTable = Tables.backlinks(c.cid)
             indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
         }
 
@@ -561,7 +563,18 @@ final class ObjectTables {
             if p.list {
                 let items = lists[p.pid] ?? []
                 if inRow[p.pid] == nil { try writeList(c, key, p, items, fresh: true) }
-                for case .link(let t) in items { try adjustBacklink(c, p, from: key, to: t, by: 1) }
+                // A new object has no backlink entries yet: each target's is put once, with
+                // its multiplicity, in key order (no read of the entry first).
+                var targets: [Int64] = []
+                for case .link(let t) in items { targets.append(t) }
+                targets.sort()
+                var i = 0
+                while i < targets.count {
+                    var j = i + 1
+                    while j < targets.count && targets[j] == targets[i] { j += 1 }
+                    try adjustBacklink(c, p, from: key, to: targets[i], by: Int64(j - i), fresh: true)
+                    i = j
+                }
             } else if case .link(let t)? = vals[p.pid] {
                 try adjustBacklink(c, p, from: key, to: t, by: 1)
             }
@@ -583,7 +596,7 @@ final class ObjectTables {
         let (row, moved) = codec(c).encode(vals, inlineLists: inlineLists)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         // Values that moved out before and stay in row now must not linger in fief/v.
-        let vt = Tables.outOfRow(c.cid)
+        let vt = plan.outOfRowTable
         if !fresh, try hasTable(vt) {
             for p in plan.varLength where moved[p.pid] == nil {
                 try w.delete(table: vt, key: KeyBytes.property(key, p.pid))
@@ -706,13 +719,15 @@ final class ObjectTables {
         return found ? .some(old) : nil
     }
 
-    private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64) throws {
+    /// `fresh`: the origin is new, so the entry does not exist yet and is put without a read.
+    private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64,
+                                fresh: Bool = false) throws {
         guard let tname = p.target, let tc = schema.classes[tname] else { return }
         if BrokenObjectLayer.on(.skipBacklink) && p.list && delta > 0 { return }
-        let t = Tables.backlinks(tc.cid)
+        let t = plan(tc).backlinksTable
         let w = try ensureTable(t, value: .int64)
         let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
-        let cur = try w.get(table: t, key: k).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 0
+        let cur = fresh ? 0 : try w.get(table: t, key: k).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 0
         let next = cur + delta
         if next <= 0 { try w.delete(table: t, key: k) } else { try w.put(table: t, key: k, value: next.valueBytes) }
     }
@@ -845,7 +860,7 @@ final class ObjectTables {
             }
         }
         for p in plan.lists { try deleteList(c, key, p) }
-        let vt = Tables.outOfRow(c.cid)
+        let vt = plan.outOfRowTable
         if try hasTable(vt) {
             for p in plan.stored where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
         }
