@@ -133,8 +133,8 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public static func _defaultValue() -> List<Element> { List() }
     public static var _unmanagedDefault: _UnmanagedValue { .list([]) }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
-    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> List<Element> {
-        let l = List(ref: ref, property: p)
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> List<Element> {
+        let l = List(ref: ref, property: p.property)
         if obj.row(at: ref.ctx.rowStamp) != nil { l.ownerSeenAt = ref.ctx.stamp }
         return l
     }
@@ -179,10 +179,10 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static var _unmanagedDefault: _UnmanagedValue { .computed }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
-    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> LinkingObjects<Origin> {
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> LinkingObjects<Origin> {
         LinkingObjects(results: Results(ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),
-                                        source: .backlinks(ref.className, ref.key, p.name)))
+                                        source: .backlinks(ref.className, ref.key, p.property.name)))
     }
-    public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: Property) throws {}
+    public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: PropertyAccess) throws {}
     public var _unmanaged: _UnmanagedValue { .computed }
 }

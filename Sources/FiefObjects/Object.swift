@@ -182,7 +182,7 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline
     static func managedSet<Owner: Object>(_ r: ManagedRef, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
         let p = r.ctx.property(r, storage: storageKeyPath)
-        r.ctx.guardedWrite(r, p.name) { try Value._managedWrite(newValue, r, p) }
+        r.ctx.guardedWrite(r, p.property.name) { try Value._managedWrite(newValue, r, p) }
     }
 }
 

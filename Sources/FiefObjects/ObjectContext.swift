@@ -171,16 +171,19 @@ public final class ObjectContext {
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
     @usableFromInline
-    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> Property {
+    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> PropertyAccess {
         if let p = propertyCache.find(ObjectIdentifier(kp)) { return p }
         let name = ModelInfo.of(Owner.self).propertyName(kp)
         do {
-            let p = try property(ref, name)
-            propertyCache.add(ObjectIdentifier(kp), p)
-            return p
+            let t = try tables()
+            let plan = try t.plan(named: ref.className)
+            guard let p = plan.byName[name] else { throw ObjectError.unknownProperty(className: ref.className, property: name) }
+            let access = PropertyAccess(p, plan: plan)
+            propertyCache.add(ObjectIdentifier(kp), access)
+            return access
         } catch {
             // The read that follows fails the same way and returns its default.
-            return unreadable(Property(name: name, kind: .int), "\(ref.className).\(name)", error)
+            return unreadable(PropertyAccess(Property(name: name, kind: .int), plan: nil), "\(ref.className).\(name)", error)
         }
     }
 
@@ -210,10 +213,11 @@ public final class ObjectContext {
         ref.ctx === self && obj.row(at: rowStamp) != nil || exists(ref)
     }
 
-    func readValue(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> ObjectValue {
+    func readValue(_ obj: Object, _ ref: ManagedRef, _ access: PropertyAccess) -> ObjectValue {
+        let p = access.property
         do {
             let t = try tables()
-            let plan = try t.plan(named: ref.className)
+            let plan = try access.plan ?? t.plan(named: ref.className)
             if let row = obj.row(at: rowStamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
@@ -228,23 +232,18 @@ public final class ObjectContext {
     /// An integer property read on the 8 bytes of the object's remembered row, without an
     /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
     /// a layout that stores it otherwise).
-    func storedInt(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Int64? {
+    @inline(__always)
+    func storedInt(_ obj: Object, _ access: PropertyAccess) -> Int64? {
         guard let row = obj.row(at: rowStamp) else { return nil }
-        if intCodecStamp != stamp || intCodecClass != ref.className {
-            guard let t = fixedTables ?? writeTables ?? readTables, let plan = try? t.plan(named: ref.className) else { return nil }
-            intCodecOwner = plan.codec
-            intCodec = Unmanaged.passUnretained(plan.codec)
-            intCodecClass = ref.className
-            intCodecStamp = stamp
-        }
-        return intCodec?._withUnsafeGuaranteedRef { try? $0.storedInt(row, pid: p.pid) }
+        return access.storedInt(row)
     }
-    // The codec `storedInt` used last, for its class and stamp: held by `intCodecOwner`, lent
-    // through `intCodec` without a retain per read.
-    @exclusivity(unchecked) private var intCodecOwner: RowCodec?
-    @exclusivity(unchecked) private var intCodec: Unmanaged<RowCodec>?
-    @exclusivity(unchecked) private var intCodecClass = ""
-    @exclusivity(unchecked) private var intCodecStamp = -1
+
+    /// As `storedInt`, for a string kept in the row.
+    @inline(__always)
+    func storedString(_ obj: Object, _ access: PropertyAccess) -> String? {
+        guard let row = obj.row(at: rowStamp) else { return nil }
+        return access.storedString(row)
+    }
 
     /// `ownerExists`: the caller saw the owner's row at this stamp (no lookup needed).
     func readList(_ ref: ManagedRef, _ p: Property, ownerExists: Bool = false) -> [ObjectValue] {
@@ -624,10 +623,10 @@ public final class ObjectContext {
 /// identifier is cheaper than hashing it.
 struct PropertyCache {
     private var lastID: ObjectIdentifier?
-    private var last: Property?
-    private var all: [ObjectIdentifier: Property] = [:]
+    private var last: PropertyAccess?
+    private var all: [ObjectIdentifier: PropertyAccess] = [:]
 
-    mutating func find(_ id: ObjectIdentifier) -> Property? {
+    mutating func find(_ id: ObjectIdentifier) -> PropertyAccess? {
         if id == lastID { return last }
         guard let p = all[id] else { return nil }
         lastID = id
@@ -635,7 +634,7 @@ struct PropertyCache {
         return p
     }
 
-    mutating func add(_ id: ObjectIdentifier, _ p: Property) {
+    mutating func add(_ id: ObjectIdentifier, _ p: PropertyAccess) {
         if all.count < 4096 { all[id] = p }
         lastID = id
         last = p

@@ -26,9 +26,9 @@ public protocol _Persistable {
     /// The Swift value of a stored one (for links, an accessor from `ctx`).
     static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self
     /// A managed read of the whole property (lists and linking objects return accessors).
-    static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self
+    static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self
     /// A managed write of the whole property.
-    static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws
+    static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: PropertyAccess) throws
     var _unmanaged: _UnmanagedValue { get }
     /// The unmanaged value of the `@Persisted<Self>` wrapper at `wrapper` (inside a live
     /// object). A requirement so each conformance's witness is compiled for its own type:
@@ -46,12 +46,12 @@ extension _Persistable {
     public static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue {
         wrapper.assumingMemoryBound(to: Persisted<Self>.self).pointee.unmanagedValue
     }
-    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self {
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self {
         _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
     }
     public static var _unmanagedDefault: _UnmanagedValue { _defaultValue()._unmanaged }
-    public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: Property) throws {
-        try ref.ctx.writeProperty(ref, p, value._unmanaged)
+    public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: PropertyAccess) throws {
+        try ref.ctx.writeProperty(ref, p.property, value._unmanaged)
     }
 }
 
@@ -80,8 +80,8 @@ extension Bool: _PersistableScalar {
 /// Integers of every width: stored as Int64, read back at their width.
 public protocol _PersistableInteger: _PersistableScalar, FixedWidthInteger {}
 extension _PersistableInteger {
-    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: Property) -> Self {
-        if let v = ref.ctx.storedInt(obj, ref, p), let x = Self(exactly: v) { return x }
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self {
+        if let v = ref.ctx.storedInt(obj, p), let x = Self(exactly: v) { return x }
         return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
     }
     public init?(_stored v: ObjectValue) {
@@ -127,6 +127,10 @@ extension Double: _PersistableScalar {
 
 extension String: _PersistableScalar {
     public static var _kind: PropertyKind { .string }
+    public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> String {
+        if let s = ref.ctx.storedString(obj, p) { return s }
+        return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
+    }
     public init?(_stored v: ObjectValue) { guard case .string(let s) = v else { return nil }; self = s }
     public var _stored: ObjectValue { .string(self) }
     public static var _zero: String { "" }
