@@ -282,7 +282,10 @@ struct QueryEvaluator {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 if keys.isEmpty && t.tx.lendsStableBytes {
                     var found: [UnsafeRawBufferPointer] = []
-                    let k = try scanUnsorted(c, predicate, limit) { found.append($0) }
+                    // Every object: both arrays sized once from the clusters' counts.
+                    let every = predicate == nil && limit == nil ? try t.count(c) : 0
+                    found.reserveCapacity(every)
+                    let k = try scanUnsorted(c, predicate, limit, reserve: every) { found.append($0) }
                     rows = found
                     return k
                 }
@@ -335,9 +338,23 @@ struct QueryEvaluator {
     }
 
     /// The matching keys in key order, up to `limit`, handing each row to `row`.
-    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
+    /// `reserve`: how many keys to make room for first.
+    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, reserve: Int = 0,
+                              row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
         var out: [Int64] = []
         guard limit != 0 else { return out }
+        out.reserveCapacity(reserve)
+        if predicate == nil && limit == nil && !t.plan(c).legacyRows {
+            // Every object: each cluster's keys and rows in one loop, no test per row.
+            try t.clusters(c) { number, v in
+                try v.forEachObject(number: number) { k, r in
+                    out.append(k)
+                    row(r)
+                    return true
+                }
+            }
+            return out
+        }
         try scan(c, matching: predicate) { k, r in
             out.append(k)
             row(r)
