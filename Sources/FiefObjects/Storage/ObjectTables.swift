@@ -211,7 +211,14 @@ final class ObjectTables {
 
     /// Whether rows lent by `withRow` stay valid until this write next changes anything
     /// (`changes` moves): not while a cluster this write changed lives in memory.
-    var lendsRowsUntilWrite: Bool { tx.lendsStableBytes || tx.lendsBytesUntilWrite && clusterStates.values.allSatisfy(\.hot.isEmpty) }
+    var lendsRowsUntilWrite: Bool {
+        if tx.lendsStableBytes { return true }
+        guard tx.lendsBytesUntilWrite else { return false }
+        // A loop, not `allSatisfy(\.hot.isEmpty)`: every read in a write asks, and the key
+        // path's projection was a tenth of a write that updates objects.
+        for s in clusterStates.values where !s.hot.isEmpty { return false }
+        return true
+    }
 
     /// Changes made in this transaction: the engine's, and those to clusters in memory.
     var changes: Int { tx.writes &+ hotChanges }
