@@ -161,9 +161,10 @@ public final class ObjectContext {
         return pendingError
     }
 
-    func writer(_ what: String) throws -> ObjectTables {
+    /// `what` is formatted only for the error (every setter asks for the writer).
+    func writer(_ what: @autoclosure () -> String) throws -> ObjectTables {
         let t = try tables()
-        guard t.writer != nil else { throw ObjectError.notInWriteTransaction(what) }
+        guard t.writer != nil else { throw ObjectError.notInWriteTransaction(what()) }
         return t
     }
 
