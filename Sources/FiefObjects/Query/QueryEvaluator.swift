@@ -316,15 +316,21 @@ struct QueryEvaluator {
             var top = TopK(order: keys.order, limit: limit)
             // An integer first key: once the top k is full, a row whose stored integer sorts
             // strictly after the last kept one is passed over on its 8 bytes alone.
-            let intPid = keys.integerColumn(0), ascending = keys.order.sorts[0].ascending, codec = keys.plan.codec
+            // The column is read through a `PropertyAccess` (the row's layout compared with the
+            // last one, one load), and the last kept integer is held here, not unwrapped from
+            // an `ObjectValue` per row. A row it cannot read (a null, damage) takes the full path.
+            let ascending = keys.order.sorts[0].ascending
+            let column = keys.integerColumn(0).flatMap { pid in keys.plan.stored.first { $0.pid == pid } }
+                .map { PropertyAccess($0, plan: keys.plan) }
+            var worst: Int64?
             try scan(c, matching: predicate) { k, row in
                 defer { i += 1 }
-                if let intPid, case .int(let worst)? = top.worstFirst,
-                   let x = try t.decodeGuarded({ try codec.storedInt(row, pid: intPid) }), ascending ? x > worst : x < worst {
-                    return true
-                }
+                if let column, let w = worst, let x = column.storedInt(row), ascending ? x > w : x < w { return true }
                 let first = try keys.value(0, k, row: row)
-                if top.mightTake(first: first) { top.offer(try keys.ranked(i, k, row: row, first: first)) }
+                if top.mightTake(first: first) {
+                    top.offer(try keys.ranked(i, k, row: row, first: first))
+                    if column != nil, case .int(let w)? = top.worstFirst { worst = w } else { worst = nil }
+                }
                 return true
             }
             return top.keys

@@ -184,16 +184,6 @@ final class RowCodec {
         return out
     }
 
-    /// The integer stored for `pid` in a row, read on its 8 bytes; nil for a null, a row whose
-    /// layout predates the property or stores it as another kind (the caller then takes the
-    /// general path).
-    func storedInt(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> Int64? {
-        try withLayout(of: row) { l in
-            guard let s = l.slot(of: pid), l.kinds[s].isInteger, !l.lists[s], l.isPresent(row, s) else { return nil }
-            return row.loadUnaligned(fromByteOffset: l.offsets[s], as: Int64.self).littleEndian
-        }
-    }
-
     /// The bytes of a present, in-row string or data value, borrowed from the row; nil for a
     /// null, an out-of-row value, or another kind.
     static func inRowBytes(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) -> UnsafeRawBufferPointer? {
