@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// How hard a commit works to survive power loss.
-public enum Durability: String, Sendable, CaseIterable {
+public enum Durability: String, Codable, Sendable, CaseIterable {
     /// Two syncs per commit: a commit acknowledged to the caller survives power loss.
     case full
     /// No syncs. Survives a process crash (the kernel keeps the writes) but NOT power loss:

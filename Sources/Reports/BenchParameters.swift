@@ -1,10 +1,11 @@
+import Engine
 /// Sizes and counts of one bench run. `quick` fits in two minutes on a 2-core machine, the
 /// default profile in ten; `smoke` is for tests (seconds, numbers meaningless).
 public struct BenchParameters: Codable, Equatable, Sendable {
     public var profile: String
     public var seed: UInt64
     public var repetitions: Int
-    public var durability: String
+    public var durability: Durability
     public var systems: [SystemName]
     /// Records in the bulk insert and in the data set the reads, scans and opens run on.
     public var records: Int
@@ -37,7 +38,7 @@ public struct BenchParameters: Codable, Equatable, Sendable {
 
     public static func quick(seed: UInt64) -> BenchParameters {
         var p = BenchParameters(
-            profile: "quick", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
+            profile: "quick", seed: seed, repetitions: 5, durability: .full, systems: SystemName.allCases,
             records: 200_000, valueSize: 100, pointReads: 300_000, latencySamples: 20_000, scanPasses: 5,
             smallTxnsFull: 500, smallTxnsNone: 5_000, concurrentSeconds: 1.0, readerThreads: 1,
             churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true,
@@ -49,7 +50,7 @@ public struct BenchParameters: Codable, Equatable, Sendable {
 
     public static func standard(seed: UInt64) -> BenchParameters {
         var p = BenchParameters(
-            profile: "default", seed: seed, repetitions: 5, durability: "full", systems: SystemName.allCases,
+            profile: "default", seed: seed, repetitions: 5, durability: .full, systems: SystemName.allCases,
             records: 1_000_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 3,
             smallTxnsFull: 2_000, smallTxnsNone: 20_000, concurrentSeconds: 3.0, readerThreads: 1,
             churnRecords: 100_000, churnRounds: 10, opens: 20, memoryInChild: true,
@@ -61,7 +62,7 @@ public struct BenchParameters: Codable, Equatable, Sendable {
 
     public static func smoke(seed: UInt64) -> BenchParameters {
         var p = BenchParameters(
-            profile: "smoke", seed: seed, repetitions: 2, durability: "none", systems: SystemName.allCases,
+            profile: "smoke", seed: seed, repetitions: 2, durability: .none, systems: SystemName.allCases,
             records: 2_000, valueSize: 32, pointReads: 2_000, latencySamples: 200, scanPasses: 2,
             smallTxnsFull: 5, smallTxnsNone: 20, concurrentSeconds: 0.1, readerThreads: 1,
             churnRecords: 500, churnRounds: 2, opens: 2, memoryInChild: false,

@@ -1,3 +1,4 @@
+import Engine
 /// One system's numbers in one benchmark.
 public struct SystemResult: Codable, Equatable, Sendable {
     public var system: SystemName
@@ -24,12 +25,12 @@ public struct BenchmarkResult: Codable, Equatable, Sendable {
     /// "ops/s", "bytes" or "ms".
     public var unit: String
     public var higherIsBetter: Bool
-    public var durability: String
+    public var durability: Durability
     public var systems: [SystemResult]
     /// What the latency percentiles measure, when there are any.
     public var latencyOf: String?
 
-    public init(id: String, title: String, unit: String, higherIsBetter: Bool, durability: String, systems: [SystemResult], latencyOf: String? = nil) {
+    public init(id: String, title: String, unit: String, higherIsBetter: Bool, durability: Durability, systems: [SystemResult], latencyOf: String? = nil) {
         self.id = id; self.title = title; self.unit = unit; self.higherIsBetter = higherIsBetter
         self.durability = durability; self.systems = systems; self.latencyOf = latencyOf
     }

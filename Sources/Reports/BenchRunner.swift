@@ -44,7 +44,7 @@ public struct BenchRunner {
 
     public func run() throws -> BenchResults {
         let p = parameters
-        guard let durability = Durability(rawValue: p.durability) else { throw BenchError.badArgument("unknown durability '\(p.durability)' (use full or none)") }
+        let durability = p.durability
         guard !p.systems.isEmpty else { throw BenchError.badArgument("no systems to run") }
         let known = BenchRunner.workloadNames + BenchRunner.objectWorkloadNames + ["objects"]
         if let only, let bad = only.first(where: { !known.contains($0) }) {
@@ -309,7 +309,7 @@ struct ResultTable {
     func benchmarks(_ p: BenchParameters) -> [BenchmarkResult] {
         ids.map { id in
             let e = BenchCatalog.entry(id)
-            let durability = id == "small-txns.none" ? "none" : id.hasPrefix("small-txns.") ? "full" : p.durability
+            let durability: Durability = id == "small-txns.none" ? .none : id.hasPrefix("small-txns.") ? .full : p.durability
             let systems = p.systems.compactMap { s -> SystemResult? in
                 guard let ms = runs[id]![s], !ms.isEmpty else { return nil }
                 var latency = LatencyRecorder()

@@ -9,7 +9,7 @@ public enum BulkInsertChild {
         public var directory: String
         public var records: Int
         public var valueSize: Int
-        public var durability: String
+        public var durability: Durability
         public var seed: UInt64
     }
 
@@ -25,7 +25,7 @@ public enum BulkInsertChild {
 
     /// Runs the request here (in the child, or in-process when no child can be started).
     public static func run(_ r: Request) throws -> Report {
-        guard let durability = Durability(rawValue: r.durability) else { throw BenchError.badArgument("unknown durability '\(r.durability)'") }
+        let durability = r.durability
         let keys = BenchRandom.permutation(r.records, seed: r.seed, .insertOrder)
         let value = BenchValue.make(size: r.valueSize, seed: r.seed)
         try FileManager.default.createDirectory(atPath: r.directory, withIntermediateDirectories: true)

@@ -37,7 +37,7 @@ public enum HTMLReport {
         var h = "<section id=\"bench\"><h2>Benchmarks: Fief, SQLite, LMDB</h2><p class=\"ctx\">"
         h += "commit <code>\(esc(String(c.gitCommit.prefix(12))))</code>\(c.gitDirty == true ? " (with local changes)" : "")\(c.label.map { " · label <code>\(esc($0))</code>" } ?? "") · engine format \(c.engineFormatVersion.map(String.init) ?? "?") · \(esc(c.build)) build · \(esc(c.date))<br>"
         h += "\(c.machine.cores) cores, \(Format.bytes(Double(c.machine.memoryBytes))), \(esc(c.machine.kernel)), \(esc(c.machine.cpu))<br>"
-        h += "profile <code>\(esc(p.profile))</code>, seed <code>\(p.seed)</code>, \(p.repetitions) repetitions interleaved, durability <code>\(esc(c.durability))</code> (full: SQLite WAL synchronous=FULL, LMDB default; none: synchronous=OFF, MDB_NOSYNC), \(p.records) records of \(p.valueSize) bytes; SQLite \(esc(c.peerVersions["sqlite"] ?? "?")), LMDB \(esc(c.peerVersions["lmdb"] ?? "?")) · \(String(format: "%.0f", r.durationSeconds)) s</p>"
+        h += "profile <code>\(esc(p.profile))</code>, seed <code>\(p.seed)</code>, \(p.repetitions) repetitions interleaved, durability <code>\(esc(c.durability.rawValue))</code> (full: SQLite WAL synchronous=FULL, LMDB default; none: synchronous=OFF, MDB_NOSYNC), \(p.records) records of \(p.valueSize) bytes; SQLite \(esc(c.peerVersions["sqlite"] ?? "?")), LMDB \(esc(c.peerVersions["lmdb"] ?? "?")) · \(String(format: "%.0f", r.durationSeconds)) s</p>"
 
         h += "<h3>Throughput and sizes against peers</h3><p>Bars: medians; whiskers: min and max over repetitions.</p><div class=\"grid-charts\">"
         for b in r.benchmarks {

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// The machine a run measured on.
@@ -34,10 +35,10 @@ public struct RunContext: Codable, Equatable, Sendable {
     public var build: String
     public var date: String
     public var machine: Machine
-    public var durability: String
+    public var durability: Durability
     public var peerVersions: [String: String]
 
-    public init(gitCommit: String, gitDirty: Bool?, label: String?, engineFormatVersion: Int?, build: String, date: String, machine: Machine, durability: String, peerVersions: [String: String]) {
+    public init(gitCommit: String, gitDirty: Bool?, label: String?, engineFormatVersion: Int?, build: String, date: String, machine: Machine, durability: Durability, peerVersions: [String: String]) {
         self.gitCommit = gitCommit; self.gitDirty = gitDirty; self.label = label; self.engineFormatVersion = engineFormatVersion
         self.build = build; self.date = date; self.machine = machine; self.durability = durability; self.peerVersions = peerVersions
     }

@@ -6,6 +6,7 @@ import Reports
 import Torture
 
 extension SystemName: ExpressibleByArgument {}
+extension Durability: ExpressibleByArgument {}
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,7 +40,7 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "Records in the data set (overrides the profile).") var records: Int?
     @Option(help: "Value size in bytes (overrides the profile).") var valueSize: Int?
     @Option(help: "Persons in the objects suite's data set, dogs half as many (overrides the profile: 20000 quick, 200000 default).") var objects: Int?
-    @Option(help: "full or none: the durability of every workload but small-txns, which runs at both.") var durability: String = "full"
+    @Option(help: "full or none: the durability of every workload but small-txns, which runs at both.") var durability: Durability = .full
     @Option(help: "Systems to run, comma-separated: fief, sqlite, lmdb.") var systems: String = "fief,sqlite,lmdb"
     @Option(help: "Workloads to run, comma-separated (default all): \(BenchRunner.workloadNames.joined(separator: ", ")).") var workloads: String?
     @Option(help: "A name for this build in the results (compare-versions.sh passes the revision).") var label: String?
@@ -54,7 +55,6 @@ struct BenchRunCommand: ParsableCommand {
         if let records, records < 10 { throw ValidationError("--records must be at least 10") }
         if let valueSize, valueSize < 1 || valueSize > 1_000_000 { throw ValidationError("--value-size must be 1 to 1000000") }
         if let objects, objects < 100 || objects > 50_000_000 { throw ValidationError("--objects must be 100 to 50000000") }
-        guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability must be full or none") }
         for s in systems.split(separator: ",") where SystemName(rawValue: String(s)) == nil {
             throw ValidationError("unknown system '\(s)'; known: fief, sqlite, lmdb")
         }

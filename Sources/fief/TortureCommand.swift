@@ -258,12 +258,12 @@ struct TortureWriter: ParsableCommand {
     @Option var seed: UInt64
     @Option var threads: Int = 1
     @Option var maxCommit: UInt64
-    @Option var durability: String = "full"
+    @Option var durability: Durability = .full
     @Flag(help: "Commit through Database.batch.") var batch = false
     @Option(help: "A JSON file of explicit commits (a replay's) instead of the seeded ones.") var schedule: String?
 
     func run() throws {
-        guard let d = Durability(rawValue: durability) else { throw ValidationError("--durability must be full or none") }
+        let d = durability
         try asInternalProcess("writer") {
             let planned = try schedule.map { try JSONDecoder().decode([PlannedCommit].self, from: Data(contentsOf: URL(fileURLWithPath: $0))) }
             try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, schedule: planned, durability: d, threads: threads, maxCommit: maxCommit,

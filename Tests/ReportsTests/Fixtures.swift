@@ -7,7 +7,7 @@ enum Fixtures {
 
     static func context(label: String = "base", build: String = "release") -> RunContext {
         RunContext(gitCommit: "0123456789abcdef0123456789abcdef01234567", gitDirty: false, label: label, engineFormatVersion: 1,
-                   build: build, date: "2026-01-01T00:00:00Z", machine: machine, durability: "full",
+                   build: build, date: "2026-01-01T00:00:00Z", machine: machine, durability: .full,
                    peerVersions: ["sqlite": "3.40.1", "lmdb": "0.9.24"])
     }
 
@@ -26,17 +26,17 @@ enum Fixtures {
         insert: Double = 500_000, sqliteReads: Double = 500_000, build: String = "release"
     ) -> BenchResults {
         let benchmarks = [
-            BenchmarkResult(id: "point-reads", title: "Random point reads", unit: "ops/s", higherIsBetter: true, durability: "full", systems: [
+            BenchmarkResult(id: "point-reads", title: "Random point reads", unit: "ops/s", higherIsBetter: true, durability: .full, systems: [
                 SystemResult(system: .fief, value: samples(reads, spread: readsSpread), latency: latency(1.0)),
                 SystemResult(system: .sqlite, value: samples(sqliteReads, spread: 0.01), latency: latency(2.0)),
                 SystemResult(system: .lmdb, value: samples(2_000_000, spread: 0.01), latency: latency(0.5)),
             ], latencyOf: "one get"),
-            BenchmarkResult(id: "bulk-insert", title: "Bulk insert <one txn>", unit: "ops/s", higherIsBetter: true, durability: "full", systems: [
+            BenchmarkResult(id: "bulk-insert", title: "Bulk insert <one txn>", unit: "ops/s", higherIsBetter: true, durability: .full, systems: [
                 SystemResult(system: .fief, value: samples(insert, spread: 0.02), peakMemory: samples(30_000_000, spread: 0)),
                 SystemResult(system: .sqlite, value: samples(400_000, spread: 0.02), peakMemory: samples(10_000_000, spread: 0)),
                 SystemResult(system: .lmdb, value: samples(800_000, spread: 0.02), peakMemory: samples(20_000_000, spread: 0)),
             ]),
-            BenchmarkResult(id: "churn", title: "File size after churn", unit: "bytes", higherIsBetter: false, durability: "full", systems: [
+            BenchmarkResult(id: "churn", title: "File size after churn", unit: "bytes", higherIsBetter: false, durability: .full, systems: [
                 SystemResult(system: .fief, value: SampleStats([size]), curve: [1_000_000, 2_000_000, size], extra: ["liveBytes": 900_000]),
                 SystemResult(system: .sqlite, value: SampleStats([3_000_000]), curve: [1_000_000, 2_000_000, 3_000_000]),
                 SystemResult(system: .lmdb, value: SampleStats([5_000_000]), curve: [1_000_000, 3_000_000, 5_000_000]),

@@ -32,7 +32,7 @@ final class GateErrorRateTests: XCTestCase {
                 let memory = b.id == "bulk-insert" ? SampleStats((0..<reps).map { _ in 3e7 * exp(0.02 * Gaussian.next(&rng)) }) : nil
                 systems.append(SystemResult(system: s, value: SampleStats(samples), peakMemory: memory))
             }
-            results.append(BenchmarkResult(id: b.id, title: b.id, unit: b.unit, higherIsBetter: b.higherIsBetter, durability: "full", systems: systems))
+            results.append(BenchmarkResult(id: b.id, title: b.id, unit: b.unit, higherIsBetter: b.higherIsBetter, durability: .full, systems: systems))
         }
         return BenchResults(context: Fixtures.context(), parameters: .quick(seed: 42), durationSeconds: 60, benchmarks: results)
     }
