@@ -13,9 +13,10 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     private(set) var ref: ManagedRef?
     private(set) var property: Property?
     private var cache: (stamp: Int, values: [ObjectValue])?
-    /// The context stamp at which the owner was seen to exist (it held its row then), so a
-    /// read at that stamp needs no lookup of the owner first.
-    private var ownerSeenAt = -1
+    /// The owner's row and the context's row stamp when the list was read from the owner: a
+    /// read at that stamp needs no lookup of the owner, nor of a list kept in its row.
+    private var ownerRow: UnsafeRawBufferPointer?
+    private var ownerRowStamp = -1
 
     public init() { items = [] }
     public init<S: Sequence>(_ s: S) where S.Element == Element { items = Array(s) }
@@ -29,7 +30,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     private var stored: [ObjectValue] {
         guard let ref, let property else { return [] }
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
-        let v = ref.ctx.readList(ref, property, ownerExists: ownerSeenAt == ref.ctx.stamp)
+        let v = ref.ctx.readList(ref, property, ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
         // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
         if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }
         return v
@@ -135,7 +136,10 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> List<Element> {
         let l = List(ref: ref, property: p.property)
-        if obj.row(at: ref.ctx.rowStamp) != nil { l.ownerSeenAt = ref.ctx.stamp }
+        if let row = obj.row(at: ref.ctx.rowStamp) {
+            l.ownerRow = row
+            l.ownerRowStamp = ref.ctx.rowStamp
+        }
         return l
     }
     public var _unmanaged: _UnmanagedValue { .list(ref == nil ? items.map { $0._unmanaged } : map { $0._unmanaged }) }

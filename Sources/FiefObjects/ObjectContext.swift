@@ -246,13 +246,14 @@ public final class ObjectContext {
         return access.storedString(row)
     }
 
-    /// `ownerExists`: the caller saw the owner's row at this stamp (no lookup needed).
-    func readList(_ ref: ManagedRef, _ p: Property, ownerExists: Bool = false) -> [ObjectValue] {
+    /// `ownerRow`: the owner's row, valid now, when the caller holds it (then neither the
+    /// owner's existence nor a list kept in its row costs a lookup).
+    func readList(_ ref: ManagedRef, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) -> [ObjectValue] {
         do {
             let t = try tables()
             let c = try t.cls(ref.className)
-            guard try ownerExists || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
-            return try t.list(c, ref.key, p)
+            guard try ownerRow != nil || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            return try t.list(c, ref.key, p, ownerRow: ownerRow)
         } catch {
             return unreadable([], "reading \(ref.className).\(p.name)", error)
         }

@@ -44,6 +44,7 @@ final class ObjectTables {
         let objectsTable: String
         let outOfRowTable: String
         let backlinksTable: String
+        let listsTable: String
         let legacyRows: Bool
         /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
@@ -70,6 +71,7 @@ final class ObjectTables {
             self.clusters = clusters
             outOfRowTable = Tables.outOfRow(c.cid)
             backlinksTable = Tables.backlinks(c.cid)
+            listsTable = Tables.lists(c.cid)
             indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
         }
 
@@ -349,14 +351,17 @@ final class ObjectTables {
         }
     }
 
-    func list(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> [ObjectValue] {
+    /// `ownerRow`: the owner's row when the caller holds it (valid now), so a list kept in
+    /// the row costs no descent.
+    func list(_ c: ClassSchema, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
         let plan = plan(c)
-        let inRow = try withRow(plan, key) { row -> [ObjectValue]? in
+        func inline(_ row: UnsafeRawBufferPointer?) throws -> [ObjectValue]? {
             guard let row else { return nil }
             return try decodeGuarded { try plan.codec.inlineList(row, pid: p.pid).map { try TaggedValue.decodeAll($0) } }
         }
+        let inRow = try ownerRow.map(inline) ?? withRow(plan, key, inline)
         if let inRow { return inRow }
-        let t = Tables.lists(c.cid)
+        let t = plan.listsTable
         guard try hasTable(t) else { return [] }
         var out: [ObjectValue] = []
         let prefix = KeyBytes.property(key, p.pid)
@@ -800,7 +805,7 @@ final class ObjectTables {
 
     private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue], fresh: Bool = false) throws {
         if fresh && items.isEmpty { return }
-        let t = Tables.lists(c.cid)
+        let t = plan(c).listsTable
         let w = try ensureTable(t)
         if !fresh { try deleteList(c, key, p) }
         var chunk: UInt32 = BrokenObjectLayer.on(.listChunkFromOne) ? 1 : 0
@@ -815,7 +820,7 @@ final class ObjectTables {
     }
 
     private func deleteList(_ c: ClassSchema, _ key: Int64, _ p: Property) throws {
-        let t = Tables.lists(c.cid)
+        let t = plan(c).listsTable
         guard try hasTable(t), let w = writer else { return }
         let prefix = KeyBytes.property(key, p.pid)
         var old: [[UInt8]] = []
