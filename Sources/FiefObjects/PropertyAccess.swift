@@ -12,9 +12,7 @@ public final class PropertyAccess {
 
     private var layoutID = -1
     private var fixedEnd = Int.max
-    private var offset = 0
-    private var presenceByte = 0
-    private var presenceMask: UInt8 = 0
+    private var place = RowLayout.Place(offset: 0, presenceByte: 0, presenceMask: 0)
     /// How a row of the remembered layout keeps the property, for the reads here.
     private enum Mode { case other, int, string }
     private var mode = Mode.other
@@ -29,25 +27,29 @@ public final class PropertyAccess {
     /// damaged row, which the general read reports).
     @inline(__always)
     func storedInt(_ row: UnsafeRawBufferPointer) -> Int64? {
-        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return nil }
-        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
-        if id != layoutID { place(id) }
-        guard mode == .int, row.count >= fixedEnd, row[presenceByte] & presenceMask != 0 else { return nil }
-        return row.loadUnaligned(fromByteOffset: offset, as: Int64.self).littleEndian
+        guard holds(row, as: .int) else { return nil }
+        return row.loadUnaligned(fromByteOffset: place.offset, as: Int64.self).littleEndian
     }
 
     /// The property's string in `row`, when the row keeps it in its var area; nil as above
     /// (and for a string kept out of the row).
     @inline(__always)
     func storedString(_ row: UnsafeRawBufferPointer) -> String? {
-        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return nil }
-        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
-        if id != layoutID { place(id) }
-        guard mode == .string, row.count >= fixedEnd, row[presenceByte] & presenceMask != 0 else { return nil }
-        let off = Int(row.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-        let len = Int(row.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian)
+        guard holds(row, as: .string) else { return nil }
+        let off = Int(row.loadUnaligned(fromByteOffset: place.offset, as: UInt32.self).littleEndian)
+        let len = Int(row.loadUnaligned(fromByteOffset: place.offset + 4, as: UInt32.self).littleEndian)
         guard off != Int(RowLayout.outOfRow), off >= fixedEnd, off + len <= row.count else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: row[off..<(off + len)]), as: UTF8.self)
+    }
+
+    /// Whether `row` keeps the property present, as `wanted`, in a whole fixed area (the
+    /// row's layout placed first when it is not the one remembered).
+    @inline(__always)
+    private func holds(_ row: UnsafeRawBufferPointer, as wanted: Mode) -> Bool {
+        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return false }
+        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
+        if id != layoutID { place(id) }
+        return mode == wanted && row.count >= fixedEnd && place.isPresent(row.baseAddress!)
     }
 
     private func place(_ id: Int) {
@@ -58,8 +60,6 @@ public final class PropertyAccess {
         guard let s = l.slot(of: property.pid), !l.lists[s] else { return }
         mode = l.kinds[s].isInteger ? .int : l.kinds[s] == .string ? .string : .other
         fixedEnd = l.fixedEnd
-        offset = l.offsets[s]
-        presenceByte = RowLayout.headerSize + s / 8
-        presenceMask = 1 << UInt8(s % 8)
+        place = l.place(ofSlot: s)
     }
 }

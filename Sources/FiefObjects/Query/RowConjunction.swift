@@ -35,11 +35,9 @@ final class RowConjunction {
             case slow
         }
         let mode: Mode
-        let presenceMask: UInt8
-        let presenceByte: Int32
-        let offset: Int32
-        let slot: Int32
-        let fixedEnd: Int32
+        let place: RowLayout.Place
+        let slot: Int
+        let fixedEnd: Int
     }
 
     private let terms: UnsafeMutableBufferPointer<Term>
@@ -88,13 +86,12 @@ final class RowConjunction {
 
     private static func place(_ t: Term, in l: RowLayout) -> Placed {
         guard let s = l.slot(of: t.pid) else {
-            return Placed(mode: .absent, presenceMask: 0, presenceByte: 0, offset: 0, slot: -1, fixedEnd: 0)
+            return Placed(mode: .absent, place: RowLayout.Place(offset: 0, presenceByte: 0, presenceMask: 0), slot: -1, fixedEnd: 0)
         }
         var mode = Placed.Mode.slow
         if !l.lists[s] && t.kind == .int && l.kinds[s].isInteger { mode = .int }
         if !l.lists[s] && t.kind == .bytes && l.kinds[s].isVariableLength { mode = .bytes }
-        return Placed(mode: mode, presenceMask: 1 << UInt8(s % 8), presenceByte: Int32(RowLayout.headerSize + s / 8),
-                      offset: Int32(l.offsets[s]), slot: Int32(s), fixedEnd: Int32(l.fixedEnd))
+        return Placed(mode: mode, place: l.place(ofSlot: s), slot: s, fixedEnd: l.fixedEnd)
     }
 
     deinit {
@@ -142,26 +139,25 @@ final class RowConjunction {
             case .absent:
                 if !terms[i].absentMatches { return false }
             case .int:
-                guard r.load(fromByteOffset: Int(p.presenceByte), as: UInt8.self) & p.presenceMask != 0 else {
-                    if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
+                guard p.place.isPresent(r) else {
+                    if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
-                if !t.op.holds(r.loadUnaligned(fromByteOffset: Int(p.offset), as: Int64.self).littleEndian, t.value) { return false }
+                if !t.op.holds(r.loadUnaligned(fromByteOffset: p.place.offset, as: Int64.self).littleEndian, t.value) { return false }
             case .bytes:
-                let o = Int(p.offset)
+                let o = p.place.offset
                 let off = Int(r.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
                 let len = Int(r.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
-                guard r.load(fromByteOffset: Int(p.presenceByte), as: UInt8.self) & p.presenceMask != 0,
-                      off != Int(RowLayout.outOfRow), off >= Int(p.fixedEnd), off + len <= row.count else {
-                    if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
+                guard p.place.isPresent(r), off != Int(RowLayout.outOfRow), off >= p.fixedEnd, off + len <= row.count else {
+                    if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
                 if !t.op.holds(UnsafeRawBufferPointer(start: r + off, count: len),
                                UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)) { return false }
             case .slow:
-                if try !slowMatch(i, row, given ?? codec.layouts[id], Int(p.slot), codec, src, key) { return false }
+                if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
             }
         }
         return true

@@ -63,6 +63,21 @@ final class RowLayout {
         return s < 0 ? nil : Int(s)
     }
 
+    /// Where slot `s` lies in a row of this layout: its fixed-area offset and its presence bit
+    /// (what a read that skips the slot lookup keeps per layout).
+    struct Place {
+        let offset: Int
+        let presenceByte: Int
+        let presenceMask: UInt8
+
+        @inline(__always)
+        func isPresent(_ row: UnsafeRawPointer) -> Bool { row.load(fromByteOffset: presenceByte, as: UInt8.self) & presenceMask != 0 }
+    }
+
+    func place(ofSlot s: Int) -> Place {
+        Place(offset: offsets[s], presenceByte: RowLayout.headerSize + s / 8, presenceMask: 1 << UInt8(s % 8))
+    }
+
     /// Whether slot `s` holds a value (its presence bit), in a row of this layout.
     @inline(__always)
     func isPresent(_ row: UnsafeRawBufferPointer, _ s: Int) -> Bool {
