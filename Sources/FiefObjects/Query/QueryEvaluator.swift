@@ -226,7 +226,10 @@ struct QueryEvaluator {
         }
 
         func matches(_ k: Int64, _ row: UnsafeRawBufferPointer) throws -> Bool {
-            if let compiled { return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) } }
+            if let compiled {
+                if let flat = compiled.flat { return try ev.t.decodeGuarded { try flat.test(row, compiled.codec, source, k) } }
+                return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) }
+            }
             guard let p = predicate else { return true }
             return try ev.matches(p, Env(root: (c, k), row: row))
         }

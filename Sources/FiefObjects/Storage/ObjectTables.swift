@@ -232,21 +232,36 @@ final class ObjectTables {
         fileprivate var legacyRows = false
         fileprivate var shift = 0
         fileprivate var path = ""
+        /// The transaction's bytes outlive a lookup (a read): the cluster found last is kept,
+        /// so the next keys in it (an index's hits, in key order) cost no descent.
+        fileprivate var keepsCluster = false
+        fileprivate var last: (number: Int64, cluster: ClusterView)?
 
         mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
             guard cursor != nil else { return try body(nil) }
             if legacyRows { return try key.withKeyBytes { try cursor!.withValue($0, body) } }
-            let slot = Int(key & ((1 << shift) - 1)), shift = shift, path = path
-            return try (key >> shift).withKeyBytes { k in
-                try cursor!.withValue(k) { v in
-                    guard let v else { return try body(nil) }
-                    let row: UnsafeRawBufferPointer?
-                    do { row = try ClusterView(v, shift: shift).row(slot: slot) } catch let e as RowError {
-                        throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
-                    }
-                    return try body(row)
+            let number = key >> shift, slot = Int(key & ((1 << shift) - 1)), shift = shift, path = path
+            func row(_ v: ClusterView) throws -> UnsafeRawBufferPointer? {
+                do { return try v.row(slot: slot) } catch let e as RowError {
+                    throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
                 }
             }
+            if let last, last.number == number { return try body(try row(last.cluster)) }
+            let keeps = keepsCluster
+            var found: ClusterView?
+            let result = try number.withKeyBytes { k in
+                try cursor!.withValue(k) { v -> T in
+                    guard let v else { return try body(nil) }
+                    let cluster: ClusterView
+                    do { cluster = try ClusterView(v, shift: shift) } catch let e as RowError {
+                        throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
+                    }
+                    if keeps { found = cluster }
+                    return try body(try row(cluster))
+                }
+            }
+            last = found.map { (number, $0) }
+            return result
         }
     }
 
@@ -254,7 +269,8 @@ final class ObjectTables {
         guard try hasObjectsTable(plan) else { return RowCursor(cursor: nil) }
         if plan.legacyRows { return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true) }
         try writeClusters(plan)
-        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path)
+        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path,
+                         keepsCluster: tx.lendsStableBytes)
     }
 
     /// Whether the class has a table of rows yet (remembered in the plan once seen).
