@@ -173,6 +173,10 @@ public final class Results<T: Object>: RandomAccessCollection {
             let c = try t.cls(className)
             let ev = QueryEvaluator(t: t)
             let path = property.split(separator: ".").map(String.init)
+            let cached = cache.map { $0.stamp == ctx.stamp } ?? false
+            if case .all = source, limitCount == nil, !cached, let values = try ev.valuesInScan(c, path[...], predicate: predicate) {
+                return values.filter { !$0.isNull }
+            }
             return try keys().flatMap { try ev.walk(c, $0, path[...]) }.filter { !$0.isNull }
         } catch is QueryError {
             return []

@@ -227,3 +227,51 @@ final class ShortKeyTests: XCTestCase {
         }
     }
 }
+
+final class AggregateTests: XCTestCase {
+    /// Aggregates over a class's objects are one scan with each row at hand; they must agree
+    /// with the objects themselves, filtered or not, through links, and inside a write.
+    func testAggregatesAgreeWithTheObjects() throws {
+        let dir = TempDir()
+        let store = try ObjectStore(Configuration(path: dir.file("a.fief"), types: [Person.self, Dog.self, Car.self]))
+        let ctx = store.context()
+        try ctx.write {
+            for i in 0..<700 {
+                let p = Person()
+                p.id = Int64(i); p.name = "n\(i % 37)"; p.age = (i * 7919) % 91
+                if i % 3 == 0 { p.born = Date(timeIntervalSince1970: Double(i)) }
+                for j in 0..<(i % 4) {
+                    let d = Dog()
+                    d.name = "d\(j)"; d.age = (i + j) % 15
+                    p.dogs.append(d)
+                }
+                try ctx.add(p)
+            }
+        }
+        // A fresh Results each time: one whose keys are cached aggregates over them instead.
+        func check(_ results: () throws -> Results<Person>, _ what: String) throws {
+            let r = try results()
+            let people = Array(try results())
+            let ages = people.map(\.age)
+            XCTAssertEqual(r.sum(ofProperty: "age"), Double(ages.reduce(0, +)), what)
+            XCTAssertEqual(r.min(ofProperty: "age") as Int?, ages.min(), what)
+            XCTAssertEqual(r.max(ofProperty: "age") as Int?, ages.max(), what)
+            XCTAssertEqual(r.average(ofProperty: "age"), ages.isEmpty ? nil : Double(ages.reduce(0, +)) / Double(ages.count), what)
+            let dogAges = people.flatMap { $0.dogs.map(\.age) }
+            XCTAssertEqual(r.sum(ofProperty: "dogs.age"), Double(dogAges.reduce(0, +)), what)
+            XCTAssertEqual(r.min(ofProperty: "born") as Date?, people.compactMap(\.born).min(), what)
+            XCTAssertEqual(r.sum(ofProperty: "nosuch"), 0, what)
+        }
+        let all = ctx.objects(Person.self)
+        try check({ ctx.objects(Person.self) }, "all")
+        try check({ try all.filter("age > 40") }, "age > 40")
+        try check({ try all.filter("name == 'n5' AND age < 60") }, "indexed name")
+        try check({ all.sorted(byKeyPath: "age").limit(25) }, "top 25")
+        try ctx.write {
+            for p in all where p.id % 5 == 0 { p.age += 100 }
+            try check({ ctx.objects(Person.self) }, "inside a write")
+            try check({ try all.filter("age >= 100") }, "changed inside a write")
+        }
+        try check({ ctx.objects(Person.self) }, "after the write")
+    }
+}

@@ -596,6 +596,20 @@ struct QueryEvaluator {
 
     /// The values a key path reaches from one object: one value through to-one links (nil when a
     /// link on the way is nil), every element's through lists and linking objects.
+    /// The values at `path` of every object of `c` matching `predicate` (all when nil), read
+    /// in one scan with each object's row at hand: no key array and no lookup per object (an
+    /// aggregate's column pass). Nil when an index answers the predicate better (the caller
+    /// then walks the index's keys).
+    func valuesInScan(_ c: ClassSchema, _ path: ArraySlice<String>, predicate: Predicate?) throws -> [ObjectValue]? {
+        if let p = predicate, try plan(p, c) != nil { return nil }
+        var out: [ObjectValue] = []
+        try scan(c, matching: predicate) { k, row in
+            out.append(contentsOf: try walk(c, k, path, row: row))
+            return true
+        }
+        return out
+    }
+
     func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
         guard let name = comps.first else { return [.link(key)] }
         guard let p = t.plan(c).byName[name] else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
