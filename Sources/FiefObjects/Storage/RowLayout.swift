@@ -199,17 +199,6 @@ final class RowCodec {
         return out
     }
 
-    /// The bytes of a present, in-row string or data value, borrowed from the row; nil for a
-    /// null, an out-of-row value, or another kind.
-    static func inRowBytes(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) -> UnsafeRawBufferPointer? {
-        guard l.kinds[s].isVariableLength, !l.lists[s], row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) != 0 else { return nil }
-        let o = l.offsets[s]
-        let off = Int(row.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
-        let len = Int(row.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
-        guard off != Int(RowLayout.outOfRow), off >= l.fixedEnd, off + len <= row.count else { return nil }
-        return UnsafeRawBufferPointer(rebasing: row[off..<(off + len)])
-    }
-
     /// All stored values of a row by pid (properties the row's layout lacks are absent).
     func decode(_ row: UnsafeRawBufferPointer, outOfRow: (UInt32) throws -> [UInt8]?) throws -> [UInt32: ObjectValue] {
         let l = try layout(of: row)
