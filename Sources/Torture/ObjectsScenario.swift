@@ -73,10 +73,15 @@ public struct ObjectsScenario: Scenario {
     func convert(_ outcome: inout CycleOutcome, killedAt point: CrashPoint, db: String, dir: String, seed: UInt64, context: ScenarioContext) throws {
         let before = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: dir + "/oracle.log", workload: ObjectGraphWorkload(seed: seed),
                                                 environment: context.writerEnvironment)
-        try {
+        let wroteFormat1 = try {
             let handle = try Database(path: db, options: TortureEncryption.options(create: false))
-            try FormatConversion.downgrade(handle, path: db)
+            return try FormatConversion.downgrade(handle, path: db)
         }()
+        guard wroteFormat1 else {
+            // The writers died before their first commit: no objects, so no format to convert.
+            outcome.events.append(("objects-conversion", before.violations, "no object layer at commit \(before.recoveredCommit): nothing to convert"))
+            return
+        }
         let notKilled = try run(["torture", "objects-convert", "--db", db], killedAt: point, 1, output: "\(dir)/convert.out", label: "format conversion", context)
         var violations = notKilled.map { [$0] } ?? []
         do {

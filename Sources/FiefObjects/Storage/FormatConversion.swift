@@ -35,11 +35,15 @@ package enum FormatConversion {
 extension FormatConversion {
     /// Writes a format-2 file back in format 1, one row per object in `fief/o/<cid>`, in one
     /// write: only for the torture suite, whose `objects` scenario kills the conversion of a
-    /// format-1 file at each crash point (nothing else writes format 1 any more).
-    package static func downgrade(_ db: Database, path: String) throws {
+    /// format-1 file at each crash point (nothing else writes format 1 any more). False when
+    /// the file holds no object layer yet (a writer killed before its first commit): nothing
+    /// to write back.
+    @discardableResult
+    package static func downgrade(_ db: Database, path: String) throws -> Bool {
         try db.write { tx in
+            guard try tx.tableInfo(Tables.meta) != nil else { return false }
             let s = try SchemaStore.load(tx, path: path)
-            guard s.format == 2 else { return }
+            guard s.format == 2 else { return true }
             let t = ObjectTables(tx: tx, schema: s, path: path)
             for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
                 var rows: [(Int64, [UInt8])] = []
@@ -55,6 +59,7 @@ extension FormatConversion {
             try tx.put(table: Tables.meta, key: Array("format".utf8), value: Int64(1).valueBytes)
             let stamp = (try SchemaStore.meta(tx, "schemaStamp") ?? 0) + 1
             try tx.put(table: Tables.meta, key: Array("schemaStamp".utf8), value: stamp.valueBytes)
+            return true
         }
     }
 
