@@ -174,8 +174,8 @@ public final class Results<T: Object>: RandomAccessCollection {
             let ev = QueryEvaluator(t: t)
             let path = property.split(separator: ".").map(String.init)
             let cached = cache.map { $0.stamp == ctx.stamp } ?? false
-            if case .all = source, limitCount == nil, !cached, let values = try ev.valuesInScan(c, path[...], predicate: predicate) {
-                return values.filter { !$0.isNull }
+            if case .all = source, limitCount == nil, !cached {
+                return try ev.values(c, path[...], matching: predicate).filter { !$0.isNull }
             }
             return try keys().flatMap { try ev.walk(c, $0, path[...]) }.filter { !$0.isNull }
         } catch is QueryError {

@@ -285,10 +285,7 @@ struct QueryEvaluator {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
                 if keys.isEmpty && t.tx.lendsStableBytes {
                     var found: [UnsafeRawBufferPointer] = []
-                    // Every object: both arrays sized once from the clusters' counts.
-                    let every = predicate == nil && limit == nil ? try t.count(c) : 0
-                    found.reserveCapacity(every)
-                    let k = try scanUnsorted(c, predicate, limit, reserve: every) { found.append($0) }
+                    let k = try scanUnsorted(c, predicate, limit) { found.append($0) }
                     rows = found
                     return k
                 }
@@ -347,12 +344,9 @@ struct QueryEvaluator {
     }
 
     /// The matching keys in key order, up to `limit`, handing each row to `row`.
-    /// `reserve`: how many keys to make room for first.
-    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, reserve: Int = 0,
-                              row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
+    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
         var out: [Int64] = []
         guard limit != 0 else { return out }
-        out.reserveCapacity(reserve)
         if predicate == nil && limit == nil && !t.plan(c).legacyRows {
             // Every object: each cluster's keys and rows in one loop, no test per row.
             try t.clusters(c) { number, v in
@@ -594,15 +588,20 @@ struct QueryEvaluator {
         return env.root
     }
 
-    /// The values a key path reaches from one object: one value through to-one links (nil when a
-    /// link on the way is nil), every element's through lists and linking objects.
-    /// The values at `path` of every object of `c` matching `predicate` (all when nil), read
-    /// in one scan with each object's row at hand: no key array and no lookup per object (an
-    /// aggregate's column pass). Nil when an index answers the predicate better (the caller
-    /// then walks the index's keys).
-    func valuesInScan(_ c: ClassSchema, _ path: ArraySlice<String>, predicate: Predicate?) throws -> [ObjectValue]? {
-        if let p = predicate, try plan(p, c) != nil { return nil }
+    /// The values at `path` of every object of `c` matching `predicate` (all when nil), each
+    /// read with its object's row at hand: one scan (an aggregate's column pass), or the index's
+    /// hits when an index answers the predicate. No key array and no lookup per object.
+    func values(_ c: ClassSchema, _ path: ArraySlice<String>, matching predicate: Predicate?) throws -> [ObjectValue] {
         var out: [ObjectValue] = []
+        if let p = predicate, let planned = try plan(p, c) {
+            var rows: [UnsafeRawBufferPointer] = []
+            let keys = try filter(planned, c, p) { rows.append($0) }
+            // A hit without a row (a damaged index) leaves the rows out of step: walked by key then.
+            for (i, k) in keys.enumerated() {
+                out.append(contentsOf: try walk(c, k, path, row: rows.count == keys.count && t.tx.lendsStableBytes ? rows[i] : nil))
+            }
+            return out
+        }
         try scan(c, matching: predicate) { k, row in
             out.append(contentsOf: try walk(c, k, path, row: row))
             return true
@@ -610,6 +609,8 @@ struct QueryEvaluator {
         return out
     }
 
+    /// The values a key path reaches from one object: one value through to-one links (nil when a
+    /// link on the way is nil), every element's through lists and linking objects.
     func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
         guard let name = comps.first else { return [.link(key)] }
         guard let p = t.plan(c).byName[name] else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
