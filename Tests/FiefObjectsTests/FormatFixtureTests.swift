@@ -5,12 +5,14 @@ import SeededRandomness
 @testable import FiefObjects
 
 /// A file written by an older Fief keeps opening and answering as it did. `Fixtures/` holds a
-/// zoo written by object-layer format 1 (engine format 7); each later format must open it (or
-/// convert it), check it clean and give the same answers as the same zoo built afresh.
-/// Regenerate only on purpose, when a format change is meant to be seen by this test:
-/// `FIEF_WRITE_FIXTURES=1 swift test --filter FormatFixtureTests`.
+/// zoo per object-layer format it has had: format 1 (engine format 7) and format 2; each later
+/// format must open them (or convert them), check them clean and give the same answers as the
+/// same zoo built afresh. Write the current format's zoo only on purpose, when a format change
+/// is meant to be kept by this test: `FIEF_WRITE_FIXTURES=1 swift test --filter FormatFixtureTests`.
 final class FormatFixtureTests: XCTestCase {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/zoo-objects-format1.fief").path
+    static func fixture(format: Int64) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/zoo-objects-format\(format).fief").path
+    }
 
     /// The zoo, from a fixed seed: lists, to-one links, an index, long strings (out of row),
     /// optional dates, deleted objects (and their cascades), and changed values.
@@ -55,7 +57,13 @@ final class FormatFixtureTests: XCTestCase {
         return out
     }
 
-    func testAFileOfObjectFormat1OpensChecksCleanAndAnswersAsBefore() throws {
+    func testAFileOfObjectFormat1OpensChecksCleanAndAnswersAsBefore() throws { try checkFixture(format: 1, rows: "fief/o/") }
+
+    func testAFileOfObjectFormat2OpensChecksCleanAndAnswersAsBefore() throws { try checkFixture(format: 2, rows: "fief/c/") }
+
+    /// The zoo of `format` (whose objects live in tables named `rows…`) converts on a writable
+    /// open, reads as it is on a read-only one, and answers as the zoo built afresh.
+    func checkFixture(format: Int64, rows: String) throws {
         let dir = TempDir()
         if ProcessInfo.processInfo.environment["FIEF_WRITE_FIXTURES"] != nil {
             // Its own scope, so the store is closed before the file is copied.
@@ -64,23 +72,26 @@ final class FormatFixtureTests: XCTestCase {
                 try FormatFixtureTests.build(store.context())
                 try store.database.compact()
             }()
-            try? FileManager.default.removeItem(atPath: FormatFixtureTests.fixture)
-            try FileManager.default.copyItem(atPath: dir.file("w.fief"), toPath: FormatFixtureTests.fixture)
-            print("wrote \(FormatFixtureTests.fixture)")
+            let path = FormatFixtureTests.fixture(format: SchemaStore.format)
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: dir.file("w.fief"), toPath: path)
+            print("wrote \(path)")
         }
+        let fixture = FormatFixtureTests.fixture(format: format)
         // A copy: opening converts it, and the fixture stays as it was written.
-        try FileManager.default.copyItem(atPath: FormatFixtureTests.fixture, toPath: dir.file("old.fief"))
-        try FileManager.default.copyItem(atPath: FormatFixtureTests.fixture, toPath: dir.file("read-only.fief"))
-        XCTAssertEqual(try FormatFixtureTests.tables(dir.file("old.fief")).filter { $0.hasPrefix("fief/o/") }.count, 3, "the fixture is format 1")
+        try FileManager.default.copyItem(atPath: fixture, toPath: dir.file("old.fief"))
+        try FileManager.default.copyItem(atPath: fixture, toPath: dir.file("read-only.fief"))
+        XCTAssertEqual(try FormatFixtureTests.tables(dir.file("old.fief")).filter { $0.hasPrefix(rows) }.count, 3, "the fixture keeps its rows in \(rows)")
+        XCTAssertEqual(try FormatFixtureTests.format(dir.file("old.fief")), format, "the fixture is format \(format)")
         let old = try ObjectStore(Configuration(path: dir.file("old.fief"), types: zooTypes))
         let converted = try FormatFixtureTests.tables(dir.file("old.fief"))
         XCTAssertEqual(converted.filter { $0.hasPrefix("fief/o/") }, [], "format 1's rows are gone")
         XCTAssertEqual(converted.filter { $0.hasPrefix("fief/c/") }.count, 3, "each class has clusters")
-        XCTAssertEqual(try old.database.read { try SchemaStore.meta($0, "format") }, 2)
-        // A read-only open leaves format 1 as it is, and reads it.
+        XCTAssertEqual(try old.database.read { try SchemaStore.meta($0, "format") }, SchemaStore.format)
+        // A read-only open leaves the old format as it is, and reads it.
         let readOnly = try ObjectStore(Configuration(path: dir.file("read-only.fief"), types: zooTypes, readOnly: true))
         XCTAssertTrue(try readOnly.check().isSound)
-        XCTAssertEqual(try readOnly.database.read { try SchemaStore.meta($0, "format") }, 1)
+        XCTAssertEqual(try readOnly.database.read { try SchemaStore.meta($0, "format") }, format)
         let report = try old.check()
         XCTAssertTrue(report.isSound, "\(report)")
         XCTAssertTrue(try old.database.check().problems.isEmpty)
@@ -91,6 +102,12 @@ final class FormatFixtureTests: XCTestCase {
         XCTAssertEqual(was.count, now.count)
         for (a, b) in zip(was, now) where a != b { XCTFail("fixture: \(a)\nafresh:  \(b)"); break }
         XCTAssertEqual(try FormatFixtureTests.answers(readOnly.context()), now)
+    }
+
+    static func format(_ path: String) throws -> Int64? {
+        var options = DatabaseOptions(create: false)
+        options.readOnly = true
+        return try Database(path: path, options: options).read { try SchemaStore.meta($0, "format") }
     }
 
     static func tables(_ path: String) throws -> [String] {
