@@ -2,8 +2,8 @@
 /// plan, and where the property sits in a row of the layout read last. Made once per key path
 /// and context version (`ObjectContext.property(_:storage:)`), so a managed read costs no
 /// copy of a `Property`, no class lookup by name and no slot search: an integer is the row's
-/// layout id compared with the one remembered, a presence bit and one load; a string is
-/// decoded from the row's bytes without an `ObjectValue` between.
+/// layout id compared with the one remembered, a walk over the serials before it and a load;
+/// a string is decoded from the row's bytes without an `ObjectValue` between.
 public final class PropertyAccess {
     let property: Property
     /// Nil when the property could not be resolved (a damaged file): reads then take the slow
@@ -11,8 +11,9 @@ public final class PropertyAccess {
     let plan: ObjectTables.ClassPlan?
 
     private var layoutID = -1
-    private var fixedEnd = Int.max
-    private var place = RowLayout.Place(offset: 0, presenceByte: 0, presenceMask: 0)
+    private var slot = 0
+    /// The remembered layout's slot widths (kept alive by `plan`'s codec).
+    private var widths: UnsafePointer<RowLayout.Width>?
     /// How a row of the remembered layout keeps the property, for the reads here.
     private enum Mode { case other, int, string }
     private var mode = Mode.other
@@ -22,34 +23,31 @@ public final class PropertyAccess {
         self.plan = plan
     }
 
-    /// The property's integer in `row`, when the row's layout keeps it as 8 bytes and it is
-    /// present; nil sends the caller down the general read (a null, another layout's answer, a
-    /// damaged row, which the general read reports).
+    /// The property's integer in `row`, when it is a compact row that holds one; nil sends the
+    /// caller down the general read (a null, another layout's answer, a fixed row, a damaged
+    /// row, which the general read reports).
     @inline(__always)
     func storedInt(_ row: UnsafeRawBufferPointer) -> Int64? {
-        guard holds(row, as: .int) else { return nil }
-        return row.loadUnaligned(fromByteOffset: place.offset, as: Int64.self).littleEndian
+        guard let f = field(row, as: .int), f.serial != 0 else { return nil }
+        return CompactRow.int(row, at: f.offset, bytes: f.count)
     }
 
-    /// The property's string in `row`, when the row keeps it in its var area; nil as above
-    /// (and for a string kept out of the row).
+    /// The property's string in `row`, when the row keeps it in itself; nil as above (and for
+    /// a string kept out of the row).
     @inline(__always)
     func storedString(_ row: UnsafeRawBufferPointer) -> String? {
-        guard holds(row, as: .string) else { return nil }
-        let off = Int(row.loadUnaligned(fromByteOffset: place.offset, as: UInt32.self).littleEndian)
-        let len = Int(row.loadUnaligned(fromByteOffset: place.offset + 4, as: UInt32.self).littleEndian)
-        guard off != Int(RowLayout.outOfRow), off >= fixedEnd, off + len <= row.count else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: row[off..<(off + len)]), as: UTF8.self)
+        guard let f = field(row, as: .string), f.serial & 1 == 1 else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: row[f.offset..<(f.offset + f.count)]), as: UTF8.self)
     }
 
-    /// Whether `row` keeps the property present, as `wanted`, in a whole fixed area (the
-    /// row's layout placed first when it is not the one remembered).
+    /// Where `row` keeps the property, when it keeps it as `wanted` (the row's layout placed
+    /// first when it is not the one remembered).
     @inline(__always)
-    private func holds(_ row: UnsafeRawBufferPointer, as wanted: Mode) -> Bool {
-        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return false }
-        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
+    private func field(_ row: UnsafeRawBufferPointer, as wanted: Mode) -> CompactRow.Field? {
+        guard let (id, start) = CompactRow.header(row) else { return nil }
         if id != layoutID { place(id) }
-        return mode == wanted && row.count >= fixedEnd && place.isPresent(row.baseAddress!)
+        guard mode == wanted, let widths else { return nil }
+        return CompactRow.locate(row, from: start, widths: widths, slot: slot)
     }
 
     private func place(_ id: Int) {
@@ -59,7 +57,7 @@ public final class PropertyAccess {
         let l = layouts[id]
         guard let s = l.slot(of: property.pid), !l.lists[s] else { return }
         mode = l.kinds[s].isInteger ? .int : l.kinds[s] == .string ? .string : .other
-        fixedEnd = l.fixedEnd
-        place = l.place(ofSlot: s)
+        slot = s
+        widths = UnsafePointer(l.widths.baseAddress!)
     }
 }

@@ -30,7 +30,9 @@ public struct ObjectsScenario: Scenario {
         if !outcome.violations.isEmpty { return outcome }
         if index % 3 == 0 {
             // Starting past the flip, stepping over every point in seven such cycles.
-            try convert(&outcome, killedAt: points[(index / 3 * 4 + 3) % points.count], db: db, dir: dir, seed: seed, context: context)
+            // Format 1 and format 2 in turn: each conversion path is killed at every point.
+            try convert(&outcome, from: Int64(1 + (index / 3) % 2), killedAt: points[(index / 3 * 4 + 3) % points.count], db: db, dir: dir,
+                        seed: seed, context: context)
             if !outcome.violations.isEmpty { return outcome }
         }
         // A migration to schema 2, killed at a crash point (rotating over the cycles).
@@ -67,17 +69,19 @@ public struct ObjectsScenario: Scenario {
         return outcome
     }
 
-    /// The file written back in object format 1, then opened by a process that converts it to
-    /// format 2 and is killed at `point` of that one write: the file must be in one format or
-    /// the other, whole (format 2 only past the flip), and hold the same graph.
-    func convert(_ outcome: inout CycleOutcome, killedAt point: CrashPoint, db: String, dir: String, seed: UInt64, context: ScenarioContext) throws {
+    /// The file written back in object format `old` (1 or 2), then opened by a process that
+    /// converts it to the current format and is killed at `point` of that one write: the file
+    /// must be in one format or the other, whole (the current one only past the flip), and hold
+    /// the same graph.
+    func convert(_ outcome: inout CycleOutcome, from old: Int64, killedAt point: CrashPoint, db: String, dir: String, seed: UInt64,
+                 context: ScenarioContext) throws {
         let before = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: dir + "/oracle.log", workload: ObjectGraphWorkload(seed: seed),
                                                 environment: context.writerEnvironment)
-        let wroteFormat1 = try {
+        let wroteOld = try {
             let handle = try Database(path: db, options: TortureEncryption.options(create: false))
-            return try FormatConversion.downgrade(handle, path: db)
+            return try FormatConversion.downgrade(handle, path: db, to: old)
         }()
-        guard wroteFormat1 else {
+        guard wroteOld else {
             // The writers died before their first commit: no objects, so no format to convert.
             outcome.events.append(("objects-conversion", before.violations, "no object layer at commit \(before.recoveredCommit): nothing to convert"))
             return
@@ -86,7 +90,7 @@ public struct ObjectsScenario: Scenario {
         var violations = notKilled.map { [$0] } ?? []
         do {
             let format = try FormatConversion.format(try Database(path: db, options: TortureEncryption.options(create: false)))
-            let expected: Int64 = point.newVersionSurvivesProcessKill ? 2 : 1
+            let expected = point.newVersionSurvivesProcessKill ? FormatConversion.current : old
             if format != expected { violations.append("format conversion killed at \(point.rawValue): expected object format \(expected), found \(format)") }
         } catch {
             violations.append("format conversion killed at \(point.rawValue): the file does not open: \(error)")
@@ -97,11 +101,11 @@ public struct ObjectsScenario: Scenario {
         if after.recoveredCommit != before.recoveredCommit {
             violations.append("format conversion killed at \(point.rawValue): the graph was commit \(before.recoveredCommit) and is \(after.recoveredCommit)")
         }
-        // A conversion that died before its flip left format 1: converted here, so the
+        // A conversion that died before its flip left the old format: converted here, so the
         // migration that follows is killed in its own write, not in the conversion's.
         if violations.isEmpty, !point.newVersionSurvivesProcessKill { try ObjectsWriter.convert(dbPath: db) }
         outcome.crashPoints.insert("conversion-\(point.rawValue)")
-        outcome.events.append(("objects-conversion", violations, "format-1 file converted, killed at \(point.rawValue):1 at commit \(before.recoveredCommit)"))
+        outcome.events.append(("objects-conversion", violations, "format-\(old) file converted, killed at \(point.rawValue):1 at commit \(before.recoveredCommit)"))
     }
 
     /// The cycle's first three objects writers: each dies at an engine crash point (in turn

@@ -61,7 +61,7 @@ public struct ObjectsWriter {
 
     /// Opens the file with schema version 2, whose migration labels every person; the
     /// migration is one write transaction, so a crash leaves all of it or none.
-    /// Opens the schema-1 graph, which converts a format-1 file to format 2 in one write.
+    /// Opens the schema-1 graph, which converts a file of an older object format in one write.
     public static func convert(dbPath: String) throws {
         _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
     }

@@ -20,32 +20,32 @@ final class RowConjunction {
         let absentMatches: Bool
     }
 
-    /// Where term `i` sits in a row of layout `l`: `placed[l.id * terms.count + i]`, worked
-    /// out once per query for every layout of the class, so a row costs loads and compares,
-    /// not a slot lookup, kind checks and bounds checks per term.
+    /// How term `i` reads a row of layout `l`: `placed[l.id * terms.count + i]`, worked out
+    /// once per query for every layout of the class, so a row costs a walk to the slot, loads
+    /// and compares, not a slot lookup and kind checks per term.
     struct Placed {
         enum Mode: UInt8 {
             /// The layout predates the property: the row answers `absentMatches`.
             case absent
-            /// An 8-byte integer at `offset` (when its presence bit is set).
+            /// An integer (serials 1…9 of an `int` slot).
             case int
-            /// An offset u32 and length u32 at `offset` into the row's var area.
+            /// UTF-8 or data bytes kept in the row (odd serials of a `bytes` slot).
             case bytes
             /// Through `slowMatch` (a kind the fast paths do not read).
             case slow
         }
         let mode: Mode
-        let place: RowLayout.Place
         let slot: Int
-        let fixedEnd: Int
     }
 
     private let terms: UnsafeMutableBufferPointer<Term>
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     private let placed: UnsafeMutableBufferPointer<Placed>
+    /// Every layout's slot widths, back to back (`widthStarts[id]` is where layout `id`'s
+    /// begin): the walk to a slot reads them from memory this conjunction owns.
+    private let widths: UnsafeMutableBufferPointer<RowLayout.Width>
+    private let widthStarts: [Int]
     private let layoutCount: Int
-    /// Each layout's fixed area, by layout id: a row shorter than its layout's is damage.
-    private let fixedEnds: [Int]
     /// The comparisons, one per term: the slow path's operands, and what an AND merges.
     let comparisons: [CompiledPredicate.Comparison]
 
@@ -69,45 +69,48 @@ final class RowConjunction {
                               absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
             pool.append(contentsOf: c.utf8 ?? [])
         }
-        var placed: [Placed] = []
+        var placed: [Placed] = [], widths: [RowLayout.Width] = [], starts: [Int] = []
         for l in codec.layouts {
             for t in terms { placed.append(RowConjunction.place(t, in: l)) }
+            starts.append(widths.count)
+            widths.append(contentsOf: l.widths)
         }
         self.terms = .allocate(capacity: max(1, terms.count))
         _ = self.terms.initialize(from: terms)
         bytes = .allocate(capacity: max(1, pool.count))
         _ = bytes.initialize(from: pool)
         layoutCount = codec.layouts.count
-        fixedEnds = codec.layouts.map(\.fixedEnd)
         self.placed = .allocate(capacity: max(1, placed.count))
         _ = self.placed.initialize(from: placed)
+        self.widths = .allocate(capacity: max(1, widths.count))
+        _ = self.widths.initialize(from: widths)
+        widthStarts = starts
         self.comparisons = comparisons
     }
 
     private static func place(_ t: Term, in l: RowLayout) -> Placed {
-        guard let s = l.slot(of: t.pid) else {
-            return Placed(mode: .absent, place: RowLayout.Place(offset: 0, presenceByte: 0, presenceMask: 0), slot: -1, fixedEnd: 0)
-        }
+        guard let s = l.slot(of: t.pid) else { return Placed(mode: .absent, slot: -1) }
         var mode = Placed.Mode.slow
         if !l.lists[s] && t.kind == .int && l.kinds[s].isInteger { mode = .int }
         if !l.lists[s] && t.kind == .bytes && l.kinds[s].isVariableLength { mode = .bytes }
-        return Placed(mode: mode, place: l.place(ofSlot: s), slot: s, fixedEnd: l.fixedEnd)
+        return Placed(mode: mode, slot: s)
     }
 
     deinit {
         terms.deallocate()
         bytes.deallocate()
         placed.deallocate()
+        widths.deallocate()
     }
 
     /// Whether a row matches, its layout read from its header here: the codec's checks, but
     /// without a call and a class reference (a retain and a release) per row.
     @inline(__always)
     func test(_ row: UnsafeRawBufferPointer, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
-        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { return try test(row, codec.layout(of: row), codec, src, key) }
-        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
-        guard id < layoutCount, row.count >= fixedEnds[id] else { return try test(row, codec.layout(of: row), codec, src, key) }
-        return try test(row, layoutID: id, nil, codec, src, key)
+        guard let (id, start) = CompactRow.header(row), id < layoutCount else {
+            return try slowTest(row, codec.layout(of: row), codec, src, key)
+        }
+        return try test(row, layoutID: id, start: start, codec, src, key)
     }
 
     /// How many objects of one cluster match: a loop over its rows, no key or object made.
@@ -120,45 +123,60 @@ final class RowConjunction {
         return n
     }
 
-    /// Whether a row of layout `l` (already checked to hold `l.fixedEnd` bytes) matches.
+    /// Whether a row of layout `l` matches.
     func test(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
-        try test(row, layoutID: Int(l.id) < layoutCount ? Int(l.id) : -1, l, codec, src, key)
+        guard Int(l.id) < layoutCount, codec.layouts[Int(l.id)] === l, let (_, start) = CompactRow.header(row) else {
+            return try slowTest(row, l, codec, src, key)
+        }
+        return try test(row, layoutID: Int(l.id), start: start, codec, src, key)
     }
 
-    /// The test, with the terms placed for layout `id`, or placed now for `given` when `id` is
-    /// -1 (a layout the query was not compiled for; never one from the same codec). `given`
-    /// may be nil for a known id: only a term that needs the slow path then reads the layout.
-    private func test(_ row: UnsafeRawBufferPointer, layoutID id: Int, _ given: RowLayout?, _ codec: RowCodec,
+    /// The test of a compact row of layout `id` (one the query was compiled for), its first
+    /// serial at `start`. A term whose slot does not read as the fast path expects (a null, a
+    /// string kept out of the row, damage) goes through `slowMatch`, which reports damage.
+    private func test(_ row: UnsafeRawBufferPointer, layoutID id: Int, start: Int, _ codec: RowCodec,
                       _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
         let n = terms.count
-        let base = placed.baseAddress! + max(0, id) * n
-        guard let r = row.baseAddress else { throw RowError("empty row") }
+        let base = placed.baseAddress! + id * n
+        let widths = UnsafePointer(self.widths.baseAddress! + widthStarts[id])
         for i in 0..<n {
-            let p = id >= 0 ? base[i] : RowConjunction.place(terms[i], in: given!)
+            let p = base[i]
             switch p.mode {
             case .absent:
                 if !terms[i].absentMatches { return false }
             case .int:
-                guard p.place.isPresent(r) else {
-                    if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
+                guard let f = CompactRow.locate(row, from: start, widths: widths, slot: p.slot), f.serial != 0 else {
+                    if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
-                if !t.op.holds(r.loadUnaligned(fromByteOffset: p.place.offset, as: Int64.self).littleEndian, t.value) { return false }
+                if !t.op.holds(CompactRow.int(row, at: f.offset, bytes: f.count), t.value) { return false }
             case .bytes:
-                let o = p.place.offset
-                let off = Int(r.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian)
-                let len = Int(r.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
-                guard p.place.isPresent(r), off != Int(RowLayout.outOfRow), off >= p.fixedEnd, off + len <= row.count else {
-                    if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
+                guard let f = CompactRow.locate(row, from: start, widths: widths, slot: p.slot), f.serial & 1 == 1,
+                      let r = row.baseAddress else {
+                    if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
-                if !t.op.holds(UnsafeRawBufferPointer(start: r + off, count: len),
+                if !t.op.holds(UnsafeRawBufferPointer(start: r + f.offset, count: f.count),
                                UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)) { return false }
             case .slow:
-                if try !slowMatch(i, row, given ?? codec.layouts[id], p.slot, codec, src, key) { return false }
+                if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
             }
+        }
+        return true
+    }
+
+    /// Every term through `slowMatch`: a fixed row (a file not yet converted) or a layout the
+    /// query was not compiled for.
+    private func slowTest(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source,
+                          _ key: Int64) throws -> Bool {
+        for i in 0..<terms.count {
+            guard let s = l.slot(of: terms[i].pid) else {
+                if !terms[i].absentMatches { return false }
+                continue
+            }
+            if try !slowMatch(i, row, l, s, codec, src, key) { return false }
         }
         return true
     }

@@ -244,12 +244,27 @@ enum ClusterShift {
     static let targetBytes = 1800
 
     static func choose(_ layout: RowLayout) -> Int {
-        // Strings and data: a guess of 12 bytes each, since the schema knows no lengths.
-        let varCount = layout.kinds.enumerated().filter { $0.element.isVariableLength && !layout.lists[$0.offset] }.count
-        let estimate = max(8, layout.fixedEnd + 12 * varCount + 2)
+        let estimate = max(8, rowEstimate(layout) + 2)
         var shift = 0
         while shift < ClusterView.maxShift, estimate << (shift + 1) <= targetBytes { shift += 1 }
         return shift
+    }
+
+    /// A compact row's guessed size: integers of 2 bytes, strings and data of 10 (the schema
+    /// knows no values), lists kept elsewhere, each with its serial.
+    static func rowEstimate(_ layout: RowLayout) -> Int {
+        var n = 2
+        for i in 0..<layout.pids.count {
+            switch layout.widths[i] {
+            case .int: n += 3
+            case .bool, .list: n += 1
+            case .fixed4: n += 5
+            case .fixed8: n += 9
+            case .fixed16: n += 17
+            case .bytes: n += 11
+            }
+        }
+        return n
     }
 }
 

@@ -357,10 +357,12 @@ final class ObjectTables {
         try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.inlineLists(r) } } ?? [:] }
     }
 
-    /// All stored values of a row, by pid, in the class's current properties.
+    /// All stored values of a row, by pid, in the class's current properties; the row is
+    /// checked whole first (a compact row must end where its last slot does).
     func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
+            _ = try decodeGuarded { try plan(c).codec.fields(row) }
             var out: [UInt32: ObjectValue] = [:]
             for p in plan(c).stored { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
             return out

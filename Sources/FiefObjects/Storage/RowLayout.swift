@@ -1,17 +1,24 @@
 import Foundation
 
-/// Where each stored property of one layout sits in a row:
+/// One layout of a class's rows: the pids its slots hold, in order, and how each is stored.
+/// Rows come in two encodings, told apart by their first byte:
+///
+/// - tag 3, format 3's compact row (`CompactRow`): a serial and the bytes it says per slot,
+///   written by every write;
+/// - tag 1, format 1's and 2's fixed row, read in files not yet converted (a read-only open)
+///   and by the conversion:
 ///
 ///     tag u8 (1) | layout id u32 | presence bits (one per property) | fixed area | var area
 ///
-/// The fixed area holds each property at a fixed offset (integers, doubles, dates 8 bytes,
-/// floats 4, bools 1, UUIDs 16, links the target key or -1, lists their element count, and
-/// strings and data an offset u32 and length u32 into the var area, or offset `outOfRow` when
-/// the bytes live in `fief/v/<cid>`). All little-endian.
+///   The fixed area holds each property at a fixed offset (integers, doubles, dates 8 bytes,
+///   floats 4, bools 1, UUIDs 16, links the target key or -1, lists their element count, and
+///   strings and data an offset u32 and length u32 into the var area, or offset `outOfRow` when
+///   the bytes live in `fief/v/<cid>`). All little-endian.
 ///
 /// A class: a scan hands the row's layout to every test of every row, and copying a struct of
 /// five arrays cost five retains and releases each time.
 final class RowLayout {
+    /// The fixed row's tag (`CompactRow.tag` is the compact row's).
     static let tag: UInt8 = 1
     static let headerSize = 5
     static let outOfRow = UInt32.max
@@ -25,6 +32,9 @@ final class RowLayout {
     let lists: [Bool]
     let offsets: [Int]
     let fixedEnd: Int
+    /// How a compact row keeps each slot (which serials it may have), in memory the layout owns:
+    /// the walk to a slot reads it without a retain of an array.
+    let widths: UnsafeMutableBufferPointer<Width>
     /// Slot of each pid, indexed by pid (-1: not in this layout). Pids are small and dense
     /// (handed out in order per class), so an array beats hashing on every read; a pid past
     /// `denseLimit` (only a damaged or foreign schema has one) is looked up in `farSlots`.
@@ -47,6 +57,8 @@ final class RowLayout {
         }
         self.kinds = kinds; self.lists = lists; self.offsets = offsets
         fixedEnd = o
+        widths = .allocate(capacity: max(1, pids.count))
+        for (i, k) in kinds.enumerated() { widths[i] = lists[i] ? .list : Width(k) }
         var m = [Int32](repeating: -1, count: Int(min(pids.max() ?? 0, RowLayout.denseLimit)) + 1)
         var far: [UInt32: Int] = [:]
         for (i, p) in pids.enumerated() {
@@ -56,32 +68,30 @@ final class RowLayout {
         farSlots = far
     }
 
+    deinit { widths.deallocate() }
+
+    /// What serials a slot of a compact row may have, and how many bytes each takes
+    /// (`CompactRow.size`).
+    enum Width: UInt8 {
+        case int, bool, fixed4, fixed8, fixed16, bytes, list
+
+        init(_ k: PropertyKind) {
+            switch k {
+            case .bool: self = .bool
+            case .float: self = .fixed4
+            case .double, .date: self = .fixed8
+            case .uuid: self = .fixed16
+            case .string, .data, .bytes: self = .bytes
+            case .int, .int8, .int16, .int32, .int64, .object, .linkingObjects: self = .int
+            }
+        }
+    }
+
     func slot(of pid: UInt32) -> Int? {
         let i = Int(pid)
         guard i < slotOfPid.count else { return farSlots[pid] }
         let s = slotOfPid[i]
         return s < 0 ? nil : Int(s)
-    }
-
-    /// Where slot `s` lies in a row of this layout: its fixed-area offset and its presence bit
-    /// (what a read that skips the slot lookup keeps per layout).
-    struct Place {
-        let offset: Int
-        let presenceByte: Int
-        let presenceMask: UInt8
-
-        @inline(__always)
-        func isPresent(_ row: UnsafeRawPointer) -> Bool { row.load(fromByteOffset: presenceByte, as: UInt8.self) & presenceMask != 0 }
-    }
-
-    func place(ofSlot s: Int) -> Place {
-        Place(offset: offsets[s], presenceByte: RowLayout.headerSize + s / 8, presenceMask: 1 << UInt8(s % 8))
-    }
-
-    /// Whether slot `s` holds a value (its presence bit), in a row of this layout.
-    @inline(__always)
-    func isPresent(_ row: UnsafeRawBufferPointer, _ s: Int) -> Bool {
-        row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) != 0
     }
 }
 
@@ -96,12 +106,23 @@ final class RowCodec {
     }
 
     func layout(of row: UnsafeRawBufferPointer) throws -> RowLayout {
+        if let (id, _) = CompactRow.header(row) {
+            guard id < layouts.count else { throw RowError("row names layout \(id); the class has \(layouts.count)") }
+            return layouts[id]
+        }
         guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { throw RowError("row has no object tag") }
         let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
         guard id < layouts.count else { throw RowError("row names layout \(id); the class has \(layouts.count)") }
         let l = layouts[id]
         guard row.count >= l.fixedEnd else { throw RowError("row of \(row.count) bytes is shorter than its layout's \(l.fixedEnd)") }
         return l
+    }
+
+    /// The row's layout, lent to `body` without a retain: a scan or a read touches it once per
+    /// row, and a retain and release each time was a third of a count.
+    @inline(__always)
+    func withLayout<T>(of row: UnsafeRawBufferPointer, _ body: (RowLayout) throws -> T) throws -> T {
+        try Unmanaged.passUnretained(try layout(of: row))._withUnsafeGuaranteedRef(body)
     }
 
     /// The value of `pid` in a row, or nil when the row's layout predates the property
@@ -113,57 +134,117 @@ final class RowCodec {
     }
 
     func value(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
+        switch try field(row, layout: l, slot: s) {
+        case .null: return .null
+        case .int(let i): return l.kinds[s] == .object ? .link(i) : .int(i)
+        case .bool(let b): return .bool(b)
+        case .listCount(let n), .inlineList(let n, _): return .int(n)
+        case .raw(let b):
+            switch l.kinds[s] {
+            case .float: return .float(Float(bitPattern: b.loadUnaligned(as: UInt32.self).littleEndian))
+            case .double: return .double(Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian))
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian)))
+            default:
+                var u = UUID().uuid
+                withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: b) }
+                return .uuid(UUID(uuid: u))
+            }
+        case .bytes(let b):
+            return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(Array(b))
+        case .outOfRow(let n):
+            guard let b = try outOfRow(), b.count == n else { throw RowError("out-of-row value missing or of the wrong length") }
+            return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(b)
+        }
+    }
+
+    /// One slot of a row as either encoding keeps it, borrowed from the row's bytes: what a
+    /// value is read from, and what a row is written again from in the other encoding.
+    enum Field {
+        case null
+        /// An integer of any width, or a link's target key.
+        case int(Int64)
+        case bool(Bool)
+        /// A float's 4, a double's or date's 8, or a UUID's 16 little-endian bytes.
+        case raw(UnsafeRawBufferPointer)
+        /// A string's UTF-8 or data's bytes, kept in the row.
+        case bytes(UnsafeRawBufferPointer)
+        /// A string or data of this many bytes, kept in `fief/v/<cid>`.
+        case outOfRow(Int)
+        /// A list's element count, its elements in `fief/l/<cid>`.
+        case listCount(Int64)
+        /// A list kept in the row: its count and its elements (`TaggedValue`).
+        case inlineList(Int64, UnsafeRawBufferPointer)
+    }
+
+    func field(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) throws -> Field {
+        if let (_, start) = CompactRow.header(row) {
+            guard let f = CompactRow.locate(row, from: start, widths: l.widths.baseAddress!, slot: s) else {
+                throw RowError("row ends inside slot \(s), or the slot's serial is not one of its kind")
+            }
+            return try field(row, f, l.widths[s])
+        }
+        return try fixedField(row, layout: l, slot: s)
+    }
+
+    private func field(_ row: UnsafeRawBufferPointer, _ f: CompactRow.Field, _ w: RowLayout.Width) throws -> Field {
+        if f.serial == 0 { return .null }
+        let bytes = UnsafeRawBufferPointer(rebasing: row[f.offset..<(f.offset + f.count)])
+        switch w {
+        case .int: return .int(CompactRow.int(row, at: f.offset, bytes: f.count))
+        case .bool: return .bool(f.serial == 2)
+        case .fixed4, .fixed8, .fixed16: return .raw(bytes)
+        case .bytes: return f.serial & 1 == 1 ? .bytes(bytes) : .outOfRow((f.serial - 2) >> 1)
+        case .list:
+            guard f.serial & 1 == 0 else { return .listCount(Int64((f.serial - 1) >> 1)) }
+            var at = 0
+            let n = CompactRow.leb(bytes, &at)
+            guard n >= 0 else { throw RowError("list kept in the row has no count") }
+            return .inlineList(Int64(n), UnsafeRawBufferPointer(rebasing: bytes[at...]))
+        }
+    }
+
+    /// Slot `s` of a fixed row (format 1 and 2), already checked to hold its fixed area.
+    private func fixedField(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) throws -> Field {
         if row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) == 0 { return .null }
         let o = l.offsets[s]
-        if l.lists[s] { return .int(RowCodec.listCount(row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian)) }
+        if l.lists[s] {
+            let raw = row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
+            guard raw & RowCodec.inlineList != 0 else { return .listCount(Int64(bitPattern: raw)) }
+            let off = Int(raw & 0xFFFF_FFFF), len = Int((raw >> 32) & 0xFFFF)
+            guard off >= l.fixedEnd, off + len <= row.count else { throw RowError("list kept in the row lies outside it") }
+            return .inlineList(Int64((raw >> 48) & 0x7FFF), UnsafeRawBufferPointer(rebasing: row[off..<(off + len)]))
+        }
         switch l.kinds[s] {
         case .bool: return .bool(row[o] != 0)
-        case .int, .int8, .int16, .int32, .int64: return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
-        case .float: return .float(Float(bitPattern: row.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian))
-        case .double: return .double(Double(bitPattern: row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian))
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian)))
-        case .uuid:
-            var u = UUID().uuid
-            withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: row[o..<(o + 16)])) }
-            return .uuid(UUID(uuid: u))
-        case .object: return .link(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
+        case .int, .int8, .int16, .int32, .int64, .object: return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
+        case .float, .double, .date, .uuid: return .raw(UnsafeRawBufferPointer(rebasing: row[o..<(o + l.kinds[s].fixedSize)]))
         case .string, .data, .bytes:
             let off = row.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian
             let len = Int(row.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
-            let bytes: [UInt8]
-            if off == RowLayout.outOfRow {
-                guard let b = try outOfRow(), b.count == len else { throw RowError("out-of-row value missing or of the wrong length") }
-                bytes = b
-            } else {
-                guard Int(off) + len <= row.count, Int(off) >= l.fixedEnd else { throw RowError("var-area slice out of the row") }
-                if l.kinds[s] == .string {
-                    return .string(String(decoding: UnsafeRawBufferPointer(rebasing: row[Int(off)..<(Int(off) + len)]), as: UTF8.self))
-                }
-                bytes = Array(row[Int(off)..<(Int(off) + len)])
-            }
-            return l.kinds[s] == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .data(bytes)
+            if off == RowLayout.outOfRow { return .outOfRow(len) }
+            guard Int(off) + len <= row.count, Int(off) >= l.fixedEnd else { throw RowError("var-area slice out of the row") }
+            return .bytes(UnsafeRawBufferPointer(rebasing: row[Int(off)..<(Int(off) + len)]))
         case .linkingObjects: return .null
         }
     }
 
-    /// The row's layout, lent to `body` without a retain: a scan or a read touches it once per
-    /// row, and a retain and release each time was a third of a count.
-    @inline(__always)
-    func withLayout<T>(of row: UnsafeRawBufferPointer, _ body: (RowLayout) throws -> T) throws -> T {
-        try Unmanaged.passUnretained(try layout(of: row))._withUnsafeGuaranteedRef(body)
+    /// Every slot of a row, checked whole: a compact row must end where its last slot does.
+    func fields(_ row: UnsafeRawBufferPointer) throws -> (RowLayout, [Field]) {
+        let l = try layout(of: row)
+        if let (_, start) = CompactRow.header(row) {
+            let found = try CompactRow.fields(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count)
+            return (l, try found.enumerated().map { try field(row, $0.element, l.widths[$0.offset]) })
+        }
+        return (l, try (0..<l.pids.count).map { try fixedField(row, layout: l, slot: $0) })
     }
 
-    /// A list slot's 8 bytes hold its element count (the elements are in `fief/l`), or, with
-    /// bit 63 set, say where the list itself lies in the row's var area: offset (bits 0–31),
-    /// byte length (32–47) and element count (48–62). A short list kept in its owner's row
-    /// costs no cell of its own and no descent to read.
+    /// A list slot's 8 bytes in a fixed row hold its element count (the elements are in
+    /// `fief/l`), or, with bit 63 set, say where the list itself lies in the row's var area:
+    /// offset (bits 0–31), byte length (32–47) and element count (48–62).
     static let inlineList: UInt64 = 1 << 63
+    /// A short list is kept in its owner's row: no cell of its own, no descent to read.
     static let maxInlineListCount = 32
     static let maxInlineListBytes = 192
-
-    static func listCount(_ raw: UInt64) -> Int64 {
-        raw & inlineList != 0 ? Int64((raw >> 48) & 0x7FFF) : Int64(bitPattern: raw)
-    }
 
     /// A list's elements as a row keeps them (tagged values), nil when the list is too long for
     /// its row (its elements then go to `fief/l`) or empty.
@@ -177,15 +258,11 @@ final class RowCodec {
         return out
     }
 
-    /// The bytes of list `pid` kept in the row, nil when the row keeps only its count.
+    /// The elements of list `pid` kept in the row, nil when the row keeps only its count.
     func inlineList(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> UnsafeRawBufferPointer? {
         try withLayout(of: row) { l in
-            guard let s = l.slot(of: pid), l.lists[s], l.isPresent(row, s) else { return nil }
-            let raw = row.loadUnaligned(fromByteOffset: l.offsets[s], as: UInt64.self).littleEndian
-            guard raw & RowCodec.inlineList != 0 else { return nil }
-            let off = Int(raw & 0xFFFF_FFFF), len = Int((raw >> 32) & 0xFFFF)
-            guard off >= l.fixedEnd, off + len <= row.count else { throw RowError("list kept in the row lies outside it") }
-            return UnsafeRawBufferPointer(rebasing: row[off..<(off + len)])
+            guard let s = l.slot(of: pid), l.lists[s], case .inlineList(_, let b) = try field(row, layout: l, slot: s) else { return nil }
+            return b
         }
     }
 
@@ -194,139 +271,148 @@ final class RowCodec {
         let l = try layout(of: row)
         var out: [UInt32: [UInt8]] = [:]
         for (s, pid) in l.pids.enumerated() where l.lists[s] {
-            if let b = try inlineList(row, pid: pid) { out[pid] = Array(b) }
+            if case .inlineList(_, let b) = try field(row, layout: l, slot: s) { out[pid] = Array(b) }
         }
         return out
     }
 
-    /// All stored values of a row by pid (properties the row's layout lacks are absent).
-    func decode(_ row: UnsafeRawBufferPointer, outOfRow: (UInt32) throws -> [UInt8]?) throws -> [UInt32: ObjectValue] {
-        let l = try layout(of: row)
-        var out: [UInt32: ObjectValue] = [:]
-        for (s, pid) in l.pids.enumerated() {
-            out[pid] = try value(row, layout: l, slot: s, outOfRow: { try outOfRow(pid) })
-        }
-        return out
-    }
-
-    /// A row in the current layout, and the var-length values that had to move out of it.
-    /// `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`).
-    /// Every insert and re-encoded row comes here: sizes are worked out first, so the row is
-    /// allocated once and strings are copied from their UTF-8 storage without an array between.
+    /// A compact row in the current layout, and the var-length values that had to move out of
+    /// it. `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`); a
+    /// list's value is its count. Every insert and re-encoded row comes here: strings are
+    /// copied from their UTF-8 storage without an array between.
     func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:]) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
         let l = current
-        var row = [UInt8](repeating: 0, count: l.fixedEnd)
-        var varSlots: [(slot: Int, value: ObjectValue, count: Int)] = []
-        var varTotal = 0
+        // The largest strings and data move out until the row fits.
+        var outSlots = Set<Int>()
+        var size = 6
+        var varSlots: [(slot: Int, count: Int)] = []
+        for (s, pid) in l.pids.enumerated() {
+            switch values[pid] {
+            case .string(let str)?: varSlots.append((s, str.utf8.count))
+            case .data(let d)?: varSlots.append((s, d.count))
+            case nil, .null?: size += 1
+            default: size += 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
+            }
+        }
+        size += varSlots.reduce(0) { $0 + $1.count + 3 }
+        if size > RowLayout.maxRowSize {
+            for v in varSlots.sorted(by: { $0.count > $1.count }) where size > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
+                outSlots.insert(v.slot)
+                size -= v.count
+            }
+        }
+        var w = CompactRow.Writer(layoutID: l.id, capacity: size)
+        var moved: [UInt32: [UInt8]] = [:]
         for (s, pid) in l.pids.enumerated() {
             let v = values[pid] ?? .null
-            if v.isNull { continue }
-            row[RowLayout.headerSize + s / 8] |= 1 << UInt8(s % 8)
             switch v {
-            case .string(let str):
-                let n = str.utf8.count
-                varSlots.append((s, v, n))
-                varTotal += n
-            case .data(let d):
-                varSlots.append((s, v, d.count))
-                varTotal += d.count
+            case .null: w.null()
             case .int(let n) where l.lists[s]:
-                if let b = inlineLists[pid] {
-                    varSlots.append((s, .int(n), b.count))
-                    varTotal += b.count
-                } else {
-                    RowCodec.putFixed(v, into: &row, at: l.offsets[s])
-                }
-            default: RowCodec.putFixed(v, into: &row, at: l.offsets[s])
-            }
-        }
-        row[0] = RowLayout.tag
-        put32(&row, 1, l.id)
-        // Move the largest strings and data out until the row fits.
-        var outSlots = Set<Int>()
-        if l.fixedEnd + varTotal > RowLayout.maxRowSize {
-            var total = l.fixedEnd + varTotal
-            for v in varSlots.sorted(by: { $0.count > $1.count }) where total > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
-                if case .int = v.value { continue }
-                outSlots.insert(v.slot)
-                total -= v.count
-            }
-        }
-        row.reserveCapacity(l.fixedEnd + varTotal)
-        var moved: [UInt32: [UInt8]] = [:]
-        for v in varSlots {
-            let o = l.offsets[v.slot], pid = l.pids[v.slot]
-            switch v.value {
-            case .int(let n):
-                let raw = RowCodec.inlineList | UInt64(n & 0x7FFF) << 48 | UInt64(v.count & 0xFFFF) << 32 | UInt64(row.count)
-                put64(&row, o, raw)
-                row.append(contentsOf: inlineLists[pid]!)
-                continue
+                if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
+            case .int(let i), .link(let i): w.int(i)
+            case .bool(let b): w.bool(b)
+            case .float(let f): w.raw(withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) })
+            case .double(let d): w.raw64(d.bitPattern)
+            case .date(let d): w.raw64(d.timeIntervalSinceReferenceDate.bitPattern)
+            case .uuid(let u): w.raw(withUnsafeBytes(of: u.uuid) { Array($0) })
             case .string(let str):
-                if outSlots.contains(v.slot) { moved[pid] = Array(str.utf8) } else {
-                    put32(&row, o, UInt32(row.count))
-                    row.append(contentsOf: str.utf8)
+                if outSlots.contains(s) {
+                    moved[pid] = Array(str.utf8)
+                    w.outOfRow(count: str.utf8.count)
+                } else {
+                    w.bytes(str.utf8, count: str.utf8.count)
                 }
             case .data(let d):
-                if outSlots.contains(v.slot) { moved[pid] = d } else {
-                    put32(&row, o, UInt32(row.count))
-                    row.append(contentsOf: d)
+                if outSlots.contains(s) {
+                    moved[pid] = d
+                    w.outOfRow(count: d.count)
+                } else {
+                    w.bytes(d, count: d.count)
                 }
-            default: continue
             }
-            if outSlots.contains(v.slot) { put32(&row, o, RowLayout.outOfRow) }
-            put32(&row, o + 4, UInt32(v.count))
         }
-        return (row, moved)
+        return (w.bytes, moved)
     }
 
-    /// Writes a fixed-width value's bytes at `o` (strings and data go to the var area).
-    static func putFixed(_ v: ObjectValue, into row: inout [UInt8], at o: Int) {
-        row.withUnsafeMutableBytes { putFixed(v, into: $0, at: o) }
-    }
-
-    static func putFixed(_ v: ObjectValue, into row: UnsafeMutableRawBufferPointer, at o: Int) {
-        switch v {
-        case .null, .string, .data: break
-        case .bool(let b): row[o] = b ? 1 : 0
-        case .int(let i), .link(let i): row.storeBytes(of: UInt64(bitPattern: i).littleEndian, toByteOffset: o, as: UInt64.self)
-        case .float(let f): row.storeBytes(of: f.bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
-        case .double(let d): row.storeBytes(of: d.bitPattern.littleEndian, toByteOffset: o, as: UInt64.self)
-        case .date(let d): row.storeBytes(of: d.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: o, as: UInt64.self)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { row.baseAddress!.advanced(by: o).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+    /// A row written again in the other encoding, slot for slot, its layout kept: values out
+    /// of the row stay out, lists kept in it stay in. `compact` false writes the fixed row of
+    /// formats 1 and 2 (only the torture suite's write-back of an old format does).
+    func transcode(_ row: UnsafeRawBufferPointer, compact: Bool) throws -> [UInt8] {
+        let (l, fields) = try fields(row)
+        if compact {
+            var w = CompactRow.Writer(layoutID: l.id, capacity: row.count)
+            for f in fields {
+                switch f {
+                case .null: w.null()
+                case .int(let i): w.int(i)
+                case .bool(let b): w.bool(b)
+                case .raw(let b): w.raw(b)
+                case .bytes(let b): w.bytes(b, count: b.count)
+                case .outOfRow(let n): w.outOfRow(count: n)
+                case .listCount(let n): w.listCount(n)
+                case .inlineList(let n, let b): w.inlineList(count: n, elements: b)
+                }
+            }
+            return w.bytes
         }
+        var out = [UInt8](repeating: 0, count: l.fixedEnd)
+        out[0] = RowLayout.tag
+        put32(&out, 1, l.id)
+        for (s, f) in fields.enumerated() {
+            let o = l.offsets[s]
+            if case .null = f { continue }
+            out[RowLayout.headerSize + s / 8] |= 1 << UInt8(s % 8)
+            switch f {
+            case .null: continue
+            case .int(let i): put64(&out, o, UInt64(bitPattern: i))
+            case .bool(let b): out[o] = b ? 1 : 0
+            case .raw(let b): for (i, x) in b.enumerated() { out[o + i] = x }
+            case .bytes(let b):
+                put32(&out, o, UInt32(out.count))
+                put32(&out, o + 4, UInt32(b.count))
+                out.append(contentsOf: b)
+            case .outOfRow(let n):
+                put32(&out, o, RowLayout.outOfRow)
+                put32(&out, o + 4, UInt32(n))
+            case .listCount(let n): put64(&out, o, UInt64(bitPattern: n))
+            case .inlineList(let n, let b):
+                put64(&out, o, RowCodec.inlineList | UInt64(n & 0x7FFF) << 48 | UInt64(b.count & 0xFFFF) << 32 | UInt64(out.count))
+                out.append(contentsOf: b)
+            }
+        }
+        return out
     }
 
-    /// Sets one fixed-width property to `v` in the row's own bytes, when the row is in the
-    /// current layout and holds that property, and returns the value it held; nil, changing
-    /// nothing, otherwise (the caller re-encodes). The bytes are not touched when `v` is the
+    /// Sets one fixed-width property to `v` in a compact row's own bytes, when the row is in
+    /// the current layout, holds that property, and `v` takes as many bytes as the value there
+    /// (an age of 40 for one of 39); returns the value it held. Nil, changing nothing,
+    /// otherwise: the caller encodes the row again. The bytes are not touched when `v` is the
     /// value already there.
     func patch(_ row: UnsafeMutableRawBufferPointer, pid: UInt32, _ v: ObjectValue) throws -> ObjectValue? {
         let r = UnsafeRawBufferPointer(row)
         let l = try layout(of: r)
-        guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength else { return nil }
+        guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength,
+              let (_, start) = CompactRow.header(r) else { return nil }
         let old = try value(r, layout: l, slot: s, outOfRow: { nil })
         if old == v, !(old.numeric?.isNaN ?? false) { return old }
-        let bit = RowLayout.headerSize + s / 8, mask: UInt8 = 1 << UInt8(s % 8)
-        if v.isNull {
-            row[bit] &= ~mask
-            for i in l.offsets[s]..<(l.offsets[s] + l.kinds[s].fixedSize) { row[i] = 0 }
-        } else {
-            row[bit] |= mask
-            RowCodec.putFixed(v, into: row, at: l.offsets[s])
+        guard let f = CompactRow.locate(r, from: start, widths: l.widths.baseAddress!, slot: s) else { return nil }
+        var w = CompactRow.Writer(layoutID: 0, capacity: 20)
+        switch v {
+        case .null: w.null()
+        case .int(let i), .link(let i): w.int(i)
+        case .bool(let b): w.bool(b)
+        case .float(let x): w.raw(withUnsafeBytes(of: x.bitPattern.littleEndian) { Array($0) })
+        case .double(let d): w.raw64(d.bitPattern)
+        case .date(let d): w.raw64(d.timeIntervalSinceReferenceDate.bitPattern)
+        case .uuid(let u): w.raw(withUnsafeBytes(of: u.uuid) { Array($0) })
+        case .string, .data: return nil
         }
+        // Past the writer's tag and layout id 0: the serial and the value's bytes.
+        let new = w.bytes[2...]
+        let at = f.offset - CompactRow.lebCount(f.serial)
+        guard new.count == f.offset + f.count - at else { return nil }
+        for (i, b) in new.enumerated() { row[at + i] = b }
         return old
-    }
-
-    /// The pids whose values a row keeps out of row (to find and delete them).
-    func outOfRowPids(_ row: UnsafeRawBufferPointer) throws -> [UInt32] {
-        let l = try layout(of: row)
-        var out: [UInt32] = []
-        for (s, pid) in l.pids.enumerated() where l.kinds[s].isVariableLength && !l.lists[s] {
-            if row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) == 0 { continue }
-            if row.loadUnaligned(fromByteOffset: l.offsets[s], as: UInt32.self).littleEndian == RowLayout.outOfRow { out.append(pid) }
-        }
-        return out
     }
 }
 

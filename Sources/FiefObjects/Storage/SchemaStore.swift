@@ -5,10 +5,11 @@ import Foundation
 /// and the object layer's own meta values (`fief/meta`: format, schema version).
 enum SchemaStore {
     /// The object layer's format, stored in `fief/meta`; a file with a newer one is refused.
-    /// 1: one row per object in `fief/o/<cid>`; 2: clusters of rows in `fief/c/<cid>`
-    /// (`ClusterView`). A format-1 file is read as it is, and converted by the first open
-    /// that may write (`FormatConversion`).
-    static let format: Int64 = 2
+    /// 1: one fixed row per object in `fief/o/<cid>`; 2: clusters of fixed rows in
+    /// `fief/c/<cid>` (`ClusterView`); 3: clusters of compact rows (`CompactRow`). An older
+    /// file is read as it is, and converted by the first open that may write
+    /// (`FormatConversion`).
+    static let format: Int64 = 3
 
     static func load(_ tx: Transaction, path: String) throws -> StoredSchema {
         var s = StoredSchema()

@@ -1,0 +1,189 @@
+/// Object-layer format 3's row: SQLite's record, fitted to Fief's layouts. Each slot of the
+/// row's layout is a serial (LEB128) followed by the bytes the serial says:
+///
+///     tag u8 (3) | layout id (LEB128) | per slot of the layout, in order: serial, value bytes
+///
+/// Serial 0 is a null in every kind. Otherwise, by the slot's `RowLayout.Width`:
+/// - integers and links: 1 + n, then the value in n ∈ 0…8 bytes, little-endian two's
+///   complement (an age takes 1 byte, a key below 2^23 takes 3, a zero none);
+/// - bool: 1 false, 2 true, no bytes;
+/// - float, double, date, UUID: 1, then 4, 8, 8 or 16 bytes;
+/// - string and data: 2·len + 1, then the len bytes; 2·len + 2 when they are in `fief/v/<cid>`;
+/// - list: 2·count + 1 when the elements are in `fief/l/<cid>`; 2·len + 2 when the row keeps
+///   them: len bytes, the count (LEB128) then the elements (`TaggedValue`).
+///
+/// A read walks the serials up to its slot, most of them one byte. Format 2's row spent 8 bytes
+/// on every integer and string, whatever its value; a bench person took 60 bytes, and takes 25.
+enum CompactRow {
+    static let tag: UInt8 = 3
+
+    /// Where one slot's value lies in a row: its serial, and its bytes' offset and count.
+    struct Field {
+        let serial: Int
+        let offset: Int
+        let count: Int
+    }
+
+    /// The layout id of a compact row and the offset of its first serial; nil when the row is
+    /// not one (a format-2 row, or damage).
+    @inline(__always)
+    static func header(_ row: UnsafeRawBufferPointer) -> (id: Int, start: Int)? {
+        guard row.count >= 2, row[0] == tag else { return nil }
+        if row[1] < 0x80 { return (Int(row[1]), 2) }
+        var at = 1
+        let id = leb(row, &at)
+        return id < 0 ? nil : (id, at)
+    }
+
+    /// The LEB128 number at `at` (advanced past it); -1 when it runs past the row or past 35
+    /// bits (no serial or layout id is that large: damage).
+    @inline(__always)
+    static func leb(_ row: UnsafeRawBufferPointer, _ at: inout Int) -> Int {
+        var v = 0, shift = 0
+        while at < row.count {
+            let b = Int(row[at])
+            at += 1
+            v |= (b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+            if shift > 28 { return -1 }
+        }
+        return -1
+    }
+
+    static func lebCount(_ v: Int) -> Int {
+        var n = 1, v = v
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
+    /// The bytes a value of serial `s` takes in a slot of width `w`; -1 when `s` is not a serial
+    /// of that width.
+    @inline(__always)
+    static func size(_ w: RowLayout.Width, _ s: Int) -> Int {
+        switch w {
+        case .int: return s <= 9 ? max(0, s - 1) : -1
+        case .bool: return s <= 2 ? 0 : -1
+        case .fixed4: return s == 0 ? 0 : s == 1 ? 4 : -1
+        case .fixed8: return s == 0 ? 0 : s == 1 ? 8 : -1
+        case .fixed16: return s == 0 ? 0 : s == 1 ? 16 : -1
+        case .bytes: return s & 1 == 1 ? s >> 1 : 0
+        case .list: return s & 1 == 1 || s == 0 ? 0 : (s - 2) >> 1
+        }
+    }
+
+    /// Slot `slot` of a row whose first serial is at `start`, the slots' widths at `widths`;
+    /// nil when the row ends before the slot or inside a value, or a serial is not one its
+    /// width has (damage: the caller reports it, or reads through the checked path).
+    @inline(__always)
+    static func locate(_ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int) -> Field? {
+        var at = start
+        var i = 0
+        while true {
+            var s: Int
+            if at < row.count, row[at] < 0x80 {
+                s = Int(row[at])
+                at += 1
+            } else {
+                s = leb(row, &at)
+                if s < 0 { return nil }
+            }
+            let n = size(widths[i], s)
+            guard n >= 0, n <= row.count - at else { return nil }
+            if i == slot { return Field(serial: s, offset: at, count: n) }
+            at += n
+            i += 1
+        }
+    }
+
+    /// Every slot of a row of `count` slots, checked to end exactly where the row does.
+    static func fields(_ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, count: Int) throws -> [Field] {
+        var out: [Field] = []
+        out.reserveCapacity(count)
+        var at = start
+        for i in 0..<count {
+            let s = leb(row, &at)
+            let n = s < 0 ? -1 : size(widths[i], s)
+            guard n >= 0, n <= row.count - at else { throw RowError("row ends inside slot \(i) of \(count)") }
+            out.append(Field(serial: s, offset: at, count: n))
+            at += n
+        }
+        guard at == row.count else { throw RowError("row has \(row.count - at) bytes past its last slot") }
+        return out
+    }
+
+    /// The integer of `n` bytes at `o` (two's complement, sign-extended).
+    @inline(__always)
+    static func int(_ row: UnsafeRawBufferPointer, at o: Int, bytes n: Int) -> Int64 {
+        if n == 1 { return Int64(Int8(bitPattern: row[o])) }
+        var v: UInt64 = 0
+        for i in 0..<n { v |= UInt64(row[o + i]) << UInt64(8 * i) }
+        guard n > 0, n < 8 else { return Int64(bitPattern: v) }
+        let unused = UInt64(64 - 8 * n)
+        return Int64(bitPattern: v << unused) >> Int64(unused)
+    }
+
+    /// The fewest bytes that hold `v` in two's complement (0 for zero).
+    static func width(_ v: Int64) -> Int {
+        if v == 0 { return 0 }
+        let magnitude = v < 0 ? ~v : v
+        return (64 - magnitude.leadingZeroBitCount + 1 + 7) / 8
+    }
+
+    /// Builds a compact row slot by slot, in the layout's order.
+    struct Writer {
+        private(set) var bytes: [UInt8] = []
+
+        init(layoutID: UInt32, capacity: Int) {
+            bytes.reserveCapacity(capacity)
+            bytes.append(CompactRow.tag)
+            leb(Int(layoutID))
+        }
+
+        mutating func leb(_ v: Int) {
+            var v = v
+            while v >= 0x80 {
+                bytes.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            bytes.append(UInt8(v))
+        }
+
+        mutating func null() { bytes.append(0) }
+
+        mutating func int(_ v: Int64) {
+            let n = CompactRow.width(v)
+            bytes.append(UInt8(1 + n))
+            for i in 0..<n { bytes.append(UInt8(truncatingIfNeeded: v >> Int64(8 * i))) }
+        }
+
+        mutating func bool(_ b: Bool) { bytes.append(b ? 2 : 1) }
+
+        /// A float, double, date or UUID: its little-endian bytes.
+        mutating func raw(_ b: some Collection<UInt8>) {
+            bytes.append(1)
+            bytes.append(contentsOf: b)
+        }
+
+        mutating func raw64(_ v: UInt64) {
+            bytes.append(1)
+            for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
+        }
+
+        /// String or data bytes kept in the row.
+        mutating func bytes(_ b: some Collection<UInt8>, count: Int) {
+            leb(2 * count + 1)
+            bytes.append(contentsOf: b)
+        }
+
+        mutating func outOfRow(count: Int) { leb(2 * count + 2) }
+
+        mutating func listCount(_ n: Int64) { leb(2 * Int(n) + 1) }
+
+        mutating func inlineList(count: Int64, elements: some Collection<UInt8>) {
+            leb(2 * (CompactRow.lebCount(Int(count)) + elements.count) + 2)
+            leb(Int(count))
+            bytes.append(contentsOf: elements)
+        }
+    }
+}
