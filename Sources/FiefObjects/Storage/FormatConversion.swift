@@ -42,7 +42,8 @@ package enum FormatConversion {
         try SchemaStore.save(new, tx)
     }
 
-    /// Writes each cluster of a class again in place, every row in the other encoding.
+    /// Writes each cluster of a class again in place, every row in the other encoding (a
+    /// compact row's backlinks do not come along: the caller moved them).
     static func rewriteClusters(_ t: ObjectTables, _ plan: ObjectTables.ClassPlan, compact: Bool) throws {
         guard let w = t.writer, try t.tx.tableInfo(plan.objectsTable) != nil else { return }
         let shift = try t.clusterShift(plan)
@@ -83,6 +84,20 @@ extension FormatConversion {
             let s = try SchemaStore.load(tx, path: path)
             guard s.format == SchemaStore.format else { return true }
             let t = ObjectTables(tx: tx, schema: s, path: path)
+            // The backlinks rows keep go to `fief/b`, where old formats keep them all.
+            for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
+                var entries: [([UInt8], Int64)] = []
+                try t.keys(c) { k, row in
+                    for e in try t.decodeGuarded({ try t.plan(c).codec.backlinks(row) }) {
+                        entries.append((KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin), e.count))
+                    }
+                    return true
+                }
+                guard !entries.isEmpty else { continue }
+                let bt = Tables.backlinks(c.cid)
+                if try tx.tableInfo(bt) == nil { try tx.createTable(bt, keyKind: .bytes, valueKind: .int64) }
+                for (k, n) in entries { try tx.put(table: bt, key: k, value: n.valueBytes) }
+            }
             for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
                 let plan = t.plan(c)
                 if format == 2 {

@@ -25,8 +25,10 @@ enum ObjectCheck {
     static func run(_ t: ObjectTables) throws -> ObjectCheckReport {
         if t.writer != nil { try t.applyPendingIndexes() }
         var r = ObjectCheckReport()
-        // Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count.
+        // Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count;
+        // and those the targets' rows keep, in the same form.
         var expected: [UInt32: [[UInt8]: Int64]] = [:]
+        var keptInRows: [UInt32: [[UInt8]: Int64]] = [:]
         for c in t.schema.classes.values.sorted(by: { $0.cid < $1.cid }) {
             let (keys, clusterProblems) = try t.checkedKeys(c)
             r.problems += clusterProblems
@@ -40,6 +42,9 @@ enum ObjectCheck {
                 do { vals = try t.values(c, k) } catch {
                     r.problems.append("\(c.name) \(k): row does not decode: \(error)")
                     continue
+                }
+                for e in try t.rowBacklinks(c, k) {
+                    keptInRows[c.cid, default: [:]][KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
                 }
                 if let pk = c.primaryKey, pk.kind.isInteger, vals[pk.pid] != .int(k) {
                     r.problems.append("\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
@@ -96,10 +101,15 @@ enum ObjectCheck {
             }
         }
         for c in t.schema.classes.values {
-            var found: [[UInt8]: Int64] = [:]
+            var found = keptInRows[c.cid] ?? [:]
             let name = Tables.backlinks(c.cid)
             if try t.hasTable(name) {
-                try t.tx.scan(table: name) { k, v in found[Array(k)] = try Int64(valueBytes: v); return true }
+                var both = 0
+                try t.tx.scan(table: name) { k, v in
+                    if found.updateValue(try Int64(valueBytes: v), forKey: Array(k)) != nil { both += 1 }
+                    return true
+                }
+                if both > 0 { r.problems.append("\(c.name): \(both) backlinks are kept both in their target's row and in fief/b") }
             }
             let want = expected[c.cid] ?? [:]
             if found != want {

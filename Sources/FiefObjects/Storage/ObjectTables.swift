@@ -428,7 +428,8 @@ final class ObjectTables {
         return n
     }
 
-    /// The rows of the clusters `numbers` of class `cid`, by object key (for change sets).
+    /// The rows of the clusters `numbers` of class `cid`, by object key, without the backlinks
+    /// they keep (for change sets: a new link to an object is not a change of it).
     func clusterRows(_ cid: UInt32, _ numbers: Set<Int64>) throws -> [Int64: [UInt8]] {
         guard !numbers.isEmpty, let c = schema.byCid(cid) else { return [:] }
         let plan = plan(c)
@@ -441,7 +442,7 @@ final class ObjectTables {
                     guard let v else { return }
                     _ = try decodeGuarded {
                         try ClusterView(v, shift: shift).forEachObject(number: n) { k, row in
-                            out[k] = Array(row)
+                            out[k] = Array(try plan.codec.withoutBacklinks(row))
                             return true
                         }
                     }
@@ -482,25 +483,35 @@ final class ObjectTables {
         return (keys, problems)
     }
 
-    /// Origins linking to `key` through `origin`'s property `p`, each once, in key order.
+    /// Origins linking to `key` through `origin`'s property `p`, each once, in key order: those
+    /// the target's row keeps, then any `fief/b` keeps.
     func backlinks(to target: ClassSchema, _ key: Int64, from origin: ClassSchema, _ p: Property) throws -> [Int64] {
-        let t = Tables.backlinks(target.cid)
-        guard try hasTable(t) else { return [] }
-        let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
         var out: [Int64] = []
+        for e in try rowBacklinks(target, key) where e.cid == origin.cid && e.pid == p.pid { out.append(e.origin) }
+        let t = Tables.backlinks(target.cid)
+        guard try hasTable(t) else { return out }
+        let inRow = out.count
+        let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
             out.append(KeyBytes.readObj(k, at: 16))
             return true
         }
+        if inRow > 0 && out.count > inRow { out.sort() }
         return out
+    }
+
+    /// The backlinks the row of `key` keeps (none when it has no row).
+    func rowBacklinks(_ target: ClassSchema, _ key: Int64) throws -> [CompactRow.Backlink] {
+        let plan = plan(target)
+        return try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.backlinks(r) } } ?? [] }
     }
 
     /// Every backlink entry to `key`: (origin class id, property id, origin key, multiplicity).
     func incoming(_ target: ClassSchema, _ key: Int64) throws -> [(cid: UInt32, pid: UInt32, origin: Int64, count: Int64)] {
+        var out = try rowBacklinks(target, key).map { ($0.cid, $0.pid, $0.origin, $0.count) }
         let t = Tables.backlinks(target.cid)
-        guard try hasTable(t) else { return [] }
+        guard try hasTable(t) else { return out }
         let prefix = KeyBytes.obj(key)
-        var out: [(UInt32, UInt32, Int64, Int64)] = []
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
             out.append((KeyBytes.readU32(k, at: 8), KeyBytes.readU32(k, at: 12), KeyBytes.readObj(k, at: 16), try Int64(valueBytes: v)))
             return true
@@ -623,8 +634,13 @@ final class ObjectTables {
             }
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
-        let (row, moved) = codec(c).encode(vals, inlineLists: inlineLists)
+        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
+        if !fresh {
+            // The links to the object that its row kept stay with it.
+            let kept = try withRow(plan, key) { old in try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } } }
+            if let kept, !kept.isEmpty { row = RowCodec.appendingBacklinks(row, kept) }
+        }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = plan.outOfRowTable
         if !fresh, try hasTable(vt) {
@@ -749,17 +765,50 @@ final class ObjectTables {
         return found ? .some(old) : nil
     }
 
-    /// `fresh`: the origin is new, so the entry does not exist yet and is put without a read.
+    /// Changes by `delta` how many times `from` links to `target` through `p` (the entry goes at
+    /// 0). The entry lives in the target's row when it has room (`CompactRow`), else in
+    /// `fief/b`, where an old file's entries stay too. `fresh`: the origin is new, so no entry
+    /// exists yet and `fief/b` is not read.
     private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64,
                                 fresh: Bool = false) throws {
         guard let tname = p.target, let tc = schema.classes[tname] else { return }
         if BrokenObjectLayer.on(.skipBacklink) && p.list && delta > 0 { return }
-        let t = plan(tc).backlinksTable
-        let w = try ensureTable(t, value: .int64)
+        let tplan = plan(tc)
+        let t = tplan.backlinksTable
         let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
-        let cur = fresh ? 0 : try w.get(table: t, key: k).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 0
-        let next = cur + delta
-        if next <= 0 { try w.delete(table: t, key: k) } else { try w.put(table: t, key: k, value: next.valueBytes) }
+        if !fresh, try hasTable(t), let w = writer, let cur = try w.get(table: t, key: k) {
+            let next = try cur.withUnsafeBytes { try Int64(valueBytes: $0) } + delta
+            if next <= 0 { try w.delete(table: t, key: k) } else { try w.put(table: t, key: k, value: next.valueBytes) }
+            return
+        }
+        let entry = CompactRow.Backlink(cid: origin.cid, pid: p.pid, origin: from, count: delta)
+        if try adjustBacklinkInRow(tplan, target, entry) { return }
+        guard delta > 0 else { return }
+        try ensureTable(t, value: .int64).put(table: t, key: k, value: delta.valueBytes)
+    }
+
+    /// Adds `change.count` to the entry for `change`'s origin in the row of `target`; false,
+    /// changing nothing, when there is no compact row or the entry does not fit in it.
+    private func adjustBacklinkInRow(_ plan: ClassPlan, _ target: Int64, _ change: CompactRow.Backlink) throws -> Bool {
+        guard !plan.legacyRows, try withRow(plan, target, { $0.map { CompactRow.header($0) != nil } }) == true else { return false }
+        return try withHotCluster(plan, target) { rows, slot in
+            let new = try rows.withRow(slot: slot) { row -> [UInt8]?? in
+                guard let row else { return nil }
+                var entries = try decodeGuarded { try plan.codec.backlinks(row) }
+                if let i = entries.firstIndex(where: { $0.sameSource(change) }) {
+                    entries[i].count += change.count
+                    if entries[i].count <= 0 { entries.remove(at: i) }
+                } else {
+                    guard change.count > 0 else { return .some(nil) }
+                    entries.insert(change, at: entries.firstIndex { change.precedes($0) } ?? entries.count)
+                }
+                guard let bytes = CompactRow.encode(entries) else { return nil }
+                return try decodeGuarded { try plan.codec.replacingBacklinks(row, with: bytes) }
+            }
+            guard let new else { return false }
+            if let new { rows.put(slot: slot, new) }
+            return true
+        }
     }
 
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
@@ -884,8 +933,8 @@ final class ObjectTables {
             }
             var seen = Set<Int64>()
             for t in targets where seen.insert(t).inserted {
-                let k = KeyBytes.backlink(target: t, originClass: c.cid, pid: p.pid, origin: key)
-                try ensureTable(Tables.backlinks(tc.cid), value: .int64).delete(table: Tables.backlinks(tc.cid), key: k)
+                // However many times it links there: the entry goes.
+                try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
                 if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) { cascade.append((tc, t)) }
             }
         }
@@ -894,9 +943,10 @@ final class ObjectTables {
         if try hasTable(vt) {
             for p in plan.stored where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
         }
-        try removeRow(plan, key)
-        // Links into this object: nullify to-one links, drop list occurrences.
+        // Links into this object (its row keeps some), read before the row goes: nullify
+        // to-one links, drop list occurrences.
         let links = try incoming(c, key)
+        try removeRow(plan, key)
         for (cid, pid, origin, _) in links {
             guard let oc = schema.byCid(cid), let op = oc.property(pid: pid), try exists(oc, origin) else { continue }
             if op.list {
@@ -909,6 +959,7 @@ final class ObjectTables {
         // Whatever the changes above left of those entries (an origin that is gone): nothing
         // adds entries under this key meanwhile, so no second scan is needed to find them.
         let bt = Tables.backlinks(c.cid)
+        guard try hasTable(bt) else { return cascade }
         for (cid, pid, origin, _) in links {
             try writer?.delete(table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
         }

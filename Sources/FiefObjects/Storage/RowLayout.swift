@@ -228,14 +228,59 @@ final class RowCodec {
         }
     }
 
-    /// Every slot of a row, checked whole: a compact row must end where its last slot does.
+    /// Every slot of a row, checked whole: a compact row must end where its last slot does, or
+    /// where the backlinks after it do (they are checked to decode too).
     func fields(_ row: UnsafeRawBufferPointer) throws -> (RowLayout, [Field]) {
         let l = try layout(of: row)
         if let (_, start) = CompactRow.header(row) {
             let found = try CompactRow.fields(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count)
-            return (l, try found.enumerated().map { try field(row, $0.element, l.widths[$0.offset]) })
+            _ = try CompactRow.backlinks(UnsafeRawBufferPointer(rebasing: row[found.backlinks]))
+            return (l, try found.slots.enumerated().map { try field(row, $0.element, l.widths[$0.offset]) })
         }
         return (l, try (0..<l.pids.count).map { try fixedField(row, layout: l, slot: $0) })
+    }
+
+    /// Where a compact row's backlinks' entries lie (empty for a fixed row, which keeps none).
+    private func backlinkRange(_ row: UnsafeRawBufferPointer) throws -> Range<Int> {
+        let l = try layout(of: row)
+        guard let (_, start) = CompactRow.header(row) else { return row.count..<row.count }
+        guard let r = CompactRow.backlinkRange(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count) else {
+            throw RowError("row's slots or backlinks do not decode")
+        }
+        return r
+    }
+
+    /// The backlinks a row keeps (`CompactRow`), in order.
+    func backlinks(_ row: UnsafeRawBufferPointer) throws -> [CompactRow.Backlink] {
+        let r = try backlinkRange(row)
+        return r.isEmpty ? [] : try CompactRow.backlinks(UnsafeRawBufferPointer(rebasing: row[r]))
+    }
+
+    /// The row's values without its backlinks: what a change set compares (a link to an
+    /// object is not a change of the object).
+    func withoutBacklinks(_ row: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        let r = try backlinkRange(row)
+        guard !r.isEmpty else { return row }
+        return UnsafeRawBufferPointer(rebasing: row[..<(r.lowerBound - CompactRow.lebCount(r.count))])
+    }
+
+    /// The bytes of a compact row's backlinks' entries (empty when it keeps none).
+    func backlinkBytes(_ row: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: row[try backlinkRange(row)])
+    }
+
+    /// A compact row with `entries` (`CompactRow.encode`) as its backlinks in place of those it
+    /// kept.
+    func replacingBacklinks(_ row: UnsafeRawBufferPointer, with entries: some Collection<UInt8>) throws -> [UInt8] {
+        RowCodec.appendingBacklinks(Array(try withoutBacklinks(row)), entries)
+    }
+
+    /// `row` (without backlinks) followed by `entries` as its backlinks.
+    static func appendingBacklinks(_ row: [UInt8], _ entries: some Collection<UInt8>) -> [UInt8] {
+        guard !entries.isEmpty else { return row }
+        var w = CompactRow.Writer()
+        w.leb(entries.count)
+        return row + w.bytes + entries
     }
 
     /// A list slot's 8 bytes in a fixed row hold its element count (the elements are in

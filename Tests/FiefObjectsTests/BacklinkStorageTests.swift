@@ -1,0 +1,80 @@
+import XCTest
+import Engine
+@testable import FiefObjects
+
+/// A target's row keeps the links that point at it (`CompactRow`): a dog knows its owner with
+/// no `fief/b` cell. A target linked from more origins than its row has room for keeps the rest
+/// in `fief/b`; every entry is in one place, deletes clear both, `check()` sees both, and a
+/// file written back in an old format (whose rows keep none) moves them to `fief/b` and back.
+final class BacklinkStorageTests: XCTestCase {
+    func backlinkCells(_ store: ObjectStore) throws -> Int {
+        try store.database.read { tx in
+            var n = 0
+            for t in try tx.tableNames() where t.hasPrefix("fief/b/") { n += try tx.count(table: t) }
+            return n
+        }
+    }
+
+    func testRowsKeepTheirBacklinksAndAPopularTargetSpillsToTheTable() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let shared = Dog()
+        shared.name = "shared"
+        try ctx.write {
+            for i in 0..<100 {
+                let p = Person()
+                p.id = Int64(i)
+                let own = Dog()
+                own.name = "own \(i)"
+                p.dogs.append(own)
+                p.dogs.append(shared)
+                if i % 10 == 0 { p.dogs.append(shared) }
+                try ctx.add(p)
+            }
+        }
+        XCTAssertTrue(try store.check().isSound)
+        // 100 dogs of one owner each keep it in their rows; the shared dog's 100 owners take
+        // more room than a row gives, so some are in fief/b, and none is in both.
+        let cells = try backlinkCells(store)
+        XCTAssertGreaterThan(cells, 0, "the shared dog's owners past its row's room")
+        XCTAssertLessThan(cells, 100, "the shared dog keeps some owners in its row, the others none in fief/b")
+        XCTAssertEqual(Set(shared.owners.map(\.id)), Set((0..<100).map(Int64.init)))
+        XCTAssertEqual(shared.owners.count, 100)
+        // A row written again (a longer name) keeps its backlinks.
+        try ctx.write {
+            for d in try ctx.objects(Dog.self).filter("name BEGINSWITH %@", "own").objects() { d.name += " renamed" }
+        }
+        for d in try ctx.objects(Dog.self).filter("name BEGINSWITH %@", "own").objects() {
+            XCTAssertEqual(d.owners.map(\.id), [Int64(d.name.dropFirst(4).dropLast(8))!])
+        }
+        XCTAssertTrue(try store.check().isSound)
+        XCTAssertEqual(try ctx.objects(Dog.self).filter("ANY owners.id == %@", Int64(7)).count, 2)
+
+        // A person gone (its dogs cascading, the shared one too, by rule): every entry to it goes.
+        try ctx.write {
+            for i in stride(from: 1, to: 100, by: 3) {
+                let p = try ctx.object(ofType: Person.self, forPrimaryKey: Int64(i))!
+                p.dogs.remove(at: 1)
+                if i % 10 == 0 { p.dogs.remove(at: 1) }
+            }
+            try ctx.delete(try ctx.object(ofType: Person.self, forPrimaryKey: Int64(0))!)
+        }
+        let report = try store.check()
+        XCTAssertTrue(report.isSound, "\(report)")
+        XCTAssertEqual(ctx.objects(Dog.self).count, 99, "person 0's own dog and the shared dog went with it")
+
+        // Written back in format 1 and 2 (rows without backlinks) and converted again: the same
+        // answers, checked clean each time.
+        let answers = { (c: ObjectContext) in try c.objects(Dog.self).objects().map { "\($0.name) \($0.owners.map(\.id))" } }
+        let before = try answers(ctx)
+        for old in [Int64(1), 2] {
+            try FormatConversion.downgrade(store.database, path: dir.file("zoo.fief"), to: old)
+            XCTAssertEqual(try FormatConversion.format(store.database), old)
+            let reopened = try openZoo(dir)
+            XCTAssertEqual(try FormatConversion.format(reopened.database), FormatConversion.current)
+            XCTAssertTrue(try reopened.check().isSound, "after format \(old)")
+            XCTAssertEqual(try answers(reopened.context()), before, "after format \(old)")
+        }
+    }
+}
