@@ -234,9 +234,9 @@ public final class ObjectContext {
     /// `ObjectValue` between; nil sends the caller down `readValue` (no row at hand, a null,
     /// a layout that stores it otherwise).
     @inline(__always)
-    func storedInt(_ obj: Object, _ access: PropertyAccess) -> Int64? {
+    func storedInt(_ obj: Object, _ key: Int64, _ access: PropertyAccess) -> Int64? {
         guard let row = obj.row(at: rowStamp) else { return nil }
-        return access.storedInt(row)
+        return access.storedInt(row, key: key)
     }
 
     /// As `storedInt`, for a string kept in the row.

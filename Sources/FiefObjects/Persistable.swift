@@ -81,7 +81,7 @@ extension Bool: _PersistableScalar {
 public protocol _PersistableInteger: _PersistableScalar, FixedWidthInteger {}
 extension _PersistableInteger {
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self {
-        if let v = ref.ctx.storedInt(obj, p), let x = Self(exactly: v) { return x }
+        if let v = ref.ctx.storedInt(obj, ref.key, p), let x = Self(exactly: v) { return x }
         return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
     }
     public init?(_stored v: ObjectValue) {

@@ -23,13 +23,13 @@ public final class PropertyAccess {
         self.plan = plan
     }
 
-    /// The property's integer in `row`, when it is a compact row that holds one; nil sends the
-    /// caller down the general read (a null, another layout's answer, a fixed row, a damaged
-    /// row, which the general read reports).
+    /// The property's integer in `row` (of the object `key`), when it is a compact row that
+    /// holds one; nil sends the caller down the general read (a null, another layout's answer,
+    /// a fixed row, a damaged row, which the general read reports).
     @inline(__always)
-    func storedInt(_ row: UnsafeRawBufferPointer) -> Int64? {
+    func storedInt(_ row: UnsafeRawBufferPointer, key: Int64) -> Int64? {
         guard let f = field(row, as: .int), f.serial != 0 else { return nil }
-        return CompactRow.int(row, at: f.offset, bytes: f.count)
+        return CompactRow.int(row, f, key: key)
     }
 
     /// The property's string in `row`, when the row keeps it in itself; nil as above (and for

@@ -37,14 +37,18 @@ final class CompactRowTests: XCTestCase {
         }
     }
 
-    /// Random values of every property, the lists either kept in the row or counted only.
-    static func randomRow(_ codec: RowCodec, _ c: ClassSchema, _ rng: inout SeededRandom) -> (values: [UInt32: ObjectValue], lists: [UInt32: [UInt8]]) {
+    /// Random values of every property, the lists either kept in the row or counted only;
+    /// some integers and links are the object's own `key`.
+    static func randomRow(_ codec: RowCodec, _ c: ClassSchema, key: Int64, _ rng: inout SeededRandom)
+        -> (values: [UInt32: ObjectValue], lists: [UInt32: [UInt8]]) {
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [UInt8]] = [:]
         for p in c.storedProperties {
             if p.list {
                 let items: [ObjectValue] = (0..<Int.random(in: 0...40, using: &rng)).map { _ in p.kind == .object ? .link(Int64.random(in: 0...999, using: &rng)) : .int(Int64.random(in: -9...9, using: &rng)) }
                 values[p.pid] = .int(Int64(items.count))
                 if let b = RowCodec.inlineBytes(items) { lists[p.pid] = b }
+            } else if Int.random(in: 0..<4, using: &rng) == 0, p.kind.isInteger || p.kind == .object {
+                values[p.pid] = p.kind == .object ? .link(key) : .int(key)
             } else {
                 values[p.pid] = randomValue(p.kind, &rng)
             }
@@ -57,36 +61,38 @@ final class CompactRowTests: XCTestCase {
         let codec = RowCodec(c)
         var rng = SeededRandom(seed: 3)
         for round in 0..<500 {
-            let (values, lists) = CompactRowTests.randomRow(codec, c, &rng)
-            let (row, moved) = codec.encode(values, inlineLists: lists)
+            let key = Int64.random(in: -5...5_000_000, using: &rng)
+            let (values, lists) = CompactRowTests.randomRow(codec, c, key: key, &rng)
+            let (row, moved) = codec.encode(values, inlineLists: lists, key: key)
             XCTAssertEqual(row[0], CompactRow.tag)
             try row.withUnsafeBytes { r in
-                XCTAssertNoThrow(try codec.fields(r), "round \(round)")
+                XCTAssertNoThrow(try codec.fields(r, key: key), "round \(round)")
                 for p in c.storedProperties {
-                    let got = try codec.value(r, pid: p.pid, outOfRow: { moved[p.pid] })
+                    let got = try codec.value(r, pid: p.pid, key: key, outOfRow: { moved[p.pid] })
                     XCTAssertEqual(got, values[p.pid] ?? .null, "round \(round) \(p.name)")
                 }
                 XCTAssertEqual(try codec.inlineLists(r), lists, "round \(round)")
-                let fixed = try codec.transcode(r, compact: false)
+                let fixed = try codec.transcode(r, compact: false, key: key)
                 XCTAssertEqual(fixed[0], RowLayout.tag)
                 let back = try fixed.withUnsafeBytes { f in
                     for p in c.storedProperties {
-                        XCTAssertEqual(try codec.value(f, pid: p.pid, outOfRow: { moved[p.pid] }), values[p.pid] ?? .null, "round \(round) fixed \(p.name)")
+                        let got = try codec.value(f, pid: p.pid, key: key, outOfRow: { moved[p.pid] })
+                        XCTAssertEqual(got, values[p.pid] ?? .null, "round \(round) fixed \(p.name)")
                     }
-                    return try codec.transcode(f, compact: true)
+                    return try codec.transcode(f, compact: true, key: key)
                 }
                 XCTAssertEqual(back, row, "round \(round): compact → fixed → compact changed the row")
             }
         }
     }
 
-    func testIntegersTakeTheFewestBytes() {
+    func testIntegersTakeTheFewestBytes() throws {
         let cases: [(Int64, Int)] = [(0, 0), (1, 1), (-1, 1), (127, 1), (-128, 1), (128, 2), (-129, 2), (32_767, 2), (32_768, 3),
                                      (200_000, 3), (1 << 31 - 1, 4), (1 << 31, 5), (.max, 8), (.min, 8)]
         for (v, n) in cases {
             XCTAssertEqual(CompactRow.width(v), n, "\(v)")
             var w = CompactRow.Writer(layoutID: 0, capacity: 16)
-            w.int(v)
+            w.int(v, key: v == 0 ? 1 : 0)
             w.bytes.withUnsafeBytes { XCTAssertEqual(CompactRow.int($0, at: 3, bytes: n), v, "\(v)") }
         }
         // A bench person: id, a 6-byte name, an age, a 3-byte city, no dogs.
@@ -96,8 +102,11 @@ final class CompactRowTests: XCTestCase {
         c.assignPids()
         let codec = RowCodec(c)
         let pids = c.storedProperties.map(\.pid)
-        let row = codec.encode([pids[0]: .int(123_456), pids[1]: .string("p12345"), pids[2]: .int(42), pids[3]: .string("c17"), pids[4]: .int(0)]).row
-        XCTAssertEqual(row.count, 2 + 4 + 7 + 2 + 4 + 1, "tag, layout, then each slot's serial and bytes")
+        let values: [UInt32: ObjectValue] = [pids[0]: .int(123_456), pids[1]: .string("p12345"), pids[2]: .int(42), pids[3]: .string("c17"),
+                                             pids[4]: .int(0)]
+        let row = codec.encode(values, key: 123_456).row
+        XCTAssertEqual(row.count, 2 + 1 + 7 + 2 + 4 + 1, "tag, layout, then each slot's serial and bytes; the key is not repeated")
+        try row.withUnsafeBytes { r in XCTAssertEqual(try codec.value(r, pid: pids[0], key: 123_456, outOfRow: { nil }), .int(123_456)) }
     }
 
     func testAPatchHappensInPlaceOnlyWhenTheBytesFit() throws {
@@ -105,20 +114,22 @@ final class CompactRowTests: XCTestCase {
         let codec = RowCodec(c)
         let intPid = c.storedProperties.first { $0.kind == .int && !$0.list }!.pid
         let boolPid = c.storedProperties.first { $0.kind == .bool }!.pid
-        var row = codec.encode([intPid: .int(39), boolPid: .bool(false)]).row
+        let key: Int64 = 7
+        var row = codec.encode([intPid: .int(39), boolPid: .bool(false)], key: key).row
         let before = row.count
         try row.withUnsafeMutableBytes { r in
-            XCTAssertEqual(try codec.patch(r, pid: intPid, .int(40)), .int(39))
-            XCTAssertEqual(try codec.patch(r, pid: boolPid, .bool(true)), .bool(false))
-            XCTAssertNil(try codec.patch(r, pid: intPid, .int(400)), "two bytes do not fit in one")
-            XCTAssertNil(try codec.patch(r, pid: intPid, .null), "a null takes no bytes")
-            XCTAssertEqual(try codec.patch(r, pid: intPid, .int(40)), .int(40), "the same value changes nothing")
+            XCTAssertEqual(try codec.patch(r, pid: intPid, .int(40), key: key), .int(39))
+            XCTAssertEqual(try codec.patch(r, pid: boolPid, .bool(true), key: key), .bool(false))
+            XCTAssertNil(try codec.patch(r, pid: intPid, .int(400), key: key), "two bytes do not fit in one")
+            XCTAssertNil(try codec.patch(r, pid: intPid, .null, key: key), "a null takes no bytes")
+            XCTAssertNil(try codec.patch(r, pid: intPid, .int(key), key: key), "the key takes no bytes")
+            XCTAssertEqual(try codec.patch(r, pid: intPid, .int(40), key: key), .int(40), "the same value changes nothing")
         }
         XCTAssertEqual(row.count, before)
         try row.withUnsafeBytes { r in
-            XCTAssertEqual(try codec.value(r, pid: intPid, outOfRow: { nil }), .int(40))
-            XCTAssertEqual(try codec.value(r, pid: boolPid, outOfRow: { nil }), .bool(true))
-            XCTAssertNoThrow(try codec.fields(r))
+            XCTAssertEqual(try codec.value(r, pid: intPid, key: key, outOfRow: { nil }), .int(40))
+            XCTAssertEqual(try codec.value(r, pid: boolPid, key: key, outOfRow: { nil }), .bool(true))
+            XCTAssertNoThrow(try codec.fields(r, key: key))
         }
     }
 
@@ -128,8 +139,8 @@ final class CompactRowTests: XCTestCase {
         var rng = SeededRandom(seed: 5)
         var caught = 0
         for _ in 0..<300 {
-            let (values, lists) = CompactRowTests.randomRow(codec, c, &rng)
-            let row = codec.encode(values, inlineLists: lists).row
+            let (values, lists) = CompactRowTests.randomRow(codec, c, key: 3, &rng)
+            let row = codec.encode(values, inlineLists: lists, key: 3).row
             var damaged = row
             if Bool.random(using: &rng) {
                 damaged.removeLast(Int.random(in: 1...max(1, row.count - 1), using: &rng))
@@ -138,9 +149,9 @@ final class CompactRowTests: XCTestCase {
             }
             damaged.withUnsafeBytes { r in
                 // Every read either answers or throws; the whole-row check catches a cut.
-                do { _ = try codec.fields(r) } catch { caught += 1 }
+                do { _ = try codec.fields(r, key: 3) } catch { caught += 1 }
                 for p in c.storedProperties {
-                    _ = try? codec.value(r, pid: p.pid, outOfRow: { nil })
+                    _ = try? codec.value(r, pid: p.pid, key: 3, outOfRow: { nil })
                     if p.list { _ = try? codec.inlineList(r, pid: p.pid) }
                 }
             }
@@ -148,7 +159,7 @@ final class CompactRowTests: XCTestCase {
         XCTAssertGreaterThan(caught, 150, "most damage is seen by the whole-row check")
         for n in 0..<12 {
             let bytes = [CompactRow.tag] + [UInt8](repeating: 0xFF, count: n)
-            try bytes.withUnsafeBytes { r in XCTAssertThrowsError(try codec.fields(r)) }
+            try bytes.withUnsafeBytes { r in XCTAssertThrowsError(try codec.fields(r, key: 3)) }
         }
     }
 }

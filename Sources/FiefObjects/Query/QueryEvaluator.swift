@@ -325,7 +325,7 @@ struct QueryEvaluator {
             var worst: Int64?
             try scan(c, matching: predicate) { k, row in
                 defer { i += 1 }
-                if let column, let w = worst, let x = column.storedInt(row), ascending ? x > w : x < w { return true }
+                if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w { return true }
                 let first = try keys.value(0, k, row: row)
                 if top.mightTake(first: first) {
                     top.offer(try keys.ranked(i, k, row: row, first: first))

@@ -150,7 +150,7 @@ final class RowConjunction {
                     continue
                 }
                 let t = terms[i]
-                if !t.op.holds(CompactRow.int(row, at: f.offset, bytes: f.count), t.value) { return false }
+                if !t.op.holds(CompactRow.int(row, f, key: key), t.value) { return false }
             case .bytes:
                 guard let f = CompactRow.locate(row, from: start, widths: widths, slot: p.slot), f.serial & 1 == 1,
                       let r = row.baseAddress else {
@@ -185,7 +185,7 @@ final class RowConjunction {
     private func slowMatch(_ i: Int, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ s: Int, _ codec: RowCodec,
                            _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
         let c = comparisons[i]
-        let x = try codec.value(row, layout: l, slot: s, outOfRow: { try src.get(key, c.pid) })
+        let x = try codec.value(row, layout: l, slot: s, key: key, outOfRow: { try src.get(key, c.pid) })
         return QueryEvaluator.compare(x, c.op, c.value, c.options)
     }
 }

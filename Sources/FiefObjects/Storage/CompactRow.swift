@@ -5,7 +5,8 @@
 ///
 /// Serial 0 is a null in every kind. Otherwise, by the slot's `RowLayout.Width`:
 /// - integers and links: 1 + n, then the value in n ∈ 0…8 bytes, little-endian two's
-///   complement (an age takes 1 byte, a key below 2^23 takes 3, a zero none);
+///   complement (an age takes 1 byte, a key below 2^23 takes 3, a zero none); 10, no bytes:
+///   the value is the object's own key (an integer primary key always is);
 /// - bool: 1 false, 2 true, no bytes;
 /// - float, double, date, UUID: 1, then 4, 8, 8 or 16 bytes;
 /// - string and data: 2·len + 1, then the len bytes; 2·len + 2 when they are in `fief/v/<cid>`;
@@ -26,6 +27,9 @@
 /// on every integer and string, whatever its value; a bench person took 60 bytes, and takes 25.
 enum CompactRow {
     static let tag: UInt8 = 3
+
+    /// The serial of an integer equal to the object's key, which the row does not repeat.
+    static let ownKey = 10
 
     /// Where one slot's value lies in a row: its serial, and its bytes' offset and count.
     struct Field {
@@ -86,7 +90,7 @@ enum CompactRow {
     @inline(__always)
     static func size(_ w: RowLayout.Width, _ s: Int) -> Int {
         switch w {
-        case .int: return s <= 9 ? max(0, s - 1) : -1
+        case .int: return s <= 9 ? max(0, s - 1) : s == ownKey ? 0 : -1
         case .bool: return s <= 2 ? 0 : -1
         case .fixed4: return s == 0 ? 0 : s == 1 ? 4 : -1
         case .fixed8: return s == 0 ? 0 : s == 1 ? 8 : -1
@@ -202,6 +206,12 @@ enum CompactRow {
         return w.bytes
     }
 
+    /// The integer of an `int` slot's field: its bytes, or the object's `key`.
+    @inline(__always)
+    static func int(_ row: UnsafeRawBufferPointer, _ f: Field, key: Int64) -> Int64 {
+        f.serial == ownKey ? key : int(row, at: f.offset, bytes: f.count)
+    }
+
     /// The integer of `n` bytes at `o` (two's complement, sign-extended).
     @inline(__always)
     static func int(_ row: UnsafeRawBufferPointer, at o: Int, bytes n: Int) -> Int64 {
@@ -252,7 +262,12 @@ enum CompactRow {
 
         mutating func null() { bytes.append(0) }
 
-        mutating func int(_ v: Int64) {
+        /// `key`: the object's own key (the value is then not written again).
+        mutating func int(_ v: Int64, key: Int64) {
+            if v == key {
+                bytes.append(UInt8(CompactRow.ownKey))
+                return
+            }
             let n = CompactRow.width(v)
             bytes.append(UInt8(1 + n))
             for i in 0..<n { bytes.append(UInt8(truncatingIfNeeded: v >> Int64(8 * i))) }

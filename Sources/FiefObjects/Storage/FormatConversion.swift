@@ -25,7 +25,8 @@ package enum FormatConversion {
                 guard try tx.tableInfo(rows) != nil else { continue }
                 // Ascending keys: each cluster fills, is written once, and leaves memory.
                 try tx.scan(table: rows) { k, v in
-                    try t.putRowBytes(plan, KeyBytes.readObj(k, at: 0), try t.decodeGuarded { try plan.codec.transcode(v, compact: true) })
+                    let key = KeyBytes.readObj(k, at: 0)
+                    try t.putRowBytes(plan, key, try t.decodeGuarded { try plan.codec.transcode(v, compact: true, key: key) })
                     return true
                 }
                 try tx.dropTable(rows)
@@ -58,8 +59,8 @@ package enum FormatConversion {
                 try t.tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
                     guard let v else { return }
                     try t.decodeGuarded {
-                        _ = try ClusterView(v, shift: shift).forEach { slot, row in
-                            rows.put(slot: slot, try plan.codec.transcode(row, compact: compact))
+                        _ = try ClusterView(v, shift: shift).forEachObject(number: n) { key, row in
+                            rows.put(slot: Int(key - n << shift), try plan.codec.transcode(row, compact: compact, key: key))
                             return true
                         }
                     }
@@ -106,7 +107,7 @@ extension FormatConversion {
                 }
                 var rows: [(Int64, [UInt8])] = []
                 try t.keys(c) { k, row in
-                    rows.append((k, try t.decodeGuarded { try plan.codec.transcode(row, compact: false) }))
+                    rows.append((k, try t.decodeGuarded { try plan.codec.transcode(row, compact: false, key: k) }))
                     return true
                 }
                 try tx.createTable(Tables.objects(c.cid), keyKind: .int64, valueKind: .bytes)

@@ -322,7 +322,7 @@ final class ObjectTables {
 
     /// The value of `pid` in a row, nil when the row's layout predates the property.
     func value(_ plan: ClassPlan, _ key: Int64, pid: UInt32, row: UnsafeRawBufferPointer) throws -> ObjectValue? {
-        try plan.codec.value(row, pid: pid, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) })
+        try plan.codec.value(row, pid: pid, key: key, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) })
     }
 
     static func defaultValue(_ p: Property) -> ObjectValue {
@@ -362,7 +362,7 @@ final class ObjectTables {
     func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
-            _ = try decodeGuarded { try plan(c).codec.fields(row) }
+            _ = try decodeGuarded { try plan(c).codec.fields(row, key: key) }
             var out: [UInt32: ObjectValue] = [:]
             for p in plan(c).stored { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
             return out
@@ -634,7 +634,7 @@ final class ObjectTables {
             }
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
-        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists)
+        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh {
             // The links to the object that its row kept stay with it.
@@ -748,7 +748,7 @@ final class ObjectTables {
         if let hot = plan.clusters.hot[number] {
             hotChanges &+= 1
             found = try hot.mutateRow(slot: slot) { row in
-                old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v) }
+                old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v, key: key) }
             }
         } else {
             _ = try number.withKeyBytes { k in
@@ -757,7 +757,7 @@ final class ObjectTables {
                         let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
                         guard let i = view.index(ofSlot: slot) else { return }
                         found = true
-                        old = try plan.codec.patch(UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v)
+                        old = try plan.codec.patch(UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v, key: key)
                     }
                 }
             }

@@ -127,14 +127,16 @@ final class RowCodec {
 
     /// The value of `pid` in a row, or nil when the row's layout predates the property
     /// (the caller then uses the property's default). Out-of-row bytes come from `outOfRow`.
-    func value(_ row: UnsafeRawBufferPointer, pid: UInt32, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue? {
+    /// `key` is the object's (a compact row does not repeat a value equal to it).
+    func value(_ row: UnsafeRawBufferPointer, pid: UInt32, key: Int64, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue? {
         let l = try layout(of: row)
         guard let s = l.slot(of: pid) else { return nil }
-        return try value(row, layout: l, slot: s, outOfRow: outOfRow)
+        return try value(row, layout: l, slot: s, key: key, outOfRow: outOfRow)
     }
 
-    func value(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
-        switch try field(row, layout: l, slot: s) {
+    func value(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, key: Int64,
+               outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
+        switch try field(row, layout: l, slot: s, key: key) {
         case .null: return .null
         case .int(let i): return l.kinds[s] == .object ? .link(i) : .int(i)
         case .bool(let b): return .bool(b)
@@ -176,21 +178,21 @@ final class RowCodec {
         case inlineList(Int64, UnsafeRawBufferPointer)
     }
 
-    func field(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int) throws -> Field {
+    func field(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, key: Int64) throws -> Field {
         if let (_, start) = CompactRow.header(row) {
             guard let f = CompactRow.locate(row, from: start, widths: l.widths.baseAddress!, slot: s) else {
                 throw RowError("row ends inside slot \(s), or the slot's serial is not one of its kind")
             }
-            return try field(row, f, l.widths[s])
+            return try field(row, f, l.widths[s], key: key)
         }
         return try fixedField(row, layout: l, slot: s)
     }
 
-    private func field(_ row: UnsafeRawBufferPointer, _ f: CompactRow.Field, _ w: RowLayout.Width) throws -> Field {
+    private func field(_ row: UnsafeRawBufferPointer, _ f: CompactRow.Field, _ w: RowLayout.Width, key: Int64) throws -> Field {
         if f.serial == 0 { return .null }
         let bytes = UnsafeRawBufferPointer(rebasing: row[f.offset..<(f.offset + f.count)])
         switch w {
-        case .int: return .int(CompactRow.int(row, at: f.offset, bytes: f.count))
+        case .int: return .int(CompactRow.int(row, f, key: key))
         case .bool: return .bool(f.serial == 2)
         case .fixed4, .fixed8, .fixed16: return .raw(bytes)
         case .bytes: return f.serial & 1 == 1 ? .bytes(bytes) : .outOfRow((f.serial - 2) >> 1)
@@ -230,12 +232,12 @@ final class RowCodec {
 
     /// Every slot of a row, checked whole: a compact row must end where its last slot does, or
     /// where the backlinks after it do (they are checked to decode too).
-    func fields(_ row: UnsafeRawBufferPointer) throws -> (RowLayout, [Field]) {
+    func fields(_ row: UnsafeRawBufferPointer, key: Int64) throws -> (RowLayout, [Field]) {
         let l = try layout(of: row)
         if let (_, start) = CompactRow.header(row) {
             let found = try CompactRow.fields(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count)
             _ = try CompactRow.backlinks(UnsafeRawBufferPointer(rebasing: row[found.backlinks]))
-            return (l, try found.slots.enumerated().map { try field(row, $0.element, l.widths[$0.offset]) })
+            return (l, try found.slots.enumerated().map { try field(row, $0.element, l.widths[$0.offset], key: key) })
         }
         return (l, try (0..<l.pids.count).map { try fixedField(row, layout: l, slot: $0) })
     }
@@ -306,7 +308,7 @@ final class RowCodec {
     /// The elements of list `pid` kept in the row, nil when the row keeps only its count.
     func inlineList(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> UnsafeRawBufferPointer? {
         try withLayout(of: row) { l in
-            guard let s = l.slot(of: pid), l.lists[s], case .inlineList(_, let b) = try field(row, layout: l, slot: s) else { return nil }
+            guard let s = l.slot(of: pid), l.lists[s], case .inlineList(_, let b) = try field(row, layout: l, slot: s, key: 0) else { return nil }
             return b
         }
     }
@@ -316,7 +318,7 @@ final class RowCodec {
         let l = try layout(of: row)
         var out: [UInt32: [UInt8]] = [:]
         for (s, pid) in l.pids.enumerated() where l.lists[s] {
-            if case .inlineList(_, let b) = try field(row, layout: l, slot: s) { out[pid] = Array(b) }
+            if case .inlineList(_, let b) = try field(row, layout: l, slot: s, key: 0) { out[pid] = Array(b) }
         }
         return out
     }
@@ -325,7 +327,7 @@ final class RowCodec {
     /// it. `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`); a
     /// list's value is its count. Every insert and re-encoded row comes here: strings are
     /// copied from their UTF-8 storage without an array between.
-    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:]) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
+    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:], key: Int64) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
         let l = current
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
@@ -354,7 +356,7 @@ final class RowCodec {
             case .null: w.null()
             case .int(let n) where l.lists[s]:
                 if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
-            case .int(let i), .link(let i): w.int(i)
+            case .int(let i), .link(let i): w.int(i, key: key)
             case .bool(let b): w.bool(b)
             case .float(let f): w.raw(withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) })
             case .double(let d): w.raw64(d.bitPattern)
@@ -382,14 +384,14 @@ final class RowCodec {
     /// A row written again in the other encoding, slot for slot, its layout kept: values out
     /// of the row stay out, lists kept in it stay in. `compact` false writes the fixed row of
     /// formats 1 and 2 (only the torture suite's write-back of an old format does).
-    func transcode(_ row: UnsafeRawBufferPointer, compact: Bool) throws -> [UInt8] {
-        let (l, fields) = try fields(row)
+    func transcode(_ row: UnsafeRawBufferPointer, compact: Bool, key: Int64) throws -> [UInt8] {
+        let (l, fields) = try fields(row, key: key)
         if compact {
             var w = CompactRow.Writer(layoutID: l.id, capacity: row.count)
             for f in fields {
                 switch f {
                 case .null: w.null()
-                case .int(let i): w.int(i)
+                case .int(let i): w.int(i, key: key)
                 case .bool(let b): w.bool(b)
                 case .raw(let b): w.raw(b)
                 case .bytes(let b): w.bytes(b, count: b.count)
@@ -433,18 +435,18 @@ final class RowCodec {
     /// (an age of 40 for one of 39); returns the value it held. Nil, changing nothing,
     /// otherwise: the caller encodes the row again. The bytes are not touched when `v` is the
     /// value already there.
-    func patch(_ row: UnsafeMutableRawBufferPointer, pid: UInt32, _ v: ObjectValue) throws -> ObjectValue? {
+    func patch(_ row: UnsafeMutableRawBufferPointer, pid: UInt32, _ v: ObjectValue, key: Int64) throws -> ObjectValue? {
         let r = UnsafeRawBufferPointer(row)
         let l = try layout(of: r)
         guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength,
               let (_, start) = CompactRow.header(r) else { return nil }
-        let old = try value(r, layout: l, slot: s, outOfRow: { nil })
+        let old = try value(r, layout: l, slot: s, key: key, outOfRow: { nil })
         if old == v, !(old.numeric?.isNaN ?? false) { return old }
         guard let f = CompactRow.locate(r, from: start, widths: l.widths.baseAddress!, slot: s) else { return nil }
         var w = CompactRow.Writer(layoutID: 0, capacity: 20)
         switch v {
         case .null: w.null()
-        case .int(let i), .link(let i): w.int(i)
+        case .int(let i), .link(let i): w.int(i, key: key)
         case .bool(let b): w.bool(b)
         case .float(let x): w.raw(withUnsafeBytes(of: x.bitPattern.littleEndian) { Array($0) })
         case .double(let d): w.raw64(d.bitPattern)

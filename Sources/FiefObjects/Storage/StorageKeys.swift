@@ -98,18 +98,18 @@ enum KeyBytes {
     }
 }
 
-/// A self-describing value encoding (kind byte, then payload), for list elements and `fief/meta`.
+/// A self-describing value encoding (kind byte, then payload), for list elements.
 enum TaggedValue {
     static func encode(_ v: ObjectValue, into out: inout [UInt8]) {
         switch v {
         case .null: out.append(0)
         case .bool(let b): out.append(b ? 2 : 1)
-        case .int(let i): out.append(3); append64(&out, UInt64(bitPattern: i))
+        case .int(let i): appendInteger(&out, i, tag: 3, short: 11)
         case .float(let f): out.append(4); append64(&out, UInt64(f.bitPattern))
         case .double(let d): out.append(5); append64(&out, d.bitPattern)
         case .date(let d): out.append(6); append64(&out, d.timeIntervalSinceReferenceDate.bitPattern)
         case .uuid(let u): out.append(7); withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
-        case .link(let k): out.append(8); append64(&out, UInt64(bitPattern: k))
+        case .link(let k): appendInteger(&out, k, tag: 8, short: 12)
         case .string(let s): out.append(9); append64(&out, UInt64(s.utf8.count)); out.append(contentsOf: s.utf8)
         case .data(let d): out.append(10); append64(&out, UInt64(d.count)); out.append(contentsOf: d)
         }
@@ -139,6 +139,10 @@ enum TaggedValue {
                 o += 16
                 out.append(.uuid(UUID(uuid: u)))
             case 8: out.append(.link(Int64(bitPattern: try u64())))
+            case 11, 12:
+                guard let z = CompactRow.leb64(b, &o) else { throw RowError("list element truncated") }
+                let v = Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+                out.append(tag == 11 ? .int(v) : .link(v))
             case 9, 10:
                 let n = Int(try u64())
                 guard n >= 0, o + n <= b.count else { throw RowError("list element truncated") }
@@ -149,6 +153,21 @@ enum TaggedValue {
             }
         }
         return out
+    }
+
+    /// An integer or link as `short` and its zigzag LEB128 when that is shorter than `tag`
+    /// and 8 bytes (a dog's key in 4 bytes, not 9).
+    private static func appendInteger(_ out: inout [UInt8], _ v: Int64, tag: UInt8, short: UInt8) {
+        let z = UInt64(bitPattern: (v << 1) ^ (v >> 63))
+        guard z < 1 << 49 else {
+            out.append(tag)
+            append64(&out, UInt64(bitPattern: v))
+            return
+        }
+        out.append(short)
+        var w = CompactRow.Writer()
+        w.leb64(z)
+        out.append(contentsOf: w.bytes)
     }
 
     private static func append64(_ out: inout [UInt8], _ v: UInt64) {
