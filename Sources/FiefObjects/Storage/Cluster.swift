@@ -240,9 +240,8 @@ final class ClusterRows {
 /// How many objects a class's clusters hold: as many as keep a cluster of typical rows near
 /// a quarter of a 4 KiB leaf, from 1 to 256. Chosen when the class's first cluster is written
 /// and kept for the file's life (`fief/meta` `shift/<cid>`). A leaf loaded in order is full
-/// but for the room one more cluster would need: half a cluster on average, 11 % of a leaf
-/// at this size where clusters of 1,800 bytes left 14 % (obj.file-size: persons' leaves 93 %
-/// full, not 89 %).
+/// but for the room one more cluster would need, so smaller clusters waste less of it
+/// (obj.file-size: persons' leaves 93 % full at this size, 89 % at 1,800 bytes).
 enum ClusterShift {
     static let targetBytes = 900
 
