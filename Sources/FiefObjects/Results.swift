@@ -66,6 +66,10 @@ public final class Results<T: Object>: RandomAccessCollection {
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { fetched.count }
+    // No range checks against `endIndex` on each step: on a damaged file the keys may fail
+    // after the count did, and inside `throwingReads` the scope reports that, not a trap.
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
 
     /// The number of results, counted without making their keys where that is cheaper (a
     /// class's objects, filtered or not; lists and backlinks make, and keep, their keys).

@@ -36,6 +36,12 @@ struct ClusterView {
         endsAt = ClusterView.headerSize + ClusterView.presenceSize(shift)
         rowsAt = endsAt + count * (wideEnds ? 4 : 2)
         guard rowsAt <= b.count else { throw RowError("cluster of \(b.count) bytes is shorter than its \(count) row ends") }
+        // The presence bits agree with the count, so a count from the headers alone (a class's
+        // object count) and a walk of the keys agree too: 32 bytes for 256 objects.
+        var present = 0
+        for i in 0..<ClusterView.presenceSize(shift) { present += b[ClusterView.headerSize + i].nonzeroBitCount }
+        if shift < 3 { present = (Int(b[ClusterView.headerSize]) & ((1 << (1 << shift)) - 1)).nonzeroBitCount }
+        guard present == count else { throw RowError("cluster counts \(count) objects and has \(present) presence bits") }
         bytes = b
     }
 
@@ -72,6 +78,18 @@ struct ClusterView {
         let start = i == 0 ? 0 : end(i - 1), stop = end(i)
         guard start <= stop, rowsAt + stop <= bytes.count else { throw RowError("cluster row \(i) lies outside the cluster") }
         return (rowsAt + start)..<(rowsAt + stop)
+    }
+
+    /// Throws unless every row lies inside the cluster, in order: what a walk of the cluster's
+    /// rows checks, for a count that reads no row (a count and a walk of a damaged file then
+    /// fail alike, and a caller never sees a count its keys lack).
+    func checkRowEnds() throws {
+        var last = 0
+        for i in 0..<count {
+            let e = end(i)
+            guard e >= last, rowsAt + e <= bytes.count else { throw RowError("cluster row \(i) lies outside the cluster") }
+            last = e
+        }
     }
 
     /// The row at index `i` (< count), borrowed from the cluster.

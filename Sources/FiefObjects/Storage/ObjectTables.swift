@@ -54,6 +54,10 @@ final class ObjectTables {
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
+        /// The row found last, kept while the transaction's bytes outlive it (a read): the
+        /// reads of one object come in a run (a property, then its backlinks), and the run
+        /// costs one descent.
+        @exclusivity(unchecked) var lastRow: (key: Int64, row: UnsafeRawBufferPointer)?
 
         init(_ c: ClassSchema, format: Int64, clusters: ClusterState) {
             name = c.name
@@ -200,13 +204,16 @@ final class ObjectTables {
     func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard try hasObjectsTable(plan) else { return try body(nil) }
         if plan.legacyRows { return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) } }
+        if let last = plan.lastRow, last.key == key { return try body(last.row) }
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
         return try number.withKeyBytes { k in
             try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
                 guard let v else { return try body(nil) }
-                return try body(try decodeGuarded { try ClusterView(v, shift: shift).row(slot: slot) })
+                let row = try decodeGuarded { try ClusterView(v, shift: shift).row(slot: slot) }
+                if let row, tx.lendsStableBytes { plan.lastRow = (key, row) }
+                return try body(row)
             }
         }
     }
@@ -422,6 +429,7 @@ final class ObjectTables {
         if plan.legacyRows { return try hasObjectsTable(plan) ? try tx.count(table: plan.objectsTable) : 0 }
         var n = 0
         try clusters(c) { _, v in
+            try v.checkRowEnds()
             n += v.count
             return true
         }
@@ -913,8 +921,11 @@ final class ObjectTables {
 
     /// Deletes one object; returns the cascade targets it linked to.
     private func deleteOne(_ c: ClassSchema, _ key: Int64) throws -> [(ClassSchema, Int64)] {
-        let vals = try values(c, key)
         let plan = plan(c)
+        // The object's cluster, decoded for the removal below, first: the reads of its row
+        // on the way (values, lists, backlinks) find it in memory, not by a descent each.
+        if !plan.legacyRows { _ = try withHotCluster(plan, key) { _, _ in } }
+        let vals = try values(c, key)
         var cascade: [(ClassSchema, Int64)] = []
         for (i, p) in plan.indexed.enumerated() {
             let t = plan.indexTables[i]
