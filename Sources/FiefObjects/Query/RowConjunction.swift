@@ -41,6 +41,10 @@ final class RowConjunction {
     private let terms: UnsafeMutableBufferPointer<Term>
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     private let placed: UnsafeMutableBufferPointer<Placed>
+    /// Per layout, the terms in the order a row's walk meets their slots (terms a layout
+    /// lacks first): `order[l.id * terms.count + j]` is the j-th term to test. One walk over
+    /// the serials serves every term, where a walk per term went over the first slots again.
+    private let order: UnsafeMutableBufferPointer<Int>
     /// Every layout's slot widths, back to back (`widthStarts[id]` is where layout `id`'s
     /// begin): the walk to a slot reads them from memory this conjunction owns.
     private let widths: UnsafeMutableBufferPointer<RowLayout.Width>
@@ -69,9 +73,12 @@ final class RowConjunction {
                               absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
             pool.append(contentsOf: c.utf8 ?? [])
         }
-        var placed: [Placed] = [], widths: [RowLayout.Width] = [], starts: [Int] = []
+        var placed: [Placed] = [], widths: [RowLayout.Width] = [], starts: [Int] = [], order: [Int] = []
         for l in codec.layouts {
-            for t in terms { placed.append(RowConjunction.place(t, in: l)) }
+            let these = terms.map { RowConjunction.place($0, in: l) }
+            placed += these
+            // Stable: terms on one slot keep their rank order.
+            order += these.indices.sorted { (these[$0].slot, $0) < (these[$1].slot, $1) }
             starts.append(widths.count)
             widths.append(contentsOf: l.widths)
         }
@@ -82,6 +89,8 @@ final class RowConjunction {
         layoutCount = codec.layouts.count
         self.placed = .allocate(capacity: max(1, placed.count))
         _ = self.placed.initialize(from: placed)
+        self.order = .allocate(capacity: max(1, order.count))
+        _ = self.order.initialize(from: order)
         self.widths = .allocate(capacity: max(1, widths.count))
         _ = self.widths.initialize(from: widths)
         widthStarts = starts
@@ -100,6 +109,7 @@ final class RowConjunction {
         terms.deallocate()
         bytes.deallocate()
         placed.deallocate()
+        order.deallocate()
         widths.deallocate()
     }
 
@@ -132,35 +142,71 @@ final class RowConjunction {
     }
 
     /// The test of a compact row of layout `id` (one the query was compiled for), its first
-    /// serial at `start`. A term whose slot does not read as the fast path expects (a null, a
-    /// string kept out of the row, damage) goes through `slowMatch`, which reports damage.
+    /// serial at `start`: one walk over the serials, each term tested when the walk reaches
+    /// its slot. A term whose slot does not read as the fast path expects (a null, a string
+    /// kept out of the row, damage) goes through `slowMatch`, which reports damage.
     private func test(_ row: UnsafeRawBufferPointer, layoutID id: Int, start: Int, _ codec: RowCodec,
                       _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
         let n = terms.count
         let base = placed.baseAddress! + id * n
+        let order = self.order.baseAddress! + id * n
         let widths = UnsafePointer(self.widths.baseAddress! + widthStarts[id])
-        for i in 0..<n {
+        var at = start, slot = 0
+        for j in 0..<n {
+            let i = order[j]
             let p = base[i]
-            switch p.mode {
-            case .absent:
+            if p.mode == .absent {
                 if !terms[i].absentMatches { return false }
+                continue
+            }
+            // Past the slots before this term's.
+            var damaged = false
+            while slot < p.slot {
+                let s: Int
+                if at < row.count, row[at] < 0x80 {
+                    s = Int(row[at])
+                    at += 1
+                } else {
+                    s = CompactRow.leb(row, &at)
+                }
+                let size = s < 0 ? -1 : CompactRow.size(widths[slot], s)
+                guard size >= 0, size <= row.count - at else {
+                    damaged = true
+                    break
+                }
+                at += size
+                slot += 1
+            }
+            var f: CompactRow.Field?
+            if !damaged {
+                var next = at
+                let s: Int
+                if next < row.count, row[next] < 0x80 {
+                    s = Int(row[next])
+                    next += 1
+                } else {
+                    s = CompactRow.leb(row, &next)
+                }
+                let size = s < 0 ? -1 : CompactRow.size(widths[slot], s)
+                if size >= 0, size <= row.count - next { f = CompactRow.Field(serial: s, offset: next, count: size) }
+            }
+            switch p.mode {
             case .int:
-                guard let f = CompactRow.locate(row, from: start, widths: widths, slot: p.slot), f.serial != 0 else {
+                guard let f, f.serial != 0 else {
                     if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
                 if !t.op.holds(CompactRow.int(row, f, key: key), t.value) { return false }
             case .bytes:
-                guard let f = CompactRow.locate(row, from: start, widths: widths, slot: p.slot), f.serial & 1 == 1,
-                      let r = row.baseAddress else {
+                guard let f, f.serial & 1 == 1, let r = row.baseAddress else {
                     if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }
                 let t = terms[i]
                 if !t.op.holds(UnsafeRawBufferPointer(start: r + f.offset, count: f.count),
                                UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)) { return false }
-            case .slow:
+            case .slow, .absent:
                 if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
             }
         }
