@@ -6,13 +6,13 @@ let package = Package(
     products: [
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "FiefObjects", targets: ["FiefObjects"]),
-        .executable(name: "fief", targets: ["fief"]),
+        .executable(name: "fief", targets: ["fief"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2")
     ],
     targets: [
         // The system calls and atomics Swift cannot spell: atomic loads, stores and a fence on
@@ -26,7 +26,7 @@ let package = Package(
                 "CFiefSys", "ProcFS", .product(name: "SystemPackage", package: "swift-system"),
                 // Page encryption (format 3): HMAC-SHA256 and AES-256-CTR.
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto")
             ],
             // Broken engine variants for the torture suite's self-test; never in release builds.
             swiftSettings: [.define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))]
@@ -37,7 +37,7 @@ let package = Package(
             dependencies: ["Engine"],
             swiftSettings: [
                 .swiftLanguageMode(.v6),
-                .define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug)),
+                .define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))
             ]
         ),
         // One seeded generator for the suite, FaultFS and the benchmarks: one printed seed drives all.
@@ -49,37 +49,46 @@ let package = Package(
         ),
         .target(
             name: "FaultFS",
-            dependencies: ["CFuse3", "SeededRandomness", "ProcFS", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "CFuse3", "SeededRandomness", "ProcFS", .product(name: "SystemPackage", package: "swift-system")
+            ]
         ),
         // Peers for `fief bench` and torture targets, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "Torture", dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "ProcFS", "CSQLite", "CLMDB"]),
+        .target(
+            name: "Torture",
+            dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "ProcFS", "CSQLite", "CLMDB"]),
         .target(
             name: "Reports",
             dependencies: [
                 "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Histogram", package: "hdrhistogram-swift")
             ]
         ),
         .executableTarget(
             name: "fief",
             dependencies: [
                 "Engine", "FiefObjects", "FaultFS", "Torture", "Reports", "ProcFS",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
         // What every test target shares: temporary folders, printed seeds.
         .target(name: "FiefTestSupport", path: "Tests/FiefTestSupport"),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "SeededRandomness", "FiefTestSupport"]),
         .testTarget(
-            name: "FiefObjectsTests", dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"],
+            name: "FiefObjectsTests",
+            dependencies: ["FiefObjects", "Engine", "SeededRandomness", "CSQLite", "FiefTestSupport"],
             // Files older versions wrote, read through #filePath (FormatFixtureTests).
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "FaultFSTests", dependencies: ["FaultFS", "Torture", "SeededRandomness", "FiefTestSupport"]),
-        .testTarget(name: "TortureTests", dependencies: ["Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "CSQLite", "FiefTestSupport"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"]),
+        .testTarget(
+            name: "TortureTests",
+            dependencies: [
+                "Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "CSQLite", "FiefTestSupport"
+            ]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"])
     ],
     swiftLanguageModes: [.v5]
 )

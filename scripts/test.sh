@@ -4,6 +4,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --tests
+# Formatting first: seconds, where a build takes minutes. `swift format lint --strict` reports
+# any difference from what `swift format format` writes with .swift-format; the line check
+# catches what the formatter never breaks (string literals, comments). It counts bytes
+# (LC_ALL=C) so that mawk and gawk agree: a "→" or "·" counts as more than one column.
+check_format() {
+    local lint rc long n f
+    local -a files
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        # Tracked and new files; one deleted from the work tree but not from git is skipped.
+        while IFS= read -r f; do
+            if [ -f "$f" ]; then files+=("$f"); fi
+        done < <(git ls-files --cached --others --exclude-standard -- '*.swift')
+    else
+        mapfile -t files < <(find Sources Tests -name '*.swift'; echo Package.swift)
+    fi
+    set +e
+    lint=$(swift format lint --strict --recursive --parallel Sources Tests Package.swift 2>&1)
+    rc=$?
+    set -e
+    long=$(LC_ALL=C awk 'length > 120 {print FILENAME ":" FNR ": " length " bytes"}' "${files[@]}")
+    if [ "$rc" -ne 0 ] || [ -n "$lint" ] || [ -n "$long" ]; then
+        [ -z "$lint" ] || echo "$lint"
+        [ -z "$long" ] || echo "$long"
+        n=0
+        [ -z "$long" ] || n=$(echo "$long" | wc -l)
+        echo "== $n lines over 120 columns / formatting differs from .swift-format; run:" \
+            "swift format format --in-place --recursive Sources Tests Package.swift" \
+            "(long strings and comments are split by hand) =="
+        exit 1
+    fi
+}
+check_format
 # No warnings: one in this package's sources or tests fails the run (dependencies' are
 # theirs). A fresh clone compiles every file, so CI sees them all; an incremental build
 # shows only the files it recompiled.

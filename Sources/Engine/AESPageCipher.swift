@@ -1,9 +1,9 @@
 import Crypto
 import CryptoExtras
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `PageCipher` with swift-crypto: AES-256-CTR for the node, HMAC-SHA256 (cut to 16 bytes)
@@ -43,7 +43,8 @@ final class AESPageCipher: PageCipher, @unchecked Sendable {
 
     func open(_ physical: UnsafeRawBufferPointer, offset: UInt64, into logical: UnsafeMutableRawBufferPointer) -> Bool {
         guard physical.count >= Layout.pageSize, physical.count % Layout.pageSize == 0,
-              logical.count == physical.count - PageEnvelope.size else { return false }
+            logical.count == physical.count - PageEnvelope.size
+        else { return false }
         let span = physical.count / Layout.pageSize
         guard physical.u32(PageEnvelope.spanOffset) == UInt32(span) else { return false }
         let salt = physical.u64(PageEnvelope.saltOffset)
@@ -73,7 +74,9 @@ final class AESPageCipher: PageCipher, @unchecked Sendable {
         var counter = [UInt8](repeating: 0, count: 16)
         counter.withUnsafeMutableBytes { c in
             c.setU64(salt, at: 0)
-            c.storeBytes(of: UInt32(truncatingIfNeeded: offset / UInt64(Layout.pageSize)).bigEndian, toByteOffset: 8, as: UInt32.self)
+            c.storeBytes(
+                of: UInt32(truncatingIfNeeded: offset / UInt64(Layout.pageSize)).bigEndian, toByteOffset: 8,
+                as: UInt32.self)
         }
         // Only a key of the wrong size or a nonce of the wrong length can fail, and both are fixed here.
         let nonce = try! AES._CTR.Nonce(nonceBytes: counter)

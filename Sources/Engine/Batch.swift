@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Group commit, after bbolt's `DB.Batch`. A durable commit costs two syncs however much it

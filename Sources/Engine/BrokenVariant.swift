@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Deliberately broken engines, which exist only to prove that the crash, power-cut and
@@ -73,18 +73,20 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     public static let environmentVariable = "FIEF_BROKEN"
 
     #if FIEF_BROKEN_VARIANTS
-    static let active: BrokenVariant? = getenv(environmentVariable).flatMap { BrokenVariant(rawValue: String(cString: $0)) }
-    public static let available = true
+        static let active: BrokenVariant? = getenv(environmentVariable).flatMap {
+            BrokenVariant(rawValue: String(cString: $0))
+        }
+        public static let available = true
     #else
-    static let active: BrokenVariant? = nil
-    public static let available = false
+        static let active: BrokenVariant? = nil
+        public static let available = false
     #endif
 
     @inline(__always) static func on(_ v: BrokenVariant) -> Bool {
         #if FIEF_BROKEN_VARIANTS
-        return active == v
+            return active == v
         #else
-        return false
+            return false
         #endif
     }
 }

@@ -1,19 +1,31 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Little-endian integers in byte buffers. All on-disk integers are little-endian.
 extension UnsafeRawBufferPointer {
-    @inline(__always) func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
-    @inline(__always) func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
-    @inline(__always) func u16(_ at: Int) -> UInt16 { UInt16(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt16.self)) }
+    @inline(__always) func u64(_ at: Int) -> UInt64 {
+        UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+    @inline(__always) func u32(_ at: Int) -> UInt32 {
+        UInt32(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt32.self))
+    }
+    @inline(__always) func u16(_ at: Int) -> UInt16 {
+        UInt16(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt16.self))
+    }
     @inline(__always) func u8(_ at: Int) -> UInt8 { load(fromByteOffset: at, as: UInt8.self) }
 }
 
 extension UnsafeMutableRawBufferPointer {
-    @inline(__always) func setU64(_ v: UInt64, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt64.self) }
-    @inline(__always) func setU32(_ v: UInt32, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self) }
-    @inline(__always) func setU16(_ v: UInt16, at: Int) { storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt16.self) }
+    @inline(__always) func setU64(_ v: UInt64, at: Int) {
+        storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt64.self)
+    }
+    @inline(__always) func setU32(_ v: UInt32, at: Int) {
+        storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self)
+    }
+    @inline(__always) func setU16(_ v: UInt16, at: Int) {
+        storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt16.self)
+    }
     @inline(__always) func setU8(_ v: UInt8, at: Int) { storeBytes(of: v, toByteOffset: at, as: UInt8.self) }
     @inline(__always) func copy(_ src: UnsafeRawBufferPointer, at: Int) {
         if src.count > 0 { (baseAddress! + at).copyMemory(from: src.baseAddress!, byteCount: src.count) }
@@ -42,4 +54,3 @@ package func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPoint
 package func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
 }
-

@@ -21,11 +21,14 @@ extension Database {
         defer { pinned.release() }
         guard let snap = pinned.snapshot else { throw EngineError.transactionClosed }
         // Every page from the file: a page decrypted earlier and cached may since have been damaged.
-        let pages = PageSource(mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
-                               encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) },
-                               embeddedCatalog: snap.pages.embeddedCatalog)
-        var walk = IntegrityWalk(pages: pages, version: snap.version, pageCount: snap.meta.pageCount, requirePlaced: format.checksumIsPlaced)
-        walk.checkSlots(header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
+        let pages = PageSource(
+            mapping: snap.pages.mapping, limit: snap.pages.limit, verifyChecksums: snap.pages.verifyChecksums,
+            encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher, cache: nil) },
+            embeddedCatalog: snap.pages.embeddedCatalog)
+        var walk = IntegrityWalk(
+            pages: pages, version: snap.version, pageCount: snap.meta.pageCount, requirePlaced: format.checksumIsPlaced)
+        walk.checkSlots(
+            header: UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize), select: snap.select)
         _ = walk.mark(snap.slot.ref, span: 1, what: "top node")
         if let top = try? pages.page(snap.slot.ref) { walk.checkGap(top, what: "top node") }
         walk.walkCatalog(snap.meta)
@@ -40,7 +43,7 @@ struct IntegrityWalk {
     let pages: PageSource
     let version: UInt64
     let pageCount: UInt64
-    var owner: [UInt8]          // per page: 0 unclaimed, 1 reachable, 2 free
+    var owner: [UInt8]  // per page: 0 unclaimed, 1 reachable, 2 free
     var report = CheckReport()
     /// Format 7: every page a version reaches was sealed at its own offset; one that was not
     /// came from another file or an older format, where its checksum proves nothing of place.
@@ -63,12 +66,18 @@ struct IntegrityWalk {
     /// cannot see.
     mutating func checkGap(_ page: PageView, what: String) {
         guard let gap = PageHeader.gap(page.raw), page.raw[gap].contains(where: { $0 != 0 }) else { return }
-        problem("\(what) at offset \(page.ref) has stray bytes in its free gap (\(gap.lowerBound)..<\(gap.upperBound)), which its checksum does not cover")
+        problem(
+            "\(what) at offset \(page.ref) has stray bytes in its free gap "
+                + "(\(gap.lowerBound)..<\(gap.upperBound)), which its checksum does not cover"
+        )
     }
 
     mutating func problem(_ s: String) {
-        if report.problems.count < IntegrityWalk.maxProblems { report.problems.append(s) }
-        else if report.problems.count == IntegrityWalk.maxProblems { report.problems.append("… more problems not listed") }
+        if report.problems.count < IntegrityWalk.maxProblems {
+            report.problems.append(s)
+        } else if report.problems.count == IntegrityWalk.maxProblems {
+            report.problems.append("… more problems not listed")
+        }
     }
 
     /// Claims pages for a reachable structure; false if they were already claimed.
@@ -81,14 +90,22 @@ struct IntegrityWalk {
         let first = Int(ref / ps)
         for p in first..<(first + span) {
             if owner[p] != 0 {
-                problem("page \(p) is claimed twice (\(what) at offset \(ref), and \(owner[p] == 2 ? "the free list" : "another node"))")
+                problem(
+                    "page \(p) is claimed twice (\(what) at offset \(ref), "
+                        + "and \(owner[p] == 2 ? "the free list" : "another node"))"
+                )
                 return false
             }
             owner[p] = kind
         }
         if kind == 1 { report.reachablePages += UInt64(span) } else { report.freePages += UInt64(span) }
-        if kind == 1, requirePlaced, pages.encrypted == nil, let p = try? pages.page(ref), p.raw.u8(9) & PageHeader.placedFlag == 0 {
-            problem("\(what) at offset \(ref) is not sealed at its offset, as every page of a format-7 file is (a page from another file or format?)")
+        if kind == 1, requirePlaced, pages.encrypted == nil, let p = try? pages.page(ref),
+            p.raw.u8(9) & PageHeader.placedFlag == 0
+        {
+            problem(
+                "\(what) at offset \(ref) is not sealed at its offset, "
+                    + "as every page of a format-7 file is (a page from another file or format?)"
+            )
         }
         return true
     }
@@ -102,7 +119,10 @@ struct IntegrityWalk {
             if !slot.isSelfConsistent {
                 report.notes.append("slot \(i) (inactive) is damaged; it is ignored until the next commit rewrites it")
             } else if slot.version >= version {
-                report.notes.append("slot \(i) (inactive) names version \(slot.version), newer than the selected \(version): a commit died before its select-bit flip")
+                report.notes.append(
+                    "slot \(i) (inactive) names version \(slot.version), "
+                        + "newer than the selected \(version): a commit died before its select-bit flip"
+                )
             }
         }
     }
@@ -134,8 +154,11 @@ struct IntegrityWalk {
             }
             if badKeys > 0 { problem("table '\(name)': \(badKeys) int64 keys are not 8 bytes long") }
             if badValues > 0 { problem("table '\(name)': \(badValues) int64 values are not 8 bytes long") }
-            if count != rec.count { problem("table '\(name)' holds \(count) entries, its catalog entry says \(rec.count)") }
-            report.tables.append(TableInfo(name: name, keyKind: rec.keyKind, valueKind: rec.valueKind, count: Int(count)))
+            if count != rec.count {
+                problem("table '\(name)' holds \(count) entries, its catalog entry says \(rec.count)")
+            }
+            report.tables.append(
+                TableInfo(name: name, keyKind: rec.keyKind, valueKind: rec.valueKind, count: Int(count)))
         }
     }
 
@@ -165,15 +188,21 @@ struct IntegrityWalk {
             problem("\(name): node at offset \(ref): \(error)")
             return
         }
-        if page.version > version { problem("\(name): node at offset \(ref) was written by version \(page.version), after \(version)") }
+        if page.version > version {
+            problem("\(name): node at offset \(ref) was written by version \(page.version), after \(version)")
+        }
         checkGap(page, what: "\(name): node")
         let keys = (0..<node.count).map { Array(node.key($0)) }
         if keys.isEmpty { problem("\(name): node at offset \(ref) is empty") }
         for i in 0..<keys.count {
             let k = keys[i]
             let checkKey = node.isLeaf || i > 0
-            if checkKey, let low, compareBytes(k, low) < 0 { problem("\(name): key below its parent's separator in node at offset \(ref)") }
-            if checkKey, let high, compareBytes(k, high) >= 0 { problem("\(name): key at or above the next separator in node at offset \(ref)") }
+            if checkKey, let low, compareBytes(k, low) < 0 {
+                problem("\(name): key below its parent's separator in node at offset \(ref)")
+            }
+            if checkKey, let high, compareBytes(k, high) >= 0 {
+                problem("\(name): key at or above the next separator in node at offset \(ref)")
+            }
             if i > 0 && compareBytes(keys[i - 1], k) >= 0 && (node.isLeaf || i > 1) {
                 problem("\(name): keys out of order in node at offset \(ref)")
             }
@@ -182,7 +211,9 @@ struct IntegrityWalk {
             if let d = leafDepth, d != depth { problem("\(name): leaves at depths \(d) and \(depth)") }
             leafDepth = depth
             for i in 0..<keys.count {
-                if let l = last, compareBytes(l, keys[i]) >= 0 { problem("\(name): keys out of order across leaves at offset \(ref)") }
+                if let l = last, compareBytes(l, keys[i]) >= 0 {
+                    problem("\(name): keys out of order across leaves at offset \(ref)")
+                }
                 last = keys[i]
                 var value: [UInt8] = []
                 switch node.value(i) {
@@ -191,7 +222,9 @@ struct IntegrityWalk {
                     do {
                         let ext = try pages.extent(r)
                         _ = mark(r, span: try pages.page(r).span, what: "\(name) overflow value")
-                        if !PageHeader.checksumMatches(ext, ref: r) { problem("\(name): overflow value at offset \(r) fails its checksum") }
+                        if !PageHeader.checksumMatches(ext, ref: r) {
+                            problem("\(name): overflow value at offset \(r) fails its checksum")
+                        }
                         value = Array(try pages.overflowValue(ref: r, length: len))
                     } catch let c as CorruptNode {
                         problem("\(name): overflow value at offset \(r): \(c.detail)")
@@ -206,7 +239,8 @@ struct IntegrityWalk {
                 guard case .page(let child) = node.children[i] else { continue }
                 let lo = i == 0 ? low : keys[i]
                 let hi = i + 1 < keys.count ? keys[i + 1] : high
-                walkNode(child, name: name, depth: depth + 1, low: lo, high: hi, leafDepth: &leafDepth, last: &last, visit)
+                walkNode(
+                    child, name: name, depth: depth + 1, low: lo, high: hi, leafDepth: &leafDepth, last: &last, visit)
             }
         }
     }
@@ -218,7 +252,9 @@ struct IntegrityWalk {
             for p in list.rootPages { _ = mark(p * ps, span: 1, what: "free-list root") }
             for c in list.chunks { if let p = c.ownPage { _ = mark(p * ps, span: 1, what: "free-list chunk") } }
             for e in list.extents {
-                if e.freedAt > version { problem("free extent at page \(e.start) is tagged with future version \(e.freedAt)") }
+                if e.freedAt > version {
+                    problem("free extent at page \(e.start) is tagged with future version \(e.freedAt)")
+                }
                 _ = mark(e.start * ps, span: Int(e.count), what: "free extent", as: 2)
             }
         } catch let c as CorruptNode {

@@ -25,7 +25,9 @@ enum Checksum {
     static func of(_ buf: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let n = buf.count
         guard let base = buf.baseAddress else { return avalanche(seed &+ p5) }
-        @inline(__always) func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
+        @inline(__always) func u64(_ o: Int) -> UInt64 {
+            UInt64(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt64.self))
+        }
         var i = 0
         var h: UInt64
         if n >= 32 {

@@ -38,7 +38,9 @@ extension WriteTransaction {
     /// this commit is about to overwrite and whose freed pages it may reuse: sync it first. A
     /// base whose writer saw its flip synced (recorded in the lock file) costs nothing here.
     private func syncBaseIfItsFlipMayBeVolatile() throws {
-        guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) else { return }
+        guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) else {
+            return
+        }
         try db.file.sync()
         lockFile.recordSynced(version: base.version)
     }
@@ -77,8 +79,9 @@ extension WriteTransaction {
         let placed = try FreeListStorage.save(&freeList, version: v, room: room, &out)
         let topRef = BrokenVariant.on(.catalogInOldTop) ? base.slot.ref : metaPage * UInt64(Layout.pageSize)
         let catalogRef = embedded == nil ? catalog : topRef + UInt64(nodeBytes - catalogBytes)
-        let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
-                        pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
+        let meta = Meta(
+            version: v, catalogRoot: catalogRef, tableCount: tableCount, freeListRef: placed.rootRef,
+            pageCount: freeList.pageCount, freeListChunks: placed.inlineChunks, freeExtents: placed.inlineExtents)
         var topChecksum: UInt64 = 0
         let skipsGap = out.checksumSkipsGap, topPlacement = out.placement(metaPage)
         try out.add(page: metaPage, nodeBytes: nodeBytes, zeroed: true) { p in
@@ -133,7 +136,11 @@ extension WriteTransaction {
     /// A durable commit's header writes are `pwrite`s, each one write the filesystem sees in
     /// protocol order; a commit without sync stores into the page cache (`HeaderWindow`).
     private func writeHeader(_ bytes: [UInt8], at offset: Int, durable: Bool) throws {
-        if durable { try db.file.write(bytes, at: UInt64(offset)) } else { try db.file.storeInHeader(bytes, at: offset) }
+        if durable {
+            try db.file.write(bytes, at: UInt64(offset))
+        } else {
+            try db.file.storeInHeader(bytes, at: offset)
+        }
     }
 
     /// The catalog, when it goes into the top node (format 4 and later, checked by the caller): a leaf that changed

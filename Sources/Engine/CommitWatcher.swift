@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The versions a delivery covers: everything committed after `from`, up to `to`. Successive
@@ -75,18 +75,24 @@ final class CommitWatcher: @unchecked Sendable {
     func remove(_ id: Int) { lock.withLock { _ = observers.removeValue(forKey: id) } }
 
     /// The handle closed: no observer stays, none can be added.
-    func close() { lock.withLock { closed = true; observers.removeAll() } }
+    func close() {
+        lock.withLock {
+            closed = true; observers.removeAll()
+        }
+    }
 
     var wakeCounts: (doorbell: Int, timeout: Int) { lock.withLock { (wokenByDoorbell, wokenByTimeout) } }
 
     private func startThread() throws {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        let r = pthread_create(&thread, nil, { raw in
-            let watcher = Unmanaged<CommitWatcher>.fromOpaque(raw!).takeRetainedValue()
-            watcher.run()
-            return nil
-        }, box.toOpaque())
+        let r = pthread_create(
+            &thread, nil,
+            { raw in
+                let watcher = Unmanaged<CommitWatcher>.fromOpaque(raw!).takeRetainedValue()
+                watcher.run()
+                return nil
+            }, box.toOpaque())
         guard r == 0 else {
             box.release()
             lock.withLock { running = false }
@@ -122,8 +128,12 @@ final class CommitWatcher: @unchecked Sendable {
                     guard latest > o.last else { continue }
                     deliveries += 1
                     let from = BrokenVariant.on(.notifyOffByOne) ? o.last + 1 : o.last
-                    if !(BrokenVariant.on(.notifySkip) && deliveries % 3 == 0) { out.append((CommitRange(from: from, to: latest), o.deliver)) }
-                    if BrokenVariant.on(.notifyDup) && deliveries % 3 == 0 { out.append((CommitRange(from: from, to: latest), o.deliver)) }
+                    if !(BrokenVariant.on(.notifySkip) && deliveries % 3 == 0) {
+                        out.append((CommitRange(from: from, to: latest), o.deliver))
+                    }
+                    if BrokenVariant.on(.notifyDup) && deliveries % 3 == 0 {
+                        out.append((CommitRange(from: from, to: latest), o.deliver))
+                    }
                     observers[id]!.last = latest
                 }
                 return out

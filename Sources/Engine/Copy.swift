@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension Database {
@@ -23,7 +23,9 @@ extension Database {
         defer { unlink(tmp) }
         if link(tmp, destination) != 0 {
             let e = errno
-            throw e == EEXIST ? EngineError.alreadyExists(path: destination) : EngineError.io(path: destination, operation: "link", errno: e)
+            throw e == EEXIST
+                ? EngineError.alreadyExists(path: destination)
+                : EngineError.io(path: destination, operation: "link", errno: e)
         }
         CrashArming.reach(.copyLinked)
         try DatabaseFile.syncDirectory(of: destination)
@@ -62,7 +64,10 @@ extension Database {
                 let copier = TreeCopier(src: snap.pages, version: v, geometry: pw.geometry)
                 // Catalog: each table's tree copied, then a fresh catalog over the new roots.
                 var records: [([UInt8], TableRecord)] = []
-                try Tree.scan(snap.meta.catalogRoot == 0 ? nil : .page(snap.meta.catalogRoot), from: nil, to: nil, reverse: false, pages: snap.pages) { k, val in
+                try Tree.scan(
+                    snap.meta.catalogRoot == 0 ? nil : .page(snap.meta.catalogRoot), from: nil, to: nil, reverse: false,
+                    pages: snap.pages
+                ) { k, val in
                     let name = Array(k)
                     var rec = try TableRecord.decode(Array(val), table: String(decoding: name, as: UTF8.self))
                     rec.root = rec.root == 0 ? 0 : try copier.copy(rec.root, depth: 0, &alloc, &pw)
@@ -74,11 +79,15 @@ extension Database {
                 for (name, rec) in records { _ = try builder.put(&catalog, key: name, value: .inline(rec.encode())) }
                 let catalogRef = try NodeWriter.tree(catalog, version: v, &alloc, &pw)
                 let metaPage = alloc.allocate(1)
-                let meta = Meta(version: v, catalogRoot: catalogRef, tableCount: UInt64(records.count), freeListRef: 0, pageCount: alloc.pageCount)
+                let meta = Meta(
+                    version: v, catalogRoot: catalogRef, tableCount: UInt64(records.count), freeListRef: 0,
+                    pageCount: alloc.pageCount)
                 let metaBytes = meta.encode(pw, page: metaPage)
                 try pw.add(page: metaPage, metaBytes)
                 try pw.flush()
-                let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
+                let slot = TopSlot(
+                    ref: metaPage * UInt64(Layout.pageSize), version: v,
+                    topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
                 try out.write(FileHeader.initialPage(firstSlot: slot, encryption: cipher?.1), at: 0)
                 CrashArming.reach(.copyWritten)
                 if !BrokenVariant.on(.copyNoSync) { try out.fullSync() }
@@ -108,7 +117,9 @@ struct TreeCopier {
             for i in 0..<n.count {
                 if case .overflow(let r, let len) = n.value(i) {
                     let bytes = try src.overflowValue(ref: r, length: len)
-                    n.setValue(at: i, .overflow(ref: try NodeWriter.overflow(bytes, version: version, &alloc, &out), length: len))
+                    n.setValue(
+                        at: i,
+                        .overflow(ref: try NodeWriter.overflow(bytes, version: version, &alloc, &out), length: len))
                 }
             }
         } else {

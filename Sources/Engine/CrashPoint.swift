@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Named places on the commit path where a process can be made to die, so tests can prove
@@ -46,13 +46,18 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     public static let environmentVariable = "FIEF_CRASH_AT"
 
     /// The points of the commit path, in the order a commit reaches them.
-    public static let commitPoints: [CrashPoint] = [.afterNodesWritten, .afterTopWritten, .afterDataSync, .afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish]
+    public static let commitPoints: [CrashPoint] = [
+        .afterNodesWritten, .afterTopWritten, .afterDataSync, .afterSelectFlip, .afterSelectSync,
+        .afterPublishBeforeDoorbell, .afterPublish
+    ]
     public static let createPoints: [CrashPoint] = [.createTempWritten, .createTempSynced, .createLinked]
     public static let compactPoints: [CrashPoint] = [.copyWritten, .copySynced, .compactRenamed, .compactDirSynced]
     public static let writeCopyPoints: [CrashPoint] = [.copyWritten, .copySynced, .copyLinked]
 
     /// A commit that died here had written its select-bit flip (it may survive a power cut).
-    public var selectFlipWritten: Bool { [.afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish].contains(self) }
+    public var selectFlipWritten: Bool {
+        [.afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish].contains(self)
+    }
     /// A commit that died here had made its flip durable (it must survive a power cut).
     public var selectFlipDurable: Bool { [.afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish].contains(self) }
 
@@ -62,8 +67,12 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     /// once it is renamed in.
     public var newVersionSurvivesProcessKill: Bool {
         switch self {
-        case .afterNodesWritten, .afterTopWritten, .afterDataSync, .createTempWritten, .createTempSynced, .copyWritten, .copySynced: return false
-        case .afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish, .createLinked, .compactRenamed, .compactDirSynced, .copyLinked: return true
+        case .afterNodesWritten, .afterTopWritten, .afterDataSync, .createTempWritten, .createTempSynced, .copyWritten,
+            .copySynced:
+            return false
+        case .afterSelectFlip, .afterSelectSync, .afterPublishBeforeDoorbell, .afterPublish, .createLinked,
+            .compactRenamed, .compactDirSynced, .copyLinked:
+            return true
         }
     }
 }
@@ -75,7 +84,8 @@ enum CrashArming {
         let nth: Int
     }
 
-    static let parsed: Result<Armed?, EngineError> = parse(getenv(CrashPoint.environmentVariable).map { String(cString: $0) })
+    static let parsed: Result<Armed?, EngineError> = parse(
+        getenv(CrashPoint.environmentVariable).map { String(cString: $0) })
 
     static let armed: Armed? = (try? parsed.get()) ?? nil
     private static let counterLock = Lock()
@@ -86,12 +96,16 @@ enum CrashArming {
         let parts = s.split(separator: ":", omittingEmptySubsequences: false)
         let names = CrashPoint.allCases.map(\.rawValue).joined(separator: ", ")
         guard let point = CrashPoint(rawValue: String(parts[0])) else {
-            return .failure(.invalidArgument("\(CrashPoint.environmentVariable)=\(s): unknown crash point '\(parts[0])'; known: \(names)"))
+            return .failure(
+                .invalidArgument(
+                    "\(CrashPoint.environmentVariable)=\(s): unknown crash point '\(parts[0])'; known: \(names)"))
         }
         var nth = 1
         if parts.count == 2 {
             guard let n = Int(parts[1]), n >= 1 else {
-                return .failure(.invalidArgument("\(CrashPoint.environmentVariable)=\(s): the count after ':' must be a positive integer"))
+                return .failure(
+                    .invalidArgument(
+                        "\(CrashPoint.environmentVariable)=\(s): the count after ':' must be a positive integer"))
             }
             nth = n
         } else if parts.count > 2 {
@@ -107,7 +121,9 @@ enum CrashArming {
 
     @inline(__always) static func reach(_ p: CrashPoint) {
         guard let a = armed, a.point == p else { return }
-        let n = counterLock.withLock { () -> Int in hits += 1; return hits }
+        let n = counterLock.withLock { () -> Int in
+            hits += 1; return hits
+        }
         if n == a.nth { kill(getpid(), SIGKILL) }
     }
 }

@@ -1,6 +1,6 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How hard a commit works to survive power loss.
@@ -109,7 +109,11 @@ public final class Database: @unchecked Sendable {
     /// list, top node): `fief bench` reports pages per commit from the difference of two.
     package struct CommitCounts: Sendable { package var commits = 0, pages = 0 }
     package var commitCounts: CommitCounts { commits.withLock { $0 } }
-    func countCommit(pages: Int) { commits.withLock { $0.commits += 1; $0.pages += pages } }
+    func countCommit(pages: Int) {
+        commits.withLock {
+            $0.commits += 1; $0.pages += pages
+        }
+    }
 
     public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws {
         try CrashArming.validate()
@@ -129,7 +133,8 @@ public final class Database: @unchecked Sendable {
             var st = stat()
             fstat(file.fd.rawValue, &st)
             fileID = "\(st.st_dev):\(st.st_ino)"
-            lockFile = try LockFile.openIfPossible(path: path + ".lock", databasePath: path, required: !options.readOnly)
+            lockFile = try LockFile.openIfPossible(
+                path: path + ".lock", databasePath: path, required: !options.readOnly)
             readers = ReaderTable(lockFile: lockFile)
             mapping = try Mapping(fd: file.fd.rawValue, path: path, covering: size)
             knownSize = size
@@ -184,7 +189,8 @@ public final class Database: @unchecked Sendable {
         var pages = PageWriter(file: f, cipher: cipher?.0, format: .new(encrypted: key != nil))
         let meta = Meta(version: 1, catalogRoot: 0, tableCount: 0, freeListRef: 0, pageCount: 2)
         let metaPage = meta.encode(pages, page: 1)
-        let slot = TopSlot(ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
+        let slot = TopSlot(
+            ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
         try pages.add(page: 1, metaPage)
         try pages.flush()
         try f.write(FileHeader.initialPage(firstSlot: slot, encryption: cipher?.1), at: 0)
@@ -217,7 +223,8 @@ public final class Database: @unchecked Sendable {
     static func naming(_ error: Error, path: String) -> Error {
         switch error {
         case let c as CorruptNode:
-            return EngineError.corrupt(path: path, detail: c.ref == 0 ? c.detail : "node at offset \(c.ref): \(c.detail)")
+            return EngineError.corrupt(
+                path: path, detail: c.ref == 0 ? c.detail : "node at offset \(c.ref): \(c.detail)")
         case let d as ValueDecodingError:
             return EngineError.corrupt(path: path, detail: d.detail)
         default:
@@ -231,8 +238,15 @@ public final class Database: @unchecked Sendable {
         let raw = UnsafeRawBufferPointer(start: mapping.base, count: Layout.pageSize)
         guard var select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else { return nil }
         if BrokenVariant.on(.readUncommitted) {
-            let other = TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[Layout.slotOffsets[select.other.index]..<(Layout.slotOffsets[select.other.index] + Layout.slotSize)]))
-            let mine = TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[Layout.slotOffsets[select.index]..<(Layout.slotOffsets[select.index] + Layout.slotSize)]))
+            let other = TopSlot(
+                raw: UnsafeRawBufferPointer(
+                    rebasing: raw[
+                        Layout.slotOffsets[
+                            select.other.index]..<(Layout.slotOffsets[select.other.index] + Layout.slotSize)]))
+            let mine = TopSlot(
+                raw: UnsafeRawBufferPointer(
+                    rebasing: raw[
+                        Layout.slotOffsets[select.index]..<(Layout.slotOffsets[select.index] + Layout.slotSize)]))
             if other.isSelfConsistent && other.version > mine.version { select = select.other }
         }
         let o = Layout.slotOffsets[select.index]
@@ -286,11 +300,15 @@ public final class Database: @unchecked Sendable {
     private func cachedSnapshot(select: SelectBit, slot: TopSlot) -> Snapshot? {
         // The snapshot built last stays right while the header names its slot: its mapping
         // and the file only grow, and `reopenFile` clears it.
-        if let last = lastSnapshot, last.slot == slot, last.select == select, knownSize >= last.pages.limit { return last }
+        if let last = lastSnapshot, last.slot == slot, last.select == select, knownSize >= last.pages.limit {
+            return last
+        }
         guard let top = validatedTop, top.slot == slot else { return nil }
         let limit = top.meta.pageCount * UInt64(Layout.pageSize)
         guard knownSize >= limit, UInt64(mapping.length) >= limit else { return nil }
-        let built = Snapshot(select: select, slot: slot, meta: top.meta, pages: pageSource(mapping, limit: limit), catalog: top.catalog, fileID: fileID)
+        let built = Snapshot(
+            select: select, slot: slot, meta: top.meta, pages: pageSource(mapping, limit: limit), catalog: top.catalog,
+            fileID: fileID)
         // An encrypted snapshot holds every page it decrypted: shared by all later
         // transactions it would hold the whole file. Each transaction gets its own.
         if pageCipher == nil { lastSnapshot = built }
@@ -300,8 +318,10 @@ public final class Database: @unchecked Sendable {
     /// Under `state`: the pages of `mapping` up to `limit`, as a new snapshot reads them (an
     /// encrypted snapshot holds the pages it decrypts, so each gets its own).
     private func pageSource(_ mapping: Mapping, limit: UInt64) -> PageSource {
-        PageSource(mapping: mapping, limit: limit, verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify),
-                   encrypted: pageCipher.map { EncryptedPages(cipher: $0) })
+        PageSource(
+            mapping: mapping, limit: limit,
+            verifyChecksums: options.verifyChecksums && !BrokenVariant.on(.noChecksumVerify),
+            encrypted: pageCipher.map { EncryptedPages(cipher: $0) })
     }
 
     /// The cipher of the file the handle has open now (nil when plain).
@@ -326,7 +346,8 @@ public final class Database: @unchecked Sendable {
                 }
                 meta = try Meta.decode(top)
                 guard meta.version == slot.version else {
-                    throw CorruptNode(ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
+                    throw CorruptNode(
+                        ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
                 }
                 catalog = CatalogCache()
                 state.withLock { validatedTop = (slot, meta, catalog) }
@@ -348,7 +369,8 @@ public final class Database: @unchecked Sendable {
         let size = try file.size()
         state.withLock { knownSize = size }
         guard size >= bytes else {
-            throw EngineError.truncated(path: path, detail: "a committed version needs \(bytes) bytes, the file has \(size)")
+            throw EngineError.truncated(
+                path: path, detail: "a committed version needs \(bytes) bytes, the file has \(size)")
         }
     }
 
@@ -375,7 +397,9 @@ public final class Database: @unchecked Sendable {
     @usableFromInline
     func beginRecycledRead() throws -> ReadTransaction {
         let snap = try currentSnapshot(pin: true, refuseIfClosed: true)
-        guard let spare = spareRead.exchange(nil, ordering: .acquiring) else { return ReadTransaction(db: self, snapshot: snap) }
+        guard let spare = spareRead.exchange(nil, ordering: .acquiring) else {
+            return ReadTransaction(db: self, snapshot: snap)
+        }
         let tx = spare.takeRetainedValue()
         tx.restart(on: self, snap)
         return tx
@@ -391,7 +415,9 @@ public final class Database: @unchecked Sendable {
         guard tx.pages.encrypted == nil, isKnownUniquelyReferenced(&tx) else { return }
         tx.park()
         let parked = Unmanaged.passRetained(tx)
-        if !spareRead.compareExchange(expected: nil, desired: parked, ordering: .releasing).exchanged { parked.release() }
+        if !spareRead.compareExchange(expected: nil, desired: parked, ordering: .releasing).exchanged {
+            parked.release()
+        }
     }
 
     /// Whether an ended `read` transaction waits for the next one (for tests).
@@ -448,11 +474,14 @@ public final class Database: @unchecked Sendable {
         try asWriter {
             try ensureOpen()
             if let reason = state.withLock({ poisoned }) {
-                throw EngineError.io(path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
+                throw EngineError.io(
+                    path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
             }
             let base = try currentSnapshot(pin: false)
             var minLive = base.version
-            if !BrokenVariant.on(.reusePinned), let oldest = try readers.oldestPinned(olderThan: base.version) { minLive = oldest }
+            if !BrokenVariant.on(.reusePinned), let oldest = try readers.oldestPinned(olderThan: base.version) {
+                minLive = oldest
+            }
             let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
             defer { tx.end() }
             let result = try guarded { try body(tx) }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import SystemPackage
 
@@ -18,7 +18,8 @@ final class DatabaseFile {
         self.fd = fd
     }
 
-    static func open(path: String, writable: Bool, create: Bool = false, exclusive: Bool = false) throws -> DatabaseFile {
+    static func open(path: String, writable: Bool, create: Bool = false, exclusive: Bool = false) throws -> DatabaseFile
+    {
         var options: FileDescriptor.OpenOptions = [.closeOnExec]
         if create { options.insert(.create) }
         if exclusive { options.insert(.exclusiveCreate) }

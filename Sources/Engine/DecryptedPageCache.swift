@@ -53,7 +53,11 @@ package final class DecryptedPageCache: @unchecked Sendable {
 
     func insert(_ key: Key, _ extent: DecryptedExtent) {
         lock.withLock {
-            if let old = entries.updateValue(extent, forKey: key) { bytes -= old.bytes.count } else { order.append(key) }
+            if let old = entries.updateValue(extent, forKey: key) {
+                bytes -= old.bytes.count
+            } else {
+                order.append(key)
+            }
             bytes += extent.bytes.count
             while bytes > capacity, head < order.count {
                 let k = order[head]
@@ -131,7 +135,12 @@ final class EncryptedPages: @unchecked Sendable {
         let span = Int(head.u32(PageEnvelope.spanOffset))
         let bytes = UInt64(span) * UInt64(Layout.pageSize)
         guard span >= 1, ref + bytes <= limit, ref + bytes <= UInt64(mapping.length) else {
-            throw CorruptNode(ref: 0, detail: "page at offset \(ref) failed authentication (its envelope names \(span) pages, past the end of the file)")
+            throw CorruptNode(
+                ref: 0,
+                detail:
+                    "page at offset \(ref) failed authentication "
+                    + "(its envelope names \(span) pages, past the end of the file)"
+            )
         }
         let tag = (head.u64(0), head.u64(8))
         let key = DecryptedPageCache.Key(salt0: salt0, salt1: salt1, offset: ref)

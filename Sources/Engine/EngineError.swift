@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Every way the engine refuses a request. Each message names the file (when there is one)
@@ -40,7 +40,9 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .truncated(let p, let d): return "\(p): file is truncated: \(d)"
         case .notAFiefFile(let p): return "\(p): not a Fief database (bad magic)"
         case .unsupportedFormat(let p, let f, let s):
-            return "\(p): format version \(f) is not supported (this engine reads versions \(s.map(String.init).joined(separator: ", ")))"
+            return
+                "\(p): format version \(f) is not supported "
+                + "(this engine reads versions \(s.map(String.init).joined(separator: ", ")))"
         case .corrupt(let p, let d): return "\(p): database is corrupt: \(d)"
         case .readOnly(let p): return "\(p): opened read-only; writes are refused"
         case .closed(let p): return "\(p): the database handle is closed"

@@ -2,7 +2,7 @@
 /// version v were reachable in v-1 and earlier, so they may be reused only once no live
 /// version is older than v. Tag 0 means reusable by anyone.
 struct FreeExtent: Equatable {
-    var start: UInt64   // page number
+    var start: UInt64  // page number
     var count: UInt64
     var freedAt: UInt64
 
@@ -83,7 +83,10 @@ struct FreeList: Equatable {
         chunkCapacity = FreeChunk.capacity(geometry)
     }
 
-    init(reusable: [FreeChunk], recent: [FreeExtent] = [], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64], geometry: PageGeometry) {
+    init(
+        reusable: [FreeChunk], recent: [FreeExtent] = [], pending: [FreeChunk], pageCount: UInt64, rootPages: [UInt64],
+        geometry: PageGeometry
+    ) {
         chunkCapacity = FreeChunk.capacity(geometry)
         self.reusable = reusable
         self.recent = recent
@@ -216,7 +219,9 @@ struct FreeList: Equatable {
 
     var extents: [FreeExtent] { reusable.flatMap(\.entries) + recent + pending.flatMap(\.entries) }
     var chunks: [FreeChunk] { reusable + pending }
-    var reusablePages: UInt64 { reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } + recent.reduce(0) { $0 + $1.count } }
+    var reusablePages: UInt64 {
+        reusable.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } + recent.reduce(0) { $0 + $1.count }
+    }
     var pendingPages: UInt64 { pending.reduce(0) { $0 + $1.entries.reduce(0) { $0 + $1.count } } }
     var pendingExtentCount: Int {
         var n = 0
@@ -229,7 +234,9 @@ struct FreeList: Equatable {
         return n
     }
     /// Chunks of the run (or runs) that need a page at commit.
-    func dirtyChunkCount(pendingIncluded: Bool) -> Int { FreeList.dirty(reusable) + (pendingIncluded ? FreeList.dirty(pending) : 0) }
+    func dirtyChunkCount(pendingIncluded: Bool) -> Int {
+        FreeList.dirty(reusable) + (pendingIncluded ? FreeList.dirty(pending) : 0)
+    }
     /// Chunks stored in pages of their own in the base version.
     var ownPageCount: Int { FreeList.owned(reusable) + FreeList.owned(pending) }
     var pendingOwnPageCount: Int { FreeList.owned(pending) }
@@ -249,7 +256,9 @@ struct FreeList: Equatable {
 
     /// Gives each changed chunk the page it is stored in (by `assign`), in order, once the
     /// list is final for this commit; pending chunks only if `pendingInPages`.
-    mutating func placeDirtyChunks(pendingInPages: Bool, _ assign: (_ chunk: FreeChunk, _ isPending: Bool) throws -> UInt64) rethrows {
+    mutating func placeDirtyChunks(
+        pendingInPages: Bool, _ assign: (_ chunk: FreeChunk, _ isPending: Bool) throws -> UInt64
+    ) rethrows {
         for c in reusable.indices where reusable[c].isDirty { reusable[c].page = try assign(reusable[c], false) }
         guard pendingInPages else { return }
         for c in pending.indices where pending[c].isDirty { pending[c].page = try assign(pending[c], true) }
@@ -343,8 +352,13 @@ struct FreeList: Equatable {
         let c = max(lo - 1, 0)
         let i = reusable[c].entries.partitionIndex { $0.start > e.start }
         // The neighbours: (chunk, index) before and after the insertion point.
-        let before: (Int, Int)? = i > 0 ? (c, i - 1) : (c > 0 && !reusable[c - 1].entries.isEmpty ? (c - 1, reusable[c - 1].entries.count - 1) : nil)
-        let after: (Int, Int)? = i < reusable[c].entries.count ? (c, i) : (c + 1 < reusable.count && !reusable[c + 1].entries.isEmpty ? (c + 1, 0) : nil)
+        let before: (Int, Int)? =
+            i > 0
+            ? (c, i - 1)
+            : (c > 0 && !reusable[c - 1].entries.isEmpty ? (c - 1, reusable[c - 1].entries.count - 1) : nil)
+        let after: (Int, Int)? =
+            i < reusable[c].entries.count
+            ? (c, i) : (c + 1 < reusable.count && !reusable[c + 1].entries.isEmpty ? (c + 1, 0) : nil)
         let joinsBefore = before.map { reusable[$0.0].entries[$0.1].end == e.start } ?? false
         let joinsAfter = after.map { e.end == reusable[$0.0].entries[$0.1].start } ?? false
         switch (joinsBefore, joinsAfter) {

@@ -39,9 +39,13 @@ enum FreeListStorage {
         var chunkRefs: [UInt64] = meta.freeListChunks
         var ref = rootRef
         while ref != 0 {
-            guard rootPages.count < pageCount else { throw CorruptNode(ref: rootRef, detail: "free-list root chain loops") }
+            guard rootPages.count < pageCount else {
+                throw CorruptNode(ref: rootRef, detail: "free-list root chain loops")
+            }
             let p = try pages.page(ref)
-            guard PageHeader.checksumMatches(p.raw, ref: ref) else { throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch") }
+            guard PageHeader.checksumMatches(p.raw, ref: ref) else {
+                throw CorruptNode(ref: ref, detail: "free-list root checksum mismatch")
+            }
             try p.expect(.freeList)
             guard p.span == 1, p.count <= refsPerRootPage(g) else {
                 throw CorruptNode(ref: ref, detail: "free-list root claims \(p.count) chunks in \(p.span) pages")
@@ -55,7 +59,9 @@ enum FreeListStorage {
         var pending: [FreeChunk] = []
         for r in chunkRefs {
             let p = try pages.page(r)
-            guard PageHeader.checksumMatches(p.raw, ref: r) else { throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch") }
+            guard PageHeader.checksumMatches(p.raw, ref: r) else {
+                throw CorruptNode(ref: r, detail: "free-list chunk checksum mismatch")
+            }
             try p.expect(.freeListChunk)
             let n = p.count
             guard p.span == 1, n <= FreeChunk.capacity(g), p.extra <= 1 else {
@@ -83,7 +89,9 @@ enum FreeListStorage {
         for e in recent { try recentOrder.check(e, pending: false, ref: 0) }
         for e in tail { try order.check(e, pending: true, ref: 0) }
         if !tail.isEmpty { pending.append(FreeChunk(entries: tail, page: FreeChunk.inTopNode)) }
-        return FreeList(reusable: reusable, recent: recent, pending: pending, pageCount: pageCount, rootPages: rootPages, geometry: g)
+        return FreeList(
+            reusable: reusable, recent: recent, pending: pending, pageCount: pageCount, rootPages: rootPages,
+            geometry: g)
     }
 
     /// The rules every stored extent keeps, in list order: inside the file; reusable ones by
@@ -98,7 +106,8 @@ enum FreeListStorage {
 
         mutating func check(_ e: FreeExtent, pending: Bool, ref: UInt64) throws {
             guard e.start >= 1, e.count >= 1, e.start < pageCount, e.count <= pageCount - e.start else {
-                throw CorruptNode(ref: ref, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
+                throw CorruptNode(
+                    ref: ref, detail: "free extent \(e.start)+\(e.count) outside the file's \(pageCount) pages")
             }
             if pending {
                 guard e.freedAt != 0, e.freedAt >= lastTag else {
@@ -107,7 +116,9 @@ enum FreeListStorage {
                 lastTag = e.freedAt
                 seenPending = true
             } else {
-                guard !seenPending else { throw CorruptNode(ref: ref, detail: "reusable free extent after a pending one") }
+                guard !seenPending else {
+                    throw CorruptNode(ref: ref, detail: "reusable free extent after a pending one")
+                }
                 guard e.freedAt == 0, e.start >= lastReusableEnd else {
                     throw CorruptNode(ref: ref, detail: "reusable free extent at page \(e.start) out of order")
                 }
@@ -122,7 +133,9 @@ enum FreeListStorage {
     /// extents, format 4 and later) the top node holds the whole list while it fits; else
     /// `recent`, and the pending run while it fits, with the rest in chunk pages. Without,
     /// everything is in chunk pages.
-    static func save(_ list: inout FreeList, version: UInt64, room inlineRoom: Int?, _ out: inout PageWriter) throws -> Placement {
+    static func save(_ list: inout FreeList, version: UInt64, room inlineRoom: Int?, _ out: inout PageWriter) throws
+        -> Placement
+    {
         let g = out.geometry
         let room = inlineRoom ?? g.pageBytes - Meta.inlineOffset, es = FreeExtent.size
         list.dropEmptyChunks()
@@ -141,11 +154,14 @@ enum FreeListStorage {
         // leaving the room to the pending run, which a pinned reader makes grow) and the refs
         // of every chunk (one more if a pending one is added) fit beside it.
         let chunkCount = list.reusable.count + list.pending.count
-        if list.recent.count > room / es / 4 || es * list.recent.count + 8 * (chunkCount + 1) > room { list.spillRecent() }
+        if list.recent.count > room / es / 4 || es * list.recent.count + 8 * (chunkCount + 1) > room {
+            list.spillRecent()
+        }
         // The pending run joins it if it fits even after every page this commit may free:
         // its chunks' own pages, those retired, and one per reusable chunk changed by taking
         // pages for the list. Each free adds at most one extent.
-        let pendingBound = list.pendingExtentCount + list.retired.count + list.pendingOwnPageCount + list.reusable.count + 1
+        let pendingBound =
+            list.pendingExtentCount + list.retired.count + list.pendingOwnPageCount + list.reusable.count + 1
         let pendingInline = es * (list.recent.count + pendingBound) + 8 * (list.reusable.count + 1) <= room
         if pendingInline { list.movePendingToTopNode() }
         let inlineRefs = (room - es * (list.recent.count + (pendingInline ? pendingBound : 0))) / 8
@@ -158,7 +174,9 @@ enum FreeListStorage {
     /// (which then need pages too) and frees the old pages of chunks it changes. So pages are
     /// taken until there are as many as changed chunks plus root pages; that number never
     /// shrinks while this runs (emptied chunks are kept), so nothing taken goes unused.
-    private static func saveInPages(_ list: inout FreeList, version: UInt64, pendingInline: Bool, inlineRefs: Int, _ out: inout PageWriter) throws -> Placement {
+    private static func saveInPages(
+        _ list: inout FreeList, version: UInt64, pendingInline: Bool, inlineRefs: Int, _ out: inout PageWriter
+    ) throws -> Placement {
         let g = out.geometry
         var taken: [UInt64] = []
         while true {
@@ -168,7 +186,9 @@ enum FreeListStorage {
                 for p in r { list.free(start: p, count: 1, at: version) }
             }
             let chunkCount = list.reusable.count + (pendingInline ? 0 : list.pending.count)
-            let needed = list.dirtyChunkCount(pendingIncluded: !pendingInline) + rootPagesNeeded(chunks: chunkCount, inlineRefs: inlineRefs, g)
+            let needed =
+                list.dirtyChunkCount(pendingIncluded: !pendingInline)
+                + rootPagesNeeded(chunks: chunkCount, inlineRefs: inlineRefs, g)
             if taken.count >= needed { break }
             while taken.count < needed { taken.append(list.allocate(1)) }
         }
@@ -188,7 +208,9 @@ enum FreeListStorage {
         }
         let chunkPages = list.reusable.map(\.page) + (pendingInline ? [] : list.pending.map(\.page))
         let roots = Array(taken[next...])
-        assert(roots.count == rootPagesNeeded(chunks: chunkPages.count, inlineRefs: inlineRefs, g), "free-list storage sized wrong")
+        assert(
+            roots.count == rootPagesNeeded(chunks: chunkPages.count, inlineRefs: inlineRefs, g),
+            "free-list storage sized wrong")
         let ps = UInt64(Layout.pageSize)
         let perRoot = refsPerRootPage(g)
         for (i, root) in roots.enumerated() {
@@ -196,14 +218,19 @@ enum FreeListStorage {
             let refs = chunkPages[lo..<min(lo + perRoot, chunkPages.count)].map { $0 * ps }
             let nextRef = i + 1 < roots.count ? roots[i + 1] * ps : 0
             let placed = out.placement(root)
-            try out.add(page: root, nodeBytes: g.pageBytes, zeroed: true) { encodeRoot(refs, next: nextRef, version: version, into: $0, placedAt: placed) }
+            try out.add(page: root, nodeBytes: g.pageBytes, zeroed: true) {
+                encodeRoot(refs, next: nextRef, version: version, into: $0, placedAt: placed)
+            }
         }
         list.rootPages = roots
         for c in chunkImages {
             let placed = out.placement(c.page)
-            try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) { encodeChunk(c.chunk, pending: c.pending, version: version, into: $0, placedAt: placed) }
+            try out.add(page: c.page, nodeBytes: g.pageBytes, zeroed: true) {
+                encodeChunk(c.chunk, pending: c.pending, version: version, into: $0, placedAt: placed)
+            }
         }
-        var placed = roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
+        var placed =
+            roots.isEmpty ? Placement(inlineChunks: chunkPages.map { $0 * ps }) : Placement(rootRef: roots[0] * ps)
         placed.inlineExtents = list.recent + (pendingInline ? list.pending.flatMap(\.entries) : [])
         return placed
     }
@@ -213,7 +240,8 @@ enum FreeListStorage {
     private static func placeAllInTopNode(_ list: inout FreeList, version: UInt64, room: Int) -> Placement? {
         let capacity = room / FreeExtent.size
         guard list.reusable.count + list.pending.count <= capacity,
-              list.extentCount + list.retired.count + list.ownPageCount <= capacity else { return nil }
+            list.extentCount + list.retired.count + list.ownPageCount <= capacity
+        else { return nil }
         list.foldIntoRecent()
         list.movePendingToTopNode()
         let r = list.retired
@@ -226,8 +254,11 @@ enum FreeListStorage {
     }
 
     /// Into a zeroed page.
-    static func encodeChunk(_ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?) {
-        PageHeader.fill(p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
+    static func encodeChunk(
+        _ chunk: FreeChunk, pending: Bool, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?
+    ) {
+        PageHeader.fill(
+            p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
         chunk.entries.withUnsafeBufferPointer { entries in
             for (i, e) in entries.enumerated() { e.encode(into: p, at: Layout.pageHeaderSize + i * FreeExtent.size) }
         }
@@ -235,7 +266,9 @@ enum FreeListStorage {
     }
 
     /// Into a zeroed page.
-    static func encodeRoot(_ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?) {
+    static func encodeRoot(
+        _ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?
+    ) {
         PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
         for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
         PageHeader.seal(p, placedAt: ref)

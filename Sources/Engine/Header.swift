@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One of the two top-pointer slots in the header: where a committed version's top (meta)
@@ -85,7 +85,8 @@ struct FileHeader {
     /// selected one is sound is for the caller to judge against the node it names.
     static func decode(_ raw: UnsafeRawBufferPointer, path: String) throws -> FileHeader {
         guard raw.count >= Layout.pageSize else {
-            throw EngineError.truncated(path: path, detail: "header needs \(Layout.pageSize) bytes, file has \(raw.count)")
+            throw EngineError.truncated(
+                path: path, detail: "header needs \(Layout.pageSize) bytes, file has \(raw.count)")
         }
         guard Array(raw[0..<8]) == Layout.magic else { throw EngineError.notAFiefFile(path: path) }
         let stored = raw.u64(Layout.headerChecksumOffset)
@@ -102,8 +103,9 @@ struct FileHeader {
             guard raw.u64(Layout.encryptionChecksumOffset) == EncryptionRecord.checksum(raw) else {
                 throw EngineError.corrupt(path: path, detail: "the header's encryption record fails its checksum")
             }
-            encryption = EncryptionRecord(fileSalt: Array(raw[Layout.fileSaltOffset..<Layout.keyCheckOffset]),
-                                          keyCheck: Array(raw[Layout.keyCheckOffset..<Layout.encryptionChecksumOffset]))
+            encryption = EncryptionRecord(
+                fileSalt: Array(raw[Layout.fileSaltOffset..<Layout.keyCheckOffset]),
+                keyCheck: Array(raw[Layout.keyCheckOffset..<Layout.encryptionChecksumOffset]))
         }
         let pageSize = raw.u32(Layout.pageSizeOffset)
         guard pageSize == UInt32(Layout.pageSize) else {

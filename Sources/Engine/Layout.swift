@@ -14,8 +14,8 @@ enum Layout {
     static let formatOffset = 8
     static let pageSizeOffset = 12
     static let headerChecksumOffset = 16  // over bytes 0..<16
-    static let selectOffset = 24           // sector 0
-    static let slotOffsets = [512, 1024]   // sectors 1 and 2
+    static let selectOffset = 24  // sector 0
+    static let slotOffsets = [512, 1024]  // sectors 1 and 2
     static let slotSize = 32
     /// Encrypted formats only, in sector 0: file salt [16] | key check [16] | checksum u64 of the two.
     static let fileSaltOffset = 32

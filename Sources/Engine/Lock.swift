@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An in-process mutex. Cross-process exclusion lives in `LockFile`; this only orders the

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CFiefSys
 
@@ -47,7 +47,9 @@ final class LockFile {
         var mapped: UnsafeMutableRawPointer?
         do {
             try LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_WRLCK, wait: true)
-            defer { _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_UNLCK, wait: false) }
+            defer {
+                _ = try? LockFile.setLock(fd: fd, path: path, byte: LockFile.tableByte, type: F_UNLCK, wait: false)
+            }
             var st = stat()
             guard fstat(fd, &st) == 0 else { throw EngineError.io(path: path, operation: "fstat", errno: errno) }
             if st.st_size < LockFile.fileSize {
@@ -56,7 +58,9 @@ final class LockFile {
                 }
             }
             let p = mmap(nil, LockFile.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-            guard let p, p != MAP_FAILED else { throw EngineError.io(path: path, operation: "mmap lock file", errno: errno) }
+            guard let p, p != MAP_FAILED else {
+                throw EngineError.io(path: path, operation: "mmap lock file", errno: errno)
+            }
             mapped = p
             // Under the table lock no other opener is between its mapping and its open lock,
             // so winning the open byte exclusively means no other handle has the file open.
@@ -81,17 +85,22 @@ final class LockFile {
         let fresh = found == [UInt8](repeating: 0, count: 8)
         if found == magic {
             guard UnsafeRawBufferPointer(head).u32(slotCountOffset) == UInt32(defaultSlots) else {
-                throw EngineError.lockFileCorrupt(path: path, detail: "unknown slot count; remove it when no process uses the database")
+                throw EngineError.lockFileCorrupt(
+                    path: path, detail: "unknown slot count; remove it when no process uses the database")
             }
             guard alone else { return }
         } else if fresh && !alone {
             // Someone has the file open, yet its header is gone (truncated, or reverted under
             // running processes): a fresh mutex could let a second writer in beside theirs.
-            throw EngineError.lockFileCorrupt(path: path, detail: "its header was reset while other handles have it open; close every process using the database")
+            throw EngineError.lockFileCorrupt(
+                path: path,
+                detail: "its header was reset while other handles have it open; close every process using the database")
         } else if found == legacyMagic && !alone {
-            throw EngineError.lockFileCorrupt(path: path, detail: "an older Fief engine has the database open (lock file FIEFLCK1); close it first")
+            throw EngineError.lockFileCorrupt(
+                path: path, detail: "an older Fief engine has the database open (lock file FIEFLCK1); close it first")
         } else if !fresh && found != legacyMagic {
-            throw EngineError.lockFileCorrupt(path: path, detail: "unknown contents; remove it when no process uses the database")
+            throw EngineError.lockFileCorrupt(
+                path: path, detail: "unknown contents; remove it when no process uses the database")
         }
         if found != magic {
             // New, or the previous layout (its slots sat at other offsets): start empty.
@@ -101,7 +110,8 @@ final class LockFile {
         }
         try WriterMutex(at: p + writerMutexOffset).initialise(path: path)
         // Slots of dead processes stay (and are reclaimed as usual); the mark covers them.
-        let used = (0..<defaultSlots).last { ReaderSlot(base: p + headerSize + $0 * slotSize).pid != 0 }.map { $0 + 1 } ?? 0
+        let used =
+            (0..<defaultSlots).last { ReaderSlot(base: p + headerSize + $0 * slotSize).pid != 0 }.map { $0 + 1 } ?? 0
         fief_store_u32_release(p + slotHighWaterOffset, UInt32(used))
     }
 
@@ -116,8 +126,10 @@ final class LockFile {
             var st = stat()
             let nobodyWrites = stat(databasePath, &st) == 0 && st.st_mode & 0o222 == 0
             guard e == EROFS || nobodyWrites else {
-                throw EngineError.io(path: path, operation: "open the lock file (without it a reader cannot pin what it reads while others write; "
-                                     + "make the directory writable, or the database file read-only for everyone)", errno: e)
+                throw EngineError.io(
+                    path: path,
+                    operation: "open the lock file (without it a reader cannot pin what it reads while others write; "
+                        + "make the directory writable, or the database file read-only for everyone)", errno: e)
             }
             return nil
         }
@@ -176,7 +188,9 @@ final class LockFile {
         return !(try setLock(fd: fd, path: path, byte: openByte, type: F_WRLCK, wait: false))
     }
 
-    func shareOpen() throws { try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true) }
+    func shareOpen() throws {
+        try LockFile.setLock(fd: fd, path: path, byte: LockFile.openByte, type: F_RDLCK, wait: true)
+    }
 
     // MARK: The commit doorbell
 

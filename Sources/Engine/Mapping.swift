@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A read-only shared mapping of the database file. It reserves far more address space than
@@ -46,7 +46,10 @@ final class PageSource: @unchecked Sendable {
     /// top node (`Meta`); 0 when there is none. Any other misaligned ref is corruption.
     let embeddedCatalog: UInt64
 
-    init(mapping: Mapping, limit: UInt64, verifyChecksums: Bool = false, encrypted: EncryptedPages? = nil, embeddedCatalog: UInt64 = 0) {
+    init(
+        mapping: Mapping, limit: UInt64, verifyChecksums: Bool = false, encrypted: EncryptedPages? = nil,
+        embeddedCatalog: UInt64 = 0
+    ) {
         self.mapping = mapping
         self.limit = limit
         self.verifyChecksums = verifyChecksums
@@ -56,7 +59,11 @@ final class PageSource: @unchecked Sendable {
 
     /// The same pages, with `ref` as the version's embedded catalog leaf.
     func embedding(catalog ref: UInt64) -> PageSource {
-        ref == embeddedCatalog ? self : PageSource(mapping: mapping, limit: limit, verifyChecksums: verifyChecksums, encrypted: encrypted, embeddedCatalog: ref)
+        ref == embeddedCatalog
+            ? self
+            : PageSource(
+                mapping: mapping, limit: limit, verifyChecksums: verifyChecksums, encrypted: encrypted,
+                embeddedCatalog: ref)
     }
 
     var geometry: PageGeometry { encrypted == nil ? .plain : .encrypted }
@@ -76,12 +83,16 @@ final class PageSource: @unchecked Sendable {
         }
         if let encrypted {
             let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
-            return PageView(raw: UnsafeRawBufferPointer(start: e.raw.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref)
+            return PageView(
+                raw: UnsafeRawBufferPointer(start: e.raw.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref
+            )
         }
         let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
         // Extents of several pages are checked whole, in `extent`; only an overflow value has
         // one, so a node page whose (damaged) span says otherwise is not let through unchecked.
-        if verifyChecksums, v.span == 1 || v.kindByte != PageKind.overflow.rawValue, !PageHeader.checksumMatches(v.raw, ref: ref) {
+        if verifyChecksums, v.span == 1 || v.kindByte != PageKind.overflow.rawValue,
+            !PageHeader.checksumMatches(v.raw, ref: ref)
+        {
             throw CorruptNode(ref: ref, detail: "page fails its checksum (damaged on the way from storage?)")
         }
         return v
@@ -99,13 +110,19 @@ final class PageSource: @unchecked Sendable {
         if let encrypted {
             let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
             guard e.raw.count == geometry.extentBytes(span: span) else {
-                throw CorruptNode(ref: ref, detail: "node header says \(span) pages, its envelope \((e.raw.count + PageEnvelope.size) / Layout.pageSize)")
+                throw CorruptNode(
+                    ref: ref,
+                    detail:
+                        "node header says \(span) pages, "
+                        + "its envelope \((e.raw.count + PageEnvelope.size) / Layout.pageSize)"
+                )
             }
             return e.raw
         }
         let ext = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
         if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext, ref: ref) {
-            throw CorruptNode(ref: ref, detail: "extent of \(span) pages fails its checksum (damaged on the way from storage?)")
+            throw CorruptNode(
+                ref: ref, detail: "extent of \(span) pages fails its checksum (damaged on the way from storage?)")
         }
         return ext
     }
@@ -116,7 +133,8 @@ final class PageSource: @unchecked Sendable {
         let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<geometry.pageBytes]), ref: ref)
         try head.expect(.overflow)
         guard head.extra == UInt64(length), Layout.pageHeaderSize + length <= ext.count else {
-            throw CorruptNode(ref: ref, detail: "overflow value length \(head.extra) does not match its cell's \(length)")
+            throw CorruptNode(
+                ref: ref, detail: "overflow value length \(head.extra) does not match its cell's \(length)")
         }
         return UnsafeRawBufferPointer(rebasing: ext[Layout.pageHeaderSize..<(Layout.pageHeaderSize + length)])
     }

@@ -9,15 +9,15 @@
 /// top node: `catalogRoot` then points inside the top node's own page.
 struct Meta: Equatable {
     var version: UInt64
-    var catalogRoot: UInt64      // 0: no tables; not page-aligned: embedded here
+    var catalogRoot: UInt64  // 0: no tables; not page-aligned: embedded here
     var tableCount: UInt64
-    var freeListRef: UInt64      // 0: no root chain
-    var pageCount: UInt64        // pages in use by this version's file, header included
+    var freeListRef: UInt64  // 0: no root chain
+    var pageCount: UInt64  // pages in use by this version's file, header included
     var freeListChunks: [UInt64] = []
     /// Reusable extents (by start), then pending ones (by tag), as in chunk pages.
     var freeExtents: [FreeExtent] = []
 
-    static let inlineChunkCountOffset = 72   // u32
+    static let inlineChunkCountOffset = 72  // u32
     static let inlineExtentCountOffset = 76  // u16
     static let inlineOffset = 80
     static func inlineChunkCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineOffset) / 8 }
@@ -36,25 +36,35 @@ struct Meta: Equatable {
     }
 
     static func decode(_ p: PageView) throws -> Meta {
-        guard PageHeader.checksumMatches(p.raw, ref: p.ref) else { throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch") }
+        guard PageHeader.checksumMatches(p.raw, ref: p.ref) else {
+            throw CorruptNode(ref: p.ref, detail: "top node checksum mismatch")
+        }
         try p.expect(.meta)
-        var m = Meta(version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
-                     freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
+        var m = Meta(
+            version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
+            freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
         guard m.version == p.version else {
-            throw CorruptNode(ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
+            throw CorruptNode(
+                ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
         }
         guard m.pageCount >= 2 else { throw CorruptNode(ref: p.ref, detail: "top node claims \(m.pageCount) pages") }
         var end = p.raw.count
         if let o = m.embeddedCatalogOffset {
-            guard m.catalogRoot - UInt64(o) == p.ref, o % 8 == 0, o >= inlineOffset, o + Layout.pageHeaderSize <= p.raw.count else {
-                throw CorruptNode(ref: p.ref, detail: "top node's catalog ref \(m.catalogRoot) points inside a page, not its own tail")
+            guard m.catalogRoot - UInt64(o) == p.ref, o % 8 == 0, o >= inlineOffset,
+                o + Layout.pageHeaderSize <= p.raw.count
+            else {
+                throw CorruptNode(
+                    ref: p.ref, detail: "top node's catalog ref \(m.catalogRoot) points inside a page, not its own tail"
+                )
             }
             end = o
         }
         let chunks = Int(p.raw.u32(inlineChunkCountOffset)), extents = Int(p.raw.u16(inlineExtentCountOffset))
         guard 8 * chunks + FreeExtent.size * extents <= end - inlineOffset, p.raw.u16(78) == 0,
-              chunks == 0 || m.freeListRef == 0 else {
-            throw CorruptNode(ref: p.ref, detail: "top node claims \(chunks) inline free-list chunks and \(extents) inline extents")
+            chunks == 0 || m.freeListRef == 0
+        else {
+            throw CorruptNode(
+                ref: p.ref, detail: "top node claims \(chunks) inline free-list chunks and \(extents) inline extents")
         }
         m.freeListChunks = (0..<chunks).map { p.raw.u64(inlineOffset + 8 * $0) }
         let extentsAt = inlineOffset + 8 * chunks
@@ -65,13 +75,17 @@ struct Meta: Equatable {
     /// A top node with no embedded catalog, for page `page` of `out`'s file.
     func encode(_ out: PageWriter, page: UInt64) -> [UInt8] {
         var buf = [UInt8](repeating: 0, count: out.geometry.pageBytes)
-        buf.withUnsafeMutableBytes { encode(into: $0, checksumSkipsGap: out.checksumSkipsGap, placedAt: out.placement(page)) }
+        buf.withUnsafeMutableBytes {
+            encode(into: $0, checksumSkipsGap: out.checksumSkipsGap, placedAt: out.placement(page))
+        }
         return buf
     }
 
     /// Into a zeroed page of `pageBytes` bytes, with `catalog` (the leaf `catalogRoot` names)
     /// at its end when the catalog is embedded.
-    func encode(into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool, placedAt ref: UInt64?) {
+    func encode(
+        into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool, placedAt ref: UInt64?
+    ) {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
         p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
         p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
@@ -82,8 +96,10 @@ struct Meta: Equatable {
         for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
         var end = p.count
         if let o = embeddedCatalogOffset, let catalog {
-            catalog.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version, checksumSkipsGap: checksumSkipsGap,
-                           placedAt: ref.map { $0 + UInt64(o) })
+            catalog.encode(
+                into: UnsafeMutableRawBufferPointer(rebasing: p[o...]), version: version,
+                checksumSkipsGap: checksumSkipsGap,
+                placedAt: ref.map { $0 + UInt64(o) })
             end = o
         }
         let used = extentsAt + FreeExtent.size * freeExtents.count
@@ -119,7 +135,9 @@ struct TableRecord {
     }
 
     static func decode(_ b: [UInt8], table: String) throws -> TableRecord {
-        guard b.count == size else { throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has \(b.count) bytes") }
+        guard b.count == size else {
+            throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has \(b.count) bytes")
+        }
         return try b.withUnsafeBytes { p in
             guard let k = KeyKind(rawValue: p.u8(16)), let v = ValueKind(rawValue: p.u8(17)) else {
                 throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has unknown key or value kind")

@@ -145,7 +145,9 @@ final class DirtyNode {
     /// Only a tie reads `cells` and the arena: in a large transaction, whose nodes are mostly
     /// out of cache, each of those is a cache miss that most probes need not take.
     @inline(__always)
-    private func compare(_ prefixes: UnsafeBufferPointer<UInt64>, _ i: Int, to key: UnsafeRawBufferPointer, prefix p: UInt64) -> Int {
+    private func compare(
+        _ prefixes: UnsafeBufferPointer<UInt64>, _ i: Int, to key: UnsafeRawBufferPointer, prefix p: UInt64
+    ) -> Int {
         let q = prefixes[i]
         if q != p { return q < p ? -1 : 1 }
         return compareBytes(self.key(i), key)
@@ -287,7 +289,8 @@ final class DirtyNode {
             let n = other.arenaLength(i)
             reserve(n)
             let o = arena.claim(n)
-            (arena.bytes.baseAddress! + o).copyMemory(from: other.arena.bytes.baseAddress! + other.cells[i], byteCount: n)
+            (arena.bytes.baseAddress! + o).copyMemory(
+                from: other.arena.bytes.baseAddress! + other.cells[i], byteCount: n)
             cells.append(o)
             prefixes.append(other.prefixes[i])
             size += cellSize(cells.count - 1)
@@ -356,7 +359,9 @@ final class DirtyNode {
         guard firstCell <= pageBytes else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
-        let node = DirtyNode(isLeaf: isLeaf, pageBytes: max(nodePageBytes ?? pageBytes, pageBytes), arenaCapacity: pageBytes + DirtyNode.headroom)
+        let node = DirtyNode(
+            isLeaf: isLeaf, pageBytes: max(nodePageBytes ?? pageBytes, pageBytes),
+            arenaCapacity: pageBytes + DirtyNode.headroom)
         let arena = node.arena
         let dst = arena.bytes
         dst.copyMemory(from: src)
@@ -440,14 +445,19 @@ final class DirtyNode {
         var runPageEnd = pageBytes  // where the run ends on the page
         for i in 0..<n {
             let o = cells[i]
-            precondition(!isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0, "large value not yet written to an overflow extent")
+            precondition(
+                !isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0,
+                "large value not yet written to an overflow extent")
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
             end -= length
             p.setU16(UInt16(end), at: Layout.pageHeaderSize + 2 * i)
             if i > 0 && o + length == runStart {
                 runStart = o
             } else {
-                if i > 0 { (p.baseAddress! + (runPageEnd - (runEnd - runStart))).copyMemory(from: src.baseAddress! + runStart, byteCount: runEnd - runStart) }
+                if i > 0 {
+                    (p.baseAddress! + (runPageEnd - (runEnd - runStart))).copyMemory(
+                        from: src.baseAddress! + runStart, byteCount: runEnd - runStart)
+                }
                 runStart = o
                 runEnd = o + length
                 runPageEnd = end + length
@@ -457,6 +467,7 @@ final class DirtyNode {
         let gap = Layout.pageHeaderSize + 2 * n
         precondition(gap <= end, "node of \(n) cells overflows its page")
         (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
-        PageHeader.seal(p, gap: checksumSkipsGap ? gap..<(BrokenVariant.on(.gapOverCells) ? pageBytes : end) : nil, placedAt: ref)
+        PageHeader.seal(
+            p, gap: checksumSkipsGap ? gap..<(BrokenVariant.on(.gapOverCells) ? pageBytes : end) : nil, placedAt: ref)
     }
 }

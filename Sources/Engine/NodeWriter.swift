@@ -1,14 +1,19 @@
 /// Puts nodes and overflow values into newly allocated pages. Shared by commits and by
 /// compacted copies.
 enum NodeWriter {
-    static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+    static func node(_ n: DirtyNode, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64
+    {
         let page = alloc.allocate(1)
         let skipsGap = out.checksumSkipsGap, placed = out.placement(page)
-        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed) }
+        try out.add(page: page, nodeBytes: n.pageBytes, zeroed: false) {
+            n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed)
+        }
         return page * UInt64(Layout.pageSize)
     }
 
-    static func overflow(_ bytes: UnsafeRawBufferPointer, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter) throws -> UInt64 {
+    static func overflow(
+        _ bytes: UnsafeRawBufferPointer, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter
+    ) throws -> UInt64 {
         let g = out.geometry
         let span = g.span(forNodeBytes: Layout.pageHeaderSize + bytes.count)
         let start = alloc.allocate(span)
@@ -36,7 +41,9 @@ enum NodeWriter {
     /// Writes every in-memory node of a tree, children first, and its large values to
     /// overflow extents; returns the root's ref (0 for an empty tree). Nodes of the base
     /// version keep their refs.
-    static func tree(_ c: Child?, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter, written: WrittenNodes? = nil) throws -> UInt64 {
+    static func tree(
+        _ c: Child?, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter, written: WrittenNodes? = nil
+    ) throws -> UInt64 {
         guard let c else { return 0 }
         switch c {
         case .page(let ref):
@@ -59,7 +66,9 @@ enum NodeWriter {
             if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
                 var buf = [UInt8](repeating: 0, count: n.pageBytes)
                 let skipsGap = out.checksumSkipsGap, placed = out.placement(n.origin / UInt64(Layout.pageSize))
-                buf.withUnsafeMutableBytes { n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed) }
+                buf.withUnsafeMutableBytes {
+                    n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed)
+                }
                 try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
                 return n.origin
             }

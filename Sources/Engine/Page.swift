@@ -121,7 +121,10 @@ struct PageView {
         var lo = 0, hi = n
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            let o = Int(
+                UInt16(
+                    littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)
+                ))
             guard o >= cellsStart, o &+ 8 <= raw.count else { _ = try leafKey(mid); throw badCell(mid) }
             let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
             let start = o &+ (base.load(fromByteOffset: o &+ 2, as: UInt8.self) & 1 != 0 ? 16 : 8)
@@ -144,18 +147,28 @@ struct PageView {
         var lo = 1, hi = n
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let o = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)))
+            let o = Int(
+                UInt16(
+                    littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)
+                ))
             guard o >= cellsStart, o &+ 10 <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
             let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o &+ 8, as: UInt16.self)))
             guard o &+ 10 &+ keyLen <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
-            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ 10), count: keyLen), key) <= 0 { lo = mid &+ 1 } else { hi = mid }
+            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ 10), count: keyLen), key) <= 0 {
+                lo = mid &+ 1
+            } else {
+                hi = mid
+            }
         }
         return lo - 1
     }
 
     /// The error for this page where a branch or leaf should be.
     func notATreeNode() -> CorruptNode {
-        CorruptNode(ref: ref, detail: "expected a tree node, found " + ((try? kind()).map { "a \($0.name) node" } ?? "unknown node kind \(kindByte)"))
+        CorruptNode(
+            ref: ref,
+            detail: "expected a tree node, found "
+                + ((try? kind()).map { "a \($0.name) node" } ?? "unknown node kind \(kindByte)"))
     }
 
     /// Only if the fast checks above and the accessors' own disagree (they should not).
@@ -174,7 +187,9 @@ enum PageHeader {
     /// another) fails it, as LMDB's and bbolt's page numbers in each page catch.
     static let placedFlag: UInt8 = 2
 
-    static func fill(_ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64) {
+    static func fill(
+        _ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64
+    ) {
         p.setU8(kind.rawValue, at: 8)
         p.setU8(0, at: 9)
         p.setU16(UInt16(count), at: 10)
@@ -194,8 +209,9 @@ enum PageHeader {
         p.setU8(ref != nil ? flags | placedFlag : flags & ~placedFlag, at: 9)
         if let gap {
             let raw = UnsafeRawBufferPointer(p)
-            precondition(raw.u64(24) == 0 && gap.lowerBound >= Layout.pageHeaderSize && gap.upperBound <= p.count,
-                         "a gap in a page that uses extra, or outside the page")
+            precondition(
+                raw.u64(24) == 0 && gap.lowerBound >= Layout.pageHeaderSize && gap.upperBound <= p.count,
+                "a gap in a page that uses extra, or outside the page")
             p.setU8(raw.u8(9) | gapFlag, at: 9)
             p.setU32(UInt32(gap.lowerBound), at: 24)
             p.setU32(UInt32(gap.upperBound), at: 28)
@@ -219,7 +235,9 @@ enum PageHeader {
     static func checksum(_ raw: UnsafeRawBufferPointer, ref: UInt64) -> UInt64? {
         guard raw.count >= Layout.pageHeaderSize else { return nil }
         let seed = raw.u8(9) & placedFlag != 0 ? ref : 0
-        guard raw.u8(9) & gapFlag != 0 else { return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]), seed: seed) }
+        guard raw.u8(9) & gapFlag != 0 else {
+            return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]), seed: seed)
+        }
         guard let gap = gap(raw) else { return nil }
         let before = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8..<gap.lowerBound]), seed: seed)
         return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[gap.upperBound...]), seed: before)

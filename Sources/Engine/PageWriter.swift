@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Gathers a commit's page writes and issues them in page order, one `pwritev` per run of
@@ -63,7 +63,9 @@ struct PageWriter {
     /// Adds the extent at `page` whose node (`nodeBytes`: `geometry.extentBytes(span:)` for
     /// some span) `fill` writes in place. The buffer is zeroed first only when `zeroed`;
     /// otherwise `fill` must write every byte.
-    mutating func add(page: UInt64, nodeBytes: Int, zeroed: Bool, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {
+    mutating func add(page: UInt64, nodeBytes: Int, zeroed: Bool, _ fill: (UnsafeMutableRawBufferPointer) -> Void)
+        throws
+    {
         let physicalBytes = nodeBytes + geometry.envelope
         precondition(physicalBytes % Layout.pageSize == 0, "a node of \(nodeBytes) bytes is not whole pages")
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: physicalBytes, alignment: 16)
@@ -109,7 +111,9 @@ struct PageWriter {
                 try file.write(UnsafeRawBufferPointer(pages[i].bytes), at: pages[i].page * ps)
             } else {
                 iov.removeAll(keepingCapacity: true)
-                for k in i..<j { iov.append(iovec(iov_base: pages[k].bytes.baseAddress, iov_len: pages[k].bytes.count)) }
+                for k in i..<j {
+                    iov.append(iovec(iov_base: pages[k].bytes.baseAddress, iov_len: pages[k].bytes.count))
+                }
                 try file.write(&iov, at: pages[i].page * ps)
             }
             i = j

@@ -1,7 +1,7 @@
 import ProcFS
 import CFiefSys
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Versions pinned by readers, shared by every process through the lock file (one

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Open is recovery: read the header, take the slot the select bit names, and check that the
@@ -48,40 +48,50 @@ public enum Recovery {
             throw EngineError.notAFiefFile(path: path)
         }
         guard got == Layout.pageSize else {
-            throw EngineError.truncated(path: path, detail: "only \(size) bytes, less than the \(Layout.pageSize)-byte header")
+            throw EngineError.truncated(
+                path: path, detail: "only \(size) bytes, less than the \(Layout.pageSize)-byte header")
         }
         let header = try head.withUnsafeBytes { try FileHeader.decode($0, path: path) }
         let cipher = try FileCipher.resolve(header.encryption, key: key, path: path)
         let slot = header.current
         let which = header.select.index
         guard slot.isSelfConsistent else {
-            throw EngineError.corrupt(path: path, detail: "top slot \(which), named by the select bit, is damaged (checksum mismatch)")
+            throw EngineError.corrupt(
+                path: path, detail: "top slot \(which), named by the select bit, is damaged (checksum mismatch)")
         }
         return (Result { try validateTop(file, header: header, size: size, cipher: cipher) }, head)
     }
 
-    private static func validateTop(_ file: DatabaseFile, header: FileHeader, size: UInt64, cipher: PageCipher?) throws -> Opened {
+    private static func validateTop(_ file: DatabaseFile, header: FileHeader, size: UInt64, cipher: PageCipher?) throws
+        -> Opened
+    {
         let path = file.path
         let slot = header.current
         let which = header.select.index
         let ps = UInt64(Layout.pageSize)
         guard slot.ref + ps <= size else {
-            throw EngineError.truncated(path: path, detail: "top node of version \(slot.version) at offset \(slot.ref) lies past the end (\(size) bytes)")
+            throw EngineError.truncated(
+                path: path,
+                detail: "top node of version \(slot.version) at offset \(slot.ref) lies past the end (\(size) bytes)")
         }
         var top = [UInt8](repeating: 0, count: Layout.pageSize)
         _ = try top.withUnsafeMutableBytes { try file.read(into: $0, at: slot.ref) }
         if let cipher {
             var logical = [UInt8](repeating: 0, count: PageGeometry.encrypted.pageBytes)
-            let ok = top.withUnsafeBytes { physical in logical.withUnsafeMutableBytes { cipher.open(physical, offset: slot.ref, into: $0) } }
+            let ok = top.withUnsafeBytes { physical in
+                logical.withUnsafeMutableBytes { cipher.open(physical, offset: slot.ref, into: $0) }
+            }
             guard ok else {
-                throw EngineError.corrupt(path: path, detail: "top node at offset \(slot.ref), named by slot \(which), failed authentication")
+                throw EngineError.corrupt(
+                    path: path, detail: "top node at offset \(slot.ref), named by slot \(which), failed authentication")
             }
             top = logical
         }
         let meta: Meta = try top.withUnsafeBytes { raw in
             let page = PageView(raw: raw, ref: slot.ref)
             guard page.storedChecksum == slot.topChecksum else {
-                throw EngineError.corrupt(path: path, detail: "top node at offset \(slot.ref) does not match the checksum in slot \(which)")
+                throw EngineError.corrupt(
+                    path: path, detail: "top node at offset \(slot.ref) does not match the checksum in slot \(which)")
             }
             do {
                 return try Meta.decode(page)
@@ -90,10 +100,12 @@ public enum Recovery {
             }
         }
         guard meta.version == slot.version else {
-            throw EngineError.corrupt(path: path, detail: "top node is version \(meta.version) but slot \(which) says \(slot.version)")
+            throw EngineError.corrupt(
+                path: path, detail: "top node is version \(meta.version) but slot \(which) says \(slot.version)")
         }
         guard meta.pageCount * ps <= size else {
-            throw EngineError.truncated(path: path, detail: "version \(meta.version) needs \(meta.pageCount * ps) bytes, the file has \(size)")
+            throw EngineError.truncated(
+                path: path, detail: "version \(meta.version) needs \(meta.pageCount * ps) bytes, the file has \(size)")
         }
         return Opened(header: header, meta: meta, size: size, cipher: cipher)
     }
@@ -126,14 +138,18 @@ extension Recovery {
         var slots: [SlotInfo] = []
         for i in 0..<2 {
             let o = Layout.slotOffsets[i]
-            let s = head.withUnsafeBytes { TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)])) }
+            let s = head.withUnsafeBytes {
+                TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)]))
+            }
             var valid = false
             if encrypted {
                 valid = s.isSelfConsistent && s.ref + UInt64(Layout.pageSize) <= size
             } else if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
                 var top = [UInt8](repeating: 0, count: Layout.pageSize)
                 if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
-                    valid = top.withUnsafeBytes { $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0, ref: s.ref) }
+                    valid = top.withUnsafeBytes {
+                        $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0, ref: s.ref)
+                    }
                 }
             }
             slots.append(SlotInfo(index: i, selected: Int(select) == i, ref: s.ref, version: s.version, valid: valid))

@@ -54,12 +54,18 @@ extension Database {
                 let o = Layout.slotOffsets[i]
                 let s = TopSlot(raw: UnsafeRawBufferPointer(rebasing: header[o..<(o + Layout.slotSize)]))
                 var valid = s.isSelfConsistent
-                if valid, let top = try? PageSource(mapping: snap.pages.mapping, limit: try file.size(), encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher) }).page(s.ref) {
+                if valid,
+                    let top = try? PageSource(
+                        mapping: snap.pages.mapping, limit: try file.size(),
+                        encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher) }
+                    ).page(s.ref)
+                {
                     valid = top.storedChecksum == s.topChecksum && PageHeader.checksumMatches(top.raw, ref: s.ref)
                 } else {
                     valid = false
                 }
-                slots.append(SlotInfo(index: i, selected: i == snap.select.index, ref: s.ref, version: s.version, valid: valid))
+                slots.append(
+                    SlotInfo(index: i, selected: i == snap.select.index, ref: s.ref, version: s.version, valid: valid))
             }
             let tx = ReadTransaction(db: self, snapshot: snap)
             try readers.pin(snap.version)

@@ -35,7 +35,9 @@ extension ReadTransaction {
     }
 
     private func measure(_ node: Child, depth: Int, into space: inout TableSpace) throws {
-        guard depth <= Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "table deeper than \(Tree.maxDepth) levels") }
+        guard depth <= Tree.maxDepth else {
+            throw CorruptNode(ref: 0, detail: "table deeper than \(Tree.maxDepth) levels")
+        }
         space.depth = max(space.depth, depth)
         let page: PageView
         switch node {
@@ -52,7 +54,9 @@ extension ReadTransaction {
             space.leafBytesCapacity += page.raw.count
             space.leafBytesUsed += try page.bytesUsed()
             for i in 0..<n {
-                if case .overflow(let ref, _) = try page.leafValue(i) { space.overflowPages += try pages.page(ref).span }
+                if case .overflow(let ref, _) = try page.leafValue(i) {
+                    space.overflowPages += try pages.page(ref).span
+                }
             }
         default:
             throw CorruptNode(ref: page.ref, detail: "a \(try page.kind().name) node inside a table's tree")

@@ -80,11 +80,13 @@ public class Transaction {
         if let last = lastState, lastName == name { return last }
         // A read transaction's tables are its version's, shared through the cache.
         if let cache = catalogCache {
-            let s = try cache.table(name) ?? {
-                let s = TableState(try record(name))
-                cache.store(name, s)
-                return s
-            }()
+            let s =
+                try cache.table(name)
+                ?? {
+                    let s = TableState(try record(name))
+                    cache.store(name, s)
+                    return s
+                }()
             remember(name, s)
             return s
         }
@@ -136,7 +138,9 @@ public class Transaction {
 
     /// A typed handle on an existing table; its kinds must match `K` and `V`.
     @inlinable
-    public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
+    public func table<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self)
+        throws -> Table<K, V>
+    {
         try guarded {
             let s = try state(name)
             try Transaction.checkKinds(name, s, K.self, V.self)
@@ -145,7 +149,8 @@ public class Transaction {
     }
 
     @usableFromInline
-    static func checkKinds<K: KeyCodable, V: ValueCodable>(_ name: String, _ s: TableState, _: K.Type, _: V.Type) throws {
+    static func checkKinds<K: KeyCodable, V: ValueCodable>(_ name: String, _ s: TableState, _: K.Type, _: V.Type) throws
+    {
         guard s.keyKind == K.keyKind, s.valueKind == V.valueKind else {
             throw EngineError.tableTypeMismatch(
                 table: name, expected: "\(K.keyKind) keys and \(V.valueKind) values",
@@ -166,9 +171,13 @@ public class Transaction {
     }
 
     /// As `withValue(table:key:)`, with the key lent (an object key from the stack).
-    package func withValue<T>(table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+    package func withValue<T>(
+        table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T
+    ) throws -> T {
         try guarded {
-            guard let v = try Tree.find(try state(table).root, key: keyBytes, pages: pages) else { return try body(nil) }
+            guard let v = try Tree.find(try state(table).root, key: keyBytes, pages: pages) else {
+                return try body(nil)
+            }
             return try Tree.lend(v, pages: pages, body)
         }
     }
@@ -191,7 +200,9 @@ public class Transaction {
     /// instead of a copy out of the tree and another into the value. Inlined into the typed
     /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.
     @inlinable
-    final func decodeValue<V>(table: String, key: UnsafeRawBufferPointer, _ decode: (UnsafeRawBufferPointer) throws -> V) throws -> V? {
+    final func decodeValue<V>(
+        table: String, key: UnsafeRawBufferPointer, _ decode: (UnsafeRawBufferPointer) throws -> V
+    ) throws -> V? {
         var out: V?
         try lendValue(table: table, key: key) { out = try decode($0) }
         return out
@@ -200,12 +211,18 @@ public class Transaction {
     /// Calls `body` with the value of `key` when there is one (not at all otherwise); the
     /// bytes are valid only during the call.
     @usableFromInline
-    final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
         try guarded {
             // The table found last, checked here rather than through `state` (the common
             // case of every get after the first).
             let root: Child?
-            if isActive, let last = lastState, lastName == table { root = last.root } else { root = try state(table).root }
+            if isActive, let last = lastState, lastName == table {
+                root = last.root
+            } else {
+                root = try state(table).root
+            }
             guard let v = try Tree.find(root, key: key, pages: pages) else { return }
             switch v {
             case .inline(let b): try body(b)
@@ -250,11 +267,15 @@ public class Transaction {
 
     /// See `WriteTransaction.mutateValue(table:keyBytes:_:)`.
     @discardableResult
-    public func mutateValue(table: String, key: [UInt8], _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+    public func mutateValue(table: String, key: [UInt8], _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws
+        -> Bool
+    {
         try key.withUnsafeBytes { try mutateValue(table: table, keyBytes: $0, body) }
     }
 
-    package func mutateValue(table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+    package func mutateValue(
+        table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws -> Bool {
         throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
     }
 }
@@ -337,7 +358,9 @@ public final class PinnedVersion: @unchecked Sendable {
     public var version: UInt64? { snapshot?.version }
 
     public func release() {
-        let s: Snapshot? = lock.withLock { let s = held; held = nil; return s }
+        let s: Snapshot? = lock.withLock {
+            let s = held; held = nil; return s
+        }
         if let s { db.readers.unpin(s.version) }
     }
 }
@@ -400,7 +423,11 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
                 var v = try V(valueBytes: UnsafeRawBufferPointer(bytes))
                 try body(&v)
                 let new = v.valueBytes
-                if new.count == bytes.count { new.withUnsafeBytes { bytes.copyMemory(from: $0) } } else { resized = new }
+                if new.count == bytes.count {
+                    new.withUnsafeBytes { bytes.copyMemory(from: $0) }
+                } else {
+                    resized = new
+                }
             }
             if let resized { try tx.put(table: name, keyBytes: k, value: resized) }
             return found
@@ -417,7 +444,9 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
     }
 
     /// Entries with keys in [from, to), at most `limit` of them.
-    public func entries(from: K? = nil, to: K? = nil, reverse: Bool = false, limit: Int = .max) throws -> [(key: K, value: V)] {
+    public func entries(from: K? = nil, to: K? = nil, reverse: Bool = false, limit: Int = .max) throws -> [(
+        key: K, value: V
+    )] {
         var out: [(key: K, value: V)] = []
         guard limit > 0 else { return out }
         try scan(from: from, to: to, reverse: reverse) { k, v in

@@ -74,7 +74,8 @@ enum Tree {
         throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
     }
 
-    static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+    static func lend<T>(_ v: StoredValue, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    {
         switch v {
         case .inline(let b): return try body(b)
         case .overflow(let r, let len): return try body(try pages.overflowValue(ref: r, length: len))
@@ -91,7 +92,9 @@ enum Tree {
         _ = try visit(root, depth: 0, from: from, to: to, reverse: reverse, pages: pages, body)
     }
 
-    private static func inRange(_ k: UnsafeRawBufferPointer, from: [UInt8]?, to: [UInt8]?) -> (aboveFrom: Bool, belowTo: Bool) {
+    private static func inRange(_ k: UnsafeRawBufferPointer, from: [UInt8]?, to: [UInt8]?) -> (
+        aboveFrom: Bool, belowTo: Bool
+    ) {
         let a = from.map { f in f.withUnsafeBytes { compareBytes(k, $0) >= 0 } } ?? true
         let b = to.map { t in t.withUnsafeBytes { compareBytes(k, $0) < 0 } } ?? true
         return (a, b)
@@ -101,7 +104,9 @@ enum Tree {
         _ c: Child, depth: Int, from: [UInt8]?, to: [UInt8]?, reverse: Bool, pages: PageSource,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws -> Bool {
-        guard depth < maxDepth else { throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)") }
+        guard depth < maxDepth else {
+            throw CorruptNode(ref: 0, detail: "tree deeper than \(maxDepth) levels (a cycle?)")
+        }
         switch c {
         case .dirty(let n):
             if n.isLeaf {
@@ -115,7 +120,8 @@ enum Tree {
                         if !below { return reverse ? true : false }  // after the range
                         switch n.value(i) {
                         case .inline(let v): return try Array(v).withUnsafeBytes { try body(kb, $0) }
-                        case .overflow(let r, let len): return try body(kb, try pages.overflowValue(ref: r, length: len))
+                        case .overflow(let r, let len):
+                            return try body(kb, try pages.overflowValue(ref: r, length: len))
                         }
                     }
                     if !go { return false }
@@ -126,7 +132,11 @@ enum Tree {
             let hi = to.map { n.childIndex($0) } ?? (n.children.count - 1)
             if lo > hi { return true }
             for i in (reverse ? Array((lo...hi).reversed()) : Array(lo...hi)) {
-                if !(try visit(n.children[i], depth: depth + 1, from: from, to: to, reverse: reverse, pages: pages, body)) { return false }
+                if !(try visit(
+                    n.children[i], depth: depth + 1, from: from, to: to, reverse: reverse, pages: pages, body))
+                {
+                    return false
+                }
             }
             return true
         case .page(let ref):
@@ -159,7 +169,12 @@ enum Tree {
                 let hi = try to.map { t in try t.withUnsafeBytes { try p.childIndex($0) } } ?? (p.count - 1)
                 if lo > hi { return true }
                 for i in (reverse ? Array((lo...hi).reversed()) : Array(lo...hi)) {
-                    if !(try visit(.page(try p.branchChild(i)), depth: depth + 1, from: from, to: to, reverse: reverse, pages: pages, body)) { return false }
+                    if !(try visit(
+                        .page(try p.branchChild(i)), depth: depth + 1, from: from, to: to, reverse: reverse,
+                        pages: pages, body))
+                    {
+                        return false
+                    }
                 }
                 return true
             default:

@@ -29,7 +29,9 @@ package struct TreeCursor {
     }
 
     /// The value of `key` (nil when absent), lent to `body`: the bytes are valid during the call.
-    package mutating func withValue<T>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+    package mutating func withValue<T>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T)
+        throws -> T
+    {
         guard keepsPath, case .page(let top) = root else {
             guard let v = try Tree.find(root, key: key, pages: pages) else { return try body(nil) }
             return try Tree.lend(v, pages: pages, body)

@@ -35,7 +35,9 @@ extension Tree {
     ///
     /// `sharesPages` is false when the versions live in different files (a `compact` came
     /// between them): refs then mean nothing across the two and every page is read.
-    static func diff(old: TreeVersion, new: TreeVersion, sharesPages: Bool = true) throws -> (keys: KeyDiff, pagesRead: Int) {
+    static func diff(old: TreeVersion, new: TreeVersion, sharesPages: Bool = true) throws -> (
+        keys: KeyDiff, pagesRead: Int
+    ) {
         var out = KeyDiff()
         if sharesPages && old.root == new.root { return (out, 0) }
         var a = DiffSide(old), b = DiffSide(new)
@@ -58,9 +60,11 @@ extension Tree {
                 b.drop()
             case (.entry(let k, let v), .entry(let l, let w)):
                 let c = compareBytes(k, l)
-                if c < 0 { out.deleted.append(k); a.drop() }
-                else if c > 0 { out.inserted.append(l); b.drop() }
-                else {
+                if c < 0 {
+                    out.deleted.append(k); a.drop()
+                } else if c > 0 {
+                    out.inserted.append(l); b.drop()
+                } else {
                     if try !sameValue(v, a.pages, w, b.pages, sharesPages: sharesPages) { out.modified.append(k) }
                     a.drop()
                     b.drop()
@@ -74,18 +78,28 @@ extension Tree {
                 // Open the subtree that starts first; at the same start, the taller one, so the
                 // other side's matching children come into view; at the same height, both.
                 let c = DiffSide.compareBounds(lowA, lowB)
-                if c < 0 { try a.expand() }
-                else if c > 0 { try b.expand() }
-                else if hA > hB { try a.expand() }
-                else if hB > hA { try b.expand() }
-                else { try a.expand(); try b.expand() }
+                if c < 0 {
+                    try a.expand()
+                } else if c > 0 {
+                    try b.expand()
+                } else if hA > hB {
+                    try a.expand()
+                } else if hB > hA {
+                    try b.expand()
+                } else {
+                    try a.expand(); try b.expand()
+                }
             }
         }
         return (out, a.pagesRead + b.pagesRead)
     }
 
-    private static func sameValue(_ v: StoredValue, _ p: PageSource, _ w: StoredValue, _ q: PageSource, sharesPages: Bool) throws -> Bool {
-        if sharesPages, case .overflow(let r, let n) = v, case .overflow(let s, let m) = w, r == s, n == m { return true }
+    private static func sameValue(
+        _ v: StoredValue, _ p: PageSource, _ w: StoredValue, _ q: PageSource, sharesPages: Bool
+    ) throws -> Bool {
+        if sharesPages, case .overflow(let r, let n) = v, case .overflow(let s, let m) = w, r == s, n == m {
+            return true
+        }
         let x = try valueBytes(v, p), y = try valueBytes(w, q)
         return x.count == y.count && compareBytes(x, y) == 0
     }
@@ -132,7 +146,9 @@ private struct DiffSide {
             switch try p.kind() {
             case .leaf: stack = [.subtree(ref: root, low: nil, height: height)]; return
             case .branch:
-                guard height < Tree.maxDepth else { throw CorruptNode(ref: ref, detail: "tree deeper than \(Tree.maxDepth) levels (a cycle?)") }
+                guard height < Tree.maxDepth else {
+                    throw CorruptNode(ref: ref, detail: "tree deeper than \(Tree.maxDepth) levels (a cycle?)")
+                }
                 height += 1
                 ref = try p.branchChild(0)
             default: throw p.notATreeNode()

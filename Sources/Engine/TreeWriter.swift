@@ -59,7 +59,9 @@ final class TreeWriter {
     }
 
     /// Inserts below the root `r` and stores the result in `root`, a new root above a split.
-    private func insert(_ r: inout Child, into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool) throws -> Bool {
+    private func insert(
+        _ r: inout Child, into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool
+    ) throws -> Bool {
         let (inserted, split) = try insert(&r, key: key, value: value, depth: 0, appending: appending)
         if let right = split {
             let top = DirtyNode(isLeaf: false, pageBytes: geometry.pageBytes)
@@ -72,7 +74,9 @@ final class TreeWriter {
     }
 
     /// `appending`: the key goes after every key (the caller checked), so no node is searched.
-    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int, appending: Bool) throws -> (Bool, DirtyNode?) {
+    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int, appending: Bool)
+        throws -> (Bool, DirtyNode?)
+    {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         let node = try materialize(&c)
         if node.isLeaf {
@@ -87,7 +91,8 @@ final class TreeWriter {
             return (!found, split)
         }
         let i = appending ? node.children.count - 1 : node.childIndex(key)
-        let (inserted, childSplit) = try insert(&node.children[i], key: key, value: value, depth: depth + 1, appending: appending)
+        let (inserted, childSplit) = try insert(
+            &node.children[i], key: key, value: value, depth: depth + 1, appending: appending)
         if let right = childSplit {
             node.insertBranch(at: i + 1, key: right.key(0), child: .dirty(right))
         }
@@ -101,7 +106,9 @@ final class TreeWriter {
     func ownedLeafCell(_ root: inout Child?, key: UnsafeRawBufferPointer) throws -> (node: DirtyNode, index: Int)? {
         guard var r = root else { return nil }
         var hit: (node: DirtyNode, index: Int)?
-        guard try descendOwning(&r, key: key, depth: 0, atCell: { hit = ($0, $1) }, upward: { _, _ in }) else { return nil }
+        guard try descendOwning(&r, key: key, depth: 0, atCell: { hit = ($0, $1) }, upward: { _, _ in }) else {
+            return nil
+        }
         root = r
         return hit
     }
@@ -111,7 +118,9 @@ final class TreeWriter {
     /// Returns false, changing nothing, unless `key` is above the tree's last key.
     func append(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
         guard var r = root else { return try put(&root, key: key, value: value) }
-        if let last = try Tree.lastKey(r, pages: pages), last.withUnsafeBytes({ compareBytes(key, $0) }) <= 0 { return false }
+        if let last = try Tree.lastKey(r, pages: pages), last.withUnsafeBytes({ compareBytes(key, $0) }) <= 0 {
+            return false
+        }
         return try insert(&r, into: &root, key: key, value: value, appending: true)
     }
 
@@ -119,10 +128,12 @@ final class TreeWriter {
     func delete(_ root: inout Child?, key: [UInt8]) throws -> Bool {
         guard var r = root else { return false }
         let removed = try key.withUnsafeBytes { k in
-            try descendOwning(&r, key: k, depth: 0, atCell: { node, i in
-                try freeValue(node.value(i))
-                node.remove(at: i)
-            }, upward: { parent, i in try rebalance(parent, at: i) })
+            try descendOwning(
+                &r, key: k, depth: 0,
+                atCell: { node, i in
+                    try freeValue(node.value(i))
+                    node.remove(at: i)
+                }, upward: { parent, i in try rebalance(parent, at: i) })
         }
         guard removed else { return false }
         // Shrink the root: an empty tree has no root; a branch with one child is that child.
@@ -152,7 +163,9 @@ final class TreeWriter {
             case PageKind.branch.rawValue:
                 let i = try p.childIndex(key)
                 var child = Child.page(try p.branchChild(i))
-                guard try descendOwning(&child, key: key, depth: depth + 1, atCell: atCell, upward: upward) else { return false }
+                guard try descendOwning(&child, key: key, depth: depth + 1, atCell: atCell, upward: upward) else {
+                    return false
+                }
                 let node = try materialize(&c)
                 node.children[i] = child
                 try upward(node, i)
@@ -169,7 +182,9 @@ final class TreeWriter {
             return true
         }
         let i = node.childIndex(key)
-        guard try descendOwning(&node.children[i], key: key, depth: depth + 1, atCell: atCell, upward: upward) else { return false }
+        guard try descendOwning(&node.children[i], key: key, depth: depth + 1, atCell: atCell, upward: upward) else {
+            return false
+        }
         try upward(node, i)
         return true
     }
@@ -185,7 +200,9 @@ final class TreeWriter {
         guard child.size < geometry.nodeCapacity / 4, parent.children.count > 1 else { return }
         let l = i > 0 ? i - 1 : i
         let r = l + 1
-        guard try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= geometry.nodeCapacity else { return }
+        guard
+            try approximateSize(parent.children[l]) + approximateSize(parent.children[r]) + 64 <= geometry.nodeCapacity
+        else { return }
         let left = try materialize(&parent.children[l])
         let right = try materialize(&parent.children[r])
         // A branch's key 0 is only a lower bound; merged, it needs the real separator.
@@ -218,8 +235,11 @@ final class TreeWriter {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         switch c {
         case .dirty(let n):
-            if n.isLeaf { for i in 0..<n.count { try freeValue(n.value(i)) } }
-            else { for ch in n.children { try freeSubtree(ch, depth: depth + 1) } }
+            if n.isLeaf {
+                for i in 0..<n.count { try freeValue(n.value(i)) }
+            } else {
+                for ch in n.children { try freeSubtree(ch, depth: depth + 1) }
+            }
         case .page(let ref):
             let p = try pages.page(ref)
             free(ref: ref, pages: 1)

@@ -26,13 +26,17 @@ extension Database {
     /// The changes from the version `old` reads to the version `new` pins: what moving `old`
     /// there (`ReadTransaction.move(to:)`) will show.
     package func diff(from old: ReadTransaction, to new: PinnedVersion) throws -> VersionDiff {
-        guard old.db === self else { throw EngineError.invalidArgument("the read transaction belongs to another database handle") }
+        guard old.db === self else {
+            throw EngineError.invalidArgument("the read transaction belongs to another database handle")
+        }
         try old.ensureActive()
         return try diff(from: old.snapshot, to: try snapshot(of: new))
     }
 
     private func snapshot(of pinned: PinnedVersion) throws -> Snapshot {
-        guard pinned.db === self else { throw EngineError.invalidArgument("the pinned version belongs to another database handle") }
+        guard pinned.db === self else {
+            throw EngineError.invalidArgument("the pinned version belongs to another database handle")
+        }
         guard let s = pinned.snapshot else { throw EngineError.transactionClosed }
         return s
     }
@@ -49,7 +53,10 @@ extension Database {
             out.pagesRead += catalog.pagesRead
             func record(_ s: Snapshot, _ key: [UInt8]) throws -> TableRecord {
                 let name = String(decoding: key, as: UTF8.self)
-                guard let raw = try Tree.get(s.meta.catalogRoot == 0 ? nil : .page(s.meta.catalogRoot), key: key, pages: s.pages) else {
+                guard
+                    let raw = try Tree.get(
+                        s.meta.catalogRoot == 0 ? nil : .page(s.meta.catalogRoot), key: key, pages: s.pages)
+                else {
                     throw CorruptNode(ref: s.meta.catalogRoot, detail: "catalog lost table '\(name)' while diffing")
                 }
                 return try TableRecord.decode(raw, table: name)
@@ -89,7 +96,9 @@ extension ReadTransaction {
     /// version, delivers, and then moves the transaction to exactly the version it described.
     public func move(to pinned: PinnedVersion) throws {
         try ensureActive()
-        guard pinned.db === db else { throw EngineError.invalidArgument("the pinned version belongs to another database handle") }
+        guard pinned.db === db else {
+            throw EngineError.invalidArgument("the pinned version belongs to another database handle")
+        }
         guard let next = pinned.snapshot else { throw EngineError.transactionClosed }
         try db.readers.pin(next.version)  // this transaction's own pin; the PinnedVersion may go first
         adopt(next)

@@ -7,7 +7,8 @@ public final class WriteTransaction: Transaction {
 
     init(db: Database, base: Snapshot, minLive: UInt64) throws {
         self.base = base
-        var list = try db.freeListCache.takeList(fileID: db.currentFileID, slot: base.slot)
+        var list =
+            try db.freeListCache.takeList(fileID: db.currentFileID, slot: base.slot)
             ?? FreeListStorage.decode(base.meta, pages: base.pages)
         list.dropEmptyChunks()
         list.release(upTo: minLive)
@@ -32,7 +33,9 @@ public final class WriteTransaction: Transaction {
 
     /// Creates a table. Fails if one of that name exists.
     @discardableResult
-    public func createTable<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
+    public func createTable<K: KeyCodable, V: ValueCodable>(
+        _ name: String, key: K.Type = K.self, value: V.Type = V.self
+    ) throws -> Table<K, V> {
         try createTable(name, keyKind: K.keyKind, valueKind: V.valueKind)
         return Table(tx: self, name: name)
     }
@@ -52,7 +55,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// The table, created first when missing.
-    public func openTable<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self) throws -> Table<K, V> {
+    public func openTable<K: KeyCodable, V: ValueCodable>(_ name: String, key: K.Type = K.self, value: V.Type = V.self)
+        throws -> Table<K, V>
+    {
         if try tableInfo(name) == nil { return try createTable(name, key: K.self, value: V.self) }
         return try table(name, key: K.self, value: V.self)
     }
@@ -71,11 +76,17 @@ public final class WriteTransaction: Transaction {
     }
 
     package override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
-        guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
-        guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
+        guard key.count <= Layout.maxKeySize else {
+            throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize)
+        }
+        guard value.count <= Layout.maxValueSize else {
+            throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize)
+        }
         try guarded {
             let s = try state(table)
-            if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) { s.count += 1 }
+            if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) {
+                s.count += 1
+            }
             s.dirty = true
             writes += 1
         }
@@ -85,8 +96,12 @@ public final class WriteTransaction: Transaction {
     /// down, and a full leaf splits at its end, so a load in key order leaves its leaves full.
     /// Throws `keyOutOfOrder` unless `key` is above the table's last key.
     package func append(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
-        guard key.count <= Layout.maxKeySize else { throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize) }
-        guard value.count <= Layout.maxValueSize else { throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize) }
+        guard key.count <= Layout.maxKeySize else {
+            throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize)
+        }
+        guard value.count <= Layout.maxValueSize else {
+            throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize)
+        }
         try guarded {
             let s = try state(table)
             guard try writer.append(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) else {
@@ -111,7 +126,9 @@ public final class WriteTransaction: Transaction {
     /// whose decrypted pages a cache may evict at any read.)
     package override var lendsBytesUntilWrite: Bool { pages.encrypted == nil }
 
-    package override func mutateValue(table: String, keyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
+    package override func mutateValue(
+        table: String, keyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws -> Bool {
         try guarded {
             let s = try state(table)
             if BrokenVariant.on(.patchMappedPage), try patchMappedPage(s.root, key: key, body) { return true }
@@ -131,8 +148,12 @@ public final class WriteTransaction: Transaction {
 
     /// `patch-mapped-page`: the bytes of a value still on a mapped page are changed in the
     /// file itself, under every version that shares the page, and outside any commit.
-    private func patchMappedPage(_ root: Child?, key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Bool {
-        guard pages.encrypted == nil, case .inline(let v)? = try Tree.find(root, key: key, pages: pages) else { return false }
+    private func patchMappedPage(
+        _ root: Child?, key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        guard pages.encrypted == nil, case .inline(let v)? = try Tree.find(root, key: key, pages: pages) else {
+            return false
+        }
         let base = UnsafeRawPointer(pages.mapping.base)
         guard let at = v.baseAddress, at >= base, at < base + pages.mapping.length else { return false }
         var copy = Array(v)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one-writer-per-database lock: a process-shared, robust POSIX mutex in the `.lock`
@@ -29,9 +29,13 @@ struct WriterMutex {
         var attr = pthread_mutexattr_t()
         try check(pthread_mutexattr_init(&attr), path, "init mutex attributes")
         defer { pthread_mutexattr_destroy(&attr) }
-        try check(pthread_mutexattr_setpshared(&attr, Int32(PTHREAD_PROCESS_SHARED)), path, "make the writer mutex process-shared")
+        try check(
+            pthread_mutexattr_setpshared(&attr, Int32(PTHREAD_PROCESS_SHARED)), path,
+            "make the writer mutex process-shared")
         try check(pthread_mutexattr_setrobust(&attr, Int32(PTHREAD_MUTEX_ROBUST)), path, "make the writer mutex robust")
-        try check(pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ERRORCHECK)), path, "make the writer mutex error-checking")
+        try check(
+            pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ERRORCHECK)), path,
+            "make the writer mutex error-checking")
         UnsafeMutableRawPointer(mutex).initializeMemory(as: UInt8.self, repeating: 0, count: WriterMutex.size)
         try check(pthread_mutex_init(mutex, &attr), path, "init the writer mutex")
     }

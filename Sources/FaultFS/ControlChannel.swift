@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -34,8 +34,10 @@ public struct FaultFSStatus: Codable, Sendable {
 /// `fief faultfs ctl` writes a request (a JSON array of words) to the mount's control file
 /// and reads back the answer: "ok" or "error" on the first line, then the text.
 extension FaultFileSystem {
-    public static let controlCommands = ["status [--json]", "power-cut --mode MODE [--sector 512|4096]",
-                                         "inject KIND [key=value ...] [once]", "clear [RULE]", "trace-ops on|off"]
+    public static let controlCommands = [
+        "status [--json]", "power-cut --mode MODE [--sector 512|4096]",
+        "inject KIND [key=value ...] [once]", "clear [RULE]", "trace-ops on|off"
+    ]
 
     func writeControl(_ h: Handle, _ data: UnsafeRawBufferPointer) -> Int {
         let answer: String
@@ -60,7 +62,10 @@ extension FaultFileSystem {
 
     /// Runs one control command and returns its text.
     public func control(_ words: [String]) throws -> String {
-        guard let verb = words.first else { throw FaultFSError.control("no command (commands: \(FaultFileSystem.controlCommands.joined(separator: "; ")))") }
+        guard let verb = words.first else {
+            throw FaultFSError.control(
+                "no command (commands: \(FaultFileSystem.controlCommands.joined(separator: "; ")))")
+        }
         let args = Array(words.dropFirst())
         switch verb {
         case "status":
@@ -78,22 +83,30 @@ extension FaultFileSystem {
                 switch args[i] {
                 case "--mode" where i + 1 < args.count: mode = args[i + 1]; i += 2
                 case "--sector" where i + 1 < args.count:
-                    guard let n = Int(args[i + 1]) else { throw FaultFSError.badSpec("--sector \(args[i + 1]): not a number") }
+                    guard let n = Int(args[i + 1]) else {
+                        throw FaultFSError.badSpec("--sector \(args[i + 1]): not a number")
+                    }
                     sector = n; i += 2
-                default: throw FaultFSError.badSpec("power-cut: unexpected '\(args[i])' (usage: power-cut --mode MODE [--sector 512|4096])")
+                default:
+                    throw FaultFSError.badSpec(
+                        "power-cut: unexpected '\(args[i])' (usage: power-cut --mode MODE [--sector 512|4096])")
                 }
             }
             return try powerCut(PowerCutMode(name: mode ?? "drop-all", sectorSize: sector)) + "\n"
         case "inject":
             let rule: FaultRule
-            do { rule = try FaultRule(words: args) } catch let e as FaultSpecError { throw FaultFSError.badSpec(e.description) }
+            do { rule = try FaultRule(words: args) } catch let e as FaultSpecError {
+                throw FaultFSError.badSpec(e.description)
+            }
             lock.lock(); defer { lock.unlock() }
             let n = plan.add(rule)
             return "rule \(n): \(rule)\n"
         case "clear":
             lock.lock(); defer { lock.unlock() }
             if let n = args.first {
-                guard let number = Int(n), plan.remove(number) else { throw FaultFSError.control("clear: no rule \(n)") }
+                guard let number = Int(n), plan.remove(number) else {
+                    throw FaultFSError.control("clear: no rule \(n)")
+                }
                 return "cleared rule \(number)\n"
             }
             plan.clear()
@@ -103,7 +116,8 @@ extension FaultFileSystem {
             lock.lock(); traceOperations = v == "on"; lock.unlock()
             return "tracing every operation: \(v)\n"
         default:
-            throw FaultFSError.control("unknown command '\(verb)' (commands: \(FaultFileSystem.controlCommands.joined(separator: "; ")))")
+            throw FaultFSError.control(
+                "unknown command '\(verb)' (commands: \(FaultFileSystem.controlCommands.joined(separator: "; ")))")
         }
     }
 
@@ -113,14 +127,17 @@ extension FaultFileSystem {
         return FaultFSStatus(
             pid: getpid(), seed: seed, model: model.rawValue, backing: backing, powerCuts: powerCuts,
             files: tracked.map { f in
-                FaultFSStatus.File(path: f.path, durableSize: f.durableSize, size: (try? f.size()) ?? -1,
-                                   unsyncedBytes: f.unsyncedBytes,
-                                   unsyncedRanges: f.unsyncedRanges.map { [$0.lowerBound, $0.upperBound + 1] },
-                                   pendingWrites: f.pending.count)
+                FaultFSStatus.File(
+                    path: f.path, durableSize: f.durableSize, size: (try? f.size()) ?? -1,
+                    unsyncedBytes: f.unsyncedBytes,
+                    unsyncedRanges: f.unsyncedRanges.map { [$0.lowerBound, $0.upperBound + 1] },
+                    pendingWrites: f.pending.count)
             },
             unsyncedDirectoryChanges: namespace.pending.count,
             faultsInjected: plan.counters,
-            rules: plan.rules.map { FaultFSStatus.Rule(number: $0.number, rule: $0.rule.description, matched: $0.matched, fired: $0.fired) })
+            rules: plan.rules.map {
+                FaultFSStatus.Rule(number: $0.number, rule: $0.rule.description, matched: $0.matched, fired: $0.fired)
+            })
     }
 
     static func render(_ s: FaultFSStatus) -> String {
@@ -128,10 +145,18 @@ extension FaultFileSystem {
         if s.files.isEmpty { out += "no unsynced data\n" }
         for f in s.files {
             let ranges = f.unsyncedRanges.prefix(8).map { "[\($0[0]), \($0[1]))" }.joined(separator: " ")
-            out += "  \(f.path): \(f.unsyncedBytes) unsynced bytes in \(f.pendingWrites) operations; durable size \(f.durableSize), size \(f.size); \(ranges)\(f.unsyncedRanges.count > 8 ? " ..." : "")\n"
+            let more = f.unsyncedRanges.count > 8 ? " ..." : ""
+            out +=
+                "  \(f.path): \(f.unsyncedBytes) unsynced bytes in \(f.pendingWrites) operations; "
+                + "durable size \(f.durableSize), size \(f.size); \(ranges)\(more)\n"
         }
         out += "unsynced directory changes: \(s.unsyncedDirectoryChanges)\n"
-        out += "faults injected: " + (s.faultsInjected.isEmpty ? "none" : s.faultsInjected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) + "\n"
+        out +=
+            "faults injected: "
+            + (s.faultsInjected.isEmpty
+                ? "none"
+                : s.faultsInjected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            + "\n"
         for r in s.rules { out += "  rule \(r.number): \(r.rule) (matched \(r.matched), fired \(r.fired))\n" }
         return out
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Operations on names: passed through to the backing directory, each change recorded in
@@ -56,7 +56,9 @@ extension FaultFileSystem {
             let exists = lstat(backingPath(to), &st) == 0
             if exists && flags & noReplace != 0 { return -Int(EEXIST) }
             let replaced = exists ? stash(to) : nil
-            guard Glibc.rename(backingPath(from), backingPath(to)) == 0 else { let r = failed(); dropStash(replaced); return r }
+            guard Glibc.rename(backingPath(from), backingPath(to)) == 0 else {
+                let r = failed(); dropStash(replaced); return r
+            }
             recordChange(.renamed(from: from, to: to, replaced: replaced))
             if exists && model.renameOverCarriesData { renamedFileDataIsDurable(at: to) }
             lock.lock()

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import SystemPackage
@@ -63,7 +63,9 @@ final class DurableFile {
     }
 
     var unsyncedBytes: Int {
-        pending.reduce(0) { n, p in if case .write(_, _, let b) = p { return n + b.count }; return n }
+        pending.reduce(0) { n, p in
+            if case .write(_, _, let b) = p { return n + b.count }; return n
+        }
     }
 
     /// Merged byte ranges written since the last sync.
@@ -99,7 +101,8 @@ final class DurableFile {
         if readBuffer.count < length { readBuffer = [UInt8](repeating: 0, count: length) }
         defer { if readBuffer.count > SavedSectors.keptCapacity { readBuffer = [] } }
         try readBuffer.withUnsafeMutableBytes { buf in
-            let got = try fd.read(fromAbsoluteOffset: first * s, into: UnsafeMutableRawBufferPointer(rebasing: buf[0..<length]))
+            let got = try fd.read(
+                fromAbsoluteOffset: first * s, into: UnsafeMutableRawBufferPointer(rebasing: buf[0..<length]))
             for i in first..<end where !saved.contains(i) {
                 // Bytes past a short read (the file shrank under us) are saved as zeros.
                 let from = Int((i - first) * s)
@@ -222,8 +225,9 @@ final class DurableFile {
                         if case .sectors(let f) = keep { take = f(i) }
                         if take {
                             let from = Int(pos - i * s), src = Int(pos - off)
-                            image[i]!.replaceSubrange(from..<(from + Int(pieceEnd - pos)),
-                                                      with: bytes[src..<(src + Int(pieceEnd - pos))])
+                            image[i]!.replaceSubrange(
+                                from..<(from + Int(pieceEnd - pos)),
+                                with: bytes[src..<(src + Int(pieceEnd - pos))])
                             size = max(size, pieceEnd)
                         }
                         pos = pieceEnd

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CFuse3
 
@@ -35,7 +35,8 @@ enum FUSEBridge {
             guard let fi else { return -EINVAL }
             let name = path(p)
             if name == "/" + FaultFileSystem.controlName {
-                fi.pointee.fh = mounted.register(FaultFileSystem.Handle(fd: -1, generation: 0, path: name, isControl: true))
+                fi.pointee.fh = mounted.register(
+                    FaultFileSystem.Handle(fd: -1, generation: 0, path: name, isControl: true))
                 fief_fuse_set_flags(fi, 1, 0)
                 return 0
             }
@@ -51,16 +52,22 @@ enum FUSEBridge {
         }
         ops.read = { p, buf, size, off, fi in
             guard let buf, let fi else { return -EINVAL }
-            return Int32(mounted.read(path(p), fh: fi.pointee.fh, into: UnsafeMutableRawBufferPointer(start: buf, count: size), offset: Int64(off)))
+            return Int32(
+                mounted.read(
+                    path(p), fh: fi.pointee.fh, into: UnsafeMutableRawBufferPointer(start: buf, count: size),
+                    offset: Int64(off)))
         }
         ops.write = { p, buf, size, off, fi in
             guard let buf, let fi else { return -EINVAL }
-            return Int32(mounted.write(path(p), fh: fi.pointee.fh, UnsafeRawBufferPointer(start: buf, count: size), offset: Int64(off)))
+            return Int32(
+                mounted.write(
+                    path(p), fh: fi.pointee.fh, UnsafeRawBufferPointer(start: buf, count: size), offset: Int64(off)))
         }
         ops.truncate = { p, size, fi in Int32(mounted.truncate(path(p), fh: fh(fi), size: Int64(size))) }
         ops.fallocate = { p, mode, off, len, fi in
             guard let fi else { return -EINVAL }
-            return Int32(mounted.fallocate(path(p), fh: fi.pointee.fh, mode: mode, offset: Int64(off), length: Int64(len)))
+            return Int32(
+                mounted.fallocate(path(p), fh: fi.pointee.fh, mode: mode, offset: Int64(off), length: Int64(len)))
         }
         ops.fsync = { p, datasync, fi in
             guard let fi else { return -EINVAL }
@@ -107,7 +114,9 @@ enum FUSEBridge {
             }
             return 0
         }
-        ops.fsyncdir = { p, datasync, fi in Int32(mounted.fsyncdir(mounted.directoryPath(path(p), fh: fh(fi)), dataOnly: datasync != 0)) }
+        ops.fsyncdir = { p, datasync, fi in
+            Int32(mounted.fsyncdir(mounted.directoryPath(path(p), fh: fh(fi)), dataOnly: datasync != 0))
+        }
         return ops
     }
 
@@ -127,7 +136,9 @@ enum FUSEBridge {
         }
         defer { fuse_unmount(f) }
         let session = fuse_get_session(f)
-        guard fuse_set_signal_handlers(session) == 0 else { throw FaultFSError.mountFailed("cannot install signal handlers") }
+        guard fuse_set_signal_handlers(session) == 0 else {
+            throw FaultFSError.mountFailed("cannot install signal handlers")
+        }
         defer { fuse_remove_signal_handlers(session) }
         _ = RequestLoop(session: session!, maxWorkers: Int(threads), handOff: { fs.hasRules }).run()
         fs.shutdown()

@@ -33,7 +33,9 @@ public struct FaultConfig: Equatable, Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FaultFSError.badConfig(path: path, detail: "cannot read it (missing, or not a file)")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw FaultFSError.badConfig(path: path, detail: "not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw FaultFSError.badConfig(path: path, detail: "not UTF-8 text")
+        }
         do {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.hasPrefix("{") ? try parseJSON(data) : try parseTOML(text)
@@ -52,8 +54,12 @@ public struct FaultConfig: Equatable, Sendable {
         var tables: [Fields] = []
         for (key, value) in object.sorted(by: { $0.key < $1.key }) {
             if key == "faults" || key == "fault" {
-                guard let list = value as? [[String: Any]] else { throw FaultSpecError("\"\(key)\" must be a list of objects") }
-                tables = try list.map { try $0.sorted { $0.key < $1.key }.map { ($0.key, try text(of: $0.value, key: $0.key)) } }
+                guard let list = value as? [[String: Any]] else {
+                    throw FaultSpecError("\"\(key)\" must be a list of objects")
+                }
+                tables = try list.map {
+                    try $0.sorted { $0.key < $1.key }.map { ($0.key, try text(of: $0.value, key: $0.key)) }
+                }
             } else {
                 top.append((key, try text(of: value, key: key)))
             }
@@ -84,10 +90,13 @@ public struct FaultConfig: Equatable, Sendable {
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             var value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
             if value.hasPrefix("\"") {
-                guard value.count >= 2, value.hasSuffix("\"") else { throw FaultSpecError("line \(n + 1): unterminated string") }
+                guard value.count >= 2, value.hasSuffix("\"") else {
+                    throw FaultSpecError("line \(n + 1): unterminated string")
+                }
                 value = String(value.dropFirst().dropLast())
             } else if value.isEmpty || (Double(value) == nil && value != "true" && value != "false") {
-                throw FaultSpecError("line \(n + 1): \(key) = \(value): expected a quoted string, a number, true or false")
+                throw FaultSpecError(
+                    "line \(n + 1): \(key) = \(value): expected a quoted string, a number, true or false")
             }
             if tables.isEmpty { top.append((key, value)) } else { tables[tables.count - 1].append((key, value)) }
         }
@@ -108,21 +117,29 @@ public struct FaultConfig: Equatable, Sendable {
         for (key, value) in top {
             switch key {
             case "seed":
-                guard let s = UInt64(value) else { throw FaultSpecError("seed = \(value): expected a non-negative integer") }
+                guard let s = UInt64(value) else {
+                    throw FaultSpecError("seed = \(value): expected a non-negative integer")
+                }
                 config.seed = s
             case "trace": config.trace = value
             case "trace_operations", "trace-operations": config.traceOperations = try FaultRule.flag(key, value)
             case "model":
                 guard let m = PersistenceModel(rawValue: value) else {
-                    throw FaultSpecError("model = \(value): expected one of \(PersistenceModel.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw FaultSpecError(
+                        "model = \(value): "
+                            + "expected one of \(PersistenceModel.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 config.model = m
-            default: throw FaultSpecError("unknown setting '\(key)' (settings: seed, trace, trace_operations, model, and [[fault]] tables)")
+            default:
+                throw FaultSpecError(
+                    "unknown setting '\(key)' (settings: seed, trace, trace_operations, model, and [[fault]] tables)")
             }
         }
         for (i, fields) in tables.enumerated() {
             guard let kind = fields.first(where: { $0.0 == "kind" })?.1 else {
-                throw FaultSpecError("fault \(i + 1) has no kind (kinds: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw FaultSpecError(
+                    "fault \(i + 1) has no kind (kinds: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             do {
                 config.faults.append(try FaultRule(kindName: kind, fields: fields.filter { $0.0 != "kind" }))

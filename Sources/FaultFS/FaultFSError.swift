@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Everything that can go wrong mounting, driving or unmounting FaultFS, each with a message
@@ -23,9 +23,11 @@ public enum FaultFSError: Error, CustomStringConvertible, Equatable {
         case .noFuse(let why): return "FUSE is not available on this machine: \(why)"
         case .missingDirectory(let role, let p): return "\(role) \(p) does not exist"
         case .notADirectory(let role, let p): return "\(role) \(p) is not a directory"
-        case .mountpointNotEmpty(let p): return "mountpoint \(p) is not empty; FaultFS mounts only on an empty directory"
+        case .mountpointNotEmpty(let p):
+            return "mountpoint \(p) is not empty; FaultFS mounts only on an empty directory"
         case .alreadyMounted(let p): return "\(p) is already a mountpoint; unmount it first (fief faultfs unmount \(p))"
-        case .nested(let b, let m): return "the mountpoint \(m) and the backing directory \(b) must not contain each other"
+        case .nested(let b, let m):
+            return "the mountpoint \(m) and the backing directory \(b) must not contain each other"
         case .notMounted(let p): return "no FaultFS is mounted at \(p)"
         case .badConfig(let p, let d): return "config \(p): \(d)"
         case .badSpec(let d): return d

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CFuse3
 import Foundation
@@ -48,8 +48,10 @@ public final class FaultFileSystem: @unchecked Sendable {
     var powerCuts = 0
     let namespace: Namespace
 
-    public init(backing: String, seed: UInt64, model: PersistenceModel = .posix, rules: [FaultRule] = [],
-                tracePath: String? = nil, traceOperations: Bool = false) throws {
+    public init(
+        backing: String, seed: UInt64, model: PersistenceModel = .posix, rules: [FaultRule] = [],
+        tracePath: String? = nil, traceOperations: Bool = false
+    ) throws {
         self.backing = backing
         self.seed = seed
         self.model = model
@@ -137,8 +139,10 @@ public final class FaultFileSystem: @unchecked Sendable {
 
     /// Runs one operation: draws its faults, sleeps or fails as they say, runs `body` with
     /// the rest, kills the caller when asked, and traces what happened.
-    func perform(_ op: Operation, _ path: String, offset: Int64? = nil, length: Int = 0, growth: () -> Int64 = { 0 },
-                 _ body: ([FaultAction]) -> Int) -> Int {
+    func perform(
+        _ op: Operation, _ path: String, offset: Int64? = nil, length: Int = 0, growth: () -> Int64 = { 0 },
+        _ body: ([FaultAction]) -> Int
+    ) -> Int {
         pthread_rwlock_rdlock(&cutLock)
         defer { pthread_rwlock_unlock(&cutLock) }
         lock.lock()
@@ -149,13 +153,16 @@ public final class FaultFileSystem: @unchecked Sendable {
         var needed: (growth: Int64, usage: Int64)?
         // With no rules armed (a plain mount, the benchmarks) there is nothing to decide, and
         // the path the rules match on need not be made.
-        let fired = plan.armed.isEmpty ? [] : plan.decide(op, path: String(path.dropFirst()), length: length) { quota in
-            if needed == nil {
-                let g = growth()
-                needed = (g, g > 0 ? usage() : 0)
+        let fired =
+            plan.armed.isEmpty
+            ? []
+            : plan.decide(op, path: String(path.dropFirst()), length: length) { quota in
+                if needed == nil {
+                    let g = growth()
+                    needed = (g, g > 0 ? usage() : 0)
+                }
+                return needed!.growth > 0 && needed!.usage + needed!.growth > quota
             }
-            return needed!.growth > 0 && needed!.usage + needed!.growth > quota
-        }
         lock.unlock()
         var actions: [FaultAction] = []
         var result: Int?
@@ -173,12 +180,16 @@ public final class FaultFileSystem: @unchecked Sendable {
         if killAfter { killCaller() }
         if let trace {
             for f in fired {
-                trace.append(TraceEvent(seq: mySeq, seed: seed, op: op.rawValue, path: path, offset: offset, length: length,
-                                        fault: f.rule.kind.rawValue, rule: f.number, outcome: FaultFileSystem.outcome(outcome)))
+                trace.append(
+                    TraceEvent(
+                        seq: mySeq, seed: seed, op: op.rawValue, path: path, offset: offset, length: length,
+                        fault: f.rule.kind.rawValue, rule: f.number, outcome: FaultFileSystem.outcome(outcome)))
             }
             if fired.isEmpty && traceOperations {
-                trace.append(TraceEvent(seq: mySeq, seed: seed, op: op.rawValue, path: path, offset: offset, length: length,
-                                        fault: nil, rule: nil, outcome: FaultFileSystem.outcome(outcome)))
+                trace.append(
+                    TraceEvent(
+                        seq: mySeq, seed: seed, op: op.rawValue, path: path, offset: offset, length: length,
+                        fault: nil, rule: nil, outcome: FaultFileSystem.outcome(outcome)))
             }
         }
         return outcome

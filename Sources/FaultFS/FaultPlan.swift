@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import SeededRandomness
 
@@ -55,8 +55,10 @@ public struct FaultPlan: Sendable {
 
     /// The actions for one operation. `length` is the byte count of a read or write;
     /// `overQuota(q)` tells whether the operation would take the mount's data past `q` bytes.
-    public mutating func decide(_ op: Operation, path: String, length: Int,
-                                overQuota: (Int64) -> Bool) -> [(rule: FaultRule, number: Int, action: FaultAction)] {
+    public mutating func decide(
+        _ op: Operation, path: String, length: Int,
+        overQuota: (Int64) -> Bool
+    ) -> [(rule: FaultRule, number: Int, action: FaultAction)] {
         var out: [(FaultRule, Int, FaultAction)] = []
         for i in armed.indices {
             let rule = armed[i].rule
@@ -64,7 +66,9 @@ public struct FaultPlan: Sendable {
             if let q = rule.quota, !overQuota(q) { continue }
             armed[i].matched += 1
             guard armed[i].matched >= rule.nth, !(rule.once && armed[i].fired > 0) else { continue }
-            if rule.probability < 1 && Double.random(in: 0..<1, using: &armed[i].random) >= rule.probability { continue }
+            if rule.probability < 1 && Double.random(in: 0..<1, using: &armed[i].random) >= rule.probability {
+                continue
+            }
             let action: FaultAction
             switch rule.kind {
             case .eio: action = .fail(errno: EIO)
@@ -74,10 +78,12 @@ public struct FaultPlan: Sendable {
                 guard length > 1 else { continue }
                 action = .shortWrite(keep: Int.random(in: 1..<length, using: &armed[i].random))
             case .latency:
-                action = .delay(micros: UInt32.random(in: rule.minDelayMicros...rule.maxDelayMicros, using: &armed[i].random))
+                action = .delay(
+                    micros: UInt32.random(in: rule.minDelayMicros...rule.maxDelayMicros, using: &armed[i].random))
             case .bitflip:
                 guard length > 0 else { continue }
-                action = .flipBits(positions: (0..<rule.bits).map { _ in Int.random(in: 0..<(length * 8), using: &armed[i].random) })
+                action = .flipBits(
+                    positions: (0..<rule.bits).map { _ in Int.random(in: 0..<(length * 8), using: &armed[i].random) })
             case .fsyncFail: action = .failFsync
             case .fsyncLie: action = .lieFsync
             case .killCaller: action = .killCaller(after: rule.killAfter)
@@ -90,4 +96,3 @@ public struct FaultPlan: Sendable {
         return out
     }
 }
-

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A filesystem operation, as faults match on it and the trace names it.
@@ -71,7 +71,9 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
     /// `kill-caller`: kill before the operation takes effect, or after.
     public var killAfter = false
 
-    public static let keys = ["op", "path", "nth", "probability", "once", "repeat", "quota", "ms", "min-ms", "max-ms", "bits", "when"]
+    public static let keys = [
+        "op", "path", "nth", "probability", "once", "repeat", "quota", "ms", "min-ms", "max-ms", "bits", "when"
+    ]
 
     public init(kind: FaultKind) {
         self.kind = kind
@@ -80,7 +82,9 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
 
     /// `words` as on the command line: `KIND key=value ... [once|repeat]`.
     public init(words: [String]) throws {
-        guard let first = words.first else { throw FaultSpecError("a fault needs a kind: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", "))") }
+        guard let first = words.first else {
+            throw FaultSpecError("a fault needs a kind: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         var fields: [(String, String)] = []
         for w in words.dropFirst() {
             if w == "once" || w == "repeat" { fields.append((w, "true")); continue }
@@ -94,7 +98,8 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
 
     public init(kindName: String, fields: [(String, String)]) throws {
         guard let kind = FaultKind(rawValue: kindName) else {
-            throw FaultSpecError("unknown fault '\(kindName)' (known: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw FaultSpecError(
+                "unknown fault '\(kindName)' (known: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         self.init(kind: kind)
         for (key, value) in fields { try set(key, value) }
@@ -106,7 +111,8 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
         }
         let impossible = operations.subtracting(kind.possibleOperations)
         if !impossible.isEmpty {
-            throw FaultSpecError("\(kind.rawValue) cannot act on \(impossible.map(\.rawValue).sorted().joined(separator: ", "))")
+            throw FaultSpecError(
+                "\(kind.rawValue) cannot act on \(impossible.map(\.rawValue).sorted().joined(separator: ", "))")
         }
     }
 
@@ -121,7 +127,10 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
             for name in value.split(separator: ",") {
                 if name == "any" { ops.formUnion(kind.possibleOperations); continue }
                 guard let op = Operation(rawValue: String(name)) else {
-                    throw FaultSpecError("op=\(name): unknown operation (known: any, \(Operation.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    throw FaultSpecError(
+                        "op=\(name): unknown operation (known: any, "
+                            + "\(Operation.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    )
                 }
                 ops.insert(op)
             }
@@ -133,7 +142,9 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
             guard nth >= 1 else { throw FaultSpecError("nth=\(value): counts from 1") }
         case "probability", "p":
             probability = try number(Double.self)
-            guard (0...1).contains(probability) else { throw FaultSpecError("probability=\(value): must be within 0...1") }
+            guard (0...1).contains(probability) else {
+                throw FaultSpecError("probability=\(value): must be within 0...1")
+            }
         case "once": once = try FaultRule.flag(key, value)
         case "repeat": once = !(try FaultRule.flag(key, value))
         case "quota": quota = try FaultRule.bytes(value)
@@ -167,7 +178,9 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
         let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
         var digits = Substring(text), scale: Int64 = 1
         if let last = text.last?.uppercased().first, let u = units[last] { scale = u; digits = text.dropLast() }
-        guard let n = Int64(digits), n >= 0 else { throw FaultSpecError("quota=\(text): a byte count such as 65536, 64K, 10M") }
+        guard let n = Int64(digits), n >= 0 else {
+            throw FaultSpecError("quota=\(text): a byte count such as 65536, 64K, 10M")
+        }
         return n * scale
     }
 
@@ -184,7 +197,9 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
     /// The words that make this rule again (`status` shows them; `inject` takes them).
     public var description: String {
         var w = [kind.rawValue]
-        if operations != kind.defaultOperations { w.append("op=" + operations.map(\.rawValue).sorted().joined(separator: ",")) }
+        if operations != kind.defaultOperations {
+            w.append("op=" + operations.map(\.rawValue).sorted().joined(separator: ","))
+        }
         if pathPattern != "*" { w.append("path=\(pathPattern)") }
         if nth != 1 { w.append("nth=\(nth)") }
         if probability != 1 { w.append("probability=\(probability)") }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CFuse3
 
@@ -16,7 +16,10 @@ extension FaultFileSystem {
         let r = perform(mode == nil ? .open : .create, path) { _ in
             var existed = stat()
             let isNew = mode != nil && lstat(backingPath(path), &existed) != 0
-            let fd = mode.map { Glibc.open(backingPath(path), (flags & ~FaultFileSystem.strippedFlags) | O_CREAT | O_CLOEXEC, $0) }
+            let fd =
+                mode.map {
+                    Glibc.open(backingPath(path), (flags & ~FaultFileSystem.strippedFlags) | O_CREAT | O_CLOEXEC, $0)
+                }
                 ?? Glibc.open(backingPath(path), (flags & ~FaultFileSystem.strippedFlags) | O_CLOEXEC)
             guard fd >= 0 else { return failed() }
             if isNew {
@@ -54,8 +57,10 @@ extension FaultFileSystem {
     func write(_ path: String, fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) -> Int {
         guard let h = handle(fh) else { return -Int(EIO) }
         if h.isControl { return writeControl(h, data) }
-        return perform(.write, h.path, offset: offset, length: data.count,
-                       growth: { self.growth(to: offset + Int64(data.count), fd: h.fd, path: h.path) }) { actions in
+        return perform(
+            .write, h.path, offset: offset, length: data.count,
+            growth: { self.growth(to: offset + Int64(data.count), fd: h.fd, path: h.path) }
+        ) { actions in
             var count = data.count
             for case .shortWrite(let keep) in actions { count = min(count, keep) }
             do {
@@ -100,8 +105,10 @@ extension FaultFileSystem {
         if path == "/" + FaultFileSystem.controlName { return 0 }
         var target = fh.flatMap { handle($0) }
         if fh != nil && target == nil { return -Int(EIO) }
-        return perform(.truncate, target?.path ?? path, offset: size,
-                       growth: { [target] in self.growth(to: size, fd: target?.fd, path: path) }) { _ in
+        return perform(
+            .truncate, target?.path ?? path, offset: size,
+            growth: { [target] in self.growth(to: size, fd: target?.fd, path: path) }
+        ) { _ in
             var own: Int32 = -1
             if target == nil {
                 own = Glibc.open(backingPath(path), O_WRONLY | O_CLOEXEC)
@@ -120,7 +127,9 @@ extension FaultFileSystem {
         var st = stat()
         let size = fstat(h.fd, &st) == 0 ? Int64(st.st_size) : 0
         let end = offset + length
-        return perform(.fallocate, h.path, offset: offset, length: Int(length), growth: { mode == 0 ? max(0, end - size) : 0 }) { _ in
+        return perform(
+            .fallocate, h.path, offset: offset, length: Int(length), growth: { mode == 0 ? max(0, end - size) : 0 }
+        ) { _ in
             if mode == 0 && end > size {
                 // Growing the size is the part a power cut can lose, so it is tracked as a resize.
                 let r = resize(h, to: end)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ProcFS
 import Foundation
@@ -9,7 +9,9 @@ import Foundation
 public enum Mounter {
     /// Why FUSE cannot run here, or nil when it can.
     public static func fuseUnavailableReason() -> String? {
-        if access("/dev/fuse", R_OK | W_OK) != 0 { return "/dev/fuse is missing or not accessible (\(String(cString: strerror(errno))))" }
+        if access("/dev/fuse", R_OK | W_OK) != 0 {
+            return "/dev/fuse is missing or not accessible (\(String(cString: strerror(errno))))"
+        }
         return nil
     }
 
@@ -31,7 +33,9 @@ public enum Mounter {
     private static func unescape(_ s: String) -> String {
         var out = [UInt8](), bytes = Array(s.utf8), i = 0
         while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "\\"), i + 3 < bytes.count, let v = UInt8(String(decoding: bytes[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) {
+            if bytes[i] == UInt8(ascii: "\\"), i + 3 < bytes.count,
+                let v = UInt8(String(decoding: bytes[(i + 1)...(i + 3)], as: UTF8.self), radix: 8)
+            {
                 out.append(v); i += 4
             } else {
                 out.append(bytes[i]); i += 1
@@ -60,7 +64,9 @@ public enum Mounter {
         }
         let b = absolutePath(backing), m = absolutePath(mountpoint)
         if isMounted(m) { throw FaultFSError.alreadyMounted(m) }
-        if b == m || b.hasPrefix(m + "/") || m.hasPrefix(b + "/") { throw FaultFSError.nested(backing: b, mountpoint: m) }
+        if b == m || b.hasPrefix(m + "/") || m.hasPrefix(b + "/") {
+            throw FaultFSError.nested(backing: b, mountpoint: m)
+        }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: m)) ?? []
         if !entries.isEmpty { throw FaultFSError.mountpointNotEmpty(m) }
         return (b, m)
@@ -68,17 +74,22 @@ public enum Mounter {
 
     /// Serves the mount in this process until it is unmounted or signalled. `threads` bounds
     /// the requests handled at once while fault rules are armed (one at a time otherwise).
-    public static func serve(backing: String, mountpoint: String, seed: UInt64, config: FaultConfig,
-                             tracePath: String?, threads: UInt32 = 16) throws {
+    public static func serve(
+        backing: String, mountpoint: String, seed: UInt64, config: FaultConfig,
+        tracePath: String?, threads: UInt32 = 16
+    ) throws {
         let (b, m) = try validate(backing: backing, mountpoint: mountpoint)
-        let fs = try FaultFileSystem(backing: b, seed: seed, model: config.model ?? .posix, rules: config.faults,
-                                     tracePath: tracePath ?? config.trace, traceOperations: config.traceOperations)
+        let fs = try FaultFileSystem(
+            backing: b, seed: seed, model: config.model ?? .posix, rules: config.faults,
+            tracePath: tracePath ?? config.trace, traceOperations: config.traceOperations)
         try FUSEBridge.serve(fs, at: m, threads: threads)
     }
 
     /// Starts `executable arguments` (a foreground mount) as a daemon and returns once the
     /// mount is up; if the daemon dies first, throws with what it printed.
-    public static func startDaemon(executable: String, arguments: [String], mountpoint: String, log: String) throws -> Int32 {
+    public static func startDaemon(executable: String, arguments: [String], mountpoint: String, log: String) throws
+        -> Int32
+    {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
@@ -86,7 +97,9 @@ public enum Mounter {
         env["FIEF_FAULTFS_DAEMON"] = "1"
         p.environment = env
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: log) else { throw FaultFSError.io(path: log, what: "create the daemon log", errno: errno) }
+        guard let out = FileHandle(forWritingAtPath: log) else {
+            throw FaultFSError.io(path: log, what: "create the daemon log", errno: errno)
+        }
         p.standardOutput = out
         p.standardError = out
         p.standardInput = FileHandle.nullDevice
@@ -95,8 +108,10 @@ public enum Mounter {
         while Date() < deadline {
             if isFaultFS(mountpoint) { return p.processIdentifier }
             if !p.isRunning {
-                let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                throw FaultFSError.mountFailed(said.isEmpty ? "the daemon exited with status \(p.terminationStatus)" : said)
+                let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                throw FaultFSError.mountFailed(
+                    said.isEmpty ? "the daemon exited with status \(p.terminationStatus)" : said)
             }
             usleep(10_000)
         }
@@ -123,7 +138,9 @@ public enum Mounter {
             answer += buf[0..<n]
         }
         let text = String(decoding: answer, as: UTF8.self)
-        guard let nl = text.firstIndex(of: "\n") else { throw FaultFSError.control("no answer from the FaultFS daemon") }
+        guard let nl = text.firstIndex(of: "\n") else {
+            throw FaultFSError.control("no answer from the FaultFS daemon")
+        }
         let body = String(text[text.index(after: nl)...])
         if text[..<nl] == "ok" { return body }
         throw FaultFSError.control(body.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -145,7 +162,8 @@ public enum Mounter {
         let alive = stat(m, &st) == 0
         var pid: Int32?
         if alive, let s = try? control(m, ["status", "--json"]),
-           let status = try? JSONDecoder().decode(FaultFSStatus.self, from: Data(s.utf8)) {
+            let status = try? JSONDecoder().decode(FaultFSStatus.self, from: Data(s.utf8))
+        {
             pid = status.pid
         }
         var how = "unmounted \(m)"
@@ -157,11 +175,18 @@ public enum Mounter {
                 p.executableURL = URL(fileURLWithPath: "/bin/sh")
                 p.arguments = ["-c", "fusermount3 -u -z \"$0\"", m]
                 try? p.run(); p.waitUntilExit()
-                guard p.terminationStatus == 0 else { throw FaultFSError.io(path: m, what: "unmount (fusermount3)", errno: e) }
+                guard p.terminationStatus == 0 else {
+                    throw FaultFSError.io(path: m, what: "unmount (fusermount3)", errno: e)
+                }
             } else {
-                guard umount2(m, Int32(MNT_DETACH)) == 0 else { throw FaultFSError.io(path: m, what: "unmount", errno: errno) }
+                guard umount2(m, Int32(MNT_DETACH)) == 0 else {
+                    throw FaultFSError.io(path: m, what: "unmount", errno: errno)
+                }
                 patience = 2  // a lazy unmount waits for every open file: do not wait with it
-                how = alive ? "lazily unmounted \(m) (it was busy: \(String(cString: strerror(e))))" : "lazily unmounted \(m) (its daemon had died)"
+                how =
+                    alive
+                    ? "lazily unmounted \(m) (it was busy: \(String(cString: strerror(e))))"
+                    : "lazily unmounted \(m) (its daemon had died)"
             }
         }
         if let pid {

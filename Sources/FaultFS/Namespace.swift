@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Directory entries as a disk would see them: a create, unlink, rename or link is durable

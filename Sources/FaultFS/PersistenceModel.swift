@@ -27,7 +27,10 @@ public enum PersistenceModel: String, CaseIterable, Sendable, Codable, CustomStr
 
     public init(name: String) throws {
         guard let m = PersistenceModel(rawValue: name) else {
-            throw FaultFSError.badSpec("unknown persistence model '\(name)' (models: \(PersistenceModel.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw FaultFSError.badSpec(
+                "unknown persistence model '\(name)' (models: "
+                    + "\(PersistenceModel.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
         self = m
     }

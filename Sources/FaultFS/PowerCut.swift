@@ -1,6 +1,6 @@
 #if canImport(Glibc)
-import Glibc
-import SeededRandomness
+    import Glibc
+    import SeededRandomness
 #endif
 
 /// What a power cut keeps of the writes and directory changes that were never synced.
@@ -22,11 +22,15 @@ public enum PowerCutMode: Equatable, Sendable, CustomStringConvertible {
         case "prefix": self = .prefix
         case "torn":
             let s = sectorSize ?? 512
-            guard s == 512 || s == 4096 else { throw FaultFSError.badSpec("--sector \(s): torn writes tear at 512 or 4096 bytes") }
+            guard s == 512 || s == 4096 else {
+                throw FaultFSError.badSpec("--sector \(s): torn writes tear at 512 or 4096 bytes")
+            }
             self = .torn(sectorSize: s)
         case "torn-512": self = .torn(sectorSize: 512)
         case "torn-4096": self = .torn(sectorSize: 4096)
-        default: throw FaultFSError.badSpec("unknown power-cut mode '\(name)' (modes: drop-all, drop-random, prefix, torn [--sector 512|4096])")
+        default:
+            throw FaultFSError.badSpec(
+                "unknown power-cut mode '\(name)' (modes: drop-all, drop-random, prefix, torn [--sector 512|4096])")
         }
     }
 
@@ -68,7 +72,9 @@ extension FaultFileSystem {
         let draws = Draws(SeededRandom.derive(seed, 0xC07 &+ UInt64(powerCuts)))
         // Files in the order the workload first changed them, so draws repeat with the seed
         // whatever inode numbers the backing filesystem handed out.
-        let changed = files.values.filter { !$0.isClean }.sorted { ($0.pending.first?.seq ?? 0) < ($1.pending.first?.seq ?? 0) }
+        let changed = files.values.filter { !$0.isClean }.sorted {
+            ($0.pending.first?.seq ?? 0) < ($1.pending.first?.seq ?? 0)
+        }
         let seqs = (changed.flatMap { $0.pending.map(\.seq) } + namespace.pending.map(\.seq)).sorted()
         var keptOps = 0, totalOps = 0
         var keepNames = 0
@@ -86,13 +92,14 @@ extension FaultFileSystem {
         case .dropRandom:
             for f in changed {
                 let draws = Draws(fileStream(f, cut: powerCuts))
-                let r = try f.powerCut(.choose { _ in
-                    switch draws.below(3) {
-                    case 0: return .all
-                    case 1: return .none
-                    default: return .sectors { _ in draws.coin() }
-                    }
-                })
+                let r = try f.powerCut(
+                    .choose { _ in
+                        switch draws.below(3) {
+                        case 0: return .all
+                        case 1: return .none
+                        default: return .sectors { _ in draws.coin() }
+                        }
+                    })
                 keptOps += r.kept; totalOps += r.of
             }
             keepNames = draws.below(namespace.pending.count + 1)
@@ -109,11 +116,19 @@ extension FaultFileSystem {
         files.removeAll()
         generation += 1
         let what: String
-        if case .torn = mode { what = "kept \(keptOps) changed blocks" } else { what = "kept \(keptOps) of \(totalOps) unsynced writes" }
-        let summary = "power cut \(powerCuts) (\(mode), model \(model)): \(changed.count) files changed, \(what), undid \(undone) of \(names) directory changes"
+        if case .torn = mode {
+            what = "kept \(keptOps) changed blocks"
+        } else {
+            what = "kept \(keptOps) of \(totalOps) unsynced writes"
+        }
+        let summary =
+            "power cut \(powerCuts) (\(mode), model \(model)): \(changed.count) files changed, "
+            + "\(what), undid \(undone) of \(names) directory changes"
         seq += 1
-        trace?.append(TraceEvent(seq: seq, seed: seed, op: "power-cut", path: "/", offset: nil, length: totalOps,
-                                 fault: "power-cut", rule: nil, outcome: summary))
+        trace?.append(
+            TraceEvent(
+                seq: seq, seed: seed, op: "power-cut", path: "/", offset: nil, length: totalOps,
+                fault: "power-cut", rule: nil, outcome: summary))
         return summary
     }
 }

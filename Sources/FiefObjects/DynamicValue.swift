@@ -35,7 +35,10 @@ enum DynamicValue {
             case .int32: fits = Int32(exactly: i) != nil
             default: fits = true
             }
-            guard fits else { throw ObjectError.typeMismatch(className: className, property: p.name, expected: p.typeName, found: "\(i), out of range") }
+            guard fits else {
+                throw ObjectError.typeMismatch(
+                    className: className, property: p.name, expected: p.typeName, found: "\(i), out of range")
+            }
             return .int(i)
         case .float:
             switch any {
@@ -69,7 +72,8 @@ enum DynamicValue {
             if let k = any as? Int64 { return .link(k) }
             throw mismatch(any)
         case .linkingObjects:
-            throw ObjectError.typeMismatch(className: className, property: p.name, expected: "nothing (computed)", found: "\(type(of: any))")
+            throw ObjectError.typeMismatch(
+                className: className, property: p.name, expected: "nothing (computed)", found: "\(type(of: any))")
         }
     }
 

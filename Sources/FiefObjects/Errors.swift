@@ -19,15 +19,18 @@ public enum SchemaError: Error, Equatable, CustomStringConvertible {
         case .invalidName(let c, let p, let d):
             return p.map { "\(c).\($0): invalid property name: \(d)" } ?? "\(c): invalid class name: \(d)"
         case .badOption(let c, let p, let d): return "\(c).\(p): \(d)"
-        case .multiplePrimaryKeys(let c, let ps): return "\(c): more than one primary key (\(ps.joined(separator: ", ")))"
+        case .multiplePrimaryKeys(let c, let ps):
+            return "\(c): more than one primary key (\(ps.joined(separator: ", ")))"
         case .primaryKeyType(let c, let p, let t):
             return "\(c).\(p): a primary key must be Int, Int8-64, String or UUID (optional or not), not \(t)"
         case .unsupportedType(let c, let p, let t): return "\(c).\(p): type \(t) cannot be persisted"
         case .badOriginProperty(let c, let p, let d): return "\(c).\(p): bad originProperty: \(d)"
-        case .linkTargetNotInTypes(let c, let p, let t): return "\(c).\(p): links to \(t), which is not in the configuration's types"
+        case .linkTargetNotInTypes(let c, let p, let t):
+            return "\(c).\(p): links to \(t), which is not in the configuration's types"
         case .duplicateClass(let c): return "class \(c) is listed twice in the configuration's types"
         case .migrationRequired(let path, let changes):
-            return "\(path): the schema changed without a new schemaVersion; changes:\n  " + changes.joined(separator: "\n  ")
+            return "\(path): the schema changed without a new schemaVersion; changes:\n  "
+                + changes.joined(separator: "\n  ")
         case .schemaVersionDowngrade(let p, let s, let c):
             return "\(p): the file's schema version \(s) is newer than the code's \(c)"
         case .newerObjectFormat(let p, let f, let s):
@@ -63,7 +66,8 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
         case .duplicatePrimaryKey(let c, let v): return "\(c): an object with primary key \(v) exists already"
         case .primaryKeyChange(let c, let p): return "\(c).\(p): the primary key of a stored object cannot change"
         case .missingPrimaryKey(let c): return "\(c): update needs a primary key"
-        case .objectDeleted(let c): return "\(c): the object was deleted or belongs to a version this context no longer reads"
+        case .objectDeleted(let c):
+            return "\(c): the object was deleted or belongs to a version this context no longer reads"
         case .objectFromAnotherStore(let c): return "\(c): the object belongs to another store or context"
         case .valueTooLarge(let c, let p, let n): return "\(c).\(p): value of \(n) bytes is larger than 16 MiB"
         case .typeMismatch(let c, let p, let e, let f): return "\(c).\(p): expected \(e), found \(f)"
@@ -75,7 +79,9 @@ public enum ObjectError: Error, Equatable, CustomStringConvertible {
         case .readOnly(let p): return "\(p): the store was opened read-only"
         case .unmanagedObject(let c): return "\(c): an unmanaged object cannot be observed; add it to a context first"
         case .tooManyLiveVersions(let p, let live, let m):
-            return "\(p): \(live) versions are live (maximumLiveVersions \(m)); a reader holds an old version: refresh or invalidate it"
+            return
+                "\(p): \(live) versions are live (maximumLiveVersions \(m)); "
+                + "a reader holds an old version: refresh or invalidate it"
         }
     }
 }
@@ -91,7 +97,8 @@ public enum QueryError: Error, Equatable, CustomStringConvertible {
     public var position: Int {
         switch self {
         case .syntax(let p, _), .unknownProperty(let p, _, _), .typeMismatch(let p, _),
-             .unsupportedOperator(let p, _), .argumentCount(let p, _, _): return p
+            .unsupportedOperator(let p, _), .argumentCount(let p, _, _):
+            return p
         }
     }
 

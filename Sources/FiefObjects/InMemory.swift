@@ -1,7 +1,7 @@
 import Engine
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A configuration the object layer refuses before touching any file.
@@ -21,9 +21,13 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .emptyInMemoryIdentifier: return "an in-memory identifier cannot be empty"
         case .inMemoryIdentifierTooLong(let id, let n):
-            return "in-memory identifier '\(id.prefix(40))…' has \(n) bytes; at most \(InMemoryFiles.maxIdentifierBytes) are allowed"
-        case .inMemoryIdentifierNotAFileName(let id): return "in-memory identifier '\(id)' cannot contain '/' or NUL, nor be '.' or '..'"
-        case .inMemoryIdentifierWithPath(let id, let p): return "a configuration has an in-memory identifier ('\(id)') or a path ('\(p)'), not both"
+            return
+                "in-memory identifier '\(id.prefix(40))…' has \(n) bytes; "
+                + "at most \(InMemoryFiles.maxIdentifierBytes) are allowed"
+        case .inMemoryIdentifierNotAFileName(let id):
+            return "in-memory identifier '\(id)' cannot contain '/' or NUL, nor be '.' or '..'"
+        case .inMemoryIdentifierWithPath(let id, let p):
+            return "a configuration has an in-memory identifier ('\(id)') or a path ('\(p)'), not both"
         case .inMemoryReadOnly(let id): return "in-memory store '\(id)' cannot be opened read-only"
         case .inMemoryDirectory(let p, let d): return "\(p): cannot hold in-memory stores: \(d)"
         case .maximumLiveVersionsTooSmall(let m): return "maximumLiveVersions is \(m); it must be at least 2"
@@ -58,7 +62,9 @@ struct InMemoryFiles: Sendable {
     init(_ id: String, _ configuration: Configuration) throws {
         guard !id.isEmpty else { throw ConfigurationError.emptyInMemoryIdentifier }
         let n = id.utf8.count
-        guard n <= InMemoryFiles.maxIdentifierBytes else { throw ConfigurationError.inMemoryIdentifierTooLong(identifier: id, bytes: n) }
+        guard n <= InMemoryFiles.maxIdentifierBytes else {
+            throw ConfigurationError.inMemoryIdentifierTooLong(identifier: id, bytes: n)
+        }
         guard !id.utf8.contains(UInt8(ascii: "/")), !id.utf8.contains(0), id != ".", id != ".." else {
             throw ConfigurationError.inMemoryIdentifierNotAFileName(identifier: id)
         }
@@ -75,14 +81,20 @@ struct InMemoryFiles: Sendable {
     /// writable by everyone, so a directory of that name that another user made is refused.
     static func userDirectory() throws -> String {
         var isDir: ObjCBool = false
-        let shm = FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDir) && isDir.boolValue && access("/dev/shm", W_OK) == 0
-        let base = shm ? "/dev/shm" : (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        let shm =
+            FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDir) && isDir.boolValue
+            && access("/dev/shm", W_OK) == 0
+        let base =
+            shm
+            ? "/dev/shm" : (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
         let dir = "\(base)/fief-\(getuid())"
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
             throw ConfigurationError.inMemoryDirectory(path: dir, detail: String(cString: strerror(errno)))
         }
         var st = stat()
-        guard lstat(dir, &st) == 0 else { throw ConfigurationError.inMemoryDirectory(path: dir, detail: String(cString: strerror(errno))) }
+        guard lstat(dir, &st) == 0 else {
+            throw ConfigurationError.inMemoryDirectory(path: dir, detail: String(cString: strerror(errno)))
+        }
         guard st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else {
             throw ConfigurationError.inMemoryDirectory(path: dir, detail: "not a directory owned by uid \(getuid())")
         }
@@ -93,10 +105,15 @@ struct InMemoryFiles: Sendable {
     /// close of an in-memory store of this user, in every process.
     func withGate<T>(_ body: () throws -> T) throws -> T {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw ConfigurationError.inMemoryDirectory(path: directory, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            throw ConfigurationError.inMemoryDirectory(path: directory, detail: String(cString: strerror(errno)))
+        }
         defer { Glibc.close(fd) }  // drops the flock
         while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw ConfigurationError.inMemoryDirectory(path: directory, detail: "flock: \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else {
+                throw ConfigurationError.inMemoryDirectory(
+                    path: directory, detail: "flock: \(String(cString: strerror(errno)))")
+            }
         }
         return try body()
     }

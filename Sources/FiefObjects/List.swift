@@ -104,7 +104,9 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public func move(from: Int, to: Int) {
         guard ref != nil else { let e = items.remove(at: from); items.insert(e, at: to); return }
         change("List.move") { v, _ in
-            precondition(from >= 0 && from < v.count && to >= 0 && to < v.count, "List move \(from)->\(to) out of range (count \(v.count))")
+            precondition(
+                from >= 0 && from < v.count && to >= 0 && to < v.count,
+                "List move \(from)->\(to) out of range (count \(v.count))")
             let e = v.remove(at: from)
             v.insert(e, at: to)
         }
@@ -148,12 +150,17 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
 extension List where Element: Object {
     /// The list's objects matching a typed query, in list order.
     public func `where`(_ q: (Query<Element>) -> Query<Bool>) -> Results<Element> { asResults().where(q) }
-    public func filter(_ format: String, _ args: Any...) throws -> Results<Element> { try asResults().filter(format, arguments: args) }
-    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Element> { asResults().sorted(byKeyPath: k, ascending: ascending) }
+    public func filter(_ format: String, _ args: Any...) throws -> Results<Element> {
+        try asResults().filter(format, arguments: args)
+    }
+    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Element> {
+        asResults().sorted(byKeyPath: k, ascending: ascending)
+    }
 
     func asResults() -> Results<Element> {
         guard let ref, let property else { preconditionFailure("queries need a managed list") }
-        return Results(ctx: ref.ctx, className: property.target ?? "", source: .list(ref.className, ref.key, property.name))
+        return Results(
+            ctx: ref.ctx, className: property.target ?? "", source: .list(ref.className, ref.key, property.name))
     }
 }
 
@@ -171,21 +178,33 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public subscript(i: Int) -> Origin { results![i] }
 
     public func `where`(_ q: (Query<Origin>) -> Query<Bool>) -> Results<Origin> { managed.where(q) }
-    public func filter(_ format: String, _ args: Any...) throws -> Results<Origin> { try managed.filter(format, arguments: args) }
-    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Origin> { managed.sorted(byKeyPath: k, ascending: ascending) }
+    public func filter(_ format: String, _ args: Any...) throws -> Results<Origin> {
+        try managed.filter(format, arguments: args)
+    }
+    public func sorted(byKeyPath k: String, ascending: Bool = true) -> Results<Origin> {
+        managed.sorted(byKeyPath: k, ascending: ascending)
+    }
 
     private var managed: Results<Origin> {
-        guard let results else { preconditionFailure("linking objects of an unmanaged object are empty and cannot be queried") }
+        guard let results else {
+            preconditionFailure("linking objects of an unmanaged object are empty and cannot be queried")
+        }
         return results
     }
 
-    public static var _fieldType: _FieldType { _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>") }
+    public static var _fieldType: _FieldType {
+        _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>")
+    }
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static var _unmanagedDefault: _UnmanagedValue { .computed }
-    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
+    public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> {
+        LinkingObjects(results: nil)
+    }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> LinkingObjects<Origin> {
-        LinkingObjects(results: Results(ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),
-                                        source: .backlinks(ref.className, ref.key, p.property.name)))
+        LinkingObjects(
+            results: Results(
+                ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),
+                source: .backlinks(ref.className, ref.key, p.property.name)))
     }
     public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: PropertyAccess) throws {}
     public var _unmanaged: _UnmanagedValue { .computed }

@@ -27,7 +27,11 @@ struct SchemaMigrator {
         var changes: [String] = []
         var added: [String] = []
         for name in models.keys.sorted() {
-            if let sc = stored.classes[name] { changes += SchemaValidation.changes(stored: sc, code: models[name]!) } else { added.append(name) }
+            if let sc = stored.classes[name] {
+                changes += SchemaValidation.changes(stored: sc, code: models[name]!)
+            } else {
+                added.append(name)
+            }
         }
         let hasData = !stored.classes.isEmpty
         if hasData && stored.version > code {
@@ -40,7 +44,8 @@ struct SchemaMigrator {
             throw SchemaError.migrationRequired(path: path, changes: changes)
         }
         if configuration.deleteIfMigrationNeeded && migrate {
-            throw SchemaError.migrationRequired(path: path, changes: changes.isEmpty ? ["schema version \(stored.version) -> \(code)"] : changes)
+            throw SchemaError.migrationRequired(
+                path: path, changes: changes.isEmpty ? ["schema version \(stored.version) -> \(code)"] : changes)
         }
         do {
             if BrokenObjectLayer.on(.migrationSplit) && migrate {
@@ -62,11 +67,14 @@ struct SchemaMigrator {
         }
     }
 
-    private func apply(_ stored: StoredSchema, _ tx: WriteTransaction, migrate: Bool, oldSchema: StoredSchema? = nil) throws {
+    private func apply(_ stored: StoredSchema, _ tx: WriteTransaction, migrate: Bool, oldSchema: StoredSchema? = nil)
+        throws
+    {
         // Read again inside the writer lock: another process may have done this meanwhile.
         let current = try SchemaStore.load(tx, path: path)
         guard current == stored else {
-            throw SchemaError.migrationFailed(path: path, detail: "another process changed the schema while this one opened; open again")
+            throw SchemaError.migrationFailed(
+                path: path, detail: "another process changed the schema while this one opened; open again")
         }
         var s = stored
         var layoutsBefore: [String: Int] = [:]
@@ -112,7 +120,13 @@ struct SchemaMigrator {
         guard let pk = new.primaryKey, pk.kind.isInteger else { return }
         if let o = old.primaryKey, o.pid == pk.pid { return }
         if try t.count(new) > 0 {
-            throw SchemaError.migrationFailed(path: path, detail: "\(new.name).\(pk.name): making an integer property the primary key of stored objects is not supported (it would change their keys); use a String or UUID key, or deleteData(forType:) first")
+            throw SchemaError.migrationFailed(
+                path: path,
+                detail:
+                    "\(new.name).\(pk.name): making an integer property the primary key "
+                    + "of stored objects is not supported (it would change their keys); "
+                    + "use a String or UUID key, or deleteData(forType:) first"
+            )
         }
     }
 
@@ -133,13 +147,16 @@ struct SchemaMigrator {
         guard !props.isEmpty else { return }
         for p in props { try w.createTable(Tables.index(c.cid, p.pid), keyKind: .bytes, valueKind: .bytes) }
         var keys: [Int64] = []
-        try t.keys(c) { k, _ in keys.append(k); return true }
+        try t.keys(c) { k, _ in
+            keys.append(k); return true
+        }
         for k in keys {
             for p in props {
                 let v = try t.value(c, k, p)
                 let prefix = KeyBytes.indexValue(v)
                 if p.primaryKey, try !t.indexLookup(c, p, v).isEmpty {
-                    throw SchemaError.migrationFailed(path: path, detail: "\(c.name).\(p.name): primary key value \(v) appears more than once")
+                    throw SchemaError.migrationFailed(
+                        path: path, detail: "\(c.name).\(p.name): primary key value \(v) appears more than once")
                 }
                 try w.put(table: Tables.index(c.cid, p.pid), key: prefix + KeyBytes.obj(k), value: [])
             }
@@ -150,7 +167,8 @@ struct SchemaMigrator {
 extension ObjectStore {
     /// A store value for the contexts a migration hands out (same file and handle).
     static func migrationStore(_ configuration: Configuration, _ db: Database) throws -> ObjectStore {
-        ObjectStore(configuration: configuration, database: db, models: try SchemaValidation.models(configuration.types))
+        ObjectStore(
+            configuration: configuration, database: db, models: try SchemaValidation.models(configuration.types))
     }
 }
 
@@ -172,18 +190,24 @@ public final class Migration {
 
     /// Visits every object the file had of a class: `old` with the old schema, `new` with the
     /// new one (nil if the class is gone or the object was deleted in this migration).
-    public func enumerateObjects(ofType className: String, _ body: (MigrationObject?, MigrationObject?) throws -> Void) throws {
+    public func enumerateObjects(ofType className: String, _ body: (MigrationObject?, MigrationObject?) throws -> Void)
+        throws
+    {
         written.insert(className)
         let ot = try old.tables()
         let oldName = renamedFrom[className] ?? className
         guard let oc = ot.schema.classes[oldName] else { return }
         var keys: [Int64] = []
-        try ot.keys(oc) { k, _ in keys.append(k); return true }
+        try ot.keys(oc) { k, _ in
+            keys.append(k); return true
+        }
         let nt = try new.tables()
         let nc = nt.schema.classes[className]
         for k in keys {
             let o = MigrationObject(ctx: old, className: oldName, key: k)
-            let n: MigrationObject? = try nc.flatMap { try nt.exists($0, k) ? MigrationObject(ctx: new, className: className, key: k) : nil }
+            let n: MigrationObject? = try nc.flatMap {
+                try nt.exists($0, k) ? MigrationObject(ctx: new, className: className, key: k) : nil
+            }
             try body(o, n)
         }
         if let e = new.takePendingError() { throw e }
@@ -230,13 +254,24 @@ public final class Migration {
         let t = try new.tables()
         guard var c = t.schema.classes[className] else { throw ObjectError.unknownClass(className) }
         guard !written.contains(className) else {
-            throw SchemaError.migrationFailed(path: new.path, detail: "renameProperty(\(className).\(from) -> \(to)) must come before enumerateObjects or create on \(className)")
+            throw SchemaError.migrationFailed(
+                path: new.path,
+                detail:
+                    "renameProperty(\(className).\(from) -> \(to)) "
+                    + "must come before enumerateObjects or create on \(className)"
+            )
         }
         let oldSchema = try old.tables().schema.classes[className]
-        guard let src = oldSchema?.property(from) else { throw ObjectError.unknownProperty(className: className, property: from) }
-        guard let di = c.properties.firstIndex(where: { $0.name == to }) else { throw ObjectError.unknownProperty(className: className, property: to) }
+        guard let src = oldSchema?.property(from) else {
+            throw ObjectError.unknownProperty(className: className, property: from)
+        }
+        guard let di = c.properties.firstIndex(where: { $0.name == to }) else {
+            throw ObjectError.unknownProperty(className: className, property: to)
+        }
         guard c.properties[di].sameShape(src) else {
-            throw SchemaError.migrationFailed(path: new.path, detail: "\(className): cannot rename \(from) (\(src.typeName)) to \(to) (\(c.properties[di].typeName))")
+            throw SchemaError.migrationFailed(
+                path: new.path,
+                detail: "\(className): cannot rename \(from) (\(src.typeName)) to \(to) (\(c.properties[di].typeName))")
         }
         c.properties[di].pid = src.pid
         c.retired.removeAll { $0.pid == src.pid }
@@ -257,7 +292,8 @@ public final class Migration {
             throw ObjectError.unknownClass(t.schema.classes[from] == nil ? from : to)
         }
         guard try t.count(dst) == 0 else {
-            throw SchemaError.migrationFailed(path: new.path, detail: "renameClass(\(from) -> \(to)): \(to) already has objects")
+            throw SchemaError.migrationFailed(
+                path: new.path, detail: "renameClass(\(from) -> \(to)): \(to) already has objects")
         }
         var renamed = src
         renamed.name = to

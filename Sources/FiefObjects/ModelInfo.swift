@@ -31,10 +31,11 @@ final class ModelInfo: @unchecked Sendable {
             let f = p.fieldType
             let o = p.options
             fields[label] = f
-            props.append(Property(
-                name: label, kind: f.kind, optional: f.optional, list: f.list, primaryKey: o.primaryKey,
-                indexed: o.indexed, target: f.target.map { "\($0)" }, originProperty: o.originProperty,
-                onDelete: o.onDelete))
+            props.append(
+                Property(
+                    name: label, kind: f.kind, optional: f.optional, list: f.list, primaryKey: o.primaryKey,
+                    indexed: o.indexed, target: f.target.map { "\($0)" }, originProperty: o.originProperty,
+                    onDelete: o.onDelete))
         }
         properties = props
         fieldTypes = fields

@@ -91,7 +91,9 @@ public struct PropertyOptions: Sendable {
     var originProperty: String?
 
     @usableFromInline
-    init(primaryKey: Bool = false, indexed: Bool = false, onDelete: DeleteRule = .nullify, originProperty: String? = nil) {
+    init(
+        primaryKey: Bool = false, indexed: Bool = false, onDelete: DeleteRule = .nullify, originProperty: String? = nil
+    ) {
         self.primaryKey = primaryKey
         self.indexed = indexed
         self.onDelete = onDelete
@@ -154,7 +156,9 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable
-    static func unmanagedGet<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>) -> Value {
+    static func unmanagedGet<Owner: Object>(
+        _ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
+    ) -> Value {
         if obj._tracer != nil { trace(obj, storageKeyPath) }
         switch obj[keyPath: storageKeyPath].storage {
         case .unmanaged(let v): return v
@@ -167,20 +171,25 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @usableFromInline
-    static func trace<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>) {
+    static func trace<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>)
+    {
         obj._tracer?.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath))
     }
 
     /// Inlinable for the unmanaged store, which unspecialized looked up `Storage`'s metadata
     /// in the runtime's cache on every set (every property of every object an app builds).
     @inlinable
-    static func set<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
+    static func set<Owner: Object>(
+        _ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value
+    ) {
         if let r = obj._ref { return managedSet(r, storageKeyPath, newValue) }
         obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
     }
 
     @usableFromInline
-    static func managedSet<Owner: Object>(_ r: ManagedRef, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value) {
+    static func managedSet<Owner: Object>(
+        _ r: ManagedRef, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value
+    ) {
         let p = r.ctx.property(r, storage: storageKeyPath)
         r.ctx.guardedWrite(r, p.property.name) { try Value._managedWrite(newValue, r, p) }
     }

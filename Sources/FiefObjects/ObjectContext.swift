@@ -172,19 +172,24 @@ public final class ObjectContext {
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
     @usableFromInline
-    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> PropertyAccess {
+    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>)
+        -> PropertyAccess
+    {
         if let p = propertyCache.find(ObjectIdentifier(kp)) { return p }
         let name = ModelInfo.of(Owner.self).propertyName(kp)
         do {
             let t = try tables()
             let plan = try t.plan(named: ref.className)
-            guard let p = plan.byName[name] else { throw ObjectError.unknownProperty(className: ref.className, property: name) }
+            guard let p = plan.byName[name] else {
+                throw ObjectError.unknownProperty(className: ref.className, property: name)
+            }
             let access = PropertyAccess(p, plan: plan)
             propertyCache.add(ObjectIdentifier(kp), access)
             return access
         } catch {
             // The read that follows fails the same way and returns its default.
-            return unreadable(PropertyAccess(Property(name: name, kind: .int), plan: nil), "\(ref.className).\(name)", error)
+            return unreadable(
+                PropertyAccess(Property(name: name, kind: .int), plan: nil), "\(ref.className).\(name)", error)
         }
     }
 
@@ -219,7 +224,9 @@ public final class ObjectContext {
         do {
             let t = try tables()
             let plan = try access.plan ?? t.plan(named: ref.className)
-            if let row = obj.row(at: rowStamp) { return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) } }
+            if let row = obj.row(at: rowStamp) {
+                return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
+            }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
                 if t.lendsRowsUntilWrite { obj.remember(row: row, at: rowStamp) }
@@ -252,7 +259,9 @@ public final class ObjectContext {
         do {
             let t = try tables()
             let c = try t.cls(ref.className)
-            guard try ownerRow != nil || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            guard try ownerRow != nil || t.exists(c, ref.key) else {
+                throw ObjectError.objectDeleted(className: c.name)
+            }
             return try t.list(c, ref.key, p, ownerRow: ownerRow)
         } catch {
             return unreadable([], "reading \(ref.className).\(p.name)", error)
@@ -284,7 +293,9 @@ public final class ObjectContext {
         // `set` finds the row first and throws `objectDeleted` when there is none; it resolves
         // (adds) a linked unmanaged object only after that, as the check here used to.
         default:
-            guard try !needsResolving(u) || t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
+            guard try !needsResolving(u) || t.exists(c, ref.key) else {
+                throw ObjectError.objectDeleted(className: c.name)
+            }
             try t.set(c, ref.key, p, try resolve(u, .error, t))
         }
     }
@@ -361,37 +372,55 @@ public final class ObjectContext {
         values.reserveCapacity(plan.stored.count)
         for (i, u) in unmanaged.enumerated() {
             guard let p = fields.properties[i] else { continue }
-            if case .list(let items) = u { lists[p.pid] = try items.map { try resolve($0, update, t) } } else { values[p.pid] = try resolve(u, update, t) }
+            if case .list(let items) = u {
+                lists[p.pid] = try items.map { try resolve($0, update, t) }
+            } else {
+                values[p.pid] = try resolve(u, update, t)
+            }
         }
         // The key found free is still free unless a linked object added since took it.
-        try store(c, key, existing: existing, values, lists, update, t,
-                  keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
+        try store(
+            c, key, existing: existing, values, lists, update, t,
+            keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
         return key
     }
 
     /// The key for a new or existing object with primary key value `pk`.
-    private func keyFor(_ c: ClassSchema, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables) throws -> (Int64, Bool) {
+    private func keyFor(_ c: ClassSchema, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables) throws -> (
+        Int64, Bool
+    ) {
         guard let p = c.primaryKey else { return (try t.nextKey(c), false) }
         let v = pk ?? ObjectTables.defaultValue(p)
         if let k = try t.lookupPrimaryKey(c, v) {
-            guard update != .error else { throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description) }
+            guard update != .error else {
+                throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
+            }
             return (k, true)
         }
         if p.kind.isInteger {
-            guard case .int(let k) = v else { throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "nil") }
+            guard case .int(let k) = v else {
+                throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "nil")
+            }
             return (k, false)
         }
         return (try t.nextKey(c), false)
     }
 
     /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
-    private func store(_ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue], _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables,
-                       keyIsFree: Bool = false) throws {
+    private func store(
+        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue],
+        _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables,
+        keyIsFree: Bool = false
+    ) throws {
         if existing {
             let old = try t.values(c, key)
             for p in c.storedProperties where !p.primaryKey {
                 if p.list, let l = lists[p.pid] {
-                    if update == .all { try t.setList(c, key, p, l) } else if try t.list(c, key, p) != l { try t.setList(c, key, p, l) }
+                    if update == .all {
+                        try t.setList(c, key, p, l)
+                    } else if try t.list(c, key, p) != l {
+                        try t.setList(c, key, p, l)
+                    }
                 } else if !p.list, let v = values[p.pid], update == .all || old[p.pid] != v {
                     try t.set(c, key, p, v)
                 }
@@ -405,7 +434,9 @@ public final class ObjectContext {
     /// Creates (or with `update`, updates) an object from a dictionary of property values, an
     /// array of values in declaration order, or another object; nested values create linked objects.
     @discardableResult
-    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws
+        -> T
+    {
         let t = try writer("create")
         let key = try createDynamic(try t.cls(ModelInfo.of(type).name), value, update, t)
         return accessor(type, key: key)
@@ -423,7 +454,9 @@ public final class ObjectContext {
             for (k, v) in d { fields[k] = .some(DynamicValue.unwrap(v)) }
         } else if let a = value as? [Any] {
             guard a.count <= settable.count else {
-                throw ObjectError.typeMismatch(className: c.name, property: "(array)", expected: "at most \(settable.count) values", found: "\(a.count)")
+                throw ObjectError.typeMismatch(
+                    className: c.name, property: "(array)", expected: "at most \(settable.count) values",
+                    found: "\(a.count)")
             }
             for (i, v) in a.enumerated() { fields[settable[i].name] = .some(DynamicValue.unwrap(v)) }
         } else if let o = value as? Object, let r = o._ref {
@@ -431,12 +464,16 @@ public final class ObjectContext {
             let sc = try src.cls(r.className)
             for p in sc.storedProperties { fields[p.name] = .some(r.ctx.dynamicGet(r, p.name)) }
         } else {
-            throw ObjectError.typeMismatch(className: c.name, property: "(value)", expected: "a dictionary, an array or an object", found: "\(Swift.type(of: value))")
+            throw ObjectError.typeMismatch(
+                className: c.name, property: "(value)", expected: "a dictionary, an array or an object",
+                found: "\(Swift.type(of: value))")
         }
         for k in fields.keys where c.property(k) == nil || c.property(k)?.isStored == false {
             throw ObjectError.unknownProperty(className: c.name, property: k)
         }
-        let pkValue = try c.primaryKey.flatMap { p in try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) } }
+        let pkValue = try c.primaryKey.flatMap { p in
+            try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) }
+        }
         let (key, existing) = try keyFor(c, pkValue, update, t)
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
         for p in settable {
@@ -455,8 +492,13 @@ public final class ObjectContext {
         return key
     }
 
-    private func dynamicElement(_ v: Any, _ p: Property, _ c: ClassSchema, _ update: UpdatePolicy, _ t: ObjectTables) throws -> ObjectValue {
-        guard p.isLink else { return try DynamicValue.toStored(v, Property(name: p.name, kind: p.kind, optional: p.optional), className: c.name) }
+    private func dynamicElement(_ v: Any, _ p: Property, _ c: ClassSchema, _ update: UpdatePolicy, _ t: ObjectTables)
+        throws -> ObjectValue
+    {
+        guard p.isLink else {
+            return try DynamicValue.toStored(
+                v, Property(name: p.name, kind: p.kind, optional: p.optional), className: c.name)
+        }
         if DynamicValue.isNil(v) { return .null }
         let target = try t.cls(p.target ?? "")
         if let o = v as? Object {
@@ -546,14 +588,17 @@ public final class ObjectContext {
         let plan = try t.plan(named: modelName(type))
         guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
         switch (pk.kind, key._stored) {
-        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid): return try object(type, plan, primaryKey: key._stored, t)
+        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid):
+            return try object(type, plan, primaryKey: key._stored, t)
         default: return try object(ofType: type, forPrimaryKey: key as Any)
         }
     }
 
     /// The object whose primary key is `v` (already of the key's kind). An integer primary key
     /// is the object key: one descent finds the row for the accessor too.
-    private func object<T: Object>(_ type: T.Type, _ plan: ObjectTables.ClassPlan, primaryKey v: ObjectValue, _ t: ObjectTables) throws -> T? {
+    private func object<T: Object>(
+        _ type: T.Type, _ plan: ObjectTables.ClassPlan, primaryKey v: ObjectValue, _ t: ObjectTables
+    ) throws -> T? {
         guard plan.primaryKey?.kind.isInteger == true else {
             return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { accessor(type, key: $0, className: plan.name) }
         }
@@ -589,7 +634,9 @@ public final class ObjectContext {
         if p.kind == .linkingObjects {
             let oc = try t.cls(p.target ?? "")
             guard let op = oc.property(p.originProperty ?? "") else { return [Any]() }
-            return try t.backlinks(to: c, r.key, from: oc, op).map { MigrationObject(ctx: self, className: oc.name, key: $0) }
+            return try t.backlinks(to: c, r.key, from: oc, op).map {
+                MigrationObject(ctx: self, className: oc.name, key: $0)
+            }
         }
         guard try t.exists(c, r.key) else { throw ObjectError.objectDeleted(className: c.name) }
         if p.list {
@@ -607,7 +654,9 @@ public final class ObjectContext {
         guardedWrite(r, name) {
             let t = try writer("setting \(r.className).\(name)")
             let c = try t.cls(r.className)
-            guard let p = c.property(name), p.isStored else { throw ObjectError.unknownProperty(className: c.name, property: name) }
+            guard let p = c.property(name), p.isStored else {
+                throw ObjectError.unknownProperty(className: c.name, property: name)
+            }
             if p.list {
                 let arr = (value.flatMap { DynamicValue.unwrap($0) } as? [Any]) ?? []
                 try t.setList(c, r.key, p, try arr.map { try dynamicElement($0, p, c, .error, t) })

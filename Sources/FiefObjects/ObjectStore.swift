@@ -33,11 +33,13 @@ public struct Configuration: Sendable {
     /// authenticate every page whatever this says. Off by default, as in the engine.
     public var verifyChecksums = false
 
-    public init(path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
-                migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
-                deleteIfMigrationNeeded: Bool = false,
-                shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)? = nil,
-                readOnly: Bool = false, durability: Durability = .full, encryptionKey: [UInt8]? = nil) {
+    public init(
+        path: String, types: [Object.Type], schemaVersion: UInt64 = 0,
+        migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil,
+        deleteIfMigrationNeeded: Bool = false,
+        shouldCompactOnOpen: (@Sendable (UInt64, UInt64) -> Bool)? = nil,
+        readOnly: Bool = false, durability: Durability = .full, encryptionKey: [UInt8]? = nil
+    ) {
         self.encryptionKey = encryptionKey
         self.path = path
         self.types = types
@@ -51,9 +53,12 @@ public struct Configuration: Sendable {
 
     /// A store shared by every context, thread and process that uses `identifier`, kept in
     /// memory (tmpfs) and removed when the last of them closes it. Durability is `.none`.
-    public init(inMemoryIdentifier identifier: String, types: [Object.Type], schemaVersion: UInt64 = 0,
-                migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil) {
-        self.init(path: "", types: types, schemaVersion: schemaVersion, migrationBlock: migrationBlock, durability: .none)
+    public init(
+        inMemoryIdentifier identifier: String, types: [Object.Type], schemaVersion: UInt64 = 0,
+        migrationBlock: (@Sendable (Migration, UInt64) throws -> Void)? = nil
+    ) {
+        self.init(
+            path: "", types: types, schemaVersion: schemaVersion, migrationBlock: migrationBlock, durability: .none)
         inMemoryIdentifier = identifier
     }
 }
@@ -71,7 +76,8 @@ public final class ObjectStore: @unchecked Sendable {
     /// Set on the store that opened an in-memory file: its close may remove the files.
     private let inMemory: InMemoryFiles?
 
-    init(configuration: Configuration, database: Database, models: [String: ModelInfo], inMemory: InMemoryFiles? = nil) {
+    init(configuration: Configuration, database: Database, models: [String: ModelInfo], inMemory: InMemoryFiles? = nil)
+    {
         self.configuration = configuration
         self.database = database
         self.models = models
@@ -89,7 +95,9 @@ public final class ObjectStore: @unchecked Sendable {
         let models = try SchemaValidation.models(configuration.types)
         if let m = configuration.maximumLiveVersions, m < 2 { throw ConfigurationError.maximumLiveVersionsTooSmall(m) }
         guard let id = configuration.inMemoryIdentifier else {
-            self.init(configuration: configuration, database: try ObjectStore.open(configuration, models: models), models: models)
+            self.init(
+                configuration: configuration, database: try ObjectStore.open(configuration, models: models),
+                models: models)
             return
         }
         let files = try InMemoryFiles(id, configuration)
@@ -110,7 +118,9 @@ public final class ObjectStore: @unchecked Sendable {
 
     private static func open(_ configuration: Configuration, models: [String: ModelInfo]) throws -> Database {
         let path = configuration.path
-        var options = DatabaseOptions(durability: configuration.durability, create: !configuration.readOnly, encryptionKey: configuration.encryptionKey)
+        var options = DatabaseOptions(
+            durability: configuration.durability, create: !configuration.readOnly,
+            encryptionKey: configuration.encryptionKey)
         options.readOnly = configuration.readOnly
         options.verifyChecksums = configuration.verifyChecksums
         var db = try Database(path: path, options: options)
@@ -129,7 +139,10 @@ public final class ObjectStore: @unchecked Sendable {
 
     private static func recreate(_ path: String, configuration: Configuration) throws -> Database {
         unlink(path)
-        return try Database(path: path, options: DatabaseOptions(durability: configuration.durability, create: true, encryptionKey: configuration.encryptionKey))
+        return try Database(
+            path: path,
+            options: DatabaseOptions(
+                durability: configuration.durability, create: true, encryptionKey: configuration.encryptionKey))
     }
 
     func schema(_ tx: Transaction) throws -> StoredSchema {
@@ -145,7 +158,9 @@ public final class ObjectStore: @unchecked Sendable {
 
     /// The schema version stored in a file (nil when it holds no object schema yet), without
     /// opening it as a store: to pick the model classes that match it.
-    public static func storedSchemaVersion(at path: String, encryptionKey: [UInt8]? = nil, verifyChecksums: Bool = false) throws -> UInt64? {
+    public static func storedSchemaVersion(
+        at path: String, encryptionKey: [UInt8]? = nil, verifyChecksums: Bool = false
+    ) throws -> UInt64? {
         var options = DatabaseOptions(create: false, encryptionKey: encryptionKey)
         options.readOnly = true
         options.verifyChecksums = verifyChecksums
@@ -159,6 +174,10 @@ public final class ObjectStore: @unchecked Sendable {
     /// Checks the object graph of the newest version (links resolve, backlinks are the
     /// inverse of links, indexes match their rows, primary keys are unique, rows decode).
     public func check() throws -> ObjectCheckReport {
-        try database.read { tx in try ObjectCheck.run(ObjectTables(tx: tx, schema: try SchemaStore.load(tx, path: configuration.path), path: configuration.path)) }
+        try database.read { tx in
+            try ObjectCheck.run(
+                ObjectTables(
+                    tx: tx, schema: try SchemaStore.load(tx, path: configuration.path), path: configuration.path))
+        }
     }
 }

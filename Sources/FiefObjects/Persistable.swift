@@ -198,4 +198,3 @@ extension Optional: _Persistable where Wrapped: _PersistableWrapped {
         }
     }
 }
-

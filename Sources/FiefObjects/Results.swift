@@ -15,8 +15,10 @@ public final class Results<T: Object>: RandomAccessCollection {
     /// while the context's stamp is the cache's): accessors made from them start positioned.
     private var cachedRows: [UnsafeRawBufferPointer]?
 
-    init(ctx: ObjectContext, className: String, source: ResultsSource, predicate: Predicate? = nil,
-         sorts: [SortDescriptor] = [], limit: Int? = nil) {
+    init(
+        ctx: ObjectContext, className: String, source: ResultsSource, predicate: Predicate? = nil,
+        sorts: [SortDescriptor] = [], limit: Int? = nil
+    ) {
         self.ctx = ctx
         self.className = className
         self.source = source
@@ -28,16 +30,18 @@ public final class Results<T: Object>: RandomAccessCollection {
     private func with(predicate: Predicate? = nil, sorts: [SortDescriptor]? = nil, limit: Int? = nil) -> Results<T> {
         var p = self.predicate
         if let predicate { p = p.map { .and([$0, predicate]) } ?? predicate }
-        return Results(ctx: ctx, className: className, source: source, predicate: p,
-                       sorts: sorts ?? self.sorts, limit: limit ?? limitCount)
+        return Results(
+            ctx: ctx, className: className, source: source, predicate: p,
+            sorts: sorts ?? self.sorts, limit: limit ?? limitCount)
     }
 
     /// The matching keys, in result order (throws on a damaged file).
     public func keys() throws -> [Int64] {
         if let c = cache, c.stamp == ctx.stamp { return c.keys }
         var rows: [UnsafeRawBufferPointer]?
-        let k = try QueryEvaluator(t: try ctx.tables()).keys(className, source: source, predicate: predicate, sorts: sorts,
-                                                            limit: limitCount, rows: &rows)
+        let k = try QueryEvaluator(t: try ctx.tables()).keys(
+            className, source: source, predicate: predicate, sorts: sorts,
+            limit: limitCount, rows: &rows)
         cache = (ctx.stamp, k)
         cachedRows = rows
         return k
@@ -53,8 +57,11 @@ public final class Results<T: Object>: RandomAccessCollection {
     /// place when that is exact (see `QueryEvaluator.updatedKeys`), else by running the query.
     func keys(updating old: [Int64], _ changed: ChangedObjects) throws -> [Int64] {
         let t = try ctx.tables()
-        guard let k = try QueryEvaluator(t: t).updatedKeys(old, className, source: source, predicate: predicate,
-                                                          sorts: sorts, limit: limitCount, changed: changed) else { return try keys() }
+        guard
+            let k = try QueryEvaluator(t: t).updatedKeys(
+                old, className, source: source, predicate: predicate,
+                sorts: sorts, limit: limitCount, changed: changed)
+        else { return try keys() }
         cache = (ctx.stamp, k)
         cachedRows = nil
         return k
@@ -77,7 +84,8 @@ public final class Results<T: Object>: RandomAccessCollection {
     public func countObjects() throws -> Int {
         if let c = cache, c.stamp == ctx.stamp { return c.keys.count }
         guard case .all = source else { return try keys().count }
-        return try QueryEvaluator(t: try ctx.tables()).count(className, source: source, predicate: predicate, limit: limitCount)
+        return try QueryEvaluator(t: try ctx.tables()).count(
+            className, source: source, predicate: predicate, limit: limitCount)
     }
 
     /// As `countObjects()`; a damaged file traps here, or is thrown by `throwingReads`.
@@ -89,7 +97,9 @@ public final class Results<T: Object>: RandomAccessCollection {
         // Inside `throwingReads`, after a failed read, `count` and the keys may disagree (the
         // engine's count of a class survives a damaged leaf): a placeholder object, whose reads
         // fail too, rather than a trap the scope promised not to make.
-        if ctx.failedRead != nil && !(i >= 0 && i < k.count) { return ctx.accessor(T.self, key: Int64.min, className: className) }
+        if ctx.failedRead != nil && !(i >= 0 && i < k.count) {
+            return ctx.accessor(T.self, key: Int64.min, className: className)
+        }
         precondition(i >= 0 && i < k.count, "Results index \(i) out of range (count \(k.count))")
         return ctx.accessor(T.self, key: k[i], className: className, row: row(i))
     }
@@ -113,7 +123,8 @@ public final class Results<T: Object>: RandomAccessCollection {
     public func makeIterator() -> Iterator {
         let k = fetched
         let rows = cache?.stamp == ctx.stamp ? cachedRows : nil
-        return Iterator(ctx: ctx, keys: k, rows: rows?.count == k.count ? rows : nil, stamp: ctx.stamp, className: className)
+        return Iterator(
+            ctx: ctx, keys: k, rows: rows?.count == k.count ? rows : nil, stamp: ctx.stamp, className: className)
     }
 
     /// The objects now, as an array (throws instead of trapping on a damaged file).
@@ -158,7 +169,9 @@ public final class Results<T: Object>: RandomAccessCollection {
     public func sorted(by descriptors: [SortDescriptor]) -> Results<T> { with(sorts: descriptors + sorts) }
 
     public func sorted<V>(by keyPath: KeyPath<T, V>, ascending: Bool = true) -> Results<T> {
-        guard let name = ModelInfo.of(T.self).propertyName(reading: keyPath) else { preconditionFailure("key path of \(T.self) names no @Persisted property") }
+        guard let name = ModelInfo.of(T.self).propertyName(reading: keyPath) else {
+            preconditionFailure("key path of \(T.self) names no @Persisted property")
+        }
         return sorted(byKeyPath: name, ascending: ascending)
     }
 

@@ -49,9 +49,11 @@ public struct Property: Codable, Equatable, Sendable {
     public var originProperty: String?
     public var onDelete: DeleteRule
 
-    public init(name: String, pid: UInt32 = 0, kind: PropertyKind, optional: Bool = false, list: Bool = false,
-                primaryKey: Bool = false, indexed: Bool = false, target: String? = nil,
-                originProperty: String? = nil, onDelete: DeleteRule = .nullify) {
+    public init(
+        name: String, pid: UInt32 = 0, kind: PropertyKind, optional: Bool = false, list: Bool = false,
+        primaryKey: Bool = false, indexed: Bool = false, target: String? = nil,
+        originProperty: String? = nil, onDelete: DeleteRule = .nullify
+    ) {
         self.name = name; self.pid = pid; self.kind = kind; self.optional = optional; self.list = list
         self.primaryKey = primaryKey; self.indexed = indexed; self.target = target
         self.originProperty = originProperty; self.onDelete = onDelete

@@ -25,37 +25,49 @@ enum SchemaValidation {
         if pks.count > 1 { throw SchemaError.multiplePrimaryKeys(className: m.name, properties: pks.map(\.name)) }
         for p in m.properties {
             let f = m.fieldTypes[p.name]!
-            if let why = validName(p.name) { throw SchemaError.invalidName(className: m.name, property: p.name, detail: why) }
+            if let why = validName(p.name) {
+                throw SchemaError.invalidName(className: m.name, property: p.name, detail: why)
+            }
             if p.primaryKey && (!p.kind.canBePrimaryKey || p.list) {
                 throw SchemaError.primaryKeyType(className: m.name, property: p.name, type: f.typeName)
             }
             if p.indexed && (!p.kind.canBeIndexed || p.list) {
-                throw SchemaError.badOption(className: m.name, property: p.name, detail: "type \(f.typeName) cannot be indexed")
+                throw SchemaError.badOption(
+                    className: m.name, property: p.name, detail: "type \(f.typeName) cannot be indexed")
             }
             if p.onDelete == .cascade && p.kind != .object {
-                throw SchemaError.badOption(className: m.name, property: p.name, detail: "onDelete: .cascade needs a link or a list of links")
+                throw SchemaError.badOption(
+                    className: m.name, property: p.name, detail: "onDelete: .cascade needs a link or a list of links")
             }
             if p.kind == .object && !p.optional && !p.list {
-                throw SchemaError.badOption(className: m.name, property: p.name, detail: "a to-one link must be optional (\(f.typeName)?)")
+                throw SchemaError.badOption(
+                    className: m.name, property: p.name, detail: "a to-one link must be optional (\(f.typeName)?)")
             }
             if p.kind == .object, p.list, p.optional {
-                throw SchemaError.badOption(className: m.name, property: p.name, detail: "a list of links cannot hold nil")
+                throw SchemaError.badOption(
+                    className: m.name, property: p.name, detail: "a list of links cannot hold nil")
             }
             if p.kind == .object || p.kind == .linkingObjects, let t = p.target, all[t] == nil {
                 throw SchemaError.linkTargetNotInTypes(className: m.name, property: p.name, target: t)
             }
             if p.kind == .linkingObjects {
                 guard let origin = p.originProperty, !origin.isEmpty else {
-                    throw SchemaError.badOriginProperty(className: m.name, property: p.name, detail: "missing (use @Persisted(originProperty: \"...\"))")
+                    throw SchemaError.badOriginProperty(
+                        className: m.name, property: p.name, detail: "missing (use @Persisted(originProperty: \"...\"))"
+                    )
                 }
-                guard let t = p.target, let om = all[t], let op = om.properties.first(where: { $0.name == origin }) else {
-                    throw SchemaError.badOriginProperty(className: m.name, property: p.name, detail: "\(p.target ?? "?") has no property '\(origin)'")
+                guard let t = p.target, let om = all[t], let op = om.properties.first(where: { $0.name == origin })
+                else {
+                    throw SchemaError.badOriginProperty(
+                        className: m.name, property: p.name, detail: "\(p.target ?? "?") has no property '\(origin)'")
                 }
                 guard op.kind == .object, op.target == m.name else {
-                    throw SchemaError.badOriginProperty(className: m.name, property: p.name, detail: "\(t).\(origin) does not link to \(m.name)")
+                    throw SchemaError.badOriginProperty(
+                        className: m.name, property: p.name, detail: "\(t).\(origin) does not link to \(m.name)")
                 }
             } else if p.originProperty != nil {
-                throw SchemaError.badOption(className: m.name, property: p.name, detail: "originProperty is only for LinkingObjects")
+                throw SchemaError.badOption(
+                    className: m.name, property: p.name, detail: "originProperty is only for LinkingObjects")
             }
         }
     }
@@ -90,11 +102,17 @@ enum SchemaValidation {
         var out: [String] = []
         let n = code.name
         for cp in code.properties {
-            guard let sp = stored.property(cp.name) else { out.append("\(n).\(cp.name) added (\(cp.typeName))"); continue }
+            guard let sp = stored.property(cp.name) else {
+                out.append("\(n).\(cp.name) added (\(cp.typeName))"); continue
+            }
             if !sp.sameShape(cp) { out.append("\(n).\(cp.name) changed type from \(sp.typeName) to \(cp.typeName)") }
-            if sp.primaryKey != cp.primaryKey { out.append("\(n).\(cp.name) \(cp.primaryKey ? "became" : "is no longer") the primary key") }
+            if sp.primaryKey != cp.primaryKey {
+                out.append("\(n).\(cp.name) \(cp.primaryKey ? "became" : "is no longer") the primary key")
+            }
             if sp.indexed != cp.indexed { out.append("\(n).\(cp.name) index \(cp.indexed ? "added" : "removed")") }
-            if sp.onDelete != cp.onDelete { out.append("\(n).\(cp.name) delete rule changed to \(cp.onDelete.rawValue)") }
+            if sp.onDelete != cp.onDelete {
+                out.append("\(n).\(cp.name) delete rule changed to \(cp.onDelete.rawValue)")
+            }
         }
         for sp in stored.properties where code.properties.first(where: { $0.name == sp.name }) == nil {
             out.append("\(n).\(sp.name) removed")

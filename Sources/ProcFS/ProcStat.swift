@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What Fief reads of a process from `/proc/PID/stat`, parsed in one place. The command
@@ -27,8 +27,9 @@ public struct ProcStat: Sendable, Equatable {
         let fields = line[(close + 1)...].split(separator: UInt8(ascii: " "))
         // fields[0] is field 3; field 22 is fields[19].
         guard fields.count > 19, let state = fields[0].first,
-              let parent = Int32(String(decoding: fields[1], as: UTF8.self)),
-              let start = UInt64(String(decoding: fields[19], as: UTF8.self)) else { return nil }
+            let parent = Int32(String(decoding: fields[1], as: UTF8.self)),
+            let start = UInt64(String(decoding: fields[19], as: UTF8.self))
+        else { return nil }
         self.state = state
         self.parent = parent
         self.startTime = start

@@ -21,7 +21,8 @@ public enum BenchError: Error, Equatable, CustomStringConvertible {
         case .peer(let s, let op, let d): return "\(s): \(op) failed: \(d)"
         case .child(let d): return "benchmark child process: \(d)"
         case .io(let d): return d
-        case .answersDiffer(let q, let a): return "the systems disagree on \(q): \(a) (no timing of a wrong answer is kept)"
+        case .answersDiffer(let q, let a):
+            return "the systems disagree on \(q): \(a) (no timing of a wrong answer is kept)"
         }
     }
 }

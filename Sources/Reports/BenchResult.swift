@@ -12,8 +12,12 @@ public struct SystemResult: Codable, Equatable, Sendable {
     /// Secondary numbers (medians over repetitions), e.g. the writer's commits per second.
     public var extra: [String: Double]?
 
-    public init(system: SystemName, value: SampleStats, latency: LatencySummary? = nil, peakMemory: SampleStats? = nil, curve: [Double]? = nil, extra: [String: Double]? = nil) {
-        self.system = system; self.value = value; self.latency = latency; self.peakMemory = peakMemory; self.curve = curve; self.extra = extra
+    public init(
+        system: SystemName, value: SampleStats, latency: LatencySummary? = nil, peakMemory: SampleStats? = nil,
+        curve: [Double]? = nil, extra: [String: Double]? = nil
+    ) {
+        self.system = system; self.value = value; self.latency = latency; self.peakMemory = peakMemory;
+        self.curve = curve; self.extra = extra
     }
 }
 
@@ -30,7 +34,10 @@ public struct BenchmarkResult: Codable, Equatable, Sendable {
     /// What the latency percentiles measure, when there are any.
     public var latencyOf: String?
 
-    public init(id: String, title: String, unit: String, higherIsBetter: Bool, durability: Durability, systems: [SystemResult], latencyOf: String? = nil) {
+    public init(
+        id: String, title: String, unit: String, higherIsBetter: Bool, durability: Durability, systems: [SystemResult],
+        latencyOf: String? = nil
+    ) {
         self.id = id; self.title = title; self.unit = unit; self.higherIsBetter = higherIsBetter
         self.durability = durability; self.systems = systems; self.latencyOf = latencyOf
     }
@@ -63,7 +70,9 @@ public struct TargetStatus: Codable, Equatable, Sendable {
 
     public var requirement: String {
         if let unit { return "\(atLeast ? ">=" : "<=") \(Format.value(bound, unit: unit))" }
-        return "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) \(peer.label)\(metric == "vs raw engine" ? "'s raw engine" : "")"
+        return
+            "\(atLeast ? ">=" : "<=") \(Format.ratio(bound)) "
+            + "\(peer.label)\(metric == "vs raw engine" ? "'s raw engine" : "")"
     }
 
     /// What was measured, as the report tables print it.
@@ -84,7 +93,10 @@ public struct BenchResults: Codable, Equatable, Sendable {
     public var targets: [TargetStatus]
     public var notes: [String]
 
-    public init(context: RunContext, parameters: BenchParameters, durationSeconds: Double, benchmarks: [BenchmarkResult], notes: [String] = []) {
+    public init(
+        context: RunContext, parameters: BenchParameters, durationSeconds: Double, benchmarks: [BenchmarkResult],
+        notes: [String] = []
+    ) {
         self.context = context
         self.parameters = parameters
         self.durationSeconds = durationSeconds

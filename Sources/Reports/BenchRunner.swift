@@ -20,9 +20,15 @@ public struct BenchRunner {
     public var faultFSDirectory: String?
     public var progress: (String) -> Void
 
-    public static let workloadNames = ["bulk-insert", "point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open", "churn"]
+    public static let workloadNames = [
+        "bulk-insert", "point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open",
+        "churn"
+    ]
 
-    public init(parameters: BenchParameters, workDirectory: String, childExecutable: String? = nil, only: Set<String>? = nil, label: String? = nil, progress: @escaping (String) -> Void = { _ in }) {
+    public init(
+        parameters: BenchParameters, workDirectory: String, childExecutable: String? = nil, only: Set<String>? = nil,
+        label: String? = nil, progress: @escaping (String) -> Void = { _ in }
+    ) {
         self.parameters = parameters
         self.workDirectory = workDirectory
         self.childExecutable = childExecutable
@@ -50,7 +56,9 @@ public struct BenchRunner {
         if let only, let bad = only.first(where: { !known.contains($0) }) {
             throw BenchError.badArgument("unknown workload '\(bad)' (known: \(known.joined(separator: ", ")))")
         }
-        guard ["engine", "objects", "all"].contains(suite) else { throw BenchError.badArgument("unknown suite '\(suite)' (use engine, objects or all)") }
+        guard ["engine", "objects", "all"].contains(suite) else {
+            throw BenchError.badArgument("unknown suite '\(suite)' (use engine, objects or all)")
+        }
         let fm = FileManager.default
         let work = workDirectory + "/fief-bench-\(getpid())"
         try? fm.removeItem(atPath: work)
@@ -59,7 +67,11 @@ public struct BenchRunner {
         }
         defer { try? fm.removeItem(atPath: work) }
         let started = BenchClock.nanos()
-        progress("seed \(p.seed), profile \(p.profile), \(p.repetitions) repetitions, durability \(p.durability), systems \(p.systems.map(\.rawValue).joined(separator: " ")), \(p.records) records of \(p.valueSize) bytes")
+        progress(
+            "seed \(p.seed), profile \(p.profile), \(p.repetitions) repetitions, durability \(p.durability), "
+                + "systems \(p.systems.map(\.rawValue).joined(separator: " ")), "
+                + "\(p.records) records of \(p.valueSize) bytes"
+        )
 
         var table = ResultTable()
         var notes: [String] = []
@@ -70,21 +82,34 @@ public struct BenchRunner {
             for rep in 0..<p.repetitions {
                 for s in order(rep) {
                     let dir = "\(work)/bulk-\(s.rawValue)-\(rep)"
-                    let req = BulkInsertChild.Request(system: s, directory: dir, records: p.records, valueSize: p.valueSize, durability: p.durability, seed: p.seed)
-                    let report = try childExecutable.flatMap { p.memoryInChild ? $0 : nil }.map { try BulkInsertChild.spawn(req, executable: $0) } ?? BulkInsertChild.run(req)
+                    let req = BulkInsertChild.Request(
+                        system: s, directory: dir, records: p.records, valueSize: p.valueSize, durability: p.durability,
+                        seed: p.seed)
+                    let report =
+                        try childExecutable.flatMap { p.memoryInChild ? $0 : nil }.map {
+                            try BulkInsertChild.spawn(req, executable: $0)
+                        } ?? BulkInsertChild.run(req)
                     try? fm.removeItem(atPath: dir)
                     var m = Measurement(value: report.opsPerSecond, extra: ["fileBytes": Double(report.fileBytes)])
                     let inChild = childExecutable != nil && p.memoryInChild
-                    if inChild { m.extra["peakMemory"] = Double(report.peakAboveBaseline); m.extra["peakRSS"] = Double(report.peakRSSBytes) }
+                    if inChild {
+                        m.extra["peakMemory"] = Double(report.peakAboveBaseline);
+                        m.extra["peakRSS"] = Double(report.peakRSSBytes)
+                    }
                     table.add("bulk-insert", s, m)
-                    progress("bulk-insert  rep \(rep + 1)/\(p.repetitions) \(s.rawValue): \(Format.si(m.value)) records/s" + (inChild ? ", peak memory +\(Format.bytes(Double(report.peakAboveBaseline)))" : ""))
+                    progress(
+                        "bulk-insert  rep \(rep + 1)/\(p.repetitions) \(s.rawValue): \(Format.si(m.value)) records/s"
+                            + (inChild ? ", peak memory +\(Format.bytes(Double(report.peakAboveBaseline)))" : ""))
                 }
             }
-            if childExecutable == nil || !p.memoryInChild { notes.append("bulk inserts ran in-process: peak memory not measured") }
+            if childExecutable == nil || !p.memoryInChild {
+                notes.append("bulk inserts ran in-process: peak memory not measured")
+            }
         }
 
         // The data set the read workloads share: one store per system, loaded once.
-        let needData = ["point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open"].contains(where: wants)
+        let needData = ["point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open"]
+            .contains(where: wants)
         var stores: [SystemName: any BenchStore] = [:]
         func dataDir(_ s: SystemName) -> String { "\(work)/data-\(s.rawValue)" }
         func reopenAll(_ d: Durability) throws {
@@ -108,10 +133,14 @@ public struct BenchRunner {
 
         if wants("point-reads") {
             let keys = BenchRandom.keys(p.pointReads, below: p.records, seed: p.seed, .readKeys)
-            try repeatInterleaved("point-reads", &table) { s in try Workloads.pointReads(stores[s]!, keys: keys, latencySamples: p.latencySamples) }
+            try repeatInterleaved("point-reads", &table) { s in
+                try Workloads.pointReads(stores[s]!, keys: keys, latencySamples: p.latencySamples)
+            }
         }
         if wants("scan") {
-            try repeatInterleaved("scan", &table) { s in try Workloads.scan(stores[s]!, expected: p.records, passes: p.scanPasses) }
+            try repeatInterleaved("scan", &table) { s in
+                try Workloads.scan(stores[s]!, expected: p.records, passes: p.scanPasses)
+            }
         }
         // Fresh keys above the data set for every writing run, the same for every system.
         var nextKey = Int64(p.records) + 1_000_000
@@ -120,7 +149,10 @@ public struct BenchRunner {
             // the machine's drift moves both sides of their ratio alike.
             var onMount: [SystemName: any BenchStore] = [:]
             defer {
-                for (sys, st) in onMount { st.close(); try? fm.removeItem(atPath: "\(faultFSDirectory ?? "")/fief-bench-\(getpid())-\(sys.rawValue)") }
+                for (sys, st) in onMount {
+                    st.close();
+                    try? fm.removeItem(atPath: "\(faultFSDirectory ?? "")/fief-bench-\(getpid())-\(sys.rawValue)")
+                }
             }
             if let mount = faultFSDirectory, p.smallTxnsFull > 0 {
                 for s in p.systems {
@@ -134,15 +166,26 @@ public struct BenchRunner {
                 var base: [Int: Int64] = [:]
                 for rep in 0..<p.repetitions { base[rep] = nextKey; nextKey += Int64(count) }
                 var rep = 0
-                var workloads: [(String, (SystemName) throws -> Measurement)] = [("small-txns.\(d.rawValue)", { s in
-                    let b = base[rep]!
-                    return try Workloads.smallTransactions(stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
-                })]
+                var workloads: [(String, (SystemName) throws -> Measurement)] = [
+                    (
+                        "small-txns.\(d.rawValue)",
+                        { s in
+                            let b = base[rep]!
+                            return try Workloads.smallTransactions(
+                                stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
+                        }
+                    )
+                ]
                 if d == .full && !onMount.isEmpty {
-                    workloads.append(("small-txns.faultfs", { s in
-                        nextKey += Int64(count)
-                        return try Workloads.smallTransactions(onMount[s]!, keys: ((nextKey - Int64(count))..<nextKey).map { $0 }, value: value)
-                    }))
+                    workloads.append(
+                        (
+                            "small-txns.faultfs",
+                            { s in
+                                nextKey += Int64(count)
+                                return try Workloads.smallTransactions(
+                                    onMount[s]!, keys: ((nextKey - Int64(count))..<nextKey).map { $0 }, value: value)
+                            }
+                        ))
                 }
                 try repeatInterleaved(workloads, &table, perRep: { rep = $0 })
             }
@@ -153,8 +196,9 @@ public struct BenchRunner {
             for writers in p.writerThreadCounts ?? [1, 4, 16] {
                 try repeatInterleaved("small-txns.concurrent.\(writers)", &table) { s in
                     nextKey += Int64(writers) << 32
-                    return try Workloads.concurrentSmallTransactions(stores[s]!, writers: writers, keyBase: nextKey, value: value,
-                                                                      seconds: p.writerSeconds ?? p.concurrentSeconds)
+                    return try Workloads.concurrentSmallTransactions(
+                        stores[s]!, writers: writers, keyBase: nextKey, value: value,
+                        seconds: p.writerSeconds ?? p.concurrentSeconds)
                 }
             }
             try reopenAll(durability)
@@ -162,7 +206,9 @@ public struct BenchRunner {
         if wants("readers-while-writing") {
             try repeatInterleaved("readers-while-writing", &table) { s in
                 nextKey += 10_000_000
-                let m = try Workloads.readersWhileWriting(stores[s]!, records: p.records, writeKeyBase: nextKey, value: value, seconds: p.concurrentSeconds, readers: p.readerThreads, seed: p.seed)
+                let m = try Workloads.readersWhileWriting(
+                    stores[s]!, records: p.records, writeKeyBase: nextKey, value: value, seconds: p.concurrentSeconds,
+                    readers: p.readerThreads, seed: p.seed)
                 return m
             }
         }
@@ -173,7 +219,8 @@ public struct BenchRunner {
                 var m = Measurement(value: 0)
                 var times: [Double] = []
                 for i in 0..<p.opens {
-                    let t = try Workloads.open(s, directory: dataDir(s), durability: durability, key: Int64(i % p.records))
+                    let t = try Workloads.open(
+                        s, directory: dataDir(s), durability: durability, key: Int64(i % p.records))
                     times.append(t)
                     m.latency.record(nanos: UInt64(t * 1e6))
                 }
@@ -188,11 +235,15 @@ public struct BenchRunner {
                 let dir = "\(work)/churn-\(s.rawValue)"
                 try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 let store = try StoreFactory.open(s, directory: dir, durability: durability)
-                let m = try Workloads.churn(store, records: p.churnRecords, rounds: p.churnRounds, value: value, seed: p.seed)
+                let m = try Workloads.churn(
+                    store, records: p.churnRecords, rounds: p.churnRounds, value: value, seed: p.seed)
                 store.close()
                 try? fm.removeItem(atPath: dir)
                 table.add("churn", s, m)
-                progress("churn        \(s.rawValue): \(Format.bytes(m.curve!.first!)) after load, \(Format.bytes(m.value)) after \(p.churnRounds) rounds")
+                progress(
+                    "churn        \(s.rawValue): \(Format.bytes(m.curve!.first!)) after load, "
+                        + "\(Format.bytes(m.value)) after \(p.churnRounds) rounds"
+                )
             }
         }
 
@@ -212,19 +263,29 @@ public struct BenchRunner {
             build: RunContext.buildConfiguration, date: RunContext.isoNow(), machine: .current(),
             durability: p.durability,
             peerVersions: ["sqlite": SQLitePeer.libraryVersion, "lmdb": LMDBPeer.libraryVersion])
-        if RunContext.buildConfiguration == "debug" { notes.append("debug build: numbers are not representative; use `swift build -c release`") }
-        return BenchResults(context: context, parameters: p, durationSeconds: duration, benchmarks: table.benchmarks(p), notes: notes)
+        if RunContext.buildConfiguration == "debug" {
+            notes.append("debug build: numbers are not representative; use `swift build -c release`")
+        }
+        return BenchResults(
+            context: context, parameters: p, durationSeconds: duration, benchmarks: table.benchmarks(p), notes: notes)
     }
 
     /// Runs `body` for every repetition and every system in rotated order, printing a line each.
-    func repeatInterleaved(_ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil,
-                           _ body: (SystemName) throws -> Measurement) throws {
-        try withoutActuallyEscaping(body) { try repeatInterleaved([(id, $0)], &table, perRep: perRep, systems: systems) }
+    func repeatInterleaved(
+        _ id: String, _ table: inout ResultTable, perRep: (Int) -> Void = { _ in },
+        systems: ((Int) -> [SystemName])? = nil,
+        _ body: (SystemName) throws -> Measurement
+    ) throws {
+        try withoutActuallyEscaping(body) {
+            try repeatInterleaved([(id, $0)], &table, perRep: perRep, systems: systems)
+        }
     }
 
     /// Several workloads measured rep by rep in turn (each rep: every workload on every system).
-    func repeatInterleaved(_ workloads: [(id: String, body: (SystemName) throws -> Measurement)], _ table: inout ResultTable,
-                           perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil) throws {
+    func repeatInterleaved(
+        _ workloads: [(id: String, body: (SystemName) throws -> Measurement)], _ table: inout ResultTable,
+        perRep: (Int) -> Void = { _ in }, systems: ((Int) -> [SystemName])? = nil
+    ) throws {
         for rep in 0..<parameters.repetitions {
             perRep(rep)
             for (id, body) in workloads {
@@ -232,8 +293,13 @@ public struct BenchRunner {
                 for s in (systems ?? order)(rep) {
                     let m = try body(s)
                     table.add(id, s, m)
-                    var line = "\(id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): \(Format.value(m.value, unit: unit))"
-                    if let l = m.latency.summary { line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))" }
+                    let paddedID = id.count >= 21 ? id : id.padding(toLength: 21, withPad: " ", startingAt: 0)
+                    var line =
+                        "\(paddedID) rep \(rep + 1)/\(parameters.repetitions) \(s.rawValue): "
+                        + "\(Format.value(m.value, unit: unit))"
+                    if let l = m.latency.summary {
+                        line += ", p50 \(Format.micros(l.p50)), p99 \(Format.micros(l.p99))"
+                    }
                     if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
                     if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
                     if let g = m.extra["pagesPerCommit"] { line += String(format: ", %.1f pages per commit", g) }
@@ -263,34 +329,106 @@ enum BenchCatalog {
 
     static func entry(_ id: String) -> Entry {
         switch id {
-        case "bulk-insert": return Entry(title: "Bulk insert, one transaction", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "point-reads": return Entry(title: "Random point reads", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction")
-        case "scan": return Entry(title: "Sequential scan", unit: "ops/s", higherIsBetter: true, latencyOf: "one full scan")
-        case "small-txns.full": return Entry(title: "Small durable transactions (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
-        case "small-txns.none": return Entry(title: "Small transactions (no sync)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
-        case "small-txns.faultfs": return Entry(title: "Small durable transactions on a FaultFS mount (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case "bulk-insert":
+            return Entry(title: "Bulk insert, one transaction", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
+        case "point-reads":
+            return Entry(
+                title: "Random point reads", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one get in its own read transaction")
+        case "scan":
+            return Entry(title: "Sequential scan", unit: "ops/s", higherIsBetter: true, latencyOf: "one full scan")
+        case "small-txns.full":
+            return Entry(
+                title: "Small durable transactions (full)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit"
+            )
+        case "small-txns.none":
+            return Entry(
+                title: "Small transactions (no sync)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit")
+        case "small-txns.faultfs":
+            return Entry(
+                title: "Small durable transactions on a FaultFS mount (full)", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one commit")
         case let id where id.hasPrefix("small-txns.concurrent."):
             let n = id.dropFirst("small-txns.concurrent.".count)
-            return Entry(title: "Small durable transactions from \(n) writer thread\(n == "1" ? "" : "s") (Fief: batch)", unit: "ops/s", higherIsBetter: true, latencyOf: "one commit, as its thread waits for it")
-        case "readers-while-writing": return Entry(title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true, latencyOf: "one get in its own read transaction, under a committing writer")
-        case "open": return Entry(title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
-        case "churn": return Entry(title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)
-        case "obj.insert": return Entry(title: "Objects: insert persons and dogs, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "obj.file-size": return Entry(title: "Objects: file size of the data set", unit: "bytes", higherIsBetter: false, latencyOf: nil)
-        case "obj.count": return Entry(title: "Objects: count with a non-indexed predicate (full scan)", unit: "ops/s", higherIsBetter: true, latencyOf: "one count")
-        case "obj.query": return Entry(title: "Objects: index prefix + filter, reading each name", unit: "ops/s", higherIsBetter: true, latencyOf: "one query")
-        case "obj.pk-get": return Entry(title: "Objects: get by primary key, read one property", unit: "ops/s", higherIsBetter: true, latencyOf: "one get")
-        case "obj.enumerate": return Entry(title: "Objects: read one property of every object", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "obj.sort-limit": return Entry(title: "Objects: top 100 by a non-indexed property", unit: "ops/s", higherIsBetter: true, latencyOf: "one query")
-        case "obj.links": return Entry(title: "Objects: person -> dogs -> owners", unit: "ops/s", higherIsBetter: true, latencyOf: "one walk")
-        case "obj.update": return Entry(title: "Objects: update one property of many, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "obj.delete-cascade": return Entry(title: "Objects: delete persons, dogs cascade, one write", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "obj.encrypted.insert": return Entry(title: "Objects, encrypted file: insert persons and dogs (Fief encrypted; SQLite plain)", unit: "ops/s", higherIsBetter: true, latencyOf: nil)
-        case "obj.encrypted.pk-get": return Entry(title: "Objects, encrypted file: get by primary key (Fief encrypted; SQLite plain)", unit: "ops/s", higherIsBetter: true, latencyOf: "one get")
-        case "obj.encrypted.count": return Entry(title: "Objects, encrypted file: count, full scan (Fief encrypted; SQLite plain)", unit: "ops/s", higherIsBetter: true, latencyOf: "one count")
-        case "obj.small-txns": return Entry(title: "Objects: one object per durable write", unit: "ops/s", higherIsBetter: true, latencyOf: "one write")
-        case "obj.notify.cross-process": return Entry(title: "Objects: a durable commit in one process to its change set in another (auto-refreshing context on an actor); value: p99 of the repetition", unit: "ms", higherIsBetter: false, latencyOf: "commit acknowledged to change set delivered")
-        case "obj.notify": return Entry(title: "Objects: learn what one write changed in all persons sorted by age (change set vs the query again)", unit: "ops/s", higherIsBetter: true, latencyOf: "one refresh")
+            return Entry(
+                title: "Small durable transactions from \(n) writer thread\(n == "1" ? "" : "s") (Fief: batch)",
+                unit: "ops/s", higherIsBetter: true, latencyOf: "one commit, as its thread waits for it")
+        case "readers-while-writing":
+            return Entry(
+                title: "Reads while a writer commits", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one get in its own read transaction, under a committing writer")
+        case "open":
+            return Entry(
+                title: "Open a large file and read a key", unit: "ms", higherIsBetter: false, latencyOf: "one open")
+        case "churn":
+            return Entry(
+                title: "File size after insert/delete churn", unit: "bytes", higherIsBetter: false, latencyOf: nil)
+        case "obj.insert":
+            return Entry(
+                title: "Objects: insert persons and dogs, one write", unit: "ops/s", higherIsBetter: true,
+                latencyOf: nil)
+        case "obj.file-size":
+            return Entry(
+                title: "Objects: file size of the data set", unit: "bytes", higherIsBetter: false, latencyOf: nil)
+        case "obj.count":
+            return Entry(
+                title: "Objects: count with a non-indexed predicate (full scan)", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one count")
+        case "obj.query":
+            return Entry(
+                title: "Objects: index prefix + filter, reading each name", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one query")
+        case "obj.pk-get":
+            return Entry(
+                title: "Objects: get by primary key, read one property", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one get")
+        case "obj.enumerate":
+            return Entry(
+                title: "Objects: read one property of every object", unit: "ops/s", higherIsBetter: true, latencyOf: nil
+            )
+        case "obj.sort-limit":
+            return Entry(
+                title: "Objects: top 100 by a non-indexed property", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one query")
+        case "obj.links":
+            return Entry(
+                title: "Objects: person -> dogs -> owners", unit: "ops/s", higherIsBetter: true, latencyOf: "one walk")
+        case "obj.update":
+            return Entry(
+                title: "Objects: update one property of many, one write", unit: "ops/s", higherIsBetter: true,
+                latencyOf: nil)
+        case "obj.delete-cascade":
+            return Entry(
+                title: "Objects: delete persons, dogs cascade, one write", unit: "ops/s", higherIsBetter: true,
+                latencyOf: nil)
+        case "obj.encrypted.insert":
+            return Entry(
+                title: "Objects, encrypted file: insert persons and dogs (Fief encrypted; SQLite plain)", unit: "ops/s",
+                higherIsBetter: true, latencyOf: nil)
+        case "obj.encrypted.pk-get":
+            return Entry(
+                title: "Objects, encrypted file: get by primary key (Fief encrypted; SQLite plain)", unit: "ops/s",
+                higherIsBetter: true, latencyOf: "one get")
+        case "obj.encrypted.count":
+            return Entry(
+                title: "Objects, encrypted file: count, full scan (Fief encrypted; SQLite plain)", unit: "ops/s",
+                higherIsBetter: true, latencyOf: "one count")
+        case "obj.small-txns":
+            return Entry(
+                title: "Objects: one object per durable write", unit: "ops/s", higherIsBetter: true,
+                latencyOf: "one write")
+        case "obj.notify.cross-process":
+            return Entry(
+                title:
+                    "Objects: a durable commit in one process to its change set in another "
+                    + "(auto-refreshing context on an actor); value: p99 of the repetition",
+                unit: "ms", higherIsBetter: false, latencyOf: "commit acknowledged to change set delivered")
+        case "obj.notify":
+            return Entry(
+                title:
+                    "Objects: learn what one write changed in all persons sorted by age "
+                    + "(change set vs the query again)",
+                unit: "ops/s", higherIsBetter: true, latencyOf: "one refresh")
         default: return Entry(title: id, unit: "ops/s", higherIsBetter: true, latencyOf: nil)
         }
     }
@@ -309,7 +447,8 @@ struct ResultTable {
     func benchmarks(_ p: BenchParameters) -> [BenchmarkResult] {
         ids.map { id in
             let e = BenchCatalog.entry(id)
-            let durability: Durability = id == "small-txns.none" ? .none : id.hasPrefix("small-txns.") ? .full : p.durability
+            let durability: Durability =
+                id == "small-txns.none" ? .none : id.hasPrefix("small-txns.") ? .full : p.durability
             let systems = p.systems.compactMap { s -> SystemResult? in
                 guard let ms = runs[id]![s], !ms.isEmpty else { return nil }
                 var latency = LatencyRecorder()
@@ -321,9 +460,12 @@ struct ResultTable {
                 let mem = ms.compactMap { $0.extra["peakMemory"] }
                 return SystemResult(
                     system: s, value: SampleStats(ms.map(\.value)), latency: latency.summary,
-                    peakMemory: mem.isEmpty ? nil : SampleStats(mem), curve: ms.last?.curve, extra: extra.isEmpty ? nil : extra)
+                    peakMemory: mem.isEmpty ? nil : SampleStats(mem), curve: ms.last?.curve,
+                    extra: extra.isEmpty ? nil : extra)
             }
-            return BenchmarkResult(id: id, title: e.title, unit: e.unit, higherIsBetter: e.higherIsBetter, durability: durability, systems: systems, latencyOf: e.latencyOf)
+            return BenchmarkResult(
+                id: id, title: e.title, unit: e.unit, higherIsBetter: e.higherIsBetter, durability: durability,
+                systems: systems, latencyOf: e.latencyOf)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Engine
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The systems `fief bench` runs side by side.

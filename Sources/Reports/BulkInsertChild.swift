@@ -57,7 +57,10 @@ public enum BulkInsertChild {
         do {
             return try JSONDecoder().decode(Report.self, from: data)
         } catch {
-            throw BenchError.child("\(r.system.rawValue) bulk insert printed no report: \(String(decoding: data.prefix(200), as: UTF8.self))")
+            throw BenchError.child(
+                "\(r.system.rawValue) bulk insert printed no report: "
+                    + "\(String(decoding: data.prefix(200), as: UTF8.self))"
+            )
         }
     }
 }

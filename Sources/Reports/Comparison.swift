@@ -87,10 +87,17 @@ public struct Comparison: Codable, Equatable, Sendable {
         var warnings = contextWarnings(base, new)
         let undecided = rows.filter { $0.system == .fief && $0.verdict == .tooFewSamples }
         if !undecided.isEmpty {
-            warnings.append("\(undecided.count) of Fief's rows have fewer than \(policy.minSamples) samples a side and are not gated: run `fief bench` with --repetitions \(policy.minSamples) or more, or combine runs")
+            warnings.append(
+                "\(undecided.count) of Fief's rows have fewer than \(policy.minSamples) samples a side "
+                    + "and are not gated: run `fief bench` with --repetitions \(policy.minSamples) or more, "
+                    + "or combine runs"
+            )
         }
         if rows.contains(where: { $0.system == .fief && $0.test != nil && $0.relative.isEmpty }) {
-            warnings.append("some of Fief's rows have no peers measured in both runs: they are gated on Fief's own numbers alone, which machine drift moves too")
+            warnings.append(
+                "some of Fief's rows have no peers measured in both runs: "
+                    + "they are gated on Fief's own numbers alone, which machine drift moves too"
+            )
         }
         return Comparison(
             baseLabel: label(base), newLabel: label(new), threshold: policy.threshold, alpha: policy.alpha,
@@ -105,12 +112,17 @@ public struct Comparison: Codable, Equatable, Sendable {
         let stats: (SystemResult) -> SampleStats?
     }
 
-    static func makeRow(_ b: BenchmarkResult, _ n: BenchmarkResult, _ s: SystemName, _ m: Metric, _ policy: GatePolicy) -> Row? {
-        guard let bs = b.result(s).flatMap(m.stats), let ns = n.result(s).flatMap(m.stats), bs.median > 0, ns.median > 0 else { return nil }
+    static func makeRow(_ b: BenchmarkResult, _ n: BenchmarkResult, _ s: SystemName, _ m: Metric, _ policy: GatePolicy)
+        -> Row?
+    {
+        guard let bs = b.result(s).flatMap(m.stats), let ns = n.result(s).flatMap(m.stats), bs.median > 0, ns.median > 0
+        else { return nil }
         let ratio = ns.median / bs.median
         var row = Row(
-            benchmark: b.id, title: b.title, metric: m.name, system: s, unit: m.unit, base: bs.median, new: ns.median, ratio: ratio,
-            change: m.higherIsBetter ? ratio - 1 : 1 / ratio - 1, test: nil, relative: [], verdict: .withinNoise, failsGate: false)
+            benchmark: b.id, title: b.title, metric: m.name, system: s, unit: m.unit, base: bs.median, new: ns.median,
+            ratio: ratio,
+            change: m.higherIsBetter ? ratio - 1 : 1 / ratio - 1, test: nil, relative: [], verdict: .withinNoise,
+            failsGate: false)
         if m.name == "size" {
             // Deterministic for a seed: any change is real; the threshold alone gates.
             row.verdict = row.change == 0 ? .withinNoise : row.change < 0 ? .regression : .improvement
@@ -129,7 +141,8 @@ public struct Comparison: Codable, Equatable, Sendable {
             r.systems.filter { $0.system != .fief }.compactMap { p in m.stats(p).map { (p.system.label, $0.samples) } }
         }
         row.relative = PeerControl.changes(
-            fiefBase: bs.samples, fiefNew: ns.samples, peersBase: peers(b), peersNew: peers(n), higherIsBetter: m.higherIsBetter)
+            fiefBase: bs.samples, fiefNew: ns.samples, peersBase: peers(b), peersNew: peers(n),
+            higherIsBetter: m.higherIsBetter)
         guard let control = row.control?.test else {
             row.failsGate = t.regressed(policy)
             return row
@@ -154,18 +167,33 @@ public struct Comparison: Codable, Equatable, Sendable {
     static func contextWarnings(_ a: BenchResults, _ b: BenchResults) -> [String] {
         var w: [String] = []
         let ca = a.context, cb = b.context
-        if ca.machine.hostname != cb.machine.hostname || ca.machine.cpu != cb.machine.cpu || ca.machine.cores != cb.machine.cores {
-            w.append("different machines (\(ca.machine.hostname), \(ca.machine.cores) cores vs \(cb.machine.hostname), \(cb.machine.cores) cores): compare peers' rows to see the drift")
+        if ca.machine.hostname != cb.machine.hostname || ca.machine.cpu != cb.machine.cpu
+            || ca.machine.cores != cb.machine.cores
+        {
+            w.append(
+                "different machines (\(ca.machine.hostname), \(ca.machine.cores) cores vs \(cb.machine.hostname), "
+                    + "\(cb.machine.cores) cores): compare peers' rows to see the drift"
+            )
         }
         if ca.build != cb.build { w.append("different build configurations: \(ca.build) vs \(cb.build)") }
-        if ca.build == "debug" || cb.build == "debug" { w.append("a debug build is being compared: numbers are not representative") }
+        if ca.build == "debug" || cb.build == "debug" {
+            w.append("a debug build is being compared: numbers are not representative")
+        }
         if ca.durability != cb.durability { w.append("different durability: \(ca.durability) vs \(cb.durability)") }
         if ca.engineFormatVersion != cb.engineFormatVersion {
-            w.append("different engine format versions: \(ca.engineFormatVersion.map(String.init) ?? "?") vs \(cb.engineFormatVersion.map(String.init) ?? "?")")
+            w.append(
+                "different engine format versions: \(ca.engineFormatVersion.map(String.init) ?? "?") "
+                    + "vs \(cb.engineFormatVersion.map(String.init) ?? "?")"
+            )
         }
         var pa = a.parameters, pb = b.parameters
         pa.seed = 0; pb.seed = 0; pa.repetitions = 0; pb.repetitions = 0
-        if pa != pb { w.append("different parameters (profile \(a.parameters.profile) vs \(b.parameters.profile)): ratios compare different work") }
+        if pa != pb {
+            w.append(
+                "different parameters (profile \(a.parameters.profile) vs "
+                    + "\(b.parameters.profile)): ratios compare different work"
+            )
+        }
         return w
     }
 }
@@ -181,9 +209,18 @@ extension BenchResults {
         for r in runs.dropFirst() {
             var a = out.parameters, b = r.parameters
             a.repetitions = 0; b.repetitions = 0
-            guard a == b else { throw BenchError.badArgument("cannot combine results made with different parameters (profile \(out.parameters.profile) vs \(r.parameters.profile), seed \(out.parameters.seed) vs \(r.parameters.seed))") }
+            guard a == b else {
+                throw BenchError.badArgument(
+                    "cannot combine results made with different parameters (profile \(out.parameters.profile) "
+                        + "vs \(r.parameters.profile), seed \(out.parameters.seed) vs \(r.parameters.seed))"
+                )
+            }
             guard r.context.gitCommit == out.context.gitCommit, r.context.build == out.context.build else {
-                throw BenchError.badArgument("cannot combine results of different builds (\(out.context.gitCommit.prefix(12)) \(out.context.build) vs \(r.context.gitCommit.prefix(12)) \(r.context.build))")
+                throw BenchError.badArgument(
+                    "cannot combine results of different builds "
+                        + "(\(out.context.gitCommit.prefix(12)) \(out.context.build) "
+                        + "vs \(r.context.gitCommit.prefix(12)) \(r.context.build))"
+                )
             }
         }
         out.benchmarks = out.benchmarks.map { b in
@@ -196,8 +233,12 @@ extension BenchResults {
                 s.peakMemory = mems.isEmpty ? nil : SampleStats(mems)
                 let lats = all.compactMap(\.latency)
                 if lats.count == all.count, !lats.isEmpty {
-                    func med(_ k: KeyPath<LatencySummary, Double>) -> Double { SampleStats(lats.map { $0[keyPath: k] }).median }
-                    s.latency = LatencySummary(count: lats.reduce(0) { $0 + $1.count }, p50: med(\.p50), p90: med(\.p90), p99: med(\.p99), p999: med(\.p999), max: lats.map(\.max).max() ?? 0, mean: med(\.mean))
+                    func med(_ k: KeyPath<LatencySummary, Double>) -> Double {
+                        SampleStats(lats.map { $0[keyPath: k] }).median
+                    }
+                    s.latency = LatencySummary(
+                        count: lats.reduce(0) { $0 + $1.count }, p50: med(\.p50), p90: med(\.p90), p99: med(\.p99),
+                        p999: med(\.p999), max: lats.map(\.max).max() ?? 0, mean: med(\.mean))
                 }
                 return s
             }

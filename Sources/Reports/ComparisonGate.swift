@@ -35,7 +35,9 @@ public struct GatePolicy: Codable, Equatable, Sendable {
     public static let defaultAlpha = 0.05
     public static let defaultMinSamples = 5
 
-    public init(threshold: Double, alpha: Double = GatePolicy.defaultAlpha, minSamples: Int = GatePolicy.defaultMinSamples) {
+    public init(
+        threshold: Double, alpha: Double = GatePolicy.defaultAlpha, minSamples: Int = GatePolicy.defaultMinSamples
+    ) {
         self.threshold = threshold
         self.alpha = alpha
         self.minSamples = minSamples
@@ -89,7 +91,8 @@ enum PeerControl {
     /// numbers; `Change` turns its direction for lower-is-better units.
     static func ratios(fief: [Double], peers: [[Double]]) -> [Double]? {
         guard !peers.isEmpty, peers.allSatisfy({ $0.count == fief.count }),
-              (fief + peers.flatMap { $0 }).allSatisfy({ $0 > 0 && $0.isFinite }) else { return nil }
+            (fief + peers.flatMap { $0 }).allSatisfy({ $0 > 0 && $0.isFinite })
+        else { return nil }
         return fief.indices.map { i in
             let logMean = peers.map { log($0[i]) }.reduce(0, +) / Double(peers.count)
             return fief[i] / exp(logMean)
@@ -98,20 +101,24 @@ enum PeerControl {
 
     /// Fief's change against each peer and against all of them together (last).
     static func changes(
-        fiefBase: [Double], fiefNew: [Double], peersBase: [(String, [Double])], peersNew: [(String, [Double])], higherIsBetter: Bool
+        fiefBase: [Double], fiefNew: [Double], peersBase: [(String, [Double])], peersNew: [(String, [Double])],
+        higherIsBetter: Bool
     ) -> [PeerChange] {
         var out: [PeerChange] = []
         var allBase: [[Double]] = [], allNew: [[Double]] = []
         for (name, b) in peersBase {
             guard let n = peersNew.first(where: { $0.0 == name })?.1,
-                  let rb = ratios(fief: fiefBase, peers: [b]), let rn = ratios(fief: fiefNew, peers: [n]),
-                  let c = Change(base: rb, new: rn, higherIsBetter: higherIsBetter) else { continue }
+                let rb = ratios(fief: fiefBase, peers: [b]), let rn = ratios(fief: fiefNew, peers: [n]),
+                let c = Change(base: rb, new: rn, higherIsBetter: higherIsBetter)
+            else { continue }
             out.append(PeerChange(against: name, test: c))
             allBase.append(b)
             allNew.append(n)
         }
-        if allBase.count > 1, let rb = ratios(fief: fiefBase, peers: allBase), let rn = ratios(fief: fiefNew, peers: allNew),
-           let c = Change(base: rb, new: rn, higherIsBetter: higherIsBetter) {
+        if allBase.count > 1, let rb = ratios(fief: fiefBase, peers: allBase),
+            let rn = ratios(fief: fiefNew, peers: allNew),
+            let c = Change(base: rb, new: rn, higherIsBetter: higherIsBetter)
+        {
             out.append(PeerChange(against: "peers", test: c))
         }
         return out

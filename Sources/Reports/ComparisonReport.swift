@@ -28,7 +28,8 @@ public enum ComparisonReport {
         let rule = "threshold \(Format.percent(c.threshold)), p < \(c.alpha), at least \(c.minSamples) samples a side"
         return c.regressions.isEmpty
             ? "no regression of Fief (\(rule))"
-            : "\(c.regressions.count) regression(s) of Fief (\(rule)): \(c.regressions.map { "\($0.benchmark) \($0.metric)" }.joined(separator: ", "))"
+            : "\(c.regressions.count) regression(s) of Fief (\(rule)): "
+                + "\(c.regressions.map { "\($0.benchmark) \($0.metric)" }.joined(separator: ", "))"
     }
 
     public static func terminal(_ c: Comparison) -> String {
@@ -37,8 +38,9 @@ public enum ComparisonReport {
             rightAligned: [3, 4, 5, 6, 7, 8])
         for r in c.rows {
             t.add([
-                r.benchmark, r.metric, r.system.rawValue, Format.value(r.base, unit: r.unit), Format.value(r.new, unit: r.unit),
-                Format.percent(r.change, signed: true), interval(r.test), p(r.test), againstPeers(r), verdictText(r),
+                r.benchmark, r.metric, r.system.rawValue, Format.value(r.base, unit: r.unit),
+                Format.value(r.new, unit: r.unit),
+                Format.percent(r.change, signed: true), interval(r.test), p(r.test), againstPeers(r), verdictText(r)
             ])
         }
         var out = "base \(c.baseLabel) -> new \(c.newLabel)\n\n" + t.render()
@@ -50,7 +52,8 @@ public enum ComparisonReport {
     public static func markdown(_ c: Comparison) -> String {
         var md = "# Fief: \(c.newLabel) against \(c.baseLabel)\n\n"
         md += c.regressions.isEmpty ? "**No regression** of Fief" : "**\(c.regressions.count) regression(s)** of Fief"
-        md += " (threshold \(Format.percent(c.threshold)), p < \(c.alpha), at least \(c.minSamples) samples a side).\n\n"
+        md +=
+            " (threshold \(Format.percent(c.threshold)), p < \(c.alpha), at least \(c.minSamples) samples a side).\n\n"
         md += """
             | benchmark | metric | system | base | new | change | 95% CI | p | vs peers | verdict |
             |---|---|---|---:|---:|---:|---:|---:|---:|---|
@@ -59,8 +62,9 @@ public enum ComparisonReport {
         for r in c.rows {
             let v = r.failsGate ? "**regression**" : r.verdict.rawValue
             let cells = [
-                r.benchmark, r.metric, r.system.label, Format.value(r.base, unit: r.unit), Format.value(r.new, unit: r.unit),
-                Format.percent(r.change, signed: true), interval(r.test), p(r.test), againstPeers(r), v,
+                r.benchmark, r.metric, r.system.label, Format.value(r.base, unit: r.unit),
+                Format.value(r.new, unit: r.unit),
+                Format.percent(r.change, signed: true), interval(r.test), p(r.test), againstPeers(r), v
             ]
             md += "| " + cells.joined(separator: " | ") + " |\n"
         }
@@ -76,7 +80,10 @@ public enum ComparisonReport {
                 """
             for r in fief {
                 for pc in r.relative {
-                    let cells = [r.benchmark, r.metric, pc.against, Format.percent(pc.test.change, signed: true), interval(pc.test), p(pc.test)]
+                    let cells = [
+                        r.benchmark, r.metric, pc.against, Format.percent(pc.test.change, signed: true),
+                        interval(pc.test), p(pc.test)
+                    ]
                     md += "| " + cells.joined(separator: " | ") + " |\n"
                 }
             }
@@ -88,7 +95,8 @@ public enum ComparisonReport {
             p-value over the repetitions. Sizes are deterministic for a seed and compare exactly. \
             A row of Fief fails when its own numbers and its ratio to its peers (measured in the \
             same repetitions) both got worse beyond the threshold with p < \(c.alpha); \
-            *drift* marks a change that is not Fief's own (the peers moved alike, or only they moved). The peers' rows never gate.
+            *drift* marks a change that is not Fief's own (the peers moved alike, or only they moved). \
+            The peers' rows never gate.
 
             """
         if !c.warnings.isEmpty { md += "\n" + c.warnings.map { "- warning: \($0)\n" }.joined() }

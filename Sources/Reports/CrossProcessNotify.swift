@@ -2,7 +2,7 @@ import Engine
 import FiefObjects
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// obj.notify.cross-process: how long after one process's durable commit is acknowledged
@@ -40,11 +40,16 @@ public enum CrossProcessNotify {
     /// a value it never had, so each is a change the view sees), each latency from the
     /// commit's return to the child's delivery. A delivery stamped before `setAge` returned
     /// (the doorbell rings before the writer's own refresh ends) counts as zero.
-    static func measure(path: String, rounds: Int, ids: [Int64], firstAge: Int, executable: String,
-                        setAge: (Int64, Int) throws -> Void) throws -> Measurement {
+    static func measure(
+        path: String, rounds: Int, ids: [Int64], firstAge: Int, executable: String,
+        setAge: (Int64, Int) throws -> Void
+    ) throws -> Measurement {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = ["bench", "notify-child", "--request", String(decoding: try JSONEncoder().encode(Request(path: path)), as: UTF8.self)]
+        p.arguments = [
+            "bench", "notify-child", "--request",
+            String(decoding: try JSONEncoder().encode(Request(path: path)), as: UTF8.self)
+        ]
         let input = Pipe(), output = Pipe()
         p.standardInput = input
         p.standardOutput = output

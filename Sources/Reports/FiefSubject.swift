@@ -1,6 +1,6 @@
 import Engine
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Fief's engine, through its public typed API, as a user would call it.
@@ -64,7 +64,9 @@ final class FiefSubject: BenchStore {
         try db.read { tx in
             // One catalog lookup per transaction, as LMDB's peer opens its table once.
             let t: Table<Int64, [UInt8]>?
-            do { t = try tx.table(FiefSubject.table, key: Int64.self, value: [UInt8].self) } catch EngineError.tableNotFound(_) { t = nil }
+            do {
+                t = try tx.table(FiefSubject.table, key: Int64.self, value: [UInt8].self)
+            } catch EngineError.tableNotFound(_) { t = nil }
             var r = Reader(tx: tx, table: t)
             return try body(&r)
         }

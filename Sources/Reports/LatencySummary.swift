@@ -12,17 +12,19 @@ public struct LatencySummary: Codable, Equatable, Sendable {
     public var mean: Double
 
     public static let percentiles: [(label: String, key: KeyPath<LatencySummary, Double>)] = [
-        ("p50", \.p50), ("p90", \.p90), ("p99", \.p99), ("p99.9", \.p999), ("max", \.max),
+        ("p50", \.p50), ("p90", \.p90), ("p99", \.p99), ("p99.9", \.p999), ("max", \.max)
     ]
 
     public init(count: UInt64, p50: Double, p90: Double, p99: Double, p999: Double, max: Double, mean: Double) {
-        self.count = count; self.p50 = p50; self.p90 = p90; self.p99 = p99; self.p999 = p999; self.max = max; self.mean = mean
+        self.count = count; self.p50 = p50; self.p90 = p90; self.p99 = p99; self.p999 = p999; self.max = max;
+        self.mean = mean
     }
 }
 
 /// Records operation latencies in nanoseconds (1 ns to 100 s, three significant digits).
 struct LatencyRecorder {
-    private(set) var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: .three)
+    private(set) var histogram = Histogram<UInt64>(
+        lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: .three)
 
     @inline(__always)
     mutating func record(nanos: UInt64) {

@@ -94,7 +94,7 @@ enum MannWhitney {
                     for i in 0...m {
                         var row = [Double](repeating: 0, count: i * nn + 1)
                         for u in 0...(i * nn) {
-                            var c = u < f[i].count ? f[i][u] : 0            // the largest rank is new's
+                            var c = u < f[i].count ? f[i][u] : 0  // the largest rank is new's
                             if i > 0, u >= nn, u - nn < g[i - 1].count { c += g[i - 1][u - nn] }  // or base's
                             row[u] = c
                         }

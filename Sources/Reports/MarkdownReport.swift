@@ -4,16 +4,27 @@ public enum MarkdownReport {
 
     public static func context(_ c: RunContext, _ p: BenchParameters) -> String {
         let commit = String(c.gitCommit.prefix(12)) + (c.gitDirty == true ? " (with local changes)" : "")
-        var md = "commit `\(commit)`\(c.label.map { ", label `\($0)`" } ?? ""), engine format \(c.engineFormatVersion.map(String.init) ?? "?"), \(c.build) build, \(c.date)\n\n"
-        md += "machine: \(c.machine.cores) cores, \(Format.bytes(Double(c.machine.memoryBytes))), \(c.machine.kernel), \(c.machine.cpu)\n\n"
-        md += "profile `\(p.profile)`, seed `\(p.seed)`, \(p.repetitions) repetitions interleaved, durability `\(c.durability)` (Fief full = SQLite WAL synchronous=FULL = LMDB default; none = synchronous=OFF = MDB_NOSYNC), "
-        md += "\(p.records) records of \(p.valueSize) bytes inserted in random order; SQLite \(c.peerVersions["sqlite"] ?? "?"), LMDB \(c.peerVersions["lmdb"] ?? "?")\n"
+        var md =
+            "commit `\(commit)`\(c.label.map { ", label `\($0)`" } ?? ""), "
+            + "engine format \(c.engineFormatVersion.map(String.init) ?? "?"), \(c.build) build, \(c.date)\n\n"
+        md +=
+            "machine: \(c.machine.cores) cores, \(Format.bytes(Double(c.machine.memoryBytes))), "
+            + "\(c.machine.kernel), \(c.machine.cpu)\n\n"
+        md +=
+            "profile `\(p.profile)`, seed `\(p.seed)`, \(p.repetitions) repetitions interleaved, "
+            + "durability `\(c.durability)` (Fief full = SQLite WAL synchronous=FULL = LMDB default; "
+            + "none = synchronous=OFF = MDB_NOSYNC), "
+        md +=
+            "\(p.records) records of \(p.valueSize) bytes inserted in random order; "
+            + "SQLite \(c.peerVersions["sqlite"] ?? "?"), LMDB \(c.peerVersions["lmdb"] ?? "?")\n"
         return md
     }
 
     public static func bench(_ r: BenchResults) -> String {
         var md = "# Fief benchmarks\n\n" + context(r.context, r.parameters) + "\n"
-        md += "| benchmark | system | median | spread | p50 | p99 | p99.9 | peak memory | Fief vs it |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        md +=
+            "| benchmark | system | median | spread | p50 | p99 | p99.9 | peak memory | Fief vs it |\n"
+            + "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
         for b in r.benchmarks {
             for (i, s) in b.systems.enumerated() {
                 let lat = s.latency
@@ -29,11 +40,15 @@ public enum MarkdownReport {
                 md += "| " + cells.map(cell).joined(separator: " | ") + " |\n"
             }
         }
-        md += "\nRatios: how many times better Fief does than the peer (throughput ratio; for sizes and times, the inverse). Spread: half the range over repetitions, relative to the median.\n"
+        md +=
+            "\nRatios: how many times better Fief does than the peer (throughput ratio; for sizes and times, "
+            + "the inverse). Spread: half the range over repetitions, relative to the median.\n"
         if !r.targets.isEmpty {
             md += "\n## Targets\n\n| benchmark | metric | requirement | measured | status |\n|---|---|---|---:|---|\n"
             for t in r.targets {
-                md += "| \(t.benchmark) | \(t.metric) | \(cell(t.requirement)) | \(t.measured) | \(t.met.map { $0 ? "met" : "**missed**" } ?? "not measured") |\n"
+                md +=
+                    "| \(t.benchmark) | \(t.metric) | \(cell(t.requirement)) | \(t.measured) "
+                    + "| \(t.met.map { $0 ? "met" : "**missed**" } ?? "not measured") |\n"
             }
         }
         if !r.notes.isEmpty {

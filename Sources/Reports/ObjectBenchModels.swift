@@ -27,11 +27,14 @@ struct ObjectDataSet {
     init(persons n: Int, dogs d: Int, seed: UInt64) {
         var rng = BenchRandom.stream(seed: seed, .objects)
         persons = (0..<n).map { i in
-            PersonRow(id: Int64(i), name: "p\(Int.random(in: 0..<n, using: &rng))", age: Int.random(in: 0..<90, using: &rng),
-                      city: "c\(Int.random(in: 0..<50, using: &rng))")
+            PersonRow(
+                id: Int64(i), name: "p\(Int.random(in: 0..<n, using: &rng))", age: Int.random(in: 0..<90, using: &rng),
+                city: "c\(Int.random(in: 0..<50, using: &rng))")
         }
         dogs = (0..<d).map { _ in
-            DogRow(owner: Int.random(in: 0..<n, using: &rng), name: "d\(Int.random(in: 0..<1000, using: &rng))", age: Int.random(in: 0..<15, using: &rng))
+            DogRow(
+                owner: Int.random(in: 0..<n, using: &rng), name: "d\(Int.random(in: 0..<1000, using: &rng))",
+                age: Int.random(in: 0..<15, using: &rng))
         }
     }
 }

@@ -55,7 +55,10 @@ final class FiefObjectSystem: ObjectBenchSystem {
 
     init(directory: String, durability: Durability, encryptionKey: [UInt8]? = nil) throws {
         path = directory + "/objects.fief"
-        let s = try ObjectStore(Configuration(path: path, types: [BenchPerson.self, BenchDog.self], durability: durability, encryptionKey: encryptionKey))
+        let s = try ObjectStore(
+            Configuration(
+                path: path, types: [BenchPerson.self, BenchDog.self], durability: durability,
+                encryptionKey: encryptionKey))
         store = s
         ctx = s.context()
     }
@@ -82,11 +85,15 @@ final class FiefObjectSystem: ObjectBenchSystem {
 
     func prefixQuery(_ prefix: String, ageAbove age: Int) throws -> Int {
         var n = 0
-        for p in try ctx.objects(BenchPerson.self).filter("name BEGINSWITH %@ AND age > %@", prefix, age) { n += p.name.utf8.count }
+        for p in try ctx.objects(BenchPerson.self).filter("name BEGINSWITH %@ AND age > %@", prefix, age) {
+            n += p.name.utf8.count
+        }
         return n
     }
 
-    func nameLength(ofPerson id: Int64) throws -> Int { try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id)?.name.utf8.count ?? -1 }
+    func nameLength(ofPerson id: Int64) throws -> Int {
+        try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id)?.name.utf8.count ?? -1
+    }
 
     func sumOfAges() throws -> Int {
         var sum = 0
@@ -94,7 +101,9 @@ final class FiefObjectSystem: ObjectBenchSystem {
         return sum
     }
 
-    func oldest(_ n: Int) throws -> [Int64] { try ctx.objects(BenchPerson.self).sorted(byKeyPath: "age", ascending: false).limit(n).objects().map(\.id) }
+    func oldest(_ n: Int) throws -> [Int64] {
+        try ctx.objects(BenchPerson.self).sorted(byKeyPath: "age", ascending: false).limit(n).objects().map(\.id)
+    }
 
     func walkLinks(ofPerson id: Int64) throws -> Int {
         guard let p = try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id) else { return -1 }
@@ -114,7 +123,9 @@ final class FiefObjectSystem: ObjectBenchSystem {
 
     func delete(_ ids: [Int64]) throws {
         try ctx.write {
-            for id in ids { if let p = try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id) { try ctx.delete(p) } }
+            for id in ids {
+                if let p = try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id) { try ctx.delete(p) }
+            }
         }
     }
 
@@ -135,7 +146,9 @@ final class FiefObjectSystem: ObjectBenchSystem {
             let o = store.context()
             let changes = LockedBox(0)
             let token = o.objects(BenchPerson.self).sorted(byKeyPath: "age").observe { change in
-                if case .update(_, let d, let i, let m) = change { changes.mutate { $0 += d.count + i.count + m.count } }
+                if case .update(_, let d, let i, let m) = change {
+                    changes.mutate { $0 += d.count + i.count + m.count }
+                }
             }
             observer = (o, token, changes)
         }
@@ -162,16 +175,27 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
 
     init(directory: String, durability: Durability) throws {
         path = directory + "/objects.sqlite"
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+        guard
+            sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+                == SQLITE_OK
+        else {
             defer { sqlite3_close(db) }
-            throw BenchError.peer(system: "sqlite", operation: "open \(path)", detail: db.map { String(cString: sqlite3_errmsg($0)) } ?? "")
+            throw BenchError.peer(
+                system: "sqlite", operation: "open \(path)",
+                detail: db.map { String(cString: sqlite3_errmsg($0)) } ?? "")
         }
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "OFF")")
         try exec("PRAGMA foreign_keys=ON")
-        try exec("CREATE TABLE IF NOT EXISTS person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER NOT NULL, city TEXT NOT NULL)")
+        try exec(
+            "CREATE TABLE IF NOT EXISTS person(id INTEGER PRIMARY KEY, "
+                + "name TEXT NOT NULL, age INTEGER NOT NULL, city TEXT NOT NULL)"
+        )
         try exec("CREATE INDEX IF NOT EXISTS person_name ON person(name)")
-        try exec("CREATE TABLE IF NOT EXISTS dog(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL REFERENCES person(id) ON DELETE CASCADE, name TEXT NOT NULL, age INTEGER NOT NULL)")
+        try exec(
+            "CREATE TABLE IF NOT EXISTS dog(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL "
+                + "REFERENCES person(id) ON DELETE CASCADE, name TEXT NOT NULL, age INTEGER NOT NULL)"
+        )
         try exec("CREATE INDEX IF NOT EXISTS dog_owner ON dog(owner)")
     }
 
@@ -187,7 +211,9 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
     private func stmt(_ sql: String) throws -> OpaquePointer {
         if let s = statements[sql] { return s }
         var s: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s else { throw fail("prepare \(sql)") }
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s else {
+            throw fail("prepare \(sql)")
+        }
         statements[sql] = s
         return s
     }
@@ -201,7 +227,8 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
         for (i, b) in binds.enumerated() {
             switch b {
             case .int(let v): sqlite3_bind_int64(s, Int32(i + 1), v)
-            case .text(let t): sqlite3_bind_text(s, Int32(i + 1), t, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            case .text(let t):
+                sqlite3_bind_text(s, Int32(i + 1), t, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
             }
         }
         while true {
@@ -221,17 +248,23 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
     func load(_ data: ObjectDataSet) throws {
         try transaction {
             for p in data.persons {
-                try query("INSERT INTO person(id, name, age, city) VALUES(?1, ?2, ?3, ?4)", [.int(p.id), .text(p.name), .int(Int64(p.age)), .text(p.city)])
+                try query(
+                    "INSERT INTO person(id, name, age, city) VALUES(?1, ?2, ?3, ?4)",
+                    [.int(p.id), .text(p.name), .int(Int64(p.age)), .text(p.city)])
             }
             for d in data.dogs {
-                try query("INSERT INTO dog(owner, name, age) VALUES(?1, ?2, ?3)", [.int(Int64(d.owner)), .text(d.name), .int(Int64(d.age))])
+                try query(
+                    "INSERT INTO dog(owner, name, age) VALUES(?1, ?2, ?3)",
+                    [.int(Int64(d.owner)), .text(d.name), .int(Int64(d.age))])
             }
         }
     }
 
     func count(ageAbove age: Int, city: String) throws -> Int {
         var n = 0
-        try query("SELECT count(*) FROM person WHERE age > ?1 AND city = ?2", [.int(Int64(age)), .text(city)]) { n = Int(sqlite3_column_int64($0, 0)) }
+        try query("SELECT count(*) FROM person WHERE age > ?1 AND city = ?2", [.int(Int64(age)), .text(city)]) {
+            n = Int(sqlite3_column_int64($0, 0))
+        }
         return n
     }
 
@@ -239,7 +272,10 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
         var n = 0
         // A range on the index, as SQLite's LIKE would not use it under its default collation.
         let upper = String(prefix.dropLast()) + String(UnicodeScalar(prefix.unicodeScalars.last!.value + 1)!)
-        try query("SELECT name FROM person WHERE name >= ?1 AND name < ?2 AND age > ?3", [.text(prefix), .text(upper), .int(Int64(age))]) {
+        try query(
+            "SELECT name FROM person WHERE name >= ?1 AND name < ?2 AND age > ?3",
+            [.text(prefix), .text(upper), .int(Int64(age))]
+        ) {
             n += Int(sqlite3_column_bytes($0, 0))
         }
         return n
@@ -247,7 +283,9 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
 
     func nameLength(ofPerson id: Int64) throws -> Int {
         var n = -1
-        try query("SELECT name FROM person WHERE id = ?1", [.int(id)]) { _ = sqlite3_column_text($0, 0); n = Int(sqlite3_column_bytes($0, 0)) }
+        try query("SELECT name FROM person WHERE id = ?1", [.int(id)]) {
+            _ = sqlite3_column_text($0, 0); n = Int(sqlite3_column_bytes($0, 0))
+        }
         return n
     }
 
@@ -259,7 +297,9 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
 
     func oldest(_ n: Int) throws -> [Int64] {
         var out: [Int64] = []
-        try query("SELECT id FROM person ORDER BY age DESC, id LIMIT ?1", [.int(Int64(n))]) { out.append(sqlite3_column_int64($0, 0)) }
+        try query("SELECT id FROM person ORDER BY age DESC, id LIMIT ?1", [.int(Int64(n))]) {
+            out.append(sqlite3_column_int64($0, 0))
+        }
         return out
     }
 
@@ -272,7 +312,9 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
         var n = 0
         for (dog, len) in dogs {
             n += len
-            try query("SELECT p.name FROM dog d JOIN person p ON p.id = d.owner WHERE d.id = ?1", [.int(dog)]) { _ = sqlite3_column_text($0, 0); n += Int(sqlite3_column_bytes($0, 0)) }
+            try query("SELECT p.name FROM dog d JOIN person p ON p.id = d.owner WHERE d.id = ?1", [.int(dog)]) {
+                _ = sqlite3_column_text($0, 0); n += Int(sqlite3_column_bytes($0, 0))
+            }
         }
         return n
     }
@@ -286,7 +328,9 @@ final class SQLiteObjectSystem: ObjectBenchSystem {
     }
 
     func insertOne(_ id: Int64) throws {
-        try transaction { try query("INSERT INTO person(id, name, age, city) VALUES(?1, ?2, 1, 'c0')", [.int(id), .text("n\(id)")]) }
+        try transaction {
+            try query("INSERT INTO person(id, name, age, city) VALUES(?1, ?2, 1, 'c0')", [.int(id), .text("n\(id)")])
+        }
     }
 
     func setAge(_ id: Int64, _ age: Int) throws {

@@ -4,9 +4,12 @@ import Foundation
 /// The objects suite: Fief's object layer against SQLite with the same schema, on the same
 /// seeded data, repetitions interleaved like the engine suite's.
 extension BenchRunner {
-    public static let objectWorkloadNames = ["obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
-                                      "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.notify.cross-process", "obj.small-txns",
-                                      "obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"]
+    public static let objectWorkloadNames = [
+        "obj.insert", "obj.file-size", "obj.count", "obj.query", "obj.pk-get", "obj.enumerate",
+        "obj.sort-limit", "obj.links", "obj.update", "obj.delete-cascade", "obj.notify", "obj.notify.cross-process",
+        "obj.small-txns",
+        "obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"
+    ]
 
     func runObjects(_ table: inout ResultTable, _ notes: inout [String], work: String, durability: Durability) throws {
         let p = parameters
@@ -17,7 +20,9 @@ extension BenchRunner {
         let fm = FileManager.default
         func open(_ s: SystemName, _ dir: String) throws -> any ObjectBenchSystem {
             try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            return s == .fief ? try FiefObjectSystem(directory: dir, durability: durability) : try SQLiteObjectSystem(directory: dir, durability: durability)
+            return s == .fief
+                ? try FiefObjectSystem(directory: dir, durability: durability)
+                : try SQLiteObjectSystem(directory: dir, durability: durability)
         }
         progress("objects: \(persons) persons, \(dogs) dogs, systems \(systems.map(\.rawValue).joined(separator: " "))")
         let objectOrder = { (rep: Int) in (0..<systems.count).map { systems[($0 + rep) % systems.count] } }
@@ -40,7 +45,9 @@ extension BenchRunner {
             let sys = try open(s, "\(work)/obj-data-\(s.rawValue)")
             try sys.load(data)
             loaded[s] = sys
-            if wantsObjects("obj.file-size") { table.add("obj.file-size", s, try spaceMeasurement(sys, objects: persons + dogs)) }
+            if wantsObjects("obj.file-size") {
+                table.add("obj.file-size", s, try spaceMeasurement(sys, objects: persons + dogs))
+            }
         }
         var rng = BenchRandom.stream(seed: p.seed, .objectQueries)
         let ids = (0..<queries).map { _ in Int64.random(in: 0..<Int64(persons), using: &rng) }
@@ -49,8 +56,14 @@ extension BenchRunner {
 
         let readWorkloads = ["obj.count", "obj.query", "obj.pk-get", "obj.enumerate", "obj.sort-limit", "obj.links"]
         if readWorkloads.contains(where: wantsObjects) {
-            let asked = try ObjectAnswerCheck.run(systems.compactMap { loaded[$0] }, cities: cities, prefixes: prefixes, ids: ids)
-            if asked > 0 { progress("objects: \(systems.map(\.rawValue).joined(separator: " and ")) gave the same answers to \(asked) questions") }
+            let asked = try ObjectAnswerCheck.run(
+                systems.compactMap { loaded[$0] }, cities: cities, prefixes: prefixes, ids: ids)
+            if asked > 0 {
+                progress(
+                    "objects: \(systems.map(\.rawValue).joined(separator: " and ")) "
+                        + "gave the same answers to \(asked) questions"
+                )
+            }
         }
 
         func ops(_ id: String, _ n: Int, _ body: @escaping (any ObjectBenchSystem, Int) throws -> Void) throws {
@@ -133,12 +146,19 @@ extension BenchRunner {
             if let exe = childExecutable, let fief = loaded[.fief] as? FiefObjectSystem {
                 let rounds = max(10, min(200, queries / 10))
                 var rep = 0
-                try repeatInterleaved("obj.notify.cross-process", &table, perRep: { rep = $0 }, systems: { _ in [.fief] }) { _ in
-                    try CrossProcessNotify.measure(path: fief.path, rounds: rounds, ids: liveIDs, firstAge: 1_000 + rep * rounds,
-                                                   executable: exe) { try fief.setAge($0, $1) }
+                try repeatInterleaved(
+                    "obj.notify.cross-process", &table, perRep: { rep = $0 }, systems: { _ in [.fief] }
+                ) { _ in
+                    try CrossProcessNotify.measure(
+                        path: fief.path, rounds: rounds, ids: liveIDs, firstAge: 1_000 + rep * rounds,
+                        executable: exe
+                    ) { try fief.setAge($0, $1) }
                 }
             } else {
-                notes.append("obj.notify.cross-process not run: it needs Fief among the systems and the fief executable for its observer process")
+                notes.append(
+                    "obj.notify.cross-process not run: it needs Fief among the systems "
+                        + "and the fief executable for its observer process"
+                )
             }
         }
         if wantsObjects("obj.small-txns") {
@@ -174,7 +194,9 @@ extension BenchRunner {
                 return m
             }
         }
-        try runEncryptedObjects(&table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids, cities: cities)
+        try runEncryptedObjects(
+            &table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids,
+            cities: cities)
     }
 
     /// `body`'s measurement, with the pages Fief's commits wrote per commit during it.
@@ -192,7 +214,10 @@ extension BenchRunner {
     func spaceMeasurement(_ sys: any ObjectBenchSystem, objects: Int) throws -> Measurement {
         let bytes = Double(sys.fileBytes())
         var m = Measurement(value: bytes, extra: ["bytesPerObject": bytes / Double(max(1, objects))])
-        var line = "obj.file-size \(sys.system.rawValue): \(Format.value(bytes, unit: BenchCatalog.entry("obj.file-size").unit)), \(Int(bytes) / max(1, objects)) B/object"
+        var line =
+            "obj.file-size \(sys.system.rawValue): "
+            + "\(Format.value(bytes, unit: BenchCatalog.entry("obj.file-size").unit)), "
+            + "\(Int(bytes) / max(1, objects)) B/object"
         for t in try sys.tableSpace() where t.pages > 1 {
             m.extra["pages:\(t.name)"] = Double(t.pages)
             m.extra["leafFill:\(t.name)"] = t.leafFill
@@ -205,10 +230,14 @@ extension BenchRunner {
     /// Encryption's cost: the same workloads on an encrypted Fief file. The Fief column is the
     /// encrypted store; plain Fief runs in the same repetition (`plainOpsPerSecond`), and the
     /// SQLite column is plain SQLite, so both ratios come from one run.
-    func runEncryptedObjects(_ table: inout ResultTable, work: String, durability: Durability, data: ObjectDataSet,
-                             loaded: [SystemName: any ObjectBenchSystem], systems: [SystemName],
-                             ids: [Int64], cities: [String]) throws {
-        guard systems.contains(.fief), ["obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"].contains(where: wantsObjects) else { return }
+    func runEncryptedObjects(
+        _ table: inout ResultTable, work: String, durability: Durability, data: ObjectDataSet,
+        loaded: [SystemName: any ObjectBenchSystem], systems: [SystemName],
+        ids: [Int64], cities: [String]
+    ) throws {
+        guard systems.contains(.fief),
+            ["obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"].contains(where: wantsObjects)
+        else { return }
         let fm = FileManager.default
         var keyRandom = BenchRandom.stream(seed: parameters.seed, .objectQueries)
         let key = (0..<64).map { _ in UInt8.random(in: 0...255, using: &keyRandom) }
@@ -221,8 +250,10 @@ extension BenchRunner {
                     let dir = "\(work)/obj-enc-insert-\(name)-\(rep)"
                     try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
                     defer { try? fm.removeItem(atPath: dir) }
-                    let sys: any ObjectBenchSystem = s == .fief ? try FiefObjectSystem(directory: dir, durability: durability, encryptionKey: key)
-                                                                : try SQLiteObjectSystem(directory: dir, durability: durability)
+                    let sys: any ObjectBenchSystem =
+                        s == .fief
+                        ? try FiefObjectSystem(directory: dir, durability: durability, encryptionKey: key)
+                        : try SQLiteObjectSystem(directory: dir, durability: durability)
                     defer { sys.close() }
                     return Double(count) / (try BenchClock.seconds { try sys.load(data) })
                 }
@@ -257,7 +288,8 @@ extension BenchRunner {
                 return m
             }
         }
-        try ops("obj.encrypted.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count]) }
+        try ops("obj.encrypted.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count])
+        }
         try ops("obj.encrypted.count", cities.count) { sys, i in _ = try sys.count(ageAbove: 40, city: cities[i]) }
     }
 

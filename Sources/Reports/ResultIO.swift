@@ -20,7 +20,9 @@ public enum ResultIO {
 
     public static func loadBench(_ path: String) throws -> BenchResults {
         let r = try load(BenchResults.self, from: path)
-        guard r.tool == "fief bench" else { throw BenchError.malformed(path: path, detail: "written by '\(r.tool)', not fief bench") }
+        guard r.tool == "fief bench" else {
+            throw BenchError.malformed(path: path, detail: "written by '\(r.tool)', not fief bench")
+        }
         return r
     }
 
@@ -41,7 +43,8 @@ public enum ResultIO {
     /// One line for a decoding failure: what was wrong and where in the document.
     static func describe(_ e: DecodingError) -> String {
         func at(_ path: [CodingKey]) -> String {
-            path.isEmpty ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            path.isEmpty
+                ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }
         switch e {
         case .dataCorrupted(let c):
@@ -58,7 +61,9 @@ public enum ResultIO {
     }
 
     /// Writes results.json, report.md and report.html into `directory`.
-    public static func writeBench(_ r: BenchResults, to directory: String, torture: TortureSummary? = nil) throws -> [String] {
+    public static func writeBench(_ r: BenchResults, to directory: String, torture: TortureSummary? = nil) throws
+        -> [String]
+    {
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw BenchError.io("cannot create \(directory): \(error.localizedDescription)")
         }

@@ -16,8 +16,10 @@ public struct Machine: Codable, Equatable, Sendable {
             withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown"
         return Machine(
             hostname: ProcessInfo.processInfo.hostName, cores: ProcessInfo.processInfo.activeProcessorCount,
             memoryBytes: ProcessInfo.processInfo.physicalMemory,
@@ -38,17 +40,22 @@ public struct RunContext: Codable, Equatable, Sendable {
     public var durability: Durability
     public var peerVersions: [String: String]
 
-    public init(gitCommit: String, gitDirty: Bool?, label: String?, engineFormatVersion: Int?, build: String, date: String, machine: Machine, durability: Durability, peerVersions: [String: String]) {
-        self.gitCommit = gitCommit; self.gitDirty = gitDirty; self.label = label; self.engineFormatVersion = engineFormatVersion
-        self.build = build; self.date = date; self.machine = machine; self.durability = durability; self.peerVersions = peerVersions
+    public init(
+        gitCommit: String, gitDirty: Bool?, label: String?, engineFormatVersion: Int?, build: String, date: String,
+        machine: Machine, durability: Durability, peerVersions: [String: String]
+    ) {
+        self.gitCommit = gitCommit; self.gitDirty = gitDirty; self.label = label;
+        self.engineFormatVersion = engineFormatVersion
+        self.build = build; self.date = date; self.machine = machine; self.durability = durability;
+        self.peerVersions = peerVersions
     }
 
     /// Debug or release, as this module was compiled (it is built with the engine).
     public static var buildConfiguration: String {
         #if DEBUG
-        return "debug"
+            return "debug"
         #else
-        return "release"
+            return "release"
         #endif
     }
 

@@ -60,7 +60,9 @@ final class SQLitePeer: BenchStore {
 
     private func prepare(_ sql: String) throws -> OpaquePointer? {
         var stmt: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK else { throw error("prepare \(sql)") }
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK else {
+            throw error("prepare \(sql)")
+        }
         return stmt
     }
 

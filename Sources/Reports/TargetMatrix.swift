@@ -27,23 +27,29 @@ enum TargetMatrix {
     }
 
     static func cell(_ s: TortureSummary.Scenario?) -> String {
-        guard let s else { return "<td class=\"l\">–</td>" }
-        let counts = "\(s.cycles) cycles · \(s.durabilityViolations) durability · \(s.atomicityIntegrityViolations) atomicity/integrity"
-        let style = s.passed ? "met" : "missed"
-        return "<td class=\"l\"><span class=\"\(style)\">\(HTMLReport.esc(s.verdict))</span><br><small>\(HTMLReport.esc(counts))</small></td>"
+        guard let s else { return HTMLReport.td("–", left: true) }
+        let counts =
+            "\(s.cycles) cycles · \(s.durabilityViolations) durability · "
+            + "\(s.atomicityIntegrityViolations) atomicity/integrity"
+        let verdict = HTMLReport.tag("span", [("class", s.passed ? "met" : "missed")], HTMLReport.esc(s.verdict))
+        return HTMLReport.td(verdict + "<br>" + HTMLReport.tag("small", [], HTMLReport.esc(counts)), left: true)
     }
 
     static func section(_ runs: [TortureSummary]) -> String {
         let (rows, scenarios) = rows(runs)
-        var h = "<section id=\"targets\"><h2>Torture verdicts by target, configuration and scenario</h2>"
-        h += "<p class=\"ctx\">Durability: an acknowledged commit lost. Atomicity/integrity: a state no commit made, "
-        h += "or a failed integrity check.</p>"
-        h += "<table class=\"target-matrix\"><tr><th>target</th><th>configuration</th>"
-        h += scenarios.map { "<th>\(HTMLReport.esc($0))</th>" }.joined() + "</tr>"
+        var h = HTMLReport.tag("h2", [], "Torture verdicts by target, configuration and scenario")
+        h += HTMLReport.tag(
+            "p", [("class", "ctx")],
+            "Durability: an acknowledged commit lost. Atomicity/integrity: a state no commit made, "
+                + "or a failed integrity check.")
+        var table = HTMLReport.headerRow(["target", "configuration"] + scenarios)
         for r in rows {
-            h += "<tr><td>\(HTMLReport.esc(r.kind))</td><td class=\"l\"><code>\(HTMLReport.esc(r.configuration))</code></td>"
-            h += scenarios.map { cell(r.cells[$0]) }.joined() + "</tr>"
+            let target = [
+                HTMLReport.td(HTMLReport.esc(r.kind)), HTMLReport.td(HTMLReport.code(r.configuration), left: true)
+            ]
+            table += HTMLReport.tr(target + scenarios.map { cell(r.cells[$0]) })
         }
-        return h + "</table></section>"
+        h += HTMLReport.tag("table", [("class", "target-matrix")], table)
+        return HTMLReport.tag("section", [("id", "targets")], h)
     }
 }

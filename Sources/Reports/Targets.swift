@@ -41,7 +41,9 @@ public enum Targets {
         // Issue 10: learning what changed (a change set) against running the query again.
         Rule(benchmark: "obj.notify", metric: "throughput", peer: .sqlite, bound: 20.0, atLeast: true),
         // Issue 10: a commit reaches another process's observers within 5 ms (p99).
-        Rule(benchmark: "obj.notify.cross-process", metric: "latency p99", peer: .fief, bound: 5.0, atLeast: false, unit: "ms"),
+        Rule(
+            benchmark: "obj.notify.cross-process", metric: "latency p99", peer: .fief, bound: 5.0, atLeast: false,
+            unit: "ms"),
         // Issue 10: encryption's cost, against plain Fief in the same repetitions, and the
         // encrypted store against plain SQLite.
         Rule(benchmark: "obj.encrypted.insert", metric: "vs plain Fief", peer: .fief, bound: 0.8, atLeast: true),
@@ -50,7 +52,7 @@ public enum Targets {
         Rule(benchmark: "obj.encrypted.pk-get", metric: "throughput", peer: .sqlite, bound: 1.2, atLeast: true),
         Rule(benchmark: "obj.encrypted.count", metric: "throughput", peer: .sqlite, bound: 0.9, atLeast: true),
         // Against Fief's own raw engine, measured in the same repetitions.
-        Rule(benchmark: "obj.small-txns", metric: "vs raw engine", peer: .fief, bound: 0.85, atLeast: true),
+        Rule(benchmark: "obj.small-txns", metric: "vs raw engine", peer: .fief, bound: 0.85, atLeast: true)
     ]
 
     public static func evaluate(_ benchmarks: [BenchmarkResult]) -> [TargetStatus] {
@@ -65,10 +67,14 @@ public enum Targets {
                     ratio = f / p
                 }
             } else if rule.metric == "size" {
-                if let f = b.result(.fief)?.value.median, let p = b.result(rule.peer)?.value.median, p > 0 { ratio = f / p }
+                if let f = b.result(.fief)?.value.median, let p = b.result(rule.peer)?.value.median, p > 0 {
+                    ratio = f / p
+                }
             } else if rule.metric == "vs raw engine" || rule.metric == "vs plain Fief" {
                 let key = rule.metric == "vs raw engine" ? "rawEngineOpsPerSecond" : "plainOpsPerSecond"
-                if let f = b.result(.fief)?.value.median, let other = b.result(.fief)?.extra?[key], other > 0 { ratio = f / other }
+                if let f = b.result(.fief)?.value.median, let other = b.result(.fief)?.extra?[key], other > 0 {
+                    ratio = f / other
+                }
             } else if rule.metric == "latency p50" {
                 // The benchmark's latency samples: one get in its own read transaction.
                 if let f = b.result(.fief)?.latency?.p50, let p = b.result(rule.peer)?.latency?.p50, p > 0 {
@@ -78,7 +84,9 @@ public enum Targets {
                 ratio = b.advantage(.fief, over: rule.peer)
             }
             let met = ratio.map { rule.atLeast ? $0 >= rule.bound : $0 <= rule.bound }
-            return TargetStatus(benchmark: rule.benchmark, metric: rule.metric, peer: rule.peer, bound: rule.bound, atLeast: rule.atLeast, ratio: ratio, met: met, unit: rule.unit)
+            return TargetStatus(
+                benchmark: rule.benchmark, metric: rule.metric, peer: rule.peer, bound: rule.bound,
+                atLeast: rule.atLeast, ratio: ratio, met: met, unit: rule.unit)
         }
     }
 }

@@ -31,7 +31,9 @@ public struct TextTable {
 /// spread and Fief's ratio to each peer, then the targets.
 public enum TerminalReport {
     public static func bench(_ r: BenchResults) -> String {
-        var t = TextTable(header: ["benchmark", "system", "median", "spread", "p50", "p99", "peak mem", "Fief vs it"], rightAligned: [2, 3, 4, 5, 6, 7])
+        var t = TextTable(
+            header: ["benchmark", "system", "median", "spread", "p50", "p99", "peak mem", "Fief vs it"],
+            rightAligned: [2, 3, 4, 5, 6, 7])
         for b in r.benchmarks {
             for (i, s) in b.systems.enumerated() {
                 let lat = s.latency
@@ -50,7 +52,10 @@ public enum TerminalReport {
         if !r.targets.isEmpty {
             var tt = TextTable(header: ["target", "requirement", "measured", "status"], rightAligned: [2])
             for g in r.targets {
-                tt.add(["\(g.benchmark) \(g.metric)", g.requirement, g.measured, g.met.map { $0 ? "met" : "MISSED" } ?? "not measured"])
+                tt.add([
+                    "\(g.benchmark) \(g.metric)", g.requirement, g.measured,
+                    g.met.map { $0 ? "met" : "MISSED" } ?? "not measured"
+                ])
             }
             out += "\n" + tt.render()
         }

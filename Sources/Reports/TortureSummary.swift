@@ -9,7 +9,9 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         public var passed: Bool { violations == 0 }
 
         enum CodingKeys: String, CodingKey { case name, cycles, violations }
-        public init(name: String, cycles: Int, violations: Int) { self.name = name; self.cycles = cycles; self.violations = violations }
+        public init(name: String, cycles: Int, violations: Int) {
+            self.name = name; self.cycles = cycles; self.violations = violations
+        }
         public init(from d: Decoder) throws {
             let c = try d.container(keyedBy: CodingKeys.self)
             name = try c.decode(String.self, forKey: .name)
@@ -33,9 +35,15 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         /// The crash-states scenario's coverage, one entry per commit.
         public var crashStates: [CrashStates] = []
 
-        enum CodingKeys: String, CodingKey { case name, cycles, violations, passed, durationSeconds, modes, durabilityViolations, atomicityIntegrityViolations, verdict, crashStates }
-        public init(name: String, cycles: Int, violations: Int, passed: Bool, durationSeconds: Double = 0, modes: [Mode] = []) {
-            self.name = name; self.cycles = cycles; self.violations = violations; self.passed = passed; self.durationSeconds = durationSeconds; self.modes = modes
+        enum CodingKeys: String, CodingKey {
+            case name, cycles, violations, passed, durationSeconds, modes, durabilityViolations,
+                atomicityIntegrityViolations, verdict, crashStates
+        }
+        public init(
+            name: String, cycles: Int, violations: Int, passed: Bool, durationSeconds: Double = 0, modes: [Mode] = []
+        ) {
+            self.name = name; self.cycles = cycles; self.violations = violations; self.passed = passed;
+            self.durationSeconds = durationSeconds; self.modes = modes
         }
         public init(from d: Decoder) throws {
             let c = try d.container(keyedBy: CodingKeys.self)
@@ -106,9 +114,15 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
         public var boundBytes: UInt64
         public var compactedSize: UInt64
 
-        enum CodingKeys: String, CodingKey { case sizes, liveBytes, pinnedAtCommit, releasedAtCommit, boundBytes, compactedSize }
-        public init(sizes: [UInt64], liveBytes: [UInt64] = [], pinnedAtCommit: Int = 0, releasedAtCommit: Int = 0, boundBytes: UInt64 = 0, compactedSize: UInt64 = 0) {
-            self.sizes = sizes; self.liveBytes = liveBytes; self.pinnedAtCommit = pinnedAtCommit; self.releasedAtCommit = releasedAtCommit
+        enum CodingKeys: String, CodingKey {
+            case sizes, liveBytes, pinnedAtCommit, releasedAtCommit, boundBytes, compactedSize
+        }
+        public init(
+            sizes: [UInt64], liveBytes: [UInt64] = [], pinnedAtCommit: Int = 0, releasedAtCommit: Int = 0,
+            boundBytes: UInt64 = 0, compactedSize: UInt64 = 0
+        ) {
+            self.sizes = sizes; self.liveBytes = liveBytes; self.pinnedAtCommit = pinnedAtCommit;
+            self.releasedAtCommit = releasedAtCommit
             self.boundBytes = boundBytes; self.compactedSize = compactedSize
         }
         public init(from d: Decoder) throws {
@@ -136,9 +150,14 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     public var encrypted = false
     public var passed: Bool { scenarios.allSatisfy(\.passed) }
 
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target, fsModel, encrypted }
+    enum CodingKeys: String, CodingKey {
+        case tool, seed, profile, shard, started, durationSeconds, scenarios, growth, target, fsModel, encrypted
+    }
 
-    public init(seed: UInt64, profile: String = "quick", shard: String = "1/1", started: String = "", durationSeconds: Double = 0, scenarios: [Scenario], growth: Growth? = nil) {
+    public init(
+        seed: UInt64, profile: String = "quick", shard: String = "1/1", started: String = "",
+        durationSeconds: Double = 0, scenarios: [Scenario], growth: Growth? = nil
+    ) {
         self.seed = seed; self.profile = profile; self.shard = shard; self.started = started
         self.durationSeconds = durationSeconds; self.scenarios = scenarios; self.growth = growth
     }
@@ -146,7 +165,8 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     public init(from d: Decoder) throws {
         let c = try d.container(keyedBy: CodingKeys.self)
         if let tool = try c.decodeIfPresent(String.self, forKey: .tool), tool != "fief torture" {
-            throw DecodingError.dataCorruptedError(forKey: .tool, in: c, debugDescription: "written by '\(tool)', not fief torture")
+            throw DecodingError.dataCorruptedError(
+                forKey: .tool, in: c, debugDescription: "written by '\(tool)', not fief torture")
         }
         seed = try c.decode(UInt64.self, forKey: .seed)
         profile = try c.decodeIfPresent(String.self, forKey: .profile) ?? ""
@@ -163,11 +183,17 @@ public struct TortureSummary: Decodable, Equatable, Sendable {
     /// The pass/fail matrix: one row per scenario, one cell per mode (or the scenario itself).
     public var matrix: [(scenario: String, cells: [Mode])] {
         scenarios.map { s in
-            (s.name, s.modes.isEmpty ? [Mode(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))] : s.modes)
+            (
+                s.name,
+                s.modes.isEmpty
+                    ? [Mode(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))] : s.modes
+            )
         }
     }
 }
 
 extension TortureSummary.Scenario {
-    public static func == (a: Self, b: Self) -> Bool { a.name == b.name && a.cycles == b.cycles && a.violations == b.violations && a.modes == b.modes }
+    public static func == (a: Self, b: Self) -> Bool {
+        a.name == b.name && a.cycles == b.cycles && a.violations == b.violations && a.modes == b.modes
+    }
 }

@@ -57,7 +57,8 @@ enum Workloads {
             }
         }
         guard found == keys.count else {
-            throw BenchError.peer(system: S.system.rawValue, operation: "point reads", detail: "found \(found) of \(keys.count) keys")
+            throw BenchError.peer(
+                system: S.system.rawValue, operation: "point reads", detail: "found \(found) of \(keys.count) keys")
         }
         var m = Measurement(value: Double(keys.count) / t)
         for k in keys.prefix(latencySamples) {
@@ -78,7 +79,8 @@ enum Workloads {
                 let (n, _) = try store.read { r in try r.scanAll() }
                 m.latency.record(nanos: BenchClock.nanos() - t0)
                 guard n == expected else {
-                    throw BenchError.peer(system: S.system.rawValue, operation: "scan", detail: "saw \(n) records, expected \(expected)")
+                    throw BenchError.peer(
+                        system: S.system.rawValue, operation: "scan", detail: "saw \(n) records, expected \(expected)")
                 }
                 total += n
             }
@@ -106,7 +108,9 @@ enum Workloads {
     /// on its own handle putting its own fresh keys (thread t: `keyBase + t << 24 + n`), one
     /// put per transaction, through `writeAmongMany` (Fief's `batch`). Commits per second over
     /// all threads (a commit here is one thread's transaction acknowledged); latency per call.
-    static func concurrentSmallTransactions<S: BenchStore>(_ store: S, writers: Int, keyBase: Int64, value: [UInt8], seconds: Double) throws -> Measurement {
+    static func concurrentSmallTransactions<S: BenchStore>(
+        _ store: S, writers: Int, keyBase: Int64, value: [UInt8], seconds: Double
+    ) throws -> Measurement {
         let handles = try (0..<writers).map { _ in try store.handleForAnotherThread() }
         let versionBefore = store.committedTransactions()
         let run = try timedLoops(handles, of: store, seconds: seconds, state: { $0 }) { t, n, handle in
@@ -144,11 +148,16 @@ enum Workloads {
             if writerHandle !== store { writerHandle.close() }
             writerResult.mutate { $0 = (n, failure) }
         }
-        let run = try timedLoops(handles, of: store, seconds: seconds, alongside: [writer],
-                                 state: { BenchRandom.stream(seed: seed, .concurrent, offset: UInt64($0) &+ 100) }) { rng, _, handle in
+        let run = try timedLoops(
+            handles, of: store, seconds: seconds, alongside: [writer],
+            state: { BenchRandom.stream(seed: seed, .concurrent, offset: UInt64($0) &+ 100) }
+        ) { rng, _, handle in
             let k = Int64.random(in: 0..<Int64(records), using: &rng)
             let len = try handle.read { r in try r.get(k) }
-            if len < 0 { throw BenchError.peer(system: S.system.rawValue, operation: "read while writing", detail: "key \(k) missing") }
+            if len < 0 {
+                throw BenchError.peer(
+                    system: S.system.rawValue, operation: "read while writing", detail: "key \(k) missing")
+            }
         }
         let (commits, wfail) = writerResult.value
         if let wfail { throw wfail }
@@ -164,9 +173,11 @@ enum Workloads {
     /// pass: how many ops ran in all, their latencies, the time taken. The one place for the
     /// start, stop and collection of the timed concurrent workloads; a handle that is not
     /// `store` itself is closed by its thread.
-    static func timedLoops<S: BenchStore, State>(_ handles: [S], of store: S, seconds: Double, alongside: [(ManagedAtomicFlag) -> Void] = [],
-                                                 state: @escaping (Int) -> State,
-                                                 _ op: @escaping (_ state: inout State, _ n: Int, S) throws -> Void) throws -> (ops: Int, measurement: Measurement, elapsed: Double) {
+    static func timedLoops<S: BenchStore, State>(
+        _ handles: [S], of store: S, seconds: Double, alongside: [(ManagedAtomicFlag) -> Void] = [],
+        state: @escaping (Int) -> State,
+        _ op: @escaping (_ state: inout State, _ n: Int, S) throws -> Void
+    ) throws -> (ops: Int, measurement: Measurement, elapsed: Double) {
         let stop = ManagedAtomicFlag()
         let results = LockedBox<[(Int, LatencyRecorder, Error?)]>([])
         let done = DispatchGroup()
@@ -192,7 +203,10 @@ enum Workloads {
         }
         for body in alongside {
             done.enter()
-            threads.append(Thread { body(stop); done.leave() })
+            threads.append(
+                Thread {
+                    body(stop); done.leave()
+                })
         }
         let start = BenchClock.nanos()
         for t in threads { t.start() }
@@ -214,7 +228,9 @@ enum Workloads {
     /// half of the live keys and insert as many new ones, in transactions of 1,000
     /// operations. The curve is the size after the load and after each round; the value is
     /// the final size in bytes.
-    static func churn<S: BenchStore>(_ store: S, records: Int, rounds: Int, value: [UInt8], seed: UInt64) throws -> Measurement {
+    static func churn<S: BenchStore>(_ store: S, records: Int, rounds: Int, value: [UInt8], seed: UInt64) throws
+        -> Measurement
+    {
         var rng = BenchRandom.stream(seed: seed, .churn)
         var live = Array(0..<Int64(records))
         var next = Int64(records)
@@ -253,7 +269,9 @@ enum Workloads {
         let len = try readOne(store, key)
         let t = Double(BenchClock.nanos() - t0) / 1e6
         store.close()
-        guard len >= 0 else { throw BenchError.peer(system: system.rawValue, operation: "open", detail: "key \(key) missing after reopen") }
+        guard len >= 0 else {
+            throw BenchError.peer(system: system.rawValue, operation: "open", detail: "key \(key) missing after reopen")
+        }
         return t
     }
 

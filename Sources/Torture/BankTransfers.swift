@@ -70,12 +70,15 @@ public struct BankTransfers: Sendable {
     /// The violations of the bank's invariants in the snapshot `tx`, which holds commit `k`.
     public func verify(in tx: Transaction, afterCommit k: UInt64) throws -> [String] {
         guard try tx.tableInfo(BankTransfers.accountsTable) != nil else {
-            return openingCommit.map { k >= $0 } ?? false ? ["bank: commit \(k) is present but the accounts table is not"] : []
+            return openingCommit.map { k >= $0 } ?? false
+                ? ["bank: commit \(k) is present but the accounts table is not"] : []
         }
         let accounts = try tx.table(BankTransfers.accountsTable, key: Int64.self, value: Int64.self)
         let history = try tx.table(BankTransfers.historyTable, key: Int64.self, value: Int64.self)
         var balances: [Int64: Int64] = [:]
-        try accounts.scan { a, v in balances[a] = v; return true }
+        try accounts.scan { a, v in
+            balances[a] = v; return true
+        }
         var out: [String] = []
         let total = balances.values.reduce(0, +)
         if total != BankTransfers.accounts * BankTransfers.opening {
@@ -84,13 +87,22 @@ public struct BankTransfers: Sendable {
         let expected = expectedBalances(afterCommit: k)
         if balances != expected {
             let wrong = expected.keys.sorted().filter { balances[$0] != expected[$0] }
-            out.append("bank: after commit \(k), accounts \(wrong.prefix(5)) hold \(wrong.prefix(5).map { balances[$0].map(String.init) ?? "nothing" }), expected \(wrong.prefix(5).map { expected[$0]! })")
+            out.append(
+                "bank: after commit \(k), accounts \(wrong.prefix(5)) hold "
+                    + "\(wrong.prefix(5).map { balances[$0].map(String.init) ?? "nothing" }), "
+                    + "expected \(wrong.prefix(5).map { expected[$0]! })"
+            )
         }
         for (a, balance) in balances.sorted(by: { $0.key < $1.key }) {
             var sum: Int64 = 0, legs = 0
-            try history.scan(from: a << 32, to: (a + 1) << 32) { _, delta in sum += delta; legs += 1; return true }
+            try history.scan(from: a << 32, to: (a + 1) << 32) { _, delta in
+                sum += delta; legs += 1; return true
+            }
             if BankTransfers.opening + sum != balance {
-                out.append("bank: account \(a)'s \(legs) history entries add up to \(BankTransfers.opening + sum), its balance is \(balance)")
+                out.append(
+                    "bank: account \(a)'s \(legs) history entries add up to "
+                        + "\(BankTransfers.opening + sum), its balance is \(balance)"
+                )
             }
         }
         return out

@@ -12,7 +12,8 @@ public enum CheckedReader {
     }
 
     /// Reads every table the workload keeps and compares; `detail` says what differed.
-    public static func run(dbPath: String, oraclePath: String, seed: UInt64, verifyChecksums: Bool) -> (Outcome, String) {
+    public static func run(dbPath: String, oraclePath: String, seed: UInt64, verifyChecksums: Bool) -> (Outcome, String)
+    {
         var options = TortureEncryption.options(create: false)
         options.verifyChecksums = verifyChecksums
         do {
@@ -25,10 +26,14 @@ public enum CheckedReader {
                     return (.wrongData, "read commit \(k); the oracle allows \(oracle.lastAck)...\(oracle.lastIntent)")
                 }
                 var found: [Int64: [UInt8]] = [:]
-                try tx.table(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self).scan { key, v in found[key] = v; return true }
+                try tx.table(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self).scan { key, v in
+                    found[key] = v; return true
+                }
                 let expected = workload.expectedState(afterCommit: k)
                 if found != expected {
-                    let differ = expected.keys.filter { found[$0] != expected[$0] }.count + found.keys.filter { expected[$0] == nil }.count
+                    let differ =
+                        expected.keys.filter { found[$0] != expected[$0] }.count
+                        + found.keys.filter { expected[$0] == nil }.count
                     return (.wrongData, "\(differ) keys read back wrong at commit \(k), no error")
                 }
                 let bank = try BankTransfers(seed: seed).verify(in: tx, afterCommit: k)

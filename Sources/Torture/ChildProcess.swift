@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ProcFS
 import Foundation
@@ -37,12 +37,19 @@ public final class ChildProcess {
         }
     }
 
-    public convenience init(arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
-        try self.init(executable: try FiefExecutable.path(), arguments: arguments, environment: extra, output: output, label: label)
+    public convenience init(
+        arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String
+    ) throws {
+        try self.init(
+            executable: try FiefExecutable.path(), arguments: arguments, environment: extra, output: output,
+            label: label)
     }
 
     /// Any program (the others are `fief` itself).
-    public init(executable: String, arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String) throws {
+    public init(
+        executable: String, arguments: [String], environment extra: [String: String] = [:], output: String? = nil,
+        label: String
+    ) throws {
         self.label = label
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -69,7 +76,8 @@ public final class ChildProcess {
 
     public func wait() -> Ending {
         process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
+        return process.terminationReason == .uncaughtSignal
+            ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
     }
 
     public var isRunning: Bool { process.isRunning }

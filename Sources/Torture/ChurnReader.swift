@@ -34,17 +34,24 @@ public struct ChurnReader {
                     while Date() < end && failure.error == nil {
                         try db.read { tx in
                             let k = try CommitWorkload.committed(in: tx)
-                            guard k >= at else { throw TortureError.invalid("a read transaction saw commit \(k) after one that saw \(at)") }
+                            guard k >= at else {
+                                throw TortureError.invalid(
+                                    "a read transaction saw commit \(k) after one that saw \(at)")
+                            }
                             while at < k {
                                 at += 1
                                 for (key, v) in workload.changes(forCommit: at) { state[key] = v }
                             }
                             var found: [Int64: [UInt8]] = [:]
                             if try tx.tableInfo(CommitWorkload.dataTable) != nil {
-                                try tx.table(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self).scan { key, v in found[key] = v; return true }
+                                try tx.table(CommitWorkload.dataTable, key: Int64.self, value: [UInt8].self).scan {
+                                    key, v in
+                                    found[key] = v; return true
+                                }
                             }
                             if found != state {
-                                throw TortureError.invalid("a read of version \(tx.version) claims commit \(k) but holds another state")
+                                throw TortureError.invalid(
+                                    "a read of version \(tx.version) claims commit \(k) but holds another state")
                             }
                             if let bad = try BankTransfers(seed: seed).verify(in: tx, afterCommit: k).first {
                                 throw TortureError.invalid("a read of commit \(k): \(bad)")

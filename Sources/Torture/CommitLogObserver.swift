@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -21,7 +21,9 @@ public struct ObserverFiles: Sendable {
 
     /// The final version, once the scenario has written it.
     func finalVersion() -> UInt64? {
-        (try? String(contentsOfFile: stopPath, encoding: .utf8)).flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        (try? String(contentsOfFile: stopPath, encoding: .utf8)).flatMap {
+            UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 }
 

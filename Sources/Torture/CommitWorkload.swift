@@ -24,20 +24,24 @@ public struct CommitWorkload: Sendable {
     /// Commit `i` as planned: from the schedule, or derived from the seed.
     public func planned(commit i: UInt64) -> PlannedCommit {
         guard let schedule else { return PlannedCommit.derived(seed: seed, commit: i) }
-        return i >= 1 && i <= UInt64(schedule.count) ? schedule[Int(i - 1)] : PlannedCommit(changes: [], transfer: false)
+        return i >= 1 && i <= UInt64(schedule.count)
+            ? schedule[Int(i - 1)] : PlannedCommit(changes: [], transfer: false)
     }
 
     /// The puts (value) and deletes (nil) commit `i` makes. Values are mostly small, a few
     /// large enough to need overflow extents.
     public func changes(forCommit i: UInt64) -> [(key: Int64, value: [UInt8]?)] {
-        planned(commit: i).changes.map { c in (c.key, c.length.map { CommitWorkload.value(commit: i, key: c.key, length: $0) }) }
+        planned(commit: i).changes.map { c in
+            (c.key, c.length.map { CommitWorkload.value(commit: i, key: c.key, length: $0) })
+        }
     }
 
     /// The bank transfers riding on this workload's commits (every commit's, unless the
     /// schedule says which).
     public var bank: BankTransfers {
         guard let schedule else { return BankTransfers(seed: seed) }
-        return BankTransfers(seed: seed, transferCommits: Set(schedule.indices.filter { schedule[$0].transfer }.map { UInt64($0 + 1) }))
+        return BankTransfers(
+            seed: seed, transferCommits: Set(schedule.indices.filter { schedule[$0].transfer }.map { UInt64($0 + 1) }))
     }
 
     static func value(commit: UInt64, key: Int64, length: Int) -> [UInt8] {
@@ -53,7 +57,9 @@ public struct CommitWorkload: Sendable {
             if let v { try data.put(k, v) } else { try data.delete(k) }
         }
         try bank.apply(commit: i, in: tx)
-        if try !progress.update(CommitWorkload.progressKey, { $0 = Int64(i) }) { try progress.put(CommitWorkload.progressKey, Int64(i)) }
+        if try !progress.update(CommitWorkload.progressKey, { $0 = Int64(i) }) {
+            try progress.put(CommitWorkload.progressKey, Int64(i))
+        }
     }
 
     /// The data table after commits 1...k.
@@ -102,7 +108,11 @@ public struct PlannedCommit: Codable, Sendable, Equatable {
                 out.append(Change(key: key, length: nil))
             } else {
                 let large = Int.random(in: 0..<40, using: &rng) == 0
-                out.append(Change(key: key, length: large ? Int.random(in: 3000...40_000, using: &rng) : Int.random(in: 1...120, using: &rng)))
+                out.append(
+                    Change(
+                        key: key,
+                        length: large
+                            ? Int.random(in: 3000...40_000, using: &rng) : Int.random(in: 1...120, using: &rng)))
             }
         }
         return PlannedCommit(changes: out, transfer: true)

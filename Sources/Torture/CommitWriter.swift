@@ -19,8 +19,11 @@ public struct CommitWriter {
     public let maxCommit: UInt64
     public let batch: Bool
 
-    public init(dbPath: String, oraclePath: String, seed: UInt64, schedule: [PlannedCommit]? = nil, durability: Durability = .full,
-                threads: Int = 1, maxCommit: UInt64, batch: Bool = false) {
+    public init(
+        dbPath: String, oraclePath: String, seed: UInt64, schedule: [PlannedCommit]? = nil,
+        durability: Durability = .full,
+        threads: Int = 1, maxCommit: UInt64, batch: Bool = false
+    ) {
         self.dbPath = dbPath
         self.oraclePath = oraclePath
         workload = CommitWorkload(seed: seed, schedule: schedule)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -22,10 +22,13 @@ public struct CrashCycle {
     public var schedulePath: String?
 
     public init(dbPath: String, oraclePath: String, seed: UInt64, threads: Int = 1, logPath: String? = nil) {
-        self.init(dbPath: dbPath, oraclePath: oraclePath, workload: CommitWorkload(seed: seed), threads: threads, logPath: logPath)
+        self.init(
+            dbPath: dbPath, oraclePath: oraclePath, workload: CommitWorkload(seed: seed), threads: threads,
+            logPath: logPath)
     }
 
-    public init(dbPath: String, oraclePath: String, workload: CommitWorkload, threads: Int = 1, logPath: String? = nil) {
+    public init(dbPath: String, oraclePath: String, workload: CommitWorkload, threads: Int = 1, logPath: String? = nil)
+    {
         self.dbPath = dbPath
         self.oraclePath = oraclePath
         self.workload = workload
@@ -47,8 +50,10 @@ public struct CrashCycle {
     }
 
     func writerArguments(maxCommit: UInt64) -> [String] {
-        ["torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
-         "--threads", String(threads), "--max-commit", String(maxCommit)] + (batch ? ["--batch"] : [])
+        [
+            "torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
+            "--threads", String(threads), "--max-commit", String(maxCommit)
+        ] + (batch ? ["--batch"] : [])
             + (schedulePath.map { ["--schedule", $0] } ?? [])
     }
 
@@ -73,7 +78,8 @@ public struct CrashCycle {
         let ending = child.wait()
         var verdict = verify()
         if ending != .signaled(SIGKILL) {
-            verdict.violations.append("writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there")
+            verdict.violations.append(
+                "writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there")
         } else if threads == 1 {
             let dying = before + UInt64(nth)
             let expected = point.newVersionSurvivesProcessKill ? dying : dying - 1
@@ -81,7 +87,10 @@ public struct CrashCycle {
                 // More than expected: a commit the crash should have undone survived; fewer: one
                 // that had reached the point of no return is gone.
                 let kind = verdict.recoveredCommit > expected ? "atomicity" : "durability"
-                verdict.violations.append("\(kind): killed at \(point.rawValue) during commit \(dying): expected commit \(expected) after recovery, found \(verdict.recoveredCommit)")
+                verdict.violations.append(
+                    "\(kind): killed at \(point.rawValue) during commit \(dying): "
+                        + "expected commit \(expected) after recovery, found \(verdict.recoveredCommit)"
+                )
             }
         }
         return Outcome(description: "crash at \(point.rawValue):\(nth) from commit \(before)", verdict: verdict)
@@ -90,7 +99,9 @@ public struct CrashCycle {
     /// The writer is SIGKILLed `delayMicros` after it starts.
     public func kill(afterMicros delayMicros: UInt32) throws -> Outcome {
         let before = committedNow()
-        let child = try ChildProcess(arguments: writerArguments(maxCommit: UInt64.max / 2), environment: environment, output: logPath, label: "writer")
+        let child = try ChildProcess(
+            arguments: writerArguments(maxCommit: UInt64.max / 2), environment: environment, output: logPath,
+            label: "writer")
         usleep(delayMicros)
         child.kill9()
         let ending = child.wait()

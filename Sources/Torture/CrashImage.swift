@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FaultFS
@@ -29,28 +29,39 @@ struct CrashImage {
     /// Writers on a FaultFS mount in `dir`: `clean` commits that end normally, then one death
     /// per crash point in `deaths` (each in the commit after the last), then a drop-all cut.
     /// Returns the image, or the harness violation that stopped it.
-    static func make(dir: String, workload: CommitWorkload, seed: UInt64, model: PersistenceModel, clean: UInt64,
-                     deaths: [CrashPoint], environment: [String: String], notes: inout [String]) throws -> Result<CrashImage, HarnessFailure> {
+    static func make(
+        dir: String, workload: CommitWorkload, seed: UInt64, model: PersistenceModel, clean: UInt64,
+        deaths: [CrashPoint], environment: [String: String], notes: inout [String]
+    ) throws -> Result<CrashImage, HarnessFailure> {
         let backing = dir + "/backing", mnt = dir + "/mnt"
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl", model: model)
+        let fs = FaultFSMount(
+            backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl", model: model)
         try fs.mount()
         defer { fs.unmount() }
         var cycle = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: dir + "/oracle.log", workload: workload)
         cycle.environment = environment
         try cycle.writeSchedule()
-        let first = try ChildProcess(arguments: cycle.writerArguments(maxCommit: clean), environment: environment,
-                                     output: dir + "/writer-0.out", label: "writer").wait()
-        guard first == .exited(0) else { return .failure(HarnessFailure("the writer \(first) before the commit under test")) }
+        let first = try ChildProcess(
+            arguments: cycle.writerArguments(maxCommit: clean), environment: environment,
+            output: dir + "/writer-0.out", label: "writer"
+        ).wait()
+        guard first == .exited(0) else {
+            return .failure(HarnessFailure("the writer \(first) before the commit under test"))
+        }
         var status = try decodeStatus(fs)
         if let pending = status.files.first(where: { $0.path.hasSuffix("db.fief") }), pending.unsyncedBytes > 0 {
             notes.append("\(pending.unsyncedBytes) bytes of db.fief were unsynced between commits")
         }
         for (n, p) in deaths.enumerated() {
             let commit = clean + UInt64(n + 1)
-            let killed = try ChildProcess(arguments: cycle.writerArguments(maxCommit: commit + 2),
-                                          environment: environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):1"]) { $1 },
-                                          output: dir + "/writer-\(n + 1).out", label: "writer").wait()
-            guard killed == .signaled(SIGKILL) else { return .failure(HarnessFailure("the writer armed at \(p.rawValue) \(killed)")) }
+            let killed = try ChildProcess(
+                arguments: cycle.writerArguments(maxCommit: commit + 2),
+                environment: environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):1"]) { $1 },
+                output: dir + "/writer-\(n + 1).out", label: "writer"
+            ).wait()
+            guard killed == .signaled(SIGKILL) else {
+                return .failure(HarnessFailure("the writer armed at \(p.rawValue) \(killed)"))
+            }
         }
         status = try decodeStatus(fs)
         let new = try Data(contentsOf: URL(fileURLWithPath: backing + "/db.fief"))
@@ -61,13 +72,17 @@ struct CrashImage {
         let file = status.files.first { $0.path.hasSuffix("db.fief") }
         var sectors = Set<Int>()
         for r in file?.unsyncedRanges ?? [] where r.count == 2 {
-            for i in stride(from: Int(r[0]) / sector, to: (Int(r[1]) + sector - 1) / sector, by: 1) { sectors.insert(i) }
+            for i in stride(from: Int(r[0]) / sector, to: (Int(r[1]) + sector - 1) / sector, by: 1) {
+                sectors.insert(i)
+            }
         }
         let dying = clean + UInt64(deaths.count)
         // Nothing past the last flip written may come back: two deaths, the first flipped.
         let newest = deaths.count > 1 ? clean + 1 : (deaths.last?.selectFlipWritten == true ? dying : clean)
-        return .success(CrashImage(new: new, old: old, unsynced: sectors.sorted(), durableSize: Int(file?.durableSize ?? Int64(new.count)),
-                                   dying: dying, newest: newest))
+        return .success(
+            CrashImage(
+                new: new, old: old, unsynced: sectors.sorted(), durableSize: Int(file?.durableSize ?? Int64(new.count)),
+                dying: dying, newest: newest))
     }
 
     /// The file with the unsynced sectors in `newSectors` as written and the others as durable
@@ -101,21 +116,26 @@ struct CrashImage {
     }
 
     /// The violations of one state, opened and checked as a file at `path`.
-    func check(_ bytes: Data, at path: String, oraclePath: String, workload: CommitWorkload, mode: String) throws -> [String] {
+    func check(_ bytes: Data, at path: String, oraclePath: String, workload: CommitWorkload, mode: String) throws
+        -> [String]
+    {
         unlink(path)
         unlink(path + ".lock")
         try bytes.write(to: URL(fileURLWithPath: path))
         let v = RecoveryCheck.verify(dbPath: path, oraclePath: oraclePath, workload: workload)
         var found = v.violations
         if found.isEmpty && v.recoveredCommit > newest {
-            found.append("\(mode) in commit \(dying), yet the state recovered commit \(v.recoveredCommit) (at most \(newest))")
+            found.append(
+                "\(mode) in commit \(dying), yet the state recovered commit \(v.recoveredCommit) (at most \(newest))")
         }
         return found
     }
 
     static func decodeStatus(_ fs: FaultFSMount) throws -> FaultFSStatus {
         let text = try fs.ctl(["status", "--json"])
-        guard let start = text.firstIndex(of: "{") else { throw TortureError.invalid("faultfs status gave no JSON: \(text)") }
+        guard let start = text.firstIndex(of: "{") else {
+            throw TortureError.invalid("faultfs status gave no JSON: \(text)")
+        }
         return try JSONDecoder().decode(FaultFSStatus.self, from: Data(text[start...].utf8))
     }
 }

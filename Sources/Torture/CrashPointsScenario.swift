@@ -13,8 +13,9 @@ public struct CrashPointsScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 56 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        try WriterDeath.run(CrashPointsScenario.deaths(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
-                            environment: context.writerEnvironment)
+        try WriterDeath.run(
+            CrashPointsScenario.deaths(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
+            environment: context.writerEnvironment)
     }
 
     /// How cycle `index`'s writers die, from its seed.

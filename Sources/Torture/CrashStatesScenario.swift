@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FaultFS
@@ -41,8 +41,9 @@ public struct CrashStatesScenario: Scenario {
         let workload = CommitWorkload(seed: seed)
         let before = CrashStatesScenario.cleanCommits(using: &rng)
         var notes: [String] = []
-        let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: context.options.fsModel, clean: before, deaths: deaths,
-                                       environment: context.writerEnvironment, notes: &notes)
+        let made = try CrashImage.make(
+            dir: dir, workload: workload, seed: seed, model: context.options.fsModel, clean: before, deaths: deaths,
+            environment: context.writerEnvironment, notes: &notes)
         outcome.notes += notes.map { "cycle \(index): \($0)" }
         let image: CrashImage
         switch made {
@@ -56,22 +57,34 @@ public struct CrashStatesScenario: Scenario {
         var violations: [String] = []
         for (n, mask) in masks.enumerated() {
             let (newSectors, newSize) = image.state(mask: mask)
-            let found = try image.check(image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief", oraclePath: dir + "/oracle.log",
-                                        workload: workload, mode: mode)
+            let found = try image.check(
+                image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief",
+                oraclePath: dir + "/oracle.log",
+                workload: workload, mode: mode)
             if !found.isEmpty {
                 let shown = newSectors.sorted()
-                violations.append("state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(shown.count > 12 ? "..." : "")\(image.sizeChoice ? ", \(newSize ? "new" : "old") size" : "")): \(found[0])")
+                let more = shown.count > 12 ? "..." : ""
+                let size = image.sizeChoice ? ", \(newSize ? "new" : "old") size" : ""
+                violations.append(
+                    "state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(more)\(size)): \(found[0])")
                 if violations.count >= 5 { break }
             }
         }
         let covered = choices > 20 ? "2^\(choices)" : String(1 << choices)
         let dying = image.dying
-        outcome.notes.append("commit \(dying) killed at \(mode): \(image.unsynced.count) unsynced sectors\(image.sizeChoice ? " and the size" : ""); explored \(masks.count) of \(covered) states")
-        outcome.crashStates.append(CrashStateCoverage(cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
-                                                      sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: exhaustive))
+        outcome.notes.append(
+            "commit \(dying) killed at \(mode): "
+                + "\(image.unsynced.count) unsynced sectors\(image.sizeChoice ? " and the size" : ""); "
+                + "explored \(masks.count) of \(covered) states"
+        )
+        outcome.crashStates.append(
+            CrashStateCoverage(
+                cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
+                sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: exhaustive))
         outcome.crashPoints.insert(mode)
         outcome.faults += masks.count
-        outcome.events.append((mode, violations, "commit \(dying) killed at \(mode), \(masks.count) of \(covered) crash states"))
+        outcome.events.append(
+            (mode, violations, "commit \(dying) killed at \(mode), \(masks.count) of \(covered) crash states"))
         return outcome
     }
 
@@ -84,5 +97,7 @@ public struct CrashStatesScenario: Scenario {
     /// The commits a cycle makes before its writers die: the first draw from its seed.
     static func cleanCommits(using rng: inout SeededRandom) -> UInt64 { UInt64(Int.random(in: 1...12, using: &rng)) }
 
-    static func mode(_ deaths: [CrashPoint]) -> String { deaths.count > 1 ? "unsynced-flip-then-next" : deaths[0].rawValue }
+    static func mode(_ deaths: [CrashPoint]) -> String {
+        deaths.count > 1 ? "unsynced-flip-then-next" : deaths[0].rawValue
+    }
 }

@@ -33,16 +33,23 @@ public struct Detection {
 
     /// Which scenario is meant to catch each variant.
     public static let plan: [(variant: String, scenario: String)] = [
-        ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"), ("overwrite-in-place", "crash-points"), ("patch-mapped-page", "crash-points"),
-        ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"), ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"), ("no-base-sync", "crash-states"),
+        ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"),
+        ("overwrite-in-place", "crash-points"), ("patch-mapped-page", "crash-points"),
+        ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"),
+        ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"), ("no-base-sync", "crash-states"),
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
-        ("no-checksum-verify", "faults"), ("gap-over-cells", "faults"), ("no-reclaim", "readers"), ("no-high-water", "readers"), ("batch-early-ack", "batch"),
-        ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"), ("change-set-drops-modifications", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"), ("notify-off-by-one", "notify"),
-        ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"), ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
-        ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"), ("migration-split", "objects"),
+        ("no-checksum-verify", "faults"), ("gap-over-cells", "faults"), ("no-reclaim", "readers"),
+        ("no-high-water", "readers"), ("batch-early-ack", "batch"),
+        ("no-doorbell", "notify"), ("change-set-drops-insertion", "notify"),
+        ("change-set-drops-modifications", "notify"), ("notify-skip", "notify"), ("notify-dup", "notify"),
+        ("notify-off-by-one", "notify"),
+        ("encrypt-in-place", "power-cut --encrypt"), ("fixed-salt", "keystream"), ("skip-mac", "faults --encrypt"),
+        ("inline-list-leak", "readers"), ("catalog-in-old-top", "crash-points"),
+        ("skip-backlink", "objects"), ("stale-index", "objects"), ("no-cascade", "objects"),
+        ("migration-split", "objects"),
         ("conversion-split", "objects"),
         ("short-row", "objects"), ("key-counter-behind", "objects"), ("list-chunk-from-one", "objects"),
-        ("index-range-drops-last", "objects"),
+        ("index-range-drops-last", "objects")
     ]
 
     /// Where `fief torture detect` writes its rows; a run's summary.md and the HTML report
@@ -62,7 +69,10 @@ public struct Detection {
     }
 
     public func run(progress: (String) -> Void = { _ in }) throws -> [Row] {
-        guard BrokenVariant.available else { throw TortureError.invalid("the detection table needs a debug build (release builds carry no broken variants)") }
+        guard BrokenVariant.available else {
+            throw TortureError.invalid(
+                "the detection table needs a debug build (release builds carry no broken variants)")
+        }
         var rows: [Row] = []
         for (variant, scenario) in Detection.plan where only?.contains(variant) ?? true {
             var o = TortureOptions(seed: seed)
@@ -77,9 +87,12 @@ public struct Detection {
             quiet.quiet = true
             let r = try TortureRun(options: o, progress: quiet).run().scenarios[0]
             let first = r.failures.min { $0.cycle < $1.cycle }
-            var row = Row(variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
-                          cyclesRun: r.cycles, firstViolation: first?.violations.first)
-            progress("\(variant) under \(scenario): \(row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles")")
+            var row = Row(
+                variant: variant, scenario: scenario, caught: !r.passed, cyclesToDetection: first.map { $0.cycle + 1 },
+                cyclesRun: r.cycles, firstViolation: first?.violations.first)
+            let outcome =
+                row.caught ? "caught in cycle \(row.cyclesToDetection ?? 0)" : "NOT caught in \(r.cycles) cycles"
+            progress("\(variant) under \(scenario): \(outcome)")
             if TortureReplay.shrinkableScenarios.contains(parts[0]), let artifacts = first?.artifacts {
                 // A failure shrink does not take (a migration, a timed kill that does not repeat)
                 // keeps its row, with the reason.
@@ -98,12 +111,15 @@ public struct Detection {
 
     /// Shrinks a caught variant's first failing cycle and keeps its replay beside the table.
     func shrink(_ artifacts: String, variant: String, scenario: String, progress: (String) -> Void) throws -> Shrunk {
-        let r = try Shrinker(budgetSeconds: 120, workDir: out + "/shrink-work").shrink(try TortureReplay(artifacts: artifacts))
+        let r = try Shrinker(budgetSeconds: 120, workDir: out + "/shrink-work").shrink(
+            try TortureReplay(artifacts: artifacts))
         try FileManager.default.createDirectory(atPath: out + "/replays", withIntermediateDirectories: true)
         let file = "replays/\(variant)-\(scenario.split(separator: " ").joined(separator: "-")).json"
         try r.replay.write(to: out + "/" + file)
         progress("\(variant): shrunk from \(r.before) to \(r.after) in \(String(format: "%.1f", r.seconds)) s")
-        return Shrunk(before: r.before, after: r.after, seconds: (r.seconds * 10).rounded() / 10, passesOnCorrectEngine: r.passesOnCorrectEngine ?? true, replay: file)
+        return Shrunk(
+            before: r.before, after: r.after, seconds: (r.seconds * 10).rounded() / 10,
+            passesOnCorrectEngine: r.passesOnCorrectEngine ?? true, replay: file)
     }
 
     func write(_ rows: [Row]) throws {
@@ -111,20 +127,34 @@ public struct Detection {
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys]
         try enc.encode(rows).write(to: URL(fileURLWithPath: out + "/" + Detection.fileName))
-        let md = "# Fief torture: detection\n\nseed `\(seed)`, at most \(cycles) cycles per variant\n\n" + Detection.markdownTable(rows).dropFirst("## Detection\n\n".count)
+        let md =
+            "# Fief torture: detection\n\nseed `\(seed)`, at most \(cycles) cycles per variant\n\n"
+            + Detection.markdownTable(rows).dropFirst("## Detection\n\n".count)
         try Data(md.utf8).write(to: URL(fileURLWithPath: out + "/detection.md"))
     }
 
     /// Each broken variant, the scenario that caught it, and how many cycles it took.
     public static func markdownTable(_ rows: [Row]) -> String {
-        var md = "## Detection\n\n| broken variant | scenario | caught | cycles to detection | shrunk: commits | writers | threads | sectors lost | shrink time | first violation |\n"
+        var md =
+            "## Detection\n\n"
+            + "| broken variant | scenario | caught | cycles to detection | shrunk: commits | writers | threads "
+            + "| sectors lost | shrink time | first violation |\n"
         md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for r in rows {
             let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
-            md += "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") | \(r.cyclesToDetection.map(String.init) ?? "-") | "
+            md +=
+                "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") "
+                + "| \(r.cyclesToDetection.map(String.init) ?? "-") | "
             if let s = r.shrunk {
-                let sectors = s.before.lostSectors.map { "\($0) of \(s.before.unsyncedSectors ?? 0) → \(s.after.lostSectors ?? 0) of \(s.after.unsyncedSectors ?? 0)" } ?? "-"
-                md += "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) | \(s.before.threads) → \(s.after.threads) | \(sectors) | \(String(format: "%.1f", s.seconds)) s"
+                let sectors =
+                    s.before.lostSectors.map {
+                        "\($0) of \(s.before.unsyncedSectors ?? 0) → "
+                            + "\(s.after.lostSectors ?? 0) of \(s.after.unsyncedSectors ?? 0)"
+                    } ?? "-"
+                md +=
+                    "\(s.before.commits) → \(s.after.commits) | \(s.before.deaths) → \(s.after.deaths) "
+                    + "| \(s.before.threads) → \(s.after.threads) "
+                    + "| \(sectors) | \(String(format: "%.1f", s.seconds)) s"
                 md += s.passesOnCorrectEngine ? " | " : " (**fails on the correct engine too**) | "
             } else {
                 md += "- | - | - | - | \(r.notShrunk == nil ? "-" : "not shrunk") | "
@@ -133,7 +163,9 @@ public struct Detection {
         }
         let shrunk = rows.compactMap(\.shrunk).map(\.after.commits).sorted()
         if !shrunk.isEmpty {
-            md += "\nShrunk (`fief torture shrink`, every candidate a real cycle): \(shrunk.count) cases, median \(shrunk[shrunk.count / 2]) commit\(shrunk[shrunk.count / 2] == 1 ? "" : "s") after shrinking; "
+            md +=
+                "\nShrunk (`fief torture shrink`, every candidate a real cycle): \(shrunk.count) cases, median "
+                + "\(shrunk[shrunk.count / 2]) commit\(shrunk[shrunk.count / 2] == 1 ? "" : "s") after shrinking; "
             md += "the replays are under `replays/` (`fief torture replay FILE`).\n"
         }
         return md

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import FaultFS
 import Foundation
@@ -15,7 +15,10 @@ public final class FaultFSMount {
     public let model: PersistenceModel
     public private(set) var mounted = false
 
-    public init(backing: String, mountpoint: String, seed: UInt64, tracePath: String, configPath: String? = nil, model: PersistenceModel = .posix) {
+    public init(
+        backing: String, mountpoint: String, seed: UInt64, tracePath: String, configPath: String? = nil,
+        model: PersistenceModel = .posix
+    ) {
         self.backing = backing
         self.mountpoint = mountpoint
         self.seed = seed
@@ -38,12 +41,15 @@ public final class FaultFSMount {
 
     /// A mount of `dir/backing` at `dir/mnt` for one cycle, tracing to `dir/faultfs-trace<suffix>.jsonl`.
     static func forCycle(_ dir: String, seed: UInt64, suffix: String = "", context: ScenarioContext) -> FaultFSMount {
-        FaultFSMount(backing: dir + "/backing", mountpoint: dir + "/mnt", seed: seed, tracePath: dir + "/faultfs-trace\(suffix).jsonl",
-                     model: context.options.fsModel)
+        FaultFSMount(
+            backing: dir + "/backing", mountpoint: dir + "/mnt", seed: seed,
+            tracePath: dir + "/faultfs-trace\(suffix).jsonl",
+            model: context.options.fsModel)
     }
 
     static func run(_ args: [String], output: String) throws -> (Int32, String) {
-        let child = try ChildProcess(arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
+        let child = try ChildProcess(
+            arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
         let ending = child.wait()
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         switch ending {
@@ -56,16 +62,24 @@ public final class FaultFSMount {
         try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let (code, text) = try FaultFSMount.run(
-            ["faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log", mountpoint + ".daemon.log"] + ["--model", model.rawValue] + (configPath.map { ["--config", $0] } ?? []),
+            [
+                "faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log",
+                mountpoint + ".daemon.log"
+            ] + ["--model", model.rawValue] + (configPath.map { ["--config", $0] } ?? []),
             output: mountpoint + ".mount.out")
-        guard code == 0 else { throw TortureError.invalid("faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))") }
+        guard code == 0 else {
+            throw TortureError.invalid(
+                "faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
         mounted = true
     }
 
     @discardableResult
     public func ctl(_ words: [String]) throws -> String {
         let (code, text) = try FaultFSMount.run(["faultfs", "ctl", mountpoint] + words, output: mountpoint + ".ctl.out")
-        guard code == 0 else { throw TortureError.invalid("faultfs ctl \(words.joined(separator: " ")) failed (\(code)): \(text)") }
+        guard code == 0 else {
+            throw TortureError.invalid("faultfs ctl \(words.joined(separator: " ")) failed (\(code)): \(text)")
+        }
         return text
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FaultFS
@@ -33,8 +33,11 @@ public struct FaultKindsScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         let plan = FaultKindsScenario.plan(cycle: index, seed: seed)
         if let missing = FaultFSMount.missingOutcome(name, mode: plan.kind, cycle: index) { return missing }
-        var outcome = try run(plan, dir: dir, seed: seed, environment: context.writerEnvironment, model: context.options.fsModel)
-        if let e = outcome.events.indices.last { outcome.events[e].description = "\(plan.kind) cycle \(index)" + outcome.events[e].description }
+        var outcome = try run(
+            plan, dir: dir, seed: seed, environment: context.writerEnvironment, model: context.options.fsModel)
+        if let e = outcome.events.indices.last {
+            outcome.events[e].description = "\(plan.kind) cycle \(index)" + outcome.events[e].description
+        }
         return outcome
     }
 
@@ -73,23 +76,29 @@ public struct FaultKindsScenario: Scenario {
         return p
     }
 
-    func run(_ plan: Plan, dir: String, seed: UInt64, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
+    func run(_ plan: Plan, dir: String, seed: UInt64, environment: [String: String], model: PersistenceModel) throws
+        -> CycleOutcome
+    {
         var outcome = CycleOutcome()
         let kind = plan.kind
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
-        var fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed, tracePath: dir + "/faultfs-trace.jsonl", model: model)
+        var fs = FaultFSMount(
+            backing: backing, mountpoint: mnt, seed: plan.faultfsSeed, tracePath: dir + "/faultfs-trace.jsonl",
+            model: model)
         try fs.mount()
         defer { fs.unmount() }
         var violations: [String] = []
         var notes: [String] = []
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
-            return try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: environment,
-                                    output: "\(dir)/writer-\(tag).out", label: "writer")
+            return try ChildProcess(
+                arguments: c.writerArguments(maxCommit: n), environment: environment,
+                output: "\(dir)/writer-\(tag).out", label: "writer")
         }
         func said(_ tag: String) -> String {
-            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         let warm = plan.warm
         if try writer(upTo: warm, "warm").wait() != .exited(0) {
@@ -103,7 +112,9 @@ public struct FaultKindsScenario: Scenario {
             // page before anything looks at it.
             try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(plan.nth ?? 1)", "once"])
             let ending = try writer(upTo: warm + 1, "fault").wait()
-            if case .signaled(let s) = ending { violations.append("after a short write the writer died of signal \(s)") }
+            if case .signaled(let s) = ending {
+                violations.append("after a short write the writer died of signal \(s)")
+            }
             if case .exited(let c) = ending, c != 0, !said("fault").contains("fief torture writer:") {
                 violations.append("after a short write the writer failed without a clear error: \(said("fault"))")
             }
@@ -117,9 +128,12 @@ public struct FaultKindsScenario: Scenario {
             cut = "torn-4096"
         case "kill-caller":
             let nth = plan.nth ?? 1, when = plan.when ?? "before"
-            try fs.ctl(["inject", "kill-caller", "op=write,fsync", "path=db.fief", "nth=\(nth)", "when=\(when)", "once"])
+            try fs.ctl(["inject", "kill-caller", "op=write,fsync", "path=db.fief", "nth=\(nth)", "when=\(when)", "once"]
+            )
             let ending = try writer(upTo: warm + 20, "fault").wait()
-            if ending != .signaled(SIGKILL) { violations.append("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)") }
+            if ending != .signaled(SIGKILL) {
+                violations.append("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)")
+            }
             outcome.crashPoints.insert("kill-caller-\(when)-\(nth)")
             cut = "prefix"
         case "bitflip":
@@ -129,31 +143,49 @@ public struct FaultKindsScenario: Scenario {
             // vary with timing: twelve rounds make a reader that uses damaged data show it.
             for round in plan.rounds ?? [] {
                 fs.unmount()
-                fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed &+ UInt64(round) &+ 1,
-                                  tracePath: dir + "/faultfs-trace-\(round).jsonl", model: model)
+                fs = FaultFSMount(
+                    backing: backing, mountpoint: mnt, seed: plan.faultfsSeed &+ UInt64(round) &+ 1,
+                    tracePath: dir + "/faultfs-trace-\(round).jsonl", model: model)
                 try fs.mount()
                 try fs.ctl(["inject", "bitflip", "op=read", "path=db.fief", "probability=0.3", "bits=2", "nth=2"])
                 for verify in [true, false] {
                     let out = "\(dir)/reader-\(round)-\(verify ? "verified" : "plain").out"
-                    let child = try ChildProcess(arguments: ["torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed", String(seed)] + (verify ? ["--verify-checksums"] : []),
-                                                 environment: environment, output: out, label: "reader")
+                    let child = try ChildProcess(
+                        arguments: [
+                            "torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed",
+                            String(seed)
+                        ] + (verify ? ["--verify-checksums"] : []),
+                        environment: environment, output: out, label: "reader")
                     let ending = child.wait()
-                    let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                    let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(
+                        in: .whitespacesAndNewlines)
                     switch (verify, ending) {
-                    case (_, .exited(CheckedReader.Outcome.correct.rawValue)), (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
-                        if round == 0 { notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)") }
+                    case (_, .exited(CheckedReader.Outcome.correct.rawValue)),
+                        (_, .exited(CheckedReader.Outcome.reportedCorruption.rawValue)):
+                        if round == 0 {
+                            notes.append("bit flips, \(verify ? "checksums verified" : "no verification"): \(text)")
+                        }
                     case (true, _):
-                        violations.append("integrity: bit flips with checksums verified (round \(round)): the reader \(ending): \(text)")
+                        violations.append(
+                            "integrity: bit flips with checksums verified "
+                                + "(round \(round)): the reader \(ending): \(text)"
+                        )
                     case (false, _) where TortureEncryption.isActive:
-                        violations.append("integrity: bit flips in an encrypted file (round \(round)): the reader \(ending): \(text) (every encrypted page is authenticated, verified or not)")
+                        violations.append(
+                            "integrity: bit flips in an encrypted file (round \(round)): the reader \(ending): "
+                                + "\(text) (every encrypted page is authenticated, verified or not)"
+                        )
                     case (false, _):
-                        notes.append("bit flips without checksum verification (round \(round)): the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)")
+                        notes.append(
+                            "bit flips without checksum verification (round \(round)): "
+                                + "the reader \(ending): \(text) (what DatabaseOptions.verifyChecksums prevents)"
+                        )
                     }
                 }
                 try fs.ctl(["clear"])
             }
             cut = "drop-all"
-        default: // fsync-lie
+        default:  // fsync-lie
             try fs.ctl(["inject", "fsync-lie", "path=db.fief"])
             if try writer(upTo: warm + (plan.commitsUnderLie ?? 3), "fault").wait() != .exited(0) {
                 violations.append("under a lying fsync the writer failed: \(said("fault"))")
@@ -174,9 +206,15 @@ public struct FaultKindsScenario: Scenario {
             let other = after.violations.filter { !$0.hasPrefix("durability:") }
             violations += other.map { "after a lying fsync and a power cut: \($0)" }
             if lost.isEmpty {
-                violations.append("a lying fsync and a drop-all power cut lost no acknowledged commit: the durability check cannot see a lying disk")
+                violations.append(
+                    "a lying fsync and a drop-all power cut lost no acknowledged commit: "
+                        + "the durability check cannot see a lying disk"
+                )
             } else {
-                notes.append("as expected, the lying fsync lost acknowledged commits at the power cut (cause: fsync-lie on db.fief): \(lost[0])")
+                notes.append(
+                    "as expected, the lying fsync lost acknowledged commits at the power cut "
+                        + "(cause: fsync-lie on db.fief): \(lost[0])"
+                )
             }
         } else {
             violations += after.violations.map { "after \(kind) and a \(cut) power cut: \($0)" }

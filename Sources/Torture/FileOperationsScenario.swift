@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FaultFS
@@ -31,8 +31,14 @@ public struct FileOperationsScenario: Scenario {
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         let plan = FileOperationsScenario.plan(cycle: index, seed: seed)
-        if plan.mode != nil, let missing = FaultFSMount.missingOutcome("file-ops power cuts", mode: "no-fuse", cycle: index) { return missing }
-        return try run(plan, dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment, model: context.options.fsModel)
+        if plan.mode != nil,
+            let missing = FaultFSMount.missingOutcome("file-ops power cuts", mode: "no-fuse", cycle: index)
+        {
+            return missing
+        }
+        return try run(
+            plan, dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment,
+            model: context.options.fsModel)
     }
 
     /// One cycle of the scenario: commits, an operation (killed at a crash point, or let
@@ -62,27 +68,41 @@ public struct FileOperationsScenario: Scenario {
         if index % 2 == 0 {
             let points = FileOperationsScenario.points(op)
             let first = UInt64(Int.random(in: 2...8, using: &rng))
-            return Plan(operation: op.rawValue, crashPoint: points[(index / 2 / Operation.allCases.count) % points.count].rawValue,
-                        before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
+            return Plan(
+                operation: op.rawValue,
+                crashPoint: points[(index / 2 / Operation.allCases.count) % points.count].rawValue,
+                before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
         }
         let first = UInt64(Int.random(in: 2...6, using: &rng))
-        return Plan(operation: op.rawValue, mode: PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count].name, faultfsSeed: seed,
-                    before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
+        return Plan(
+            operation: op.rawValue, mode: PowerCutScenario.modes[(index / 2) % PowerCutScenario.modes.count].name,
+            faultfsSeed: seed,
+            before: first, after: UInt64(Int.random(in: 1...4, using: &rng)))
     }
 
-    func run(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
-        guard let op = Operation(rawValue: plan.operation) else { throw TortureError.invalid("unknown file operation '\(plan.operation)'") }
+    func run(
+        _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String], model: PersistenceModel
+    ) throws -> CycleOutcome {
+        guard let op = Operation(rawValue: plan.operation) else {
+            throw TortureError.invalid("unknown file operation '\(plan.operation)'")
+        }
         if let raw = plan.crashPoint {
-            guard let point = CrashPoint(rawValue: raw) else { throw TortureError.invalid("unknown crash point '\(raw)'") }
+            guard let point = CrashPoint(rawValue: raw) else {
+                throw TortureError.invalid("unknown crash point '\(raw)'")
+            }
             return try killCycle(op, point, plan, dir: dir, workload: workload, environment: environment)
         }
         return try powerCutCycle(op, plan, dir: dir, workload: workload, environment: environment, model: model)
     }
 
-    func commit(_ db: String, _ oracle: String, _ workload: CommitWorkload, upTo maxCommit: UInt64, _ environment: [String: String], log: String) throws -> String? {
+    func commit(
+        _ db: String, _ oracle: String, _ workload: CommitWorkload, upTo maxCommit: UInt64,
+        _ environment: [String: String], log: String
+    ) throws -> String? {
         let w = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try w.writeSchedule()
-        let child = try ChildProcess(arguments: w.writerArguments(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
+        let child = try ChildProcess(
+            arguments: w.writerArguments(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
         let ending = child.wait()
         return ending == .exited(0) ? nil : "the writer \(ending) while committing up to \(maxCommit); see \(log)"
     }
@@ -91,7 +111,10 @@ public struct FileOperationsScenario: Scenario {
         ["torture", "file-op", "--op", op.rawValue, "--db", db] + (op == .copy ? ["--dest", dest] : [])
     }
 
-    func killCycle(_ op: Operation, _ point: CrashPoint, _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    func killCycle(
+        _ op: Operation, _ point: CrashPoint, _ plan: Plan, dir: String, workload: CommitWorkload,
+        environment: [String: String]
+    ) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         let db = dir + "/db.fief", oracle = dir + "/oracle.log", dest = dir + "/copy.fief", fresh = dir + "/new.fief"
         let first = plan.before
@@ -100,19 +123,29 @@ public struct FileOperationsScenario: Scenario {
             return outcome
         }
         let target = op == .create ? fresh : db
-        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: dest),
-                                     environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
-                                     output: dir + "/op.out", label: op.rawValue)
+        let child = try ChildProcess(
+            arguments: operationArguments(op, db: target, dest: dest),
+            environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
+            output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
         let description = plan.description
         outcome.crashPoints.insert(point.rawValue)
         var violations: [String] = []
-        if ending != .signaled(SIGKILL) { violations.append("\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out") }
+        if ending != .signaled(SIGKILL) {
+            violations.append(
+                "\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out")
+        }
         violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
-        violations += checkResult(op, point: point, db: db, dest: dest, fresh: fresh, copiedCommit: first, workload: workload, completed: false)
+        violations += checkResult(
+            op, point: point, db: db, dest: dest, fresh: fresh, copiedCommit: first, workload: workload,
+            completed: false)
         if violations.isEmpty {
             // Commits after the operation, on whatever file it left.
-            if let e = try commit(db, oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out") { violations.append(e) }
+            if let e = try commit(
+                db, oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out")
+            {
+                violations.append(e)
+            }
             violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         }
         outcome.events.append(("file-ops-\(op.rawValue)", violations, description))
@@ -122,59 +155,92 @@ public struct FileOperationsScenario: Scenario {
     /// What the operation's own file must look like: a copy or a new file exists exactly when
     /// the point says it is in place (or the operation completed), and then opens, checks
     /// clean and (a copy) holds the acknowledged state.
-    func checkResult(_ op: Operation, point: CrashPoint?, db: String, dest: String, fresh: String, copiedCommit: UInt64, workload: CommitWorkload, completed: Bool) -> [String] {
+    func checkResult(
+        _ op: Operation, point: CrashPoint?, db: String, dest: String, fresh: String, copiedCommit: UInt64,
+        workload: CommitWorkload, completed: Bool
+    ) -> [String] {
         let mustExist = completed || (point?.newVersionSurvivesProcessKill ?? false)
         switch op {
         case .compact:
             return []
         case .copy:
             let exists = access(dest, F_OK) == 0
-            if exists != mustExist { return ["writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): the destination \(exists ? "exists" : "is missing")"] }
+            if exists != mustExist {
+                return [
+                    "writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): "
+                        + "the destination \(exists ? "exists" : "is missing")"
+                ]
+            }
             guard exists else { return [] }
             // The copy holds exactly the commit that was current when it was made.
             let copyOracle = dest + ".oracle"
-            guard FileManager.default.createFile(atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8)) else {
-                return ["copy: the check could not write its oracle \(copyOracle) (\(String(cString: strerror(errno))))"]
+            guard
+                FileManager.default.createFile(
+                    atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8))
+            else {
+                return [
+                    "copy: the check could not write its oracle \(copyOracle) (\(String(cString: strerror(errno))))"
+                ]
             }
             defer { unlink(copyOracle) }
-            return RecoveryCheck.verify(dbPath: dest, oraclePath: copyOracle, workload: workload).violations.map { "copy: \($0)" }
+            return RecoveryCheck.verify(dbPath: dest, oraclePath: copyOracle, workload: workload).violations.map {
+                "copy: \($0)"
+            }
         case .create:
             let exists = access(fresh, F_OK) == 0
-            if exists != mustExist { return ["create \(completed ? "returned" : "died at \(point!.rawValue)"): the file \(exists ? "exists" : "is missing")"] }
+            if exists != mustExist {
+                return [
+                    "create \(completed ? "returned" : "died at \(point!.rawValue)"): "
+                        + "the file \(exists ? "exists" : "is missing")"
+                ]
+            }
             guard exists else { return [] }
             do {
                 let d = try Database(path: fresh, options: TortureEncryption.options(create: false))
                 let r = try d.check()
                 let tables = try d.read { try $0.tableNames() }
-                return r.problems.map { "new file: \($0)" } + (tables.isEmpty ? [] : ["new file: holds tables \(tables)"])
+                return r.problems.map { "new file: \($0)" }
+                    + (tables.isEmpty ? [] : ["new file: holds tables \(tables)"])
             } catch {
                 return ["new file does not open: \(error)"]
             }
         }
     }
 
-    func powerCutCycle(_ op: Operation, _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String], model: PersistenceModel) throws -> CycleOutcome {
+    func powerCutCycle(
+        _ op: Operation, _ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String],
+        model: PersistenceModel
+    ) throws -> CycleOutcome {
         var outcome = CycleOutcome()
-        guard let mode = PowerCutScenario.modes.first(where: { $0.name == plan.mode }) else { throw TortureError.invalid("unknown power-cut mode '\(plan.mode ?? "")'") }
+        guard let mode = PowerCutScenario.modes.first(where: { $0.name == plan.mode }) else {
+            throw TortureError.invalid("unknown power-cut mode '\(plan.mode ?? "")'")
+        }
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: plan.faultfsSeed ?? 0, tracePath: dir + "/faultfs-trace.jsonl", model: model)
+        let fs = FaultFSMount(
+            backing: backing, mountpoint: mnt, seed: plan.faultfsSeed ?? 0, tracePath: dir + "/faultfs-trace.jsonl",
+            model: model)
         try fs.mount()
         defer { fs.unmount() }
         let first = plan.before
         let description = plan.description
-        if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first, environment, log: dir + "/writer-0.out") {
+        if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first, environment, log: dir + "/writer-0.out")
+        {
             outcome.events.append(("file-ops-\(mode.name)", [e], description))
             return outcome
         }
         let target = op == .create ? mnt + "/new.fief" : mnt + "/db.fief"
-        let child = try ChildProcess(arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: environment,
-                                     output: dir + "/op.out", label: op.rawValue)
+        let child = try ChildProcess(
+            arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: environment,
+            output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
         guard ending == .exited(0) else {
-            outcome.events.append(("file-ops-\(mode.name)", ["\(op.rawValue) \(ending); see \(dir)/op.out"], description))
+            outcome.events.append(
+                ("file-ops-\(mode.name)", ["\(op.rawValue) \(ending); see \(dir)/op.out"], description))
             return outcome
         }
-        if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out") {
+        if let e = try commit(
+            mnt + "/db.fief", oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out")
+        {
             outcome.events.append(("file-ops-\(mode.name)", [e], description))
             return outcome
         }
@@ -182,9 +248,11 @@ public struct FileOperationsScenario: Scenario {
         fs.unmount()
         outcome.faults += 1
         outcome.crashPoints.insert("\(op.rawValue)-then-power-cut")
-        var violations = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload).violations
-        violations += checkResult(op, point: nil, db: backing + "/db.fief", dest: backing + "/copy.fief", fresh: backing + "/new.fief",
-                                  copiedCommit: first, workload: workload, completed: true)
+        var violations = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
+            .violations
+        violations += checkResult(
+            op, point: nil, db: backing + "/db.fief", dest: backing + "/copy.fief", fresh: backing + "/new.fief",
+            copiedCommit: first, workload: workload, completed: true)
         outcome.events.append(("file-ops-\(mode.name)", violations, description))
         return outcome
     }

@@ -34,7 +34,11 @@ public struct GrowthScenario: Scenario {
                     let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
                     for _ in 0..<25 {
                         let k = Int64.random(in: 0..<keys, using: &local)
-                        try t.put(k, [UInt8](repeating: UInt8.random(in: 0...255, using: &local), count: Int.random(in: 20...220, using: &local)))
+                        try t.put(
+                            k,
+                            [UInt8](
+                                repeating: UInt8.random(in: 0...255, using: &local),
+                                count: Int.random(in: 20...220, using: &local)))
                     }
                 }
                 rng = local
@@ -58,7 +62,11 @@ public struct GrowthScenario: Scenario {
             while !stop.isSet {
                 do {
                     let again = try db.read(pinned) { try Fingerprint.of($0) }
-                    if again != view { readerFailures.record(TortureError.invalid("the pinned snapshot changed while writers churned")); return }
+                    if again != view {
+                        readerFailures.record(
+                            TortureError.invalid("the pinned snapshot changed while writers churned"));
+                        return
+                    }
                 } catch { readerFailures.record(error); return }
             }
         }
@@ -66,10 +74,15 @@ public struct GrowthScenario: Scenario {
         for _ in 0..<(2 * phase) {
             try churn(1)
             let s = try db.stats()
-            let bound = atPin.fileSize + s.bytesPinned + (s.bytesInUse > atPin.bytesInUse ? s.bytesInUse - atPin.bytesInUse : 0) + GrowthScenario.slackBytes
+            let bound =
+                atPin.fileSize + s.bytesPinned + (s.bytesInUse > atPin.bytesInUse ? s.bytesInUse - atPin.bytesInUse : 0)
+                + GrowthScenario.slackBytes
             worst = max(worst, bound)
             if s.fileSize > bound {
-                violations.append("commit \(commit): file is \(s.fileSize) bytes while pinned, above the bound \(bound) (size at pin \(atPin.fileSize) + held \(s.bytesPinned) + live growth + slack)")
+                violations.append(
+                    "commit \(commit): file is \(s.fileSize) bytes while pinned, above the bound \(bound) "
+                        + "(size at pin \(atPin.fileSize) + held \(s.bytesPinned) + live growth + slack)"
+                )
                 break
             }
         }
@@ -77,16 +90,23 @@ public struct GrowthScenario: Scenario {
         stop.set()
         reader.join()
         if let e = readerFailures.error { violations.append("pinned reader: \(e)") }
-        if try db.stats().bytesPinned == 0 { violations.append("churn under a pin held no pages: the pin is not protecting anything") }
+        if try db.stats().bytesPinned == 0 {
+            violations.append("churn under a pin held no pages: the pin is not protecting anything")
+        }
         pinned.release()
         curve.releasedAtCommit = commit
         try churn(phase / 2)
         let afterRelease = try db.stats()
-        if afterRelease.bytesPinned != 0 { violations.append("\(afterRelease.bytesPinned) bytes still held after the pin was released") }
+        if afterRelease.bytesPinned != 0 {
+            violations.append("\(afterRelease.bytesPinned) bytes still held after the pin was released")
+        }
         try churn(phase)
         let final = try db.stats()
         if final.fileSize > afterRelease.fileSize + GrowthScenario.slackBytes {
-            violations.append("after release the file kept growing: \(afterRelease.fileSize) -> \(final.fileSize) bytes over \(phase) commits")
+            violations.append(
+                "after release the file kept growing: "
+                    + "\(afterRelease.fileSize) -> \(final.fileSize) bytes over \(phase) commits"
+            )
         }
         let report = try db.check()
         violations += report.problems.map { "integrity: \($0)" }
@@ -99,7 +119,10 @@ public struct GrowthScenario: Scenario {
         violations += try db.check().problems.map { "integrity after compact: \($0)" }
         outcome.events.append(("pinned-growth", violations, "growth cycle \(index)"))
         outcome.growth = curve
-        outcome.notes.append("growth: steady \(atPin.fileSize) B at pin, peak \(curve.sizes.max() ?? 0) B while pinned, \(final.fileSize) B after release, \(compacted.fileSize) B after compact")
+        outcome.notes.append(
+            "growth: steady \(atPin.fileSize) B at pin, peak \(curve.sizes.max() ?? 0) B while pinned, "
+                + "\(final.fileSize) B after release, \(compacted.fileSize) B after compact"
+        )
         return outcome
     }
 }

@@ -12,8 +12,11 @@ public enum HistoryOp: Codable, Equatable, Sendable {
         let c = try d.container(keyedBy: CodingKeys.self)
         let f = try c.decode(String.self, forKey: .f)
         let k = try c.decode(Int64.self, forKey: .k)
-        if f == "append" { self = .append(key: k, element: try c.decode(UInt64.self, forKey: .v)) }
-        else { self = .read(key: k, list: try c.decode([UInt64].self, forKey: .v)) }
+        if f == "append" {
+            self = .append(key: k, element: try c.decode(UInt64.self, forKey: .v))
+        } else {
+            self = .read(key: k, list: try c.decode([UInt64].self, forKey: .v))
+        }
     }
 
     public func encode(to e: Encoder) throws {
@@ -69,7 +72,10 @@ public enum HistoryFile {
             }.joined(separator: " ")
             let process = t.process * 100 + t.thread
             lines.append("{:type :invoke, :f :txn, :value [\(invokeOps)], :process \(process), :index \(2 * i)}")
-            lines.append("{:type \(t.committed ? ":ok" : ":fail"), :f :txn, :value [\(ops)], :process \(process), :index \(2 * i + 1)}")
+            lines.append(
+                "{:type \(t.committed ? ":ok" : ":fail"), :f :txn, "
+                    + ":value [\(ops)], :process \(process), :index \(2 * i + 1)}"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -10,7 +10,8 @@ public struct HistoryChecker {
         public var description: String { "\(kind): \(detail)" }
     }
 
-    enum Edge: Int { case ww = 0, wr = 1, rw = 2
+    enum Edge: Int {
+        case ww = 0, wr = 1, rw = 2
         var name: String { ["ww", "wr", "rw"][rawValue] }
     }
 
@@ -21,7 +22,7 @@ public struct HistoryChecker {
     public func check() -> [Anomaly] {
         var anomalies: [Anomaly] = []
         let ok = txns.indices.filter { txns[$0].committed }
-        var writer: [UInt64: Int] = [:]        // element -> committed txn that appended it
+        var writer: [UInt64: Int] = [:]  // element -> committed txn that appended it
         var aborted: [UInt64: Int] = [:]
         var lastAppend: [Int: [Int64: UInt64]] = [:]  // txn -> key -> its final append
         for i in txns.indices {
@@ -39,11 +40,17 @@ public struct HistoryChecker {
                 let cur = order[k] ?? []
                 if l.count > cur.count {
                     if Array(l.prefix(cur.count)) != cur {
-                        anomalies.append(Anomaly(kind: "incompatible-order", detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"))
+                        anomalies.append(
+                            Anomaly(
+                                kind: "incompatible-order",
+                                detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"))
                     }
                     order[k] = l
                 } else if Array(cur.prefix(l.count)) != l {
-                    anomalies.append(Anomaly(kind: "incompatible-order", detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"))
+                    anomalies.append(
+                        Anomaly(
+                            kind: "incompatible-order", detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"
+                        ))
                 }
             }
         }
@@ -52,13 +59,25 @@ public struct HistoryChecker {
                 guard case .read(let k, let l) = op else { continue }
                 for e in l {
                     if let a = aborted[e] {
-                        anomalies.append(Anomaly(kind: "G1a", detail: "\(txns[i].id) read element \(e) of key \(k), written by aborted \(txns[a].id)"))
+                        anomalies.append(
+                            Anomaly(
+                                kind: "G1a",
+                                detail: "\(txns[i].id) read element \(e) of key \(k), written by aborted \(txns[a].id)")
+                        )
                     } else if writer[e] == nil {
-                        anomalies.append(Anomaly(kind: "garbage-read", detail: "\(txns[i].id) read element \(e) of key \(k), which no transaction appended"))
+                        anomalies.append(
+                            Anomaly(
+                                kind: "garbage-read",
+                                detail: "\(txns[i].id) read element \(e) of key \(k), which no transaction appended"))
                     }
                 }
                 if let last = l.last, let w = writer[last], w != i, lastAppend[w]?[k] != last {
-                    anomalies.append(Anomaly(kind: "G1b", detail: "\(txns[i].id) read key \(k) ending in \(last), an intermediate append of \(txns[w].id)"))
+                    anomalies.append(
+                        Anomaly(
+                            kind: "G1b",
+                            detail:
+                                "\(txns[i].id) read key \(k) ending in \(last), an intermediate append of \(txns[w].id)"
+                        ))
                 }
             }
         }
@@ -72,16 +91,27 @@ public struct HistoryChecker {
         }
         var lostUpdate: [String: [Int]] = [:]
         for i in ok {
-            let appended = Set(txns[i].ops.compactMap { op -> Int64? in if case .append(let k, _) = op { return k }; return nil })
+            let appended = Set(
+                txns[i].ops.compactMap { op -> Int64? in
+                    if case .append(let k, _) = op { return k }; return nil
+                })
             for op in txns[i].ops {
                 guard case .read(let k, let l) = op else { continue }
                 if let last = l.last, let w = writer[last] { add(w, i, .wr) }
-                if let full = order[k], l.count < full.count, let next = writer[full[l.count]], next != i { add(i, next, .rw) }
+                if let full = order[k], l.count < full.count, let next = writer[full[l.count]], next != i {
+                    add(i, next, .rw)
+                }
                 if appended.contains(k) { lostUpdate["\(k):\(l.count)", default: []].append(i) }
             }
         }
         for (key, group) in lostUpdate where group.count > 1 {
-            anomalies.append(Anomaly(kind: "lost-update", detail: "key \(key.split(separator: ":")[0]): \(group.map { txns[$0].id }.joined(separator: ", ")) each read the same version and appended to it"))
+            anomalies.append(
+                Anomaly(
+                    kind: "lost-update",
+                    detail:
+                        "key \(key.split(separator: ":")[0]): \(group.map { txns[$0].id }.joined(separator: ", ")) "
+                        + "each read the same version and appended to it"
+                ))
         }
         anomalies += cycles(edges: edges, nodes: ok)
         return anomalies
@@ -127,7 +157,9 @@ public struct HistoryChecker {
     }
 
     /// A path from `from` to `to` inside `within`, over `allowed` edges (breadth first).
-    func path(_ edges: [Int: [(to: Int, kind: Edge)]], from: Int, to: Int, within: Set<Int>, allowed: Set<Edge>) -> [(Int, Edge)]? {
+    func path(_ edges: [Int: [(to: Int, kind: Edge)]], from: Int, to: Int, within: Set<Int>, allowed: Set<Edge>) -> [(
+        Int, Edge
+    )]? {
         var prev: [Int: (Int, Edge)] = [:]
         var queue = [from], head = 0
         var seen: Set<Int> = [from]
@@ -157,11 +189,15 @@ public struct HistoryChecker {
         // Only nodes inside a cycle of the full graph can be in any anomaly's cycle.
         for comp in components(edges, nodes: nodes, allowed: [.ww, .wr, .rw]).prefix(5) {
             let inside = Set(comp)
-            if let c = components(edges, nodes: comp, allowed: [.ww]).first, let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww]) {
+            if let c = components(edges, nodes: comp, allowed: [.ww]).first,
+                let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww])
+            {
                 found.append(Anomaly(kind: "G0", detail: "write cycle " + describe(c[0], p)))
                 continue
             }
-            if let c = components(edges, nodes: comp, allowed: [.ww, .wr]).first, let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww, .wr]) {
+            if let c = components(edges, nodes: comp, allowed: [.ww, .wr]).first,
+                let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww, .wr])
+            {
                 found.append(Anomaly(kind: "G1c", detail: "cycle " + describe(c[0], p)))
                 continue
             }
@@ -176,7 +212,8 @@ public struct HistoryChecker {
             }
             if let single { found.append(single); continue }
             if let p = path(edges, from: comp[0], to: comp[0], within: inside, allowed: [.ww, .wr, .rw]) {
-                found.append(Anomaly(kind: "G2", detail: "cycle with several anti-dependencies " + describe(comp[0], p)))
+                found.append(
+                    Anomaly(kind: "G2", detail: "cycle with several anti-dependencies " + describe(comp[0], p)))
             }
         }
         return found

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -34,12 +34,14 @@ public struct IOErrorScenario: Scenario {
         var violations: [String] = []
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
-            let child = try ChildProcess(arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
-                                         output: "\(dir)/writer-\(tag).out", label: "writer")
+            let child = try ChildProcess(
+                arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
+                output: "\(dir)/writer-\(tag).out", label: "writer")
             return child.wait()
         }
         func output(_ tag: String) -> String {
-            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         let warm = UInt64.random(in: 5...20, using: &rng)
         if try writer(upTo: warm, "warm") != .exited(0) {
@@ -51,12 +53,17 @@ public struct IOErrorScenario: Scenario {
             try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
         case "fsync-fail-late":
             // An even count hits a commit's second sync, after the select-bit flip.
-            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(2 * Int.random(in: 1...4, using: &rng))", "once"])
+            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(2 * Int.random(in: 1...4, using: &rng))", "once"]
+            )
         case "eio-write":
-            try fs.ctl(["inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
+            try fs.ctl([
+                "inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &rng))", "once"
+            ])
         default:
             let lockAndOracle: UInt64 = 64 << 10
-            try fs.ctl(["inject", fault, "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"])
+            try fs.ctl([
+                "inject", fault, "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"
+            ])
         }
         outcome.faults += 1
         // A reader pins the current version while the faulted writer runs, so freed pages
@@ -65,10 +72,13 @@ public struct IOErrorScenario: Scenario {
         var holder: ChildProcess?
         if fault == "enospc" || fault == "edquot" {
             let ready = dir + "/holder.ready"
-            holder = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", mnt + "/db.fief", "--ready", ready, "--seconds", "60"],
-                                      output: dir + "/holder.out", label: "snapshot holder")
+            holder = try ChildProcess(
+                arguments: ["torture", "hold-snapshot", "--db", mnt + "/db.fief", "--ready", ready, "--seconds", "60"],
+                output: dir + "/holder.out", label: "snapshot holder")
             let deadline = Date().addingTimeInterval(10)
-            while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning { usleep(10_000) }
+            while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning {
+                usleep(10_000)
+            }
         }
         let faulted = try writer(upTo: warm + 200, "fault")
         if let holder {
@@ -82,18 +92,26 @@ public struct IOErrorScenario: Scenario {
         case .exited(0):
             violations.append("under \(fault) the writer never saw an error (the fault did not fire?)")
         case .exited(_):
-            if !said.contains("fief torture writer:") { violations.append("under \(fault) the writer failed without a clear error: \(said)") }
+            if !said.contains("fief torture writer:") {
+                violations.append("under \(fault) the writer failed without a clear error: \(said)")
+            }
         }
         try fs.ctl(["clear"])
         var verdict = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
         violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
         let resumed = try writer(upTo: verdict.recoveredCommit + 10, "resume")
-        if resumed != .exited(0) { violations.append("after the fault cleared, new commits failed: \(output("resume"))") }
+        if resumed != .exited(0) {
+            violations.append("after the fault cleared, new commits failed: \(output("resume"))")
+        }
         try fs.ctl(["power-cut", "--mode", "drop-all"])
         fs.unmount()
         verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
         violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
-        outcome.events.append((fault, violations, "\(fault) cycle \(index): writer \(faulted), said: \(said.split(separator: "\n").last ?? "")"))
+        outcome.events.append(
+            (
+                fault, violations,
+                "\(fault) cycle \(index): writer \(faulted), said: \(said.split(separator: "\n").last ?? "")"
+            ))
         return outcome
     }
 }

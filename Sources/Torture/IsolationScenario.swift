@@ -13,7 +13,9 @@ public struct IsolationScenario: Scenario {
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = try run(Plan(), seed: seed, dir: dir, environment: context.writerEnvironment)
-        if let e = outcome.events.indices.last { outcome.events[e].description = "isolation cycle \(index), " + outcome.events[e].description }
+        if let e = outcome.events.indices.last {
+            outcome.events[e].description = "isolation cycle \(index), " + outcome.events[e].description
+        }
         return outcome
     }
 
@@ -31,11 +33,14 @@ public struct IsolationScenario: Scenario {
         _ = try Database(path: db, options: TortureEncryption.options())
         var children: [ChildProcess] = []
         for p in 0..<processes {
-            children.append(try ChildProcess(
-                arguments: ["torture", "list-append", "--db", db, "--history", "\(dir)/history-\(p).jsonl",
-                            "--process", String(p), "--seed", String(seed), "--threads", String(plan.threads),
-                            "--transactions", String(plan.transactions)],
-                environment: environment, output: "\(dir)/worker-\(p).out", label: "list-append worker"))
+            children.append(
+                try ChildProcess(
+                    arguments: [
+                        "torture", "list-append", "--db", db, "--history", "\(dir)/history-\(p).jsonl",
+                        "--process", String(p), "--seed", String(seed), "--threads", String(plan.threads),
+                        "--transactions", String(plan.transactions)
+                    ],
+                    environment: environment, output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [String] = []
         for (p, c) in children.enumerated() {

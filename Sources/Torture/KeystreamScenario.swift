@@ -14,7 +14,9 @@ public struct KeystreamScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 2 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        try run(KeystreamScenario.plan(cycle: index), dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+        try run(
+            KeystreamScenario.plan(cycle: index), dir: dir, workload: CommitWorkload(seed: seed),
+            environment: context.writerEnvironment)
     }
 
     /// A cycle's writers: how many threads, and the commit each of its processes stops at.
@@ -23,12 +25,17 @@ public struct KeystreamScenario: Scenario {
         public var stepsEndAt: [UInt64]
     }
 
-    public static func plan(cycle index: Int) -> Plan { Plan(threads: 1 + index % 3, stepsEndAt: (1...6).map { UInt64($0 * 12) }) }
+    public static func plan(cycle index: Int) -> Plan {
+        Plan(threads: 1 + index % 3, stepsEndAt: (1...6).map { UInt64($0 * 12) })
+    }
 
-    func run(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    func run(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome
+    {
         var outcome = CycleOutcome()
         let db = dir + "/db.fief"
-        var writer = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, threads: plan.threads, logPath: dir + "/writer.out")
+        var writer = CrashCycle(
+            dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, threads: plan.threads,
+            logPath: dir + "/writer.out")
         writer.environment = environment
         try writer.writeSchedule()
         var seen: [PageSalt: [UInt8]] = [:]
@@ -36,10 +43,15 @@ public struct KeystreamScenario: Scenario {
         var writes = 0
         for (n, end) in plan.stepsEndAt.enumerated() {
             let step = n + 1
-            let child = try ChildProcess(arguments: writer.writerArguments(maxCommit: end), environment: writer.environment,
-                                         output: writer.logPath, label: "writer")
+            let child = try ChildProcess(
+                arguments: writer.writerArguments(maxCommit: end), environment: writer.environment,
+                output: writer.logPath, label: "writer")
             if child.wait() != .exited(0) {
-                outcome.events.append(("keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"], "writer step \(step)"))
+                outcome.events.append(
+                    (
+                        "keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"],
+                        "writer step \(step)"
+                    ))
                 return outcome
             }
             guard let bytes = FileManager.default.contents(atPath: db).map({ [UInt8]($0) }) else {
@@ -51,12 +63,16 @@ public struct KeystreamScenario: Scenario {
                 // Pages inside a multi-page extent carry no envelope: their "salt" is ciphertext,
                 // random, and matches nothing.
                 let tag = Array(bytes[offset..<(offset + PageEnvelope.tagSize)])
-                let salt = bytes[(offset + PageEnvelope.saltOffset)..<(offset + PageEnvelope.saltOffset + 8)].enumerated()
+                let salt = bytes[(offset + PageEnvelope.saltOffset)..<(offset + PageEnvelope.saltOffset + 8)]
+                    .enumerated()
                     .reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
                 let key = PageSalt(offset: UInt64(offset), salt: salt)
                 if let before = seen[key] {
                     if before != tag && reused.count < 5 {
-                        reused.append("page at offset \(offset) written twice with salt \(salt) (after step \(step)): two ciphertexts share one keystream")
+                        reused.append(
+                            "page at offset \(offset) written twice with salt \(salt) "
+                                + "(after step \(step)): two ciphertexts share one keystream"
+                        )
                     }
                 } else {
                     seen[key] = tag
@@ -66,7 +82,11 @@ public struct KeystreamScenario: Scenario {
         }
         var violations = reused
         violations += writer.verify().violations
-        outcome.events.append(("keystream", violations, "\(writes) page writes seen over \(plan.stepsEndAt.count) writer processes (\(writer.threads) threads)"))
+        outcome.events.append(
+            (
+                "keystream", violations,
+                "\(writes) page writes seen over \(plan.stepsEndAt.count) writer processes (\(writer.threads) threads)"
+            ))
         return outcome
     }
 

@@ -41,7 +41,11 @@ public struct ListAppendWorker {
 
     public func run() throws {
         let db = try Database(path: dbPath, options: TortureEncryption.options())
-        _ = try? db.write { tx in if try tx.tableInfo(ListAppendWorker.table) == nil { try tx.createTable(ListAppendWorker.table, key: Int64.self, value: [UInt8].self) } }
+        _ = try? db.write { tx in
+            if try tx.tableInfo(ListAppendWorker.table) == nil {
+                try tx.createTable(ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
+            }
+        }
         let lock = NSLock()
         var history: [HistoryTxn] = []
         let failure = FirstError()
@@ -53,15 +57,21 @@ public struct ListAppendWorker {
                 do {
                     for i in 0..<transactions {
                         let element = (UInt64(process) << 40) | (UInt64(t) << 32) | UInt64(i + 1)
-                        let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in Int64.random(in: 0..<ListAppendWorker.pairs, using: &rng) }
+                        let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                            Int64.random(in: 0..<ListAppendWorker.pairs, using: &rng)
+                        }
                         let kind = Int.random(in: 0..<10, using: &rng)
                         if kind < 4 {
                             let ops: [HistoryOp] = try db.read { tx in
                                 let table = try tx.table(ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
                                 var ops: [HistoryOp] = []
                                 for p in readPairs {
-                                    let a = ListAppendWorker.decode(try table.get(2 * p)), b = ListAppendWorker.decode(try table.get(2 * p + 1))
-                                    if Set(a) != Set(b) { throw TortureError.invalid("snapshot \(tx.version): pair \(p) lists differ: \(a) vs \(b)") }
+                                    let a = ListAppendWorker.decode(try table.get(2 * p)),
+                                        b = ListAppendWorker.decode(try table.get(2 * p + 1))
+                                    if Set(a) != Set(b) {
+                                        throw TortureError.invalid(
+                                            "snapshot \(tx.version): pair \(p) lists differ: \(a) vs \(b)")
+                                    }
                                     ops.append(.read(key: 2 * p, list: a))
                                     ops.append(.read(key: 2 * p + 1, list: b))
                                 }
@@ -75,9 +85,11 @@ public struct ListAppendWorker {
                             do {
                                 try db.write { tx in
                                     ops = []
-                                    let table = try tx.table(ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
+                                    let table = try tx.table(
+                                        ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
                                     for p in readPairs where p != target {
-                                        ops.append(.read(key: 2 * p, list: ListAppendWorker.decode(try table.get(2 * p))))
+                                        ops.append(
+                                            .read(key: 2 * p, list: ListAppendWorker.decode(try table.get(2 * p))))
                                     }
                                     for k in [2 * target, 2 * target + 1] {
                                         let cur = ListAppendWorker.decode(try table.get(k))
@@ -87,9 +99,11 @@ public struct ListAppendWorker {
                                     }
                                     if abort { throw Rollback() }
                                 }
-                                local.append(HistoryTxn(process: process, thread: t, index: i, committed: true, ops: ops))
+                                local.append(
+                                    HistoryTxn(process: process, thread: t, index: i, committed: true, ops: ops))
                             } catch is Rollback {
-                                local.append(HistoryTxn(process: process, thread: t, index: i, committed: false, ops: ops))
+                                local.append(
+                                    HistoryTxn(process: process, thread: t, index: i, committed: false, ops: ops))
                             }
                         }
                     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FiefObjects
@@ -27,8 +27,9 @@ public struct NotifyScenario: Scenario {
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         if index % 2 == 1 { return try objectCycle(index, seed: seed, dir: dir, context: context) }
-        return try runCommitCycle(deaths: NotifyScenario.deaths(cycle: index, seed: seed), watch: Watch(), dir: dir,
-                                  workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+        return try runCommitCycle(
+            deaths: NotifyScenario.deaths(cycle: index, seed: seed), watch: Watch(), dir: dir,
+            workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
     }
 
     /// Who watches a commit cycle, and how long the writer after the deaths goes on.
@@ -50,18 +51,24 @@ public struct NotifyScenario: Scenario {
         }
     }
 
-    func runCommitCycle(deaths: [WriterDeath], watch plan: Watch, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    func runCommitCycle(
+        deaths: [WriterDeath], watch plan: Watch, dir: String, workload: CommitWorkload, environment: [String: String]
+    ) throws -> CycleOutcome {
         let db = dir + "/db.fief"
         let stop = dir + "/stop"
         _ = try Database(path: db, options: TortureEncryption.options())
-        let watchers = try ObserverProcesses("commits", db: db, dir: dir, stop: stop, environment: environment, count: plan.observers)
+        let watchers = try ObserverProcesses(
+            "commits", db: db, dir: dir, stop: stop, environment: environment, count: plan.observers)
         var outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: environment)
         // A last writer that finishes, so the run ends on commits that rang.
-        var last = CrashCycle(dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, logPath: dir + "/writer-last.out")
+        var last = CrashCycle(
+            dbPath: db, oraclePath: dir + "/oracle.log", workload: workload, logPath: dir + "/writer-last.out")
         last.environment = environment
         try last.writeSchedule()
-        let finisher = try ChildProcess(arguments: last.writerArguments(maxCommit: last.committedNow() + plan.lastCommits), environment: environment,
-                                        output: dir + "/writer-last.out", label: "writer")
+        let finisher = try ChildProcess(
+            arguments: last.writerArguments(maxCommit: last.committedNow() + plan.lastCommits),
+            environment: environment,
+            output: dir + "/writer-last.out", label: "writer")
         var violations: [String] = []
         if finisher.wait() != .exited(0) { violations.append("the last writer failed; see writer-last.out") }
 
@@ -71,7 +78,9 @@ public struct NotifyScenario: Scenario {
             let ending = w.wait()
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             violations += NotifyScenario.verify(log: text, final: final, observer: o)
-            if ending != .exited(0) && !text.contains("missed") { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
+            if ending != .exited(0) && !text.contains("missed") {
+                violations.append("observer \(o) ended \(ending); see observer-\(o).out")
+            }
         }
         outcome.events.append(("delivery", violations, "notify: \(plan.observers) observers, final version \(final)"))
         return outcome
@@ -86,14 +95,19 @@ public struct NotifyScenario: Scenario {
         let db = dir + "/objects.fief", oracle = dir + "/oracle.log", stop = dir + "/stop"
         let workload = ObjectGraphWorkload(seed: seed)
         func writer(_ maxCommit: UInt64, _ log: String, _ env: [String: String] = [:]) throws -> ChildProcess {
-            try ChildProcess(arguments: ObjectsScenario.writerArguments(db, oracle, seed, maxCommit), environment: context.writerEnvironment.merging(env) { $1 },
-                             output: log, label: "objects writer")
+            try ChildProcess(
+                arguments: ObjectsScenario.writerArguments(db, oracle, seed, maxCommit),
+                environment: context.writerEnvironment.merging(env) { $1 },
+                output: log, label: "objects writer")
         }
         guard try writer(3, dir + "/writer-first.out").wait() == .exited(0) else {
-            outcome.events.append(("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)"))
+            outcome.events.append(
+                ("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)")
+            )
             return outcome
         }
-        let watchers = try ObserverProcesses("results", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
+        let watchers = try ObserverProcesses(
+            "results", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         var current: UInt64 = 3
         let points = CrashPoint.commitPoints
@@ -104,7 +118,9 @@ public struct NotifyScenario: Scenario {
             let description: String
             if kind < points.count {
                 let nth = Int.random(in: 1...4, using: &rng)
-                ending = try writer(current + UInt64(nth) + 3, log, [CrashPoint.environmentVariable: "\(points[kind].rawValue):\(nth)"]).wait()
+                ending = try writer(
+                    current + UInt64(nth) + 3, log, [CrashPoint.environmentVariable: "\(points[kind].rawValue):\(nth)"]
+                ).wait()
                 description = "objects writer killed at \(points[kind].rawValue):\(nth) from commit \(current)"
                 outcome.crashPoints.insert(points[kind].rawValue)
             } else {
@@ -115,13 +131,19 @@ public struct NotifyScenario: Scenario {
                 description = "objects writer SIGKILLed from commit \(current)"
                 outcome.crashPoints.insert("random-kill")
             }
-            var verdict = ObjectRecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
-            if ending != .signaled(SIGKILL) { verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)") }
+            var verdict = ObjectRecoveryCheck.verify(
+                dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
+            if ending != .signaled(SIGKILL) {
+                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
+            }
             current = verdict.recoveredCommit
-            outcome.events.append(("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
+            outcome.events.append(
+                ("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
         }
         var violations: [String] = []
-        if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) { violations.append("the last objects writer failed; see writer-last.out") }
+        if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) {
+            violations.append("the last objects writer failed; see writer-last.out")
+        }
         let final = try Database(path: db, options: TortureEncryption.options(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
         for (o, (w, log)) in watchers.members.enumerated() {
@@ -129,15 +151,26 @@ public struct NotifyScenario: Scenario {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n")
             if !text.hasPrefix("start") {
-                let said = ((try? String(contentsOfFile: dir + "/observer-\(o).out", encoding: .utf8)) ?? "").split(separator: "\n").first ?? ""
+                let said =
+                    ((try? String(contentsOfFile: dir + "/observer-\(o).out", encoding: .utf8)) ?? "").split(
+                        separator: "\n"
+                    ).first ?? ""
                 violations.append("observer \(o) never started: \(said)")
                 continue
             }
-            violations += lines.filter { $0.hasPrefix("violation ") }.prefix(3).map { "observer \(o): \($0.dropFirst("violation ".count))" }
-            if lines.contains(where: { $0.hasPrefix("missed") }) { violations.append("observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s") }
-            if ending != .exited(0) && violations.isEmpty { violations.append("observer \(o) ended \(ending); see observer-\(o).out") }
+            violations += lines.filter { $0.hasPrefix("violation ") }.prefix(3).map {
+                "observer \(o): \($0.dropFirst("violation ".count))"
+            }
+            if lines.contains(where: { $0.hasPrefix("missed") }) {
+                violations.append(
+                    "observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s")
+            }
+            if ending != .exited(0) && violations.isEmpty {
+                violations.append("observer \(o) ended \(ending); see observer-\(o).out")
+            }
         }
-        outcome.events.append(("objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))
+        outcome.events.append(
+            ("objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))
         return outcome
     }
 
@@ -162,15 +195,26 @@ public struct NotifyScenario: Scenario {
         var expect = start
         for (a, b) in ranges {
             if a != expect {
-                violations.append(a > expect ? "observer \(o): versions (\(expect), \(a)] were never delivered" : "observer \(o): versions (\(a), \(min(b, expect))] were delivered twice")
+                violations.append(
+                    a > expect
+                        ? "observer \(o): versions (\(expect), \(a)] were never delivered"
+                        : "observer \(o): versions (\(a), \(min(b, expect))] were delivered twice")
                 break
             }
             if b <= a { violations.append("observer \(o): empty or backward range (\(a), \(b)]"); break }
             expect = b
         }
-        if missed { violations.append("observer \(o) did not reach the final version \(final) within \(graceSeconds) s (last delivered: \(ranges.last?.1 ?? start))") }
-        else if violations.isEmpty && expect != final { violations.append("observer \(o) ended at version \(expect), not the final \(final)") }
-        if doorbell == 0 && final > start { violations.append("observer \(o): every delivery came from the poll; commits never rang the doorbell") }
+        if missed {
+            violations.append(
+                "observer \(o) did not reach the final version \(final) within \(graceSeconds) s "
+                    + "(last delivered: \(ranges.last?.1 ?? start))"
+            )
+        } else if violations.isEmpty && expect != final {
+            violations.append("observer \(o) ended at version \(expect), not the final \(final)")
+        }
+        if doorbell == 0 && final > start {
+            violations.append("observer \(o): every delivery came from the poll; commits never rang the doorbell")
+        }
         return violations
     }
 }
@@ -181,18 +225,31 @@ public struct NotifyScenario: Scenario {
 final class ObserverProcesses {
     let members: [(process: ChildProcess, log: String)]
 
-    init(_ watching: String, db: String, dir: String, stop: String, environment: [String: String], count: Int = NotifyScenario.observers) throws {
+    init(
+        _ watching: String, db: String, dir: String, stop: String, environment: [String: String],
+        count: Int = NotifyScenario.observers
+    ) throws {
         var members: [(ChildProcess, String)] = []
         for o in 0..<count {
             let log = dir + "/observer-\(o).log"
-            members.append((try ChildProcess(arguments: ["torture", "observer", "--of", watching, "--db", db, "--log", log, "--stop", stop,
-                                                         "--grace-seconds", String(NotifyScenario.graceSeconds)],
-                                             environment: environment, output: dir + "/observer-\(o).out", label: "observer"), log))
+            members.append(
+                (
+                    try ChildProcess(
+                        arguments: [
+                            "torture", "observer", "--of", watching, "--db", db, "--log", log, "--stop", stop,
+                            "--grace-seconds", String(NotifyScenario.graceSeconds)
+                        ],
+                        environment: environment, output: dir + "/observer-\(o).out", label: "observer"), log
+                ))
         }
         self.members = members
-        func started(_ log: String) -> Bool { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("start") }
+        func started(_ log: String) -> Bool {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("start")
+        }
         let deadline = Date().addingTimeInterval(10)
-        while members.contains(where: { !started($0.1) && $0.0.process.isRunning }) && Date() < deadline { usleep(5_000) }
+        while members.contains(where: { !started($0.1) && $0.0.process.isRunning }) && Date() < deadline {
+            usleep(5_000)
+        }
     }
 
     deinit { for (p, _) in members where p.process.isRunning { p.kill9(); _ = p.wait() } }

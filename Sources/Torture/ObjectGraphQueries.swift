@@ -41,7 +41,9 @@ struct GraphQuery {
     static func random(_ rng: inout SeededRandom) -> GraphQuery {
         let condition = randomCondition(&rng, depth: 0)
         var sorts: [(SortKey, Bool)] = []
-        for _ in 0..<Int.random(in: 0...2, using: &rng) { sorts.append((SortKey.allCases.randomElement(using: &rng)!, Bool.random(using: &rng))) }
+        for _ in 0..<Int.random(in: 0...2, using: &rng) {
+            sorts.append((SortKey.allCases.randomElement(using: &rng)!, Bool.random(using: &rng)))
+        }
         // A limit only on a total order (the primary key ends every sort): otherwise which
         // objects make the cut depends on the plan.
         let limit = !sorts.isEmpty && Bool.random(using: &rng) ? Int.random(in: 0...12, using: &rng) : nil
@@ -67,12 +69,15 @@ struct GraphQuery {
         case 3: return .nameEquals(name())
         case 4:
             let n = name()
-            return .nameBegins(Bool.random(using: &rng) ? n.uppercased() : String(n.prefix(Int.random(in: 1...2, using: &rng))), caseInsensitive: Bool.random(using: &rng))
+            return .nameBegins(
+                Bool.random(using: &rng) ? n.uppercased() : String(n.prefix(Int.random(in: 1...2, using: &rng))),
+                caseInsensitive: Bool.random(using: &rng))
         case 5: return .nameContains(String(Int.random(in: 0..<12, using: &rng)))
         case 6: return .nameLike(["n?", "r*", "*1", "?1*", "n1?"].randomElement(using: &rng)!)
         case 7, 8: return .born(ops.randomElement(using: &rng)!, ObjectGraphWorkload.dates.randomElement(using: &rng)!)
         case 9: return .bornIsNil(Bool.random(using: &rng))
-        case 10: return Bool.random(using: &rng) ? .balanceBelow(Int.random(in: -800...800, using: &rng)) : .balanceIsNil
+        case 10:
+            return Bool.random(using: &rng) ? .balanceBelow(Int.random(in: -800...800, using: &rng)) : .balanceIsNil
         case 11: return .anyDogYoungerThan(Int.random(in: 0..<15, using: &rng))
         case 12: return .allDogsOlderThan(Int.random(in: 0..<15, using: &rng))
         case 13: return .dogCountAbove(Int.random(in: 0..<4, using: &rng))
@@ -119,7 +124,11 @@ struct GraphQuery {
     var description: String {
         let (s, args) = format(balance: "balance")
         var d = s + (args.isEmpty ? "" : " with \(args)")
-        if !sorts.isEmpty { d += " sorted by " + sorts.map { "\($0.0.rawValue) \($0.ascending ? "asc" : "desc")" }.joined(separator: ", ") }
+        if !sorts.isEmpty {
+            d +=
+                " sorted by "
+                + sorts.map { "\($0.0.rawValue) \($0.ascending ? "asc" : "desc")" }.joined(separator: ", ")
+        }
         if let limit { d += " limit \(limit)" }
         return d
     }
@@ -156,7 +165,8 @@ struct GraphQuery {
             case .ageBetween(let a, let b): return q.age.contains(a...b)
             case .ageIn(let xs): return q.age.in(xs)
             case .nameEquals(let s): return q.name == s
-            case .nameBegins(let s, let ci): return q.name.starts(with: s, caseInsensitive: ci, diacriticInsensitive: ci)
+            case .nameBegins(let s, let ci):
+                return q.name.starts(with: s, caseInsensitive: ci, diacriticInsensitive: ci)
             case .nameContains(let s): return q.name.contains(s, diacriticInsensitive: true)
             case .nameLike(let p): return q.name.like(p)
             case .born(let op, let d):
@@ -209,7 +219,8 @@ struct GraphQuery {
             case .ageBetween(let a, let b): return p.age >= a && p.age <= b
             case .ageIn(let xs): return xs.contains(p.age)
             case .nameEquals(let s): return p.name == s
-            case .nameBegins(let s, let ci): return ci ? p.name.lowercased().hasPrefix(s.lowercased()) : p.name.hasPrefix(s)
+            case .nameBegins(let s, let ci):
+                return ci ? p.name.lowercased().hasPrefix(s.lowercased()) : p.name.hasPrefix(s)
             case .nameContains(let s): return p.name.contains(s)
             case .nameLike(let pattern): return like(Array(p.name), Array(pattern))
             case .born(let op, let d): return cmp(p.born, op, d)
@@ -240,7 +251,10 @@ struct GraphQuery {
                 let c: Int
                 switch key {
                 case .age: c = x.age == y.age ? 0 : (x.age < y.age ? -1 : 1)
-                case .name: c = x.name == y.name ? 0 : (Array(x.name.utf8).lexicographicallyPrecedes(Array(y.name.utf8)) ? -1 : 1)
+                case .name:
+                    c =
+                        x.name == y.name
+                        ? 0 : (Array(x.name.utf8).lexicographicallyPrecedes(Array(y.name.utf8)) ? -1 : 1)
                 case .born: c = GraphQuery.order(x.born, y.born)
                 case .balance: c = GraphQuery.order(x.balance, y.balance)
                 }
@@ -264,14 +278,19 @@ struct GraphQuery {
     // MARK: Checking a store
 
     /// Runs `count` random queries (from `seed`) on the store and compares each with the model.
-    static func check(_ ctx: ObjectContext, _ g: ObjectGraphWorkload.Graph, v2: Bool, seed: UInt64, count: Int) throws -> [String] {
+    static func check(_ ctx: ObjectContext, _ g: ObjectGraphWorkload.Graph, v2: Bool, seed: UInt64, count: Int) throws
+        -> [String]
+    {
         var rng = SeededRandom(seed: seed)
         var out: [String] = []
         for _ in 0..<count {
             let q = GraphQuery.random(&rng)
             let want = q.answer(g)
             let (format, args) = q.format(balance: v2 ? "credit" : "balance")
-            let sorts = q.sorts.map { SortDescriptor(keyPath: v2 && $0.0 == .balance ? "credit" : $0.0.rawValue, ascending: $0.ascending) }
+            let sorts =
+                q.sorts.map {
+                    SortDescriptor(keyPath: v2 && $0.0 == .balance ? "credit" : $0.0.rawValue, ascending: $0.ascending)
+                }
                 + [SortDescriptor(keyPath: "id", ascending: true)]
             func run<T: Object>(_ r: Results<T>) throws -> [Int64] {
                 var r = r
@@ -280,12 +299,18 @@ struct GraphQuery {
                 let keys = try r.keys()
                 return q.sorts.isEmpty ? keys.sorted() : keys
             }
-            let byString = v2 ? try run(ctx.objects(GraphV2.GraphPerson.self).filter(format, arguments: args))
+            let byString =
+                v2
+                ? try run(ctx.objects(GraphV2.GraphPerson.self).filter(format, arguments: args))
                 : try run(ctx.objects(GraphPerson.self).filter(format, arguments: args))
-            if byString != want { out.append("query \(q.description): the store answers \(byString), the model \(want)") }
+            if byString != want {
+                out.append("query \(q.description): the store answers \(byString), the model \(want)")
+            }
             if !v2, q.hasTypedForm {
                 let byType = try run(ctx.objects(GraphPerson.self).where { q.typed($0)! })
-                if byType != want { out.append("typed query \(q.description): the store answers \(byType), the model \(want)") }
+                if byType != want {
+                    out.append("typed query \(q.description): the store answers \(byType), the model \(want)")
+                }
             }
             if out.count >= 3 { break }
         }

@@ -8,9 +8,13 @@ import SeededRandomness
 /// any recovered file must hold. The models are in ObjectGraphModels.swift.
 public struct ObjectGraphWorkload: Sendable {
     public let seed: UInt64
-    public static let types: [Object.Type] = [GraphPerson.self, GraphDog.self, GraphTag.self, GraphToy.self, GraphProgress.self]
-    public static let typesV2: [Object.Type] = [GraphV2.GraphPerson.self, GraphV2.GraphDog.self, GraphV2.GraphMark.self, GraphV2.GraphToy.self,
-                                                GraphProgress.self]
+    public static let types: [Object.Type] = [
+        GraphPerson.self, GraphDog.self, GraphTag.self, GraphToy.self, GraphProgress.self
+    ]
+    public static let typesV2: [Object.Type] = [
+        GraphV2.GraphPerson.self, GraphV2.GraphDog.self, GraphV2.GraphMark.self, GraphV2.GraphToy.self,
+        GraphProgress.self
+    ]
 
     public init(seed: UInt64) { self.seed = seed }
 
@@ -58,10 +62,14 @@ public struct ObjectGraphWorkload: Sendable {
 
     /// Birth and making dates: before 1970 and 2001 (the two reference dates), between, after
     /// 2038 (past 32-bit time), and fractional.
-    static let dates: [Date] = [-3_000_000_000, -86_400.5, 0, 978_307_199.75, 978_307_200, 1_700_000_000, 2_200_000_000, 4_102_444_800.125]
-        .map { Date(timeIntervalSince1970: $0) }
+    static let dates: [Date] = [
+        -3_000_000_000, -86_400.5, 0, 978_307_199.75, 978_307_200, 1_700_000_000, 2_200_000_000, 4_102_444_800.125
+    ]
+    .map { Date(timeIntervalSince1970: $0) }
     /// Toys' keys come from a pool of 12, so keys are deleted and used again.
-    static func toyID(_ n: Int) -> UUID { UUID(uuid: (0xF1, 0xEF, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, UInt8(n))) }
+    static func toyID(_ n: Int) -> UUID {
+        UUID(uuid: (0xF1, 0xEF, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, UInt8(n)))
+    }
 
     /// One operation of a commit, decided against the graph before it.
     enum Op {
@@ -89,7 +97,9 @@ public struct ObjectGraphWorkload: Sendable {
         var rng = SeededRandom.derive(seed ^ 0x0B1E_C7, i)
         var g = g
         var out: [Op] = []
-        func date() -> Date? { Int.random(in: 0..<5, using: &rng) == 0 ? nil : ObjectGraphWorkload.dates.randomElement(using: &rng)! }
+        func date() -> Date? {
+            Int.random(in: 0..<5, using: &rng) == 0 ? nil : ObjectGraphWorkload.dates.randomElement(using: &rng)!
+        }
         func balance() -> Int? { Bool.random(using: &rng) ? nil : Int.random(in: -1000...1000, using: &rng) }
         for _ in 0..<Int.random(in: 1...5, using: &rng) {
             let persons = g.persons.keys.sorted(), dogs = g.dogs.keys.sorted()
@@ -99,18 +109,28 @@ public struct ObjectGraphWorkload: Sendable {
                 let id = Int64.random(in: 0..<48, using: &rng)
                 let name = "n\(Int.random(in: 0..<12, using: &rng))", age = Int.random(in: 0..<80, using: &rng)
                 if g.persons[id] == nil {
-                    op = .addPerson(id, name, age, date(), balance(), (0..<Int.random(in: 0...3, using: &rng)).map { _ in
-                        DogState(name: "d\(Int.random(in: 0..<6, using: &rng))", age: Int.random(in: 0..<15, using: &rng))
-                    })
+                    op = .addPerson(
+                        id, name, age, date(), balance(),
+                        (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                            DogState(
+                                name: "d\(Int.random(in: 0..<6, using: &rng))", age: Int.random(in: 0..<15, using: &rng)
+                            )
+                        })
                 } else {
                     op = .upsert(id, name, age)
                 }
             } else if pick == 5 {
                 let name = "t\(Int.random(in: 0..<10, using: &rng))"
-                op = g.tags[name] != nil && Bool.random(using: &rng) ? .deleteTag(name) : .putTag(name, Int.random(in: -5...5, using: &rng))
+                op =
+                    g.tags[name] != nil && Bool.random(using: &rng)
+                    ? .deleteTag(name) : .putTag(name, Int.random(in: -5...5, using: &rng))
             } else if pick == 6 {
                 let u = ObjectGraphWorkload.toyID(Int.random(in: 0..<12, using: &rng))
-                op = g.toys[u] != nil ? .deleteToy(u) : .addToy(u, ObjectGraphWorkload.dates.randomElement(using: &rng)!, persons.randomElement(using: &rng))
+                op =
+                    g.toys[u] != nil
+                    ? .deleteToy(u)
+                    : .addToy(
+                        u, ObjectGraphWorkload.dates.randomElement(using: &rng)!, persons.randomElement(using: &rng))
             } else if persons.isEmpty {
                 continue
             } else {
@@ -131,17 +151,23 @@ public struct ObjectGraphWorkload: Sendable {
                 case 14, 15:
                     guard !dogs.isEmpty else { continue }
                     // Half the time a dog the list holds already: the same object twice.
-                    let d = !s.walks.isEmpty && Bool.random(using: &rng) ? s.walks.randomElement(using: &rng)! : dogs.randomElement(using: &rng)!
+                    let d =
+                        !s.walks.isEmpty && Bool.random(using: &rng)
+                        ? s.walks.randomElement(using: &rng)! : dogs.randomElement(using: &rng)!
                     op = .walk(p, d, Int.random(in: 0...s.walks.count, using: &rng))
                 case 16:
                     guard s.walks.count >= 2 else { continue }
-                    let a = Int.random(in: 0..<s.walks.count, using: &rng), b = Int.random(in: 0..<s.walks.count, using: &rng)
+                    let a = Int.random(in: 0..<s.walks.count, using: &rng),
+                        b = Int.random(in: 0..<s.walks.count, using: &rng)
                     op = Bool.random(using: &rng) ? .moveWalk(p, a, b) : .swapWalks(p, a, b)
                 case 17:
                     guard !s.walks.isEmpty else { continue }
                     op = .unwalk(p, Int.random(in: 0..<s.walks.count, using: &rng))
                 default:
-                    op = .favorite(p, dogs.isEmpty || Int.random(in: 0..<4, using: &rng) == 0 ? nil : dogs.randomElement(using: &rng)!)
+                    op = .favorite(
+                        p,
+                        dogs.isEmpty || Int.random(in: 0..<4, using: &rng) == 0 ? nil : dogs.randomElement(using: &rng)!
+                    )
                 }
             }
             apply(op, to: &g)
@@ -159,7 +185,8 @@ public struct ObjectGraphWorkload: Sendable {
                 keys.append(g.nextDog)
                 g.nextDog += 1
             }
-            g.persons[id] = PersonState(name: name, age: age, born: born, balance: balance, dogs: keys, label: g.schema2 ? "" : nil)
+            g.persons[id] = PersonState(
+                name: name, age: age, born: born, balance: balance, dogs: keys, label: g.schema2 ? "" : nil)
         case .upsert(let id, let name, let age):
             g.persons[id]?.name = name
             g.persons[id]?.age = age
@@ -171,7 +198,8 @@ public struct ObjectGraphWorkload: Sendable {
         case .setBorn(let id, let d): g.persons[id]?.born = d
         case .setBalance(let id, let b): g.persons[id]?.balance = b
         case .walk(let p, let d, let at): g.persons[p]?.walks.insert(d, at: at)
-        case .moveWalk(let p, let from, let to): if let d = g.persons[p]?.walks.remove(at: from) { g.persons[p]?.walks.insert(d, at: to) }
+        case .moveWalk(let p, let from, let to):
+            if let d = g.persons[p]?.walks.remove(at: from) { g.persons[p]?.walks.insert(d, at: to) }
         case .swapWalks(let p, let a, let b): g.persons[p]?.walks.swapAt(a, b)
         case .unwalk(let p, let at): g.persons[p]?.walks.remove(at: at)
         case .favorite(let p, let d): g.persons[p]?.favorite = d
@@ -207,7 +235,9 @@ public struct ObjectGraphWorkload: Sendable {
 
     /// Makes commit `i`'s operations through the object layer (inside `ctx.write`), with the
     /// models of schema 1 or 2.
-    func write<S: GraphSchema>(commit i: UInt64, graph: Graph, in ctx: ObjectContext, schema: S.Type = GraphSchema1.self) throws
+    func write<S: GraphSchema>(
+        commit i: UInt64, graph: Graph, in ctx: ObjectContext, schema: S.Type = GraphSchema1.self
+    ) throws
     where S.Dog: GraphDogModel {
         typealias GraphPerson = S.Person
         typealias GraphDog = S.Dog
@@ -250,9 +280,12 @@ public struct ObjectGraphWorkload: Sendable {
             case .swapWalks(let p, let a, let b): try person(p).walks.swapAt(a, b)
             case .unwalk(let p, let at): try person(p).walks.remove(at: at)
             case .favorite(let p, let d): try person(p).favorite = try d.map(dog)
-            case .putTag(let name, let weight): try ctx.create(GraphTag.self, value: ["name": name, "weight": weight], update: .modified)
+            case .putTag(let name, let weight):
+                try ctx.create(GraphTag.self, value: ["name": name, "weight": weight], update: .modified)
             case .deleteTag(let name):
-                guard let t = try ctx.object(ofType: GraphTag.self, forPrimaryKey: name) else { throw TortureError.invalid("objects writer: tag \(name) is missing at commit \(i)") }
+                guard let t = try ctx.object(ofType: GraphTag.self, forPrimaryKey: name) else {
+                    throw TortureError.invalid("objects writer: tag \(name) is missing at commit \(i)")
+                }
                 try ctx.delete(t)
             case .addToy(let u, let made, let owner):
                 let t = GraphToy()
@@ -260,11 +293,15 @@ public struct ObjectGraphWorkload: Sendable {
                 t.owner = try owner.map(person)
                 try ctx.add(t)
             case .deleteToy(let u):
-                guard let t = try ctx.object(ofType: GraphToy.self, forPrimaryKey: u) else { throw TortureError.invalid("objects writer: toy \(u) is missing at commit \(i)") }
+                guard let t = try ctx.object(ofType: GraphToy.self, forPrimaryKey: u) else {
+                    throw TortureError.invalid("objects writer: toy \(u) is missing at commit \(i)")
+                }
                 try ctx.delete(t)
             }
         }
-        let progress = try ctx.object(ofType: GraphProgress.self, forPrimaryKey: Int64(0)) ?? ctx.create(GraphProgress.self, value: ["id": Int64(0)])
+        let progress =
+            try ctx.object(ofType: GraphProgress.self, forPrimaryKey: Int64(0))
+            ?? ctx.create(GraphProgress.self, value: ["id": Int64(0)])
         progress.commit = Int(i)
     }
 
@@ -284,16 +321,22 @@ public struct ObjectGraphWorkload: Sendable {
         found.schema2 = v2
         if v2 {
             for p in ctx.objects(GraphV2.GraphPerson.self) {
-                found.persons[p.id] = PersonState(name: p.name, age: p.age, born: p.born, balance: p.credit, dogs: p.dogs.map { $0.objectKey! },
-                                                  walks: p.walks.map { $0.objectKey! }, favorite: p.favorite?.objectKey, label: p.label)
+                found.persons[p.id] = PersonState(
+                    name: p.name, age: p.age, born: p.born, balance: p.credit, dogs: p.dogs.map { $0.objectKey! },
+                    walks: p.walks.map { $0.objectKey! }, favorite: p.favorite?.objectKey, label: p.label)
             }
-            for d in ctx.objects(GraphV2.GraphDog.self) { found.dogs[d.objectKey!] = DogState(name: d.name, age: d.age) }
+            for d in ctx.objects(GraphV2.GraphDog.self) {
+                found.dogs[d.objectKey!] = DogState(name: d.name, age: d.age)
+            }
             for t in ctx.objects(GraphV2.GraphMark.self) { found.tags[t.name] = t.weight }
-            for t in ctx.objects(GraphV2.GraphToy.self) { found.toys[t.id] = ToyState(made: t.made, owner: t.owner?.id) }
+            for t in ctx.objects(GraphV2.GraphToy.self) {
+                found.toys[t.id] = ToyState(made: t.made, owner: t.owner?.id)
+            }
         } else {
             for p in ctx.objects(GraphPerson.self) {
-                found.persons[p.id] = PersonState(name: p.name, age: p.age, born: p.born, balance: p.balance, dogs: p.dogs.map { $0.objectKey! },
-                                                  walks: p.walks.map { $0.objectKey! }, favorite: p.favorite?.objectKey)
+                found.persons[p.id] = PersonState(
+                    name: p.name, age: p.age, born: p.born, balance: p.balance, dogs: p.dogs.map { $0.objectKey! },
+                    walks: p.walks.map { $0.objectKey! }, favorite: p.favorite?.objectKey)
             }
             for d in ctx.objects(GraphDog.self) { found.dogs[d.objectKey!] = DogState(name: d.name, age: d.age) }
             for t in ctx.objects(GraphTag.self) { found.tags[t.name] = t.weight }
@@ -310,7 +353,12 @@ public struct ObjectGraphWorkload: Sendable {
         var out: [String] = []
         func compare<K: Hashable & Comparable, V: Equatable>(_ what: String, _ want: [K: V], _ have: [K: V]) {
             let wk = Set(want.keys), hk = Set(have.keys)
-            if wk != hk { out.append("\(what): missing \(wk.subtracting(hk).sorted().prefix(5)), unexpected \(hk.subtracting(wk).sorted().prefix(5))") }
+            if wk != hk {
+                out.append(
+                    "\(what): missing \(wk.subtracting(hk).sorted().prefix(5)), "
+                        + "unexpected \(hk.subtracting(wk).sorted().prefix(5))"
+                )
+            }
             for k in wk.intersection(hk).sorted() where want[k] != have[k] {
                 out.append("\(what) \(k): expected \(want[k]!), found \(have[k]!)")
                 if out.count > 5 { break }
@@ -319,11 +367,15 @@ public struct ObjectGraphWorkload: Sendable {
         compare("persons", g.persons, found.persons)
         compare("dogs", g.dogs, found.dogs)
         compare("tags", g.tags, found.tags)
-        compare("toys", Dictionary(uniqueKeysWithValues: g.toys.map { ($0.key.uuidString, $0.value) }),
-                Dictionary(uniqueKeysWithValues: found.toys.map { ($0.key.uuidString, $0.value) }))
-        if g.schema2 != found.schema2 { out.append("schema: the file is at schema \(found.schema2 ? 2 : 1), the model at \(g.schema2 ? 2 : 1)") }
+        compare(
+            "toys", Dictionary(uniqueKeysWithValues: g.toys.map { ($0.key.uuidString, $0.value) }),
+            Dictionary(uniqueKeysWithValues: found.toys.map { ($0.key.uuidString, $0.value) }))
+        if g.schema2 != found.schema2 {
+            out.append("schema: the file is at schema \(found.schema2 ? 2 : 1), the model at \(g.schema2 ? 2 : 1)")
+        }
         // Backlinks, through the query layer: each dog's owners are the persons listing it.
-        let dogs: [(Int64, Set<Int64>)] = v2
+        let dogs: [(Int64, Set<Int64>)] =
+            v2
             ? ctx.objects(GraphV2.GraphDog.self).map { ($0.objectKey!, Set($0.owners.map(\.id))) }
             : ctx.objects(GraphDog.self).map { ($0.objectKey!, Set($0.owners.map(\.id))) }
         for (k, owners) in dogs {

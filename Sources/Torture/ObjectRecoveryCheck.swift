@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FiefObjects
@@ -26,27 +26,37 @@ public enum ObjectRecoveryCheck {
     /// environment: it reads the recovered file with the object layer under test (a broken
     /// read path is caught as a broken write path is), and a trap or a hang on a damaged file
     /// is this cycle's violation, with the verifier's output kept, while the run goes on.
-    public static func verify(dbPath: String, oraclePath: String, workload: ObjectGraphWorkload, environment: [String: String],
-                              cacheReopen: Bool = false) -> RecoveryVerdict {
+    public static func verify(
+        dbPath: String, oraclePath: String, workload: ObjectGraphWorkload, environment: [String: String],
+        cacheReopen: Bool = false
+    ) -> RecoveryVerdict {
         var v = RecoveryVerdict()
         let report = oraclePath + ".verdict.json", log = oraclePath + ".verifier.out"
         unlink(report)
         let ending: ChildProcess.Ending?
         do {
-            let child = try ChildProcess(arguments: ["torture", "objects-check", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed), "--report", report]
-                                            + (cacheReopen ? ["--cache-reopen"] : []),
-                                         environment: environment, output: log, label: "objects verifier")
+            let child = try ChildProcess(
+                arguments: [
+                    "torture", "objects-check", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
+                    "--report", report
+                ]
+                    + (cacheReopen ? ["--cache-reopen"] : []),
+                environment: environment, output: log, label: "objects verifier")
             ending = child.wait(timeoutSeconds: timeoutSeconds)
         } catch {
             v.violations.append("the objects verifier did not start: \(error)")
             return v
         }
-        let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").prefix(3).joined(separator: " / ")
+        let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").prefix(3).joined(
+            separator: " / ")
         guard let ending else {
-            v.violations.append("the objects verifier hung on \(dbPath) (killed after \(Int(timeoutSeconds)) s); see \(log)")
+            v.violations.append(
+                "the objects verifier hung on \(dbPath) (killed after \(Int(timeoutSeconds)) s); see \(log)")
             return v
         }
-        guard ending == .exited(0), let data = FileManager.default.contents(atPath: report), let r = try? JSONDecoder().decode(Report.self, from: data) else {
+        guard ending == .exited(0), let data = FileManager.default.contents(atPath: report),
+            let r = try? JSONDecoder().decode(Report.self, from: data)
+        else {
             v.violations.append("the objects verifier \(ending) on \(dbPath): \(said.prefix(400)); see \(log)")
             return v
         }
@@ -56,18 +66,23 @@ public enum ObjectRecoveryCheck {
     }
 
     public static func writeReport(_ v: RecoveryVerdict, to path: String) throws {
-        try JSONEncoder().encode(Report(recoveredCommit: v.recoveredCommit, violations: v.violations)).write(to: URL(fileURLWithPath: path))
+        try JSONEncoder().encode(Report(recoveredCommit: v.recoveredCommit, violations: v.violations)).write(
+            to: URL(fileURLWithPath: path))
     }
 
     /// The checks themselves, in this process (the verifier process runs them).
     /// After a cache reopen (`cacheReopen`), no file, or a file holding only the new cache
     /// store, is right too (see `GraphCache`).
-    public static func verifyHere(dbPath: String, oraclePath: String, workload: ObjectGraphWorkload, cacheReopen: Bool = false) -> RecoveryVerdict {
+    public static func verifyHere(
+        dbPath: String, oraclePath: String, workload: ObjectGraphWorkload, cacheReopen: Bool = false
+    ) -> RecoveryVerdict {
         var v = RecoveryVerdict(oraclePath: oraclePath)
         guard v.passed else { return v }
         if cacheReopen {
             if !FileManager.default.fileExists(atPath: dbPath) { return v }
-            switch Result(catching: { try ObjectStore.storedSchemaVersion(at: dbPath, encryptionKey: TortureEncryption.key) }) {
+            switch Result(catching: {
+                try ObjectStore.storedSchemaVersion(at: dbPath, encryptionKey: TortureEncryption.key)
+            }) {
             case .success(GraphCache.schemaVersion?):
                 v.violations = GraphCache.verify(dbPath: dbPath)
                 return v
@@ -94,31 +109,47 @@ public enum ObjectRecoveryCheck {
             return v
         }
         do {
-            guard let schema = try ObjectStore.storedSchemaVersion(at: dbPath, encryptionKey: TortureEncryption.key) else {
-                if v.oracle.lastAck > 0 { v.violations.append("durability: \(v.oracle.lastAck) commits were acknowledged, but the file holds no object schema") }
+            guard let schema = try ObjectStore.storedSchemaVersion(at: dbPath, encryptionKey: TortureEncryption.key)
+            else {
+                if v.oracle.lastAck > 0 {
+                    v.violations.append(
+                        "durability: \(v.oracle.lastAck) commits were acknowledged, but the file holds no object schema"
+                    )
+                }
                 return v
             }
             let v2 = schema == 2
-            let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: v2 ? ObjectGraphWorkload.typesV2 : ObjectGraphWorkload.types,
-                                                      schemaVersion: schema, readOnly: true)))
+            let store = try ObjectStore(
+                TortureEncryption.configure(
+                    Configuration(
+                        path: dbPath, types: v2 ? ObjectGraphWorkload.typesV2 : ObjectGraphWorkload.types,
+                        schemaVersion: schema, readOnly: true)))
             let report = try store.check()
             for p in report.problems { v.violations.append("objects: \(p)") }
             let ctx = store.context()
             // Throwing reads: a damaged row is this cycle's violation, not the run's trap.
             let (k, diff, wrongAnswers) = try ctx.throwingReads {
                 let k = try ObjectGraphWorkload.committed(in: ctx)
-                let graph = workload.expected(afterCommit: k, migratedAt: v2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
+                let graph = workload.expected(
+                    afterCommit: k, migratedAt: v2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
                 let diff = try ObjectGraphWorkload.differences(ctx, graph, v2: v2)
                 // Queries only on a graph that is right: a wrong graph is reported already.
                 guard diff.isEmpty else { return (k, diff, [String]()) }
-                return (k, diff, try GraphQuery.check(ctx, graph, v2: v2, seed: workload.seed ^ (k &* 0x9E37_79B9), count: ObjectRecoveryCheck.queriesPerCheck))
+                return (
+                    k, diff,
+                    try GraphQuery.check(
+                        ctx, graph, v2: v2, seed: workload.seed ^ (k &* 0x9E37_79B9),
+                        count: ObjectRecoveryCheck.queriesPerCheck)
+                )
             }
             v.recoveredCommit = k
             if k < v.oracle.lastAck {
-                v.violations.append("durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
+                v.violations.append(
+                    "durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
             }
             if k > v.oracle.lastIntent {
-                v.violations.append("atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
+                v.violations.append(
+                    "atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
             }
             for d in diff { v.violations.append("atomicity: graph is not the graph after commit \(k): \(d)") }
             for q in wrongAnswers { v.violations.append("queries at commit \(k): \(q)") }

@@ -16,7 +16,9 @@ public enum GraphCache {
     public static let schemaVersion: UInt64 = 3
 
     static func configuration(_ path: String) -> Configuration {
-        TortureEncryption.configure(Configuration(path: path, types: [CacheNote.self], schemaVersion: schemaVersion, deleteIfMigrationNeeded: true))
+        TortureEncryption.configure(
+            Configuration(
+                path: path, types: [CacheNote.self], schemaVersion: schemaVersion, deleteIfMigrationNeeded: true))
     }
 
     /// The process the scenario kills: reopen as a cache, then write notes up to `maxNotes`.
@@ -38,11 +40,16 @@ public enum GraphCache {
             let ctx = store.context()
             let notes = try ctx.throwingReads { ctx.objects(CacheNote.self).map { ($0.id, $0.text) } }
             let ids = notes.map(\.0).sorted()
-            if ids != Array(1...Int64(max(ids.count, 1))).prefix(ids.count).map({ $0 }) || notes.contains(where: { $0.1 != "note \($0.0)" }) {
+            if ids != Array(1...Int64(max(ids.count, 1))).prefix(ids.count).map({ $0 })
+                || notes.contains(where: { $0.1 != "note \($0.0)" })
+            {
                 out.append("cache store: notes \(ids.prefix(10)) are not 1...\(ids.count) with their texts")
             }
             let classes = try ctx.storedClasses().map(\.name)
-            if classes != ["CacheNote"] { out.append("cache store: holds classes \(classes), not just CacheNote: the old file was not deleted whole") }
+            if classes != ["CacheNote"] {
+                out.append(
+                    "cache store: holds classes \(classes), not just CacheNote: the old file was not deleted whole")
+            }
             return out
         } catch {
             return ["cache store: does not open after the reopen was killed: \(error)"]

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FiefObjects
@@ -25,8 +25,10 @@ public struct ObjectsWriter {
     }
 
     public func run() throws {
-        var configuration = schema == 2
-            ? Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: GraphV2.migrate)
+        var configuration =
+            schema == 2
+            ? Configuration(
+                path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2, migrationBlock: GraphV2.migrate)
             : Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)
         // Half the seeds compact the file on every open (as Realm's shouldCompactOnOpen): a
         // writer killed later finds, and leaves, a compacted file.
@@ -34,8 +36,9 @@ public struct ObjectsWriter {
         let store = try ObjectStore(TortureEncryption.configure(configuration))
         let ctx = store.context()
         let oracle = try OracleLog(path: oraclePath)
-        var graph = workload.expected(afterCommit: try ObjectGraphWorkload.committed(in: ctx),
-                                      migratedAt: schema == 2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
+        var graph = workload.expected(
+            afterCommit: try ObjectGraphWorkload.committed(in: ctx),
+            migratedAt: schema == 2 ? try ObjectGraphWorkload.migratedAt(in: ctx) : nil)
         while true {
             var attempted: UInt64 = 0
             do {
@@ -63,12 +66,17 @@ public struct ObjectsWriter {
     /// migration is one write transaction, so a crash leaves all of it or none.
     /// Opens the schema-1 graph, which converts a file of an older object format in one write.
     public static func convert(dbPath: String) throws {
-        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
+        _ = try ObjectStore(
+            TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
+        )
     }
 
     public static func migrate(dbPath: String) throws {
-        _ = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
-                                                                      migrationBlock: GraphV2.migrate)))
+        _ = try ObjectStore(
+            TortureEncryption.configure(
+                Configuration(
+                    path: dbPath, types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
+                    migrationBlock: GraphV2.migrate)))
     }
 }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The record, kept outside the database under test (on a filesystem without faults), of what

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -19,7 +19,7 @@ public struct PowerCutScenario: Scenario {
         ("drop-random", ["--mode", "drop-random"]),
         ("prefix", ["--mode", "prefix"]),
         ("torn-512", ["--mode", "torn", "--sector", "512"]),
-        ("torn-4096", ["--mode", "torn", "--sector", "4096"]),
+        ("torn-4096", ["--mode", "torn", "--sector", "4096"])
     ]
     /// Per cycle, on one file: a death at an engine crash point (rotating, so every point
     /// meets every mode within 30 cycles); FaultFS killing the writer just before a commit's
@@ -33,11 +33,13 @@ public struct PowerCutScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         if let why = FaultFSMount.unavailableReason() {
             var outcome = CycleOutcome()
-            outcome.events.append(("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
+            outcome.events.append(
+                ("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
             return outcome
         }
-        return try PowerCut.run(PowerCutScenario.cuts(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
-                                environment: context.writerEnvironment, model: context.options.fsModel)
+        return try PowerCut.run(
+            PowerCutScenario.cuts(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
+            environment: context.writerEnvironment, model: context.options.fsModel)
     }
 
     /// Cycle `index`'s four cuts, from its seed: after a death at an engine crash point
@@ -51,15 +53,20 @@ public struct PowerCutScenario: Scenario {
             let fsSeed = seed &+ UInt64(e)
             switch e {
             case 0:
-                return PowerCut(death: .crashPoint, crashPoint: CrashPoint.commitPoints[index % CrashPoint.commitPoints.count].rawValue,
-                                nth: Int.random(in: 1...8, using: &rng), mode: mode, faultfsSeed: fsSeed)
+                return PowerCut(
+                    death: .crashPoint,
+                    crashPoint: CrashPoint.commitPoints[index % CrashPoint.commitPoints.count].rawValue,
+                    nth: Int.random(in: 1...8, using: &rng), mode: mode, faultfsSeed: fsSeed)
             case 1, 2:
-                return PowerCut(death: e == 1 ? .killBeforeSelectSync : .killBeforeDataSync, nth: Int.random(in: 1...6, using: &rng),
-                                mode: mode, faultfsSeed: fsSeed)
+                return PowerCut(
+                    death: e == 1 ? .killBeforeSelectSync : .killBeforeDataSync,
+                    nth: Int.random(in: 1...6, using: &rng),
+                    mode: mode, faultfsSeed: fsSeed)
             default:
                 let threads = Int.random(in: 1...3, using: &rng)
-                return PowerCut(death: .running, threads: threads, delayMicros: UInt32.random(in: 50_000...400_000, using: &rng),
-                                mode: mode, faultfsSeed: fsSeed)
+                return PowerCut(
+                    death: .running, threads: threads, delayMicros: UInt32.random(in: 50_000...400_000, using: &rng),
+                    mode: mode, faultfsSeed: fsSeed)
             }
         }
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -14,13 +14,16 @@ public final class Progress: @unchecked Sendable {
 
     public init() {}
 
-    public func update(scenario: String, cycles: Int, total: Int?, faults: Int, violations: Int, remaining: Double? = nil) {
+    public func update(
+        scenario: String, cycles: Int, total: Int?, faults: Int, violations: Int, remaining: Double? = nil
+    ) {
         lock.lock()
         defer { lock.unlock() }
         guard !quiet else { return }
         let elapsed = Date().timeIntervalSince(start)
         let of = total.map { "/\($0)" } ?? ""
-        var line = "[\(scenario)] cycles \(cycles)\(of)  faults \(faults)  violations \(violations)  elapsed \(Int(elapsed))s"
+        var line =
+            "[\(scenario)] cycles \(cycles)\(of)  faults \(faults)  violations \(violations)  elapsed \(Int(elapsed))s"
         if let remaining { line += "  remaining ~\(Int(remaining))s" }
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))

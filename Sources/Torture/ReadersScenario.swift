@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -22,11 +22,15 @@ public struct ReadersScenario: Scenario {
     static let slackPages: UInt64 = 160
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        index % 2 == 0 ? try deaths(index, seed: seed, dir: dir, context: context) : try churn(index, seed: seed, dir: dir, context: context)
+        index % 2 == 0
+            ? try deaths(index, seed: seed, dir: dir, context: context)
+            : try churn(index, seed: seed, dir: dir, context: context)
     }
 
     func deaths(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        try runDeaths(ReadersScenario.plan(seed: seed), dir: dir, workload: CommitWorkload(seed: seed), environment: context.writerEnvironment)
+        try runDeaths(
+            ReadersScenario.plan(seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
+            environment: context.writerEnvironment)
     }
 
     /// A reader-deaths cycle: commits, reader processes killed one by one (each followed by a
@@ -48,13 +52,17 @@ public struct ReadersScenario: Scenario {
     /// A cycle's readers, from its seed.
     public static func plan(seed: UInt64) -> Plan {
         var rng = SeededRandom(seed: seed)
-        return Plan(readers: (0..<4).map { _ in
-            Int.random(in: 0..<3, using: &rng) == 0 ? Plan.Reader(whileOpening: true, delayMicros: UInt32.random(in: 0...20_000, using: &rng))
-                                                    : Plan.Reader(whileOpening: false, delayMicros: UInt32.random(in: 0...60_000, using: &rng))
-        })
+        return Plan(
+            readers: (0..<4).map { _ in
+                Int.random(in: 0..<3, using: &rng) == 0
+                    ? Plan.Reader(whileOpening: true, delayMicros: UInt32.random(in: 0...20_000, using: &rng))
+                    : Plan.Reader(whileOpening: false, delayMicros: UInt32.random(in: 0...60_000, using: &rng))
+            })
     }
 
-    func runDeaths(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    func runDeaths(_ plan: Plan, dir: String, workload: CommitWorkload, environment: [String: String]) throws
+        -> CycleOutcome
+    {
         var outcome = CycleOutcome()
         let db = dir + "/readers.fief", oracle = dir + "/oracle.log"
         let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
@@ -63,23 +71,29 @@ public struct ReadersScenario: Scenario {
         var violations: [String] = []
         func commit(_ n: UInt64, _ tag: String) throws {
             committed += n
-            let c = try ChildProcess(arguments: cycle.writerArguments(maxCommit: committed), environment: environment,
-                                     output: "\(dir)/writer-\(tag).out", label: "writer")
+            let c = try ChildProcess(
+                arguments: cycle.writerArguments(maxCommit: committed), environment: environment,
+                output: "\(dir)/writer-\(tag).out", label: "writer")
             let e = c.wait()
-            if e != .exited(0) { violations.append("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out") }
+            if e != .exited(0) {
+                violations.append("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out")
+            }
         }
         try commit(plan.warm, "warm")
         var moments: [String] = []
         for (r, reader) in plan.readers.enumerated() {
             let ready = "\(dir)/reader-\(r).ready"
-            let child = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", db, "--ready", ready, "--seconds", "60"],
-                                         output: "\(dir)/reader-\(r).out", label: "reader")
+            let child = try ChildProcess(
+                arguments: ["torture", "hold-snapshot", "--db", db, "--ready", ready, "--seconds", "60"],
+                output: "\(dir)/reader-\(r).out", label: "reader")
             if reader.whileOpening {
                 usleep(reader.delayMicros)
                 moments.append("opening or pinning")
             } else {
                 let deadline = Date().addingTimeInterval(10)
-                while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && child.isRunning { usleep(2_000) }
+                while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && child.isRunning {
+                    usleep(2_000)
+                }
                 usleep(reader.delayMicros)
                 moments.append("holding its snapshot")
             }
@@ -93,10 +107,19 @@ public struct ReadersScenario: Scenario {
         try commit(plan.measured, "measured")
         let grown = fileSize(db) &- before
         if fileSize(db) > before && grown > ReadersScenario.slackPages * 4096 {
-            violations.append("after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), \(plan.measured) commits grew the file by \(grown / 4096) pages (allowed \(ReadersScenario.slackPages)): their pins still hold pages")
+            violations.append(
+                "after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), "
+                    + "\(plan.measured) commits grew the file by \(grown / 4096) pages "
+                    + "(allowed \(ReadersScenario.slackPages)): their pins still hold pages"
+            )
         }
         violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
-        outcome.events.append(("reader-deaths", violations, "\(plan.readers.count) readers killed (\(moments.joined(separator: ", "))), then \(plan.after + plan.measured) commits"))
+        outcome.events.append(
+            (
+                "reader-deaths", violations,
+                "\(plan.readers.count) readers killed (\(moments.joined(separator: ", "))), "
+                    + "then \(plan.after + plan.measured) commits"
+            ))
         return outcome
     }
 
@@ -111,34 +134,51 @@ public struct ReadersScenario: Scenario {
         public var seconds = 1.5
     }
 
-    func runChurn(_ plan: Churn, dir: String, workload: CommitWorkload, environment: [String: String]) throws -> CycleOutcome {
+    func runChurn(_ plan: Churn, dir: String, workload: CommitWorkload, environment: [String: String]) throws
+        -> CycleOutcome
+    {
         var outcome = CycleOutcome()
         let db = dir + "/churn.fief", oracle = dir + "/oracle.log"
         let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try cycle.writeSchedule()
-        let writer = try ChildProcess(arguments: cycle.writerArguments(maxCommit: UInt64.max / 2) + ["--durability", "none"],
-                                      environment: environment, output: dir + "/writer.out", label: "writer")
+        let writer = try ChildProcess(
+            arguments: cycle.writerArguments(maxCommit: UInt64.max / 2) + ["--durability", "none"],
+            environment: environment, output: dir + "/writer.out", label: "writer")
         // Readers start once the file exists.
         let deadline = Date().addingTimeInterval(10)
         while access(db, F_OK) != 0 && Date() < deadline && writer.isRunning { usleep(2_000) }
         let readers = try (0..<plan.processes).map { r in
-            try ChildProcess(arguments: ["torture", "churn-reader", "--db", db, "--seed", String(workload.seed), "--seconds", String(plan.seconds),
-                                         "--threads", String(plan.threads)],
-                             environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
+            try ChildProcess(
+                arguments: [
+                    "torture", "churn-reader", "--db", db, "--seed", String(workload.seed), "--seconds",
+                    String(plan.seconds),
+                    "--threads", String(plan.threads)
+                ],
+                environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
         }
         var violations: [String] = []
         var reads = 0
         for (r, c) in readers.enumerated() {
             let e = c.wait()
-            let text = ((try? String(contentsOfFile: "\(dir)/reader-\(r).out", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            if e == .exited(0) { reads += Int(text.split(separator: " ").first ?? "") ?? 0 } else { violations.append("reader \(r) \(e): \(text)") }
+            let text = ((try? String(contentsOfFile: "\(dir)/reader-\(r).out", encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if e == .exited(0) {
+                reads += Int(text.split(separator: " ").first ?? "") ?? 0
+            } else {
+                violations.append("reader \(r) \(e): \(text)")
+            }
         }
         writer.kill9()
         _ = writer.wait()
         let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
         violations += verdict.violations
         if reads == 0 && violations.isEmpty { violations.append("the readers made no read at all") }
-        outcome.events.append(("reader-churn", violations, "\(plan.processes) processes x \(plan.threads) threads made \(reads) checked reads while the writer reached commit \(verdict.recoveredCommit)"))
+        outcome.events.append(
+            (
+                "reader-churn", violations,
+                "\(plan.processes) processes x \(plan.threads) threads made \(reads) checked reads "
+                    + "while the writer reached commit \(verdict.recoveredCommit)"
+            ))
         return outcome
     }
 

@@ -27,7 +27,9 @@ public struct RecoveryVerdict: Sendable {
 }
 
 public enum RecoveryCheck {
-    public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload, batched: Bool = false) -> RecoveryVerdict {
+    public static func verify(dbPath: String, oraclePath: String, workload: CommitWorkload, batched: Bool = false)
+        -> RecoveryVerdict
+    {
         var v = RecoveryVerdict(oraclePath: oraclePath)
         guard v.passed else { return v }
         let db: Database
@@ -47,20 +49,26 @@ public enum RecoveryCheck {
                 v.recoveredCommit = k
                 v.version = tx.version
                 if k < v.oracle.lastAck {
-                    v.violations.append("durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
+                    v.violations.append(
+                        "durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
                 }
                 if k > v.oracle.lastIntent {
-                    v.violations.append("atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
+                    v.violations.append(
+                        "atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
                 }
                 if let acked = v.oracle.ackedVersions[k], acked != tx.version {
-                    v.violations.append("version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)")
+                    v.violations.append(
+                        "version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)")
                 } else if !batched && k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
                     v.violations.append("version: commit \(k) should be version \(k + 1), the file says \(tx.version)")
                 }
                 if batched {
                     let split = v.oracle.ackedVersions.filter { ($0.value <= tx.version) != ($0.key <= k) }
                     if let (c, ver) = split.min(by: { $0.key < $1.key }) {
-                        v.violations.append("atomicity: commit \(c) was acknowledged in version \(ver), but the file is version \(tx.version) holding commits up to \(k)")
+                        v.violations.append(
+                            "atomicity: commit \(c) was acknowledged in version \(ver), "
+                                + "but the file is version \(tx.version) holding commits up to \(k)"
+                        )
                     }
                 }
                 v.violations += try workload.bank.verify(in: tx, afterCommit: k)
@@ -76,7 +84,12 @@ public enum RecoveryCheck {
                     let missing = expected.keys.filter { found[$0] == nil }.sorted()
                     let extra = found.keys.filter { expected[$0] == nil }.sorted()
                     let differ = expected.keys.filter { found[$0] != nil && found[$0] != expected[$0] }.sorted()
-                    v.violations.append("atomicity: state is not the state after commit \(k): \(missing.count) keys missing \(missing.prefix(5)), \(extra.count) unexpected \(extra.prefix(5)), \(differ.count) with other values \(differ.prefix(5))")
+                    v.violations.append(
+                        "atomicity: state is not the state after commit \(k): "
+                            + "\(missing.count) keys missing \(missing.prefix(5)), "
+                            + "\(extra.count) unexpected \(extra.prefix(5)), "
+                            + "\(differ.count) with other values \(differ.prefix(5))"
+                    )
                 }
             }
         } catch {

@@ -9,7 +9,9 @@ public enum ResultFiles {
         enc.outputFormatting = [.prettyPrinted, .sortedKeys]
         try enc.encode(r).write(to: URL(fileURLWithPath: dir + "/results.json"))
         try Data(junit(r).utf8).write(to: URL(fileURLWithPath: dir + "/junit.xml"))
-        let detection = FileManager.default.contents(atPath: dir + "/" + Detection.fileName).flatMap { try? JSONDecoder().decode([Detection.Row].self, from: $0) }
+        let detection = FileManager.default.contents(atPath: dir + "/" + Detection.fileName).flatMap {
+            try? JSONDecoder().decode([Detection.Row].self, from: $0)
+        }
         try Data(markdown(r, detection: detection ?? []).utf8).write(to: URL(fileURLWithPath: dir + "/summary.md"))
     }
 
@@ -21,22 +23,40 @@ public enum ResultFiles {
     public static func junit(_ r: TortureResults) -> String {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         let tests = r.scenarios.reduce(0) { $0 + max(1, $1.modes.count) }
-        let failures = r.scenarios.reduce(0) { $0 + ($1.modes.isEmpty ? ($1.passed ? 0 : 1) : $1.modes.filter { !$0.passed }.count) }
-        out += "<testsuites name=\"fief torture \(xml(r.target.spec))\" tests=\"\(tests)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", r.durationSeconds))\">\n"
+        let failures = r.scenarios.reduce(0) {
+            $0 + ($1.modes.isEmpty ? ($1.passed ? 0 : 1) : $1.modes.filter { !$0.passed }.count)
+        }
+        out +=
+            "<testsuites name=\"fief torture \(xml(r.target.spec))\" tests=\"\(tests)\" "
+            + "failures=\"\(failures)\" time=\"\(String(format: "%.3f", r.durationSeconds))\">\n"
         // Fief's own run keeps the names CI history already knows; other targets are prefixed.
         let qualifier = r.target.spec == TargetSpec.default.description ? "" : xml(r.target.spec) + "."
         for s in r.scenarios {
-            let modes = s.modes.isEmpty ? [ModeResult(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))] : s.modes
-            out += "  <testsuite name=\"\(qualifier)\(xml(s.name))\" tests=\"\(modes.count)\" failures=\"\(modes.filter { !$0.passed }.count)\" time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
-            out += "    <properties><property name=\"seed\" value=\"\(r.seed)\"/><property name=\"cycles\" value=\"\(s.cycles)\"/>"
-                + "<property name=\"target\" value=\"\(xml(r.target.kind))\"/><property name=\"configuration\" value=\"\(xml(r.target.configuration))\"/>"
-                + "<property name=\"verdict\" value=\"\(xml(s.verdict))\"/></properties>\n"
+            let modes =
+                s.modes.isEmpty
+                ? [ModeResult(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))]
+                : s.modes
+            out +=
+                "  <testsuite name=\"\(qualifier)\(xml(s.name))\" tests=\"\(modes.count)\" "
+                + "failures=\"\(modes.filter { !$0.passed }.count)\" "
+                + "time=\"\(String(format: "%.3f", s.durationSeconds))\">\n"
+            let properties = [
+                ("seed", "\(r.seed)"), ("cycles", "\(s.cycles)"), ("target", r.target.kind),
+                ("configuration", r.target.configuration), ("verdict", s.verdict)
+            ]
+            out += "    <properties>"
+            out += properties.map { "<property name=\"\($0.0)\" value=\"\(xml($0.1))\"/>" }.joined()
+            out += "</properties>\n"
             for m in modes {
                 out += "    <testcase classname=\"torture.\(qualifier)\(xml(s.name))\" name=\"\(xml(m.name))\">\n"
                 if !m.passed {
                     let related = s.failures.filter { $0.description.contains(m.name) || s.modes.isEmpty }
-                    let text = (related.isEmpty ? s.failures : related).prefix(5).map { "\($0.description): \($0.violations.joined(separator: "; "))\nreproduce: \($0.reproduce)" }.joined(separator: "\n\n")
-                    out += "      <failure message=\"\(m.violations) violation(s) in \(m.cycles) cycles\">\(xml(text))</failure>\n"
+                    let text = (related.isEmpty ? s.failures : related).prefix(5).map {
+                        "\($0.description): \($0.violations.joined(separator: "; "))\nreproduce: \($0.reproduce)"
+                    }.joined(separator: "\n\n")
+                    out +=
+                        "      <failure message=\"\(m.violations) violation(s) in \(m.cycles) cycles\">"
+                        + "\(xml(text))</failure>\n"
                 }
                 out += "    </testcase>\n"
             }
@@ -51,12 +71,21 @@ public enum ResultFiles {
     public static func markdown(_ r: TortureResults, detection: [Detection.Row] = []) -> String {
         var md = "# Fief torture: \(r.passed ? "passed" : "FAILED")\n\n"
         md += "target `\(r.target.kind)`" + (r.target.configuration.isEmpty ? "" : " (`\(r.target.configuration)`)")
-        md += ", seed `\(r.seed)`, profile `\(r.profile)`, FaultFS model `\(r.fsModel)`\(r.encrypted ? ", **encrypted** (format 3)" : ""), shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
-        md += "| scenario | result | verdict | cycles | cycles/min | durability | atomicity/integrity | violations | faults injected | crash points |\n"
+        md +=
+            ", seed `\(r.seed)`, profile `\(r.profile)`, "
+            + "FaultFS model `\(r.fsModel)`\(r.encrypted ? ", **encrypted** (format 3)" : ""), "
+            + "shard `\(r.shard)`, \(String(format: "%.1f", r.durationSeconds)) s\n\n"
+        md +=
+            "| scenario | result | verdict | cycles | cycles/min | durability "
+            + "| atomicity/integrity | violations | faults injected | crash points |\n"
         md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for s in r.scenarios {
-            md += "| \(s.name) | \(s.passed ? "pass" : "**FAIL**") | \(s.verdict) | \(s.cycles) | \(String(format: "%.0f", s.cyclesPerMinute))"
-            md += " | \(s.durabilityViolations) | \(s.atomicityIntegrityViolations) | \(s.violations) | \(s.faultsInjected) | \(s.crashPointsCovered.joined(separator: ", ")) |\n"
+            md +=
+                "| \(s.name) | \(s.passed ? "pass" : "**FAIL**") | \(s.verdict) "
+                + "| \(s.cycles) | \(String(format: "%.0f", s.cyclesPerMinute))"
+            md +=
+                " | \(s.durabilityViolations) | \(s.atomicityIntegrityViolations) | \(s.violations) "
+                + "| \(s.faultsInjected) | \(s.crashPointsCovered.joined(separator: ", ")) |\n"
         }
         for s in r.scenarios where !s.modes.isEmpty {
             md += "\n### \(s.name)\n\n| mode | cycles | violations |\n|---|---:|---:|\n"
@@ -75,19 +104,26 @@ public enum ResultFiles {
         }
         for s in r.scenarios where !s.crashStates.isEmpty {
             md += "\n## Crash states explored (\(s.name))\n\n"
-            md += "| unsynced sectors (+ size) | commits | states explored | states possible | exhaustive |\n|---:|---:|---:|---:|---|\n"
+            md +=
+                "| unsynced sectors (+ size) | commits | states explored | states possible | exhaustive |\n"
+                + "|---:|---:|---:|---:|---|\n"
             let bySize = Dictionary(grouping: s.crashStates, by: \.choices)
             for choices in bySize.keys.sorted() {
                 let rows = bySize[choices]!
                 let explored = rows.map(\.statesExplored).reduce(0, +)
                 let possible = choices <= 20 ? String(rows.count * (1 << choices)) : "\(rows.count) × 2^\(choices)"
-                let all = rows.allSatisfy(\.exhaustive) ? "yes" : rows.contains(where: \.exhaustive) ? "some" : "sampled"
+                let all =
+                    rows.allSatisfy(\.exhaustive) ? "yes" : rows.contains(where: \.exhaustive) ? "some" : "sampled"
                 md += "| \(choices) | \(rows.count) | \(explored) | \(possible) | \(all) |\n"
             }
         }
         if !detection.isEmpty { md += "\n" + Detection.markdownTable(detection) }
         if let g = r.growth, !g.sizes.isEmpty {
-            md += "\n## Growth\n\nfile size from \(g.sizes.first!) to max \(g.sizes.max()!) bytes over \(g.sizes.count) commits; pinned at commit \(g.pinnedAtCommit), released at \(g.releasedAtCommit); bound while pinned \(g.boundBytes) bytes; after compact \(g.compactedSize) bytes.\n"
+            md +=
+                "\n## Growth\n\n"
+                + "file size from \(g.sizes.first!) to max \(g.sizes.max()!) bytes over \(g.sizes.count) commits; "
+                + "pinned at commit \(g.pinnedAtCommit), released at \(g.releasedAtCommit); "
+                + "bound while pinned \(g.boundBytes) bytes; after compact \(g.compactedSize) bytes.\n"
         }
         return md
     }

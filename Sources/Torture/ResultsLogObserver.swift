@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import FiefObjects
 import Foundation
@@ -30,10 +30,14 @@ public struct ResultsLogObserver: ObserverProcess {
     }
 
     public func run() throws -> Bool {
-        let store = try ObjectStore(TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1)))
+        let store = try ObjectStore(
+            TortureEncryption.configure(Configuration(path: dbPath, types: ObjectGraphWorkload.types, schemaVersion: 1))
+        )
         let ctx = store.context()
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else { throw TortureError.invalid("cannot write \(logPath)") }
+        guard let log = FileHandle(forWritingAtPath: logPath) else {
+            throw TortureError.invalid("cannot write \(logPath)")
+        }
         func line(_ s: String) { log.write(Data((s + "\n").utf8)) }
         let rung = UnsafeAtomicFlag()
         let observation = try store.observe { _ in rung.set() }
@@ -50,17 +54,31 @@ public struct ResultsLogObserver: ObserverProcess {
             case .update(let r, let deletions, let insertions, let modifications):
                 let now = (try? r.keys()) ?? []
                 var found: [String] = []
-                func ascendingWithin(_ xs: [Int], _ n: Int) -> Bool { zip(xs, xs.dropFirst()).allSatisfy { $0 < $1 } && xs.allSatisfy { $0 >= 0 && $0 < n } }
-                if !ascendingWithin(deletions, previous.count) || !ascendingWithin(insertions, now.count) || !ascendingWithin(modifications, previous.count) {
-                    found.append("indices out of order or out of range: deletions \(deletions), insertions \(insertions), modifications \(modifications) for \(previous.count) -> \(now.count) keys")
+                func ascendingWithin(_ xs: [Int], _ n: Int) -> Bool {
+                    zip(xs, xs.dropFirst()).allSatisfy { $0 < $1 } && xs.allSatisfy { $0 >= 0 && $0 < n }
+                }
+                if !ascendingWithin(deletions, previous.count) || !ascendingWithin(insertions, now.count)
+                    || !ascendingWithin(modifications, previous.count)
+                {
+                    found.append(
+                        "indices out of order or out of range: deletions \(deletions), insertions \(insertions), "
+                            + "modifications \(modifications) for \(previous.count) -> \(now.count) keys"
+                    )
                 } else {
                     var replay = previous
                     for i in deletions.reversed() { replay.remove(at: i) }
                     for i in insertions where i <= replay.count { replay.insert(now[i], at: i) }
-                    if replay != now { found.append("the change set does not turn the previous \(previous.count) keys into the new \(now.count)") }
+                    if replay != now {
+                        found.append(
+                            "the change set does not turn the previous \(previous.count) keys into the new \(now.count)"
+                        )
+                    }
                 }
                 if let fresh = try? ResultsLogObserver.query(ctx).keys(), fresh != now {
-                    found.append("the delivered results (\(now.count) keys) differ from the query run afresh (\(fresh.count)) at version \(ctx.version)")
+                    found.append(
+                        "the delivered results (\(now.count) keys) differ from the query run afresh "
+                            + "(\(fresh.count)) at version \(ctx.version)"
+                    )
                 }
                 let deleted = Set(deletions)
                 if modifications.contains(where: { $0 >= previous.count || deleted.contains($0) }) {
@@ -68,11 +86,18 @@ public struct ResultsLogObserver: ObserverProcess {
                 }
                 let states = ResultsLogObserver.states(r)
                 let unreported = previous.indices.filter { i in
-                    guard !deleted.contains(i), !modifications.contains(i), let now = states[previous[i]] else { return false }
+                    guard !deleted.contains(i), !modifications.contains(i), let now = states[previous[i]] else {
+                        return false
+                    }
                     return now != previousStates[previous[i]]
                 }
                 if !unreported.isEmpty {
-                    found.append("objects kept in place at \(unreported) changed (\(unreported.prefix(3).map { previousStates[previous[$0]] ?? "" }) -> \(unreported.prefix(3).map { states[previous[$0]] ?? "" })) but are not among the modifications \(modifications)")
+                    let before = unreported.prefix(3).map { previousStates[previous[$0]] ?? "" }
+                    let after = unreported.prefix(3).map { states[previous[$0]] ?? "" }
+                    found.append(
+                        "objects kept in place at \(unreported) changed (\(before) -> \(after)) "
+                            + "but are not among the modifications \(modifications)"
+                    )
                 }
                 previousStates = states
                 for f in found { line("violation \(f)"); violations += 1 }
@@ -98,7 +123,10 @@ public struct ResultsLogObserver: ObserverProcess {
                     let fresh = try ResultsLogObserver.query(ctx)
                     let freshKeys = try fresh.keys()
                     if freshKeys != previous || ResultsLogObserver.states(fresh) != previousStates {
-                        line("violation the results changed after the last delivery, which was never reported: \(previous.count) keys delivered, \(freshKeys.count) at version \(ctx.version)")
+                        line(
+                            "violation the results changed after the last delivery, which was never reported: "
+                                + "\(previous.count) keys delivered, \(freshKeys.count) at version \(ctx.version)"
+                        )
                         violations += 1
                     }
                     line("reached \(final) \(Int(Date().timeIntervalSince(asked) * 1000))")

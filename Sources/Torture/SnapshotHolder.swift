@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -27,7 +27,9 @@ public struct SnapshotHolder {
         let first = try Fingerprint.of(tx)
         let ready = "ready \(tx.version) \(first)\n"
         let tmp = readyPath + ".tmp"
-        guard FileManager.default.createFile(atPath: tmp, contents: Data(ready.utf8)) else { throw TortureError.io("write \(tmp)", errno) }
+        guard FileManager.default.createFile(atPath: tmp, contents: Data(ready.utf8)) else {
+            throw TortureError.io("write \(tmp)", errno)
+        }
         rename(tmp, readyPath)
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FiefObjects
@@ -23,7 +23,9 @@ public enum TortureEncryption {
 
     /// The run's key, nil when the run is not encrypted.
     public static var key: [UInt8]? {
-        guard let hex = getenv(environmentVariable).map({ String(cString: $0) }), hex.count == 2 * EncryptionError.keyLength else { return nil }
+        guard let hex = getenv(environmentVariable).map({ String(cString: $0) }),
+            hex.count == 2 * EncryptionError.keyLength
+        else { return nil }
         return HexBytes.decode(hex)
     }
 

@@ -57,8 +57,13 @@ public struct CrashStateCoverage: Codable, Sendable, Equatable {
     /// `2^choices`, or nil past what a Double holds exactly.
     public var statesPossible: Double? { choices < 53 ? Double(UInt64(1) << UInt64(choices)) : nil }
 
-    enum CodingKeys: String, CodingKey { case cycle, commit, crashPoint, unsyncedSectors, sizeChoice, choices, statesExplored, statesPossible, exhaustive }
-    public init(cycle: Int, commit: UInt64, crashPoint: String, unsyncedSectors: Int, sizeChoice: Bool, statesExplored: Int, exhaustive: Bool) {
+    enum CodingKeys: String, CodingKey {
+        case cycle, commit, crashPoint, unsyncedSectors, sizeChoice, choices, statesExplored, statesPossible, exhaustive
+    }
+    public init(
+        cycle: Int, commit: UInt64, crashPoint: String, unsyncedSectors: Int, sizeChoice: Bool, statesExplored: Int,
+        exhaustive: Bool
+    ) {
         self.cycle = cycle; self.commit = commit; self.crashPoint = crashPoint; self.unsyncedSectors = unsyncedSectors
         self.sizeChoice = sizeChoice; self.statesExplored = statesExplored; self.exhaustive = exhaustive
     }
@@ -134,7 +139,8 @@ public struct ScenarioResult: Codable, Sendable {
     public init(name: String) { self.name = name }
 
     enum CodingKeys: String, CodingKey {
-        case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes, failures, notes, passed, crashStates
+        case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes,
+            failures, notes, passed, crashStates
         case durabilityViolations, atomicityIntegrityViolations, isolationViolations, verdict
     }
     public init(from d: Decoder) throws {
@@ -211,7 +217,10 @@ public struct TortureResults: Codable, Sendable {
 
     /// Every database was encrypted (`--encrypt`, format 3).
     public var encrypted = false
-    enum CodingKeys: String, CodingKey { case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed, target, fsModel, encrypted }
+    enum CodingKeys: String, CodingKey {
+        case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed,
+            target, fsModel, encrypted
+    }
 
     public init(seed: UInt64, profile: String, shard: String, started: String) {
         self.seed = seed

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import FaultFS
@@ -93,9 +93,15 @@ public struct ScenarioContext: Sendable {
 
 public enum Scenarios {
     /// Fief's engine and object layer, with their named crash points, version checks and growth under pins.
-    public static let all: [Scenario] = [CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(), ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(), NotifyScenario(), BatchScenario(), KeystreamScenario()]
+    public static let all: [Scenario] = [
+        CrashPointsScenario(), PowerCutScenario(), IsolationScenario(), GrowthScenario(), IOErrorScenario(),
+        ObjectsScenario(), FileOperationsScenario(), FaultKindsScenario(), ReadersScenario(), CrashStatesScenario(),
+        NotifyScenario(), BatchScenario(), KeystreamScenario()
+    ]
     /// Every other target, through `TortureTarget`.
-    public static let generic: [Scenario] = [TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()]
+    public static let generic: [Scenario] = [
+        TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()
+    ]
 
     public static func available(for target: TargetSpec) -> [Scenario] { target.usesFiefScenarios ? all : generic }
 
@@ -105,7 +111,10 @@ public enum Scenarios {
         return try names.map { n in
             guard let s = known.first(where: { $0.name == n }) else {
                 let onlyFief = all.contains { $0.name == n } ? " ('\(n)' runs only on target fief)" : ""
-                throw TortureError.invalid("unknown scenario '\(n)' for target \(target)\(onlyFief); known: \(known.map(\.name).joined(separator: ", ")), all")
+                throw TortureError.invalid(
+                    "unknown scenario '\(n)' for target \(target)\(onlyFief); "
+                        + "known: \(known.map(\.name).joined(separator: ", ")), all"
+                )
             }
             return s
         }
@@ -130,15 +139,22 @@ public final class TortureRun {
     public func run() throws -> TortureResults {
         let scenarios = try Scenarios.named(options.scenarios, for: options.target)
         if options.broken != nil && !options.target.usesFiefScenarios {
-            throw TortureError.invalid("--broken runs Fief's broken engine variants; it needs --target fief, not \(options.target)")
+            throw TortureError.invalid(
+                "--broken runs Fief's broken engine variants; it needs --target fief, not \(options.target)")
         }
         let started = ISO8601DateFormatter().string(from: Date())
-        var results = TortureResults(seed: options.seed, profile: options.profile.rawValue,
-                                     shard: "\(options.shard.index)/\(options.shard.count)", started: started)
+        var results = TortureResults(
+            seed: options.seed, profile: options.profile.rawValue,
+            shard: "\(options.shard.index)/\(options.shard.count)", started: started)
         results.target = TargetInfo(options.target)
         results.fsModel = options.fsModel.rawValue
         if options.encrypt {
-            guard options.target.usesFiefScenarios else { throw TortureError.invalid("--encrypt runs Fief's own scenarios on encrypted files; it needs --target fief, not \(options.target)") }
+            guard options.target.usesFiefScenarios else {
+                throw TortureError.invalid(
+                    "--encrypt runs Fief's own scenarios on encrypted files; "
+                        + "it needs --target fief, not \(options.target)"
+                )
+            }
             results.encrypted = true
         }
         defer { TortureEncryption.deactivate() }
@@ -158,7 +174,11 @@ public final class TortureRun {
 
     func runScenario(_ s: Scenario, deadlineSeconds: Double?) throws -> (result: ScenarioResult, growth: GrowthCurve?) {
         var result = ScenarioResult(name: s.name)
-        if options.encrypt || s.alwaysEncrypted { TortureEncryption.activate(seed: options.seed) } else { TortureEncryption.deactivate() }
+        if options.encrypt || s.alwaysEncrypted {
+            TortureEncryption.activate(seed: options.seed)
+        } else {
+            TortureEncryption.deactivate()
+        }
         let planned = options.cycles ?? s.plannedCycles(options.profile)
         let t0 = Date()
         let deadline = deadlineSeconds.map { t0.addingTimeInterval($0) }
@@ -206,7 +226,11 @@ public final class TortureRun {
                         outcome = try s.runCycle(i, seed: seed, dir: dir, context: context)
                     } catch {
                         outcome = CycleOutcome()
-                        outcome.events.append((mode: "harness", violations: ["the cycle could not run: \(error)"], description: "cycle \(i)"))
+                        outcome.events.append(
+                            (
+                                mode: "harness", violations: ["the cycle could not run: \(error)"],
+                                description: "cycle \(i)"
+                            ))
                         firstError.record(error)
                     }
                     var failure: CycleFailure?
@@ -232,10 +256,13 @@ public final class TortureRun {
                     let snapshot = (done, result.faultsInjected, result.violations)
                     lock.unlock()
                     if let f = failure {
-                        progress.say("FAIL \(s.name) cycle \(i): \(f.violations.first ?? "")\n  reproduce: \(f.reproduce)")
+                        progress.say(
+                            "FAIL \(s.name) cycle \(i): \(f.violations.first ?? "")\n  reproduce: \(f.reproduce)")
                     }
                     let remaining = deadline.map { $0.timeIntervalSinceNow }
-                    progress.update(scenario: s.name, cycles: snapshot.0, total: totalOwned, faults: snapshot.1, violations: snapshot.2, remaining: remaining)
+                    progress.update(
+                        scenario: s.name, cycles: snapshot.0, total: totalOwned, faults: snapshot.1,
+                        violations: snapshot.2, remaining: remaining)
                 }
             }
         }
@@ -244,10 +271,16 @@ public final class TortureRun {
         try? FileManager.default.removeItem(atPath: work)
         result.durationSeconds = Date().timeIntervalSince(t0)
         result.cyclesPerMinute = result.durationSeconds > 0 ? Double(result.cycles) * 60 / result.durationSeconds : 0
-        result.crashPointsCovered = CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) } + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
+        result.crashPointsCovered =
+            CrashPoint.allCases.map(\.rawValue).filter { points.contains($0) }
+            + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
         result.failures.sort { $0.cycle < $1.cycle }
         result.crashStates.sort { ($0.cycle, $0.commit) < ($1.cycle, $1.commit) }
-        progress.say("\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") (\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, \(String(format: "%.0f", result.cyclesPerMinute)) cycles/min")
+        progress.say(
+            "\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") "
+                + "(\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, "
+                + "\(String(format: "%.0f", result.cyclesPerMinute)) cycles/min"
+        )
         return (result, growth)
     }
 
@@ -258,11 +291,12 @@ public final class TortureRun {
         try? FileManager.default.createDirectory(atPath: options.out + "/artifacts", withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: target)
         let kept = (try? FileManager.default.moveItem(atPath: dir, toPath: target)) != nil
-        let record = ReproductionRecord(scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
-                                        profile: options.profile.rawValue, broken: options.brokenName,
-                                        violations: outcome.violations, target: options.target.description,
-                                        fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue,
-                                        encrypted: options.encrypt ? true : nil)
+        let record = ReproductionRecord(
+            scenario: scenario, runSeed: options.seed, cycle: cycle, cycleSeed: seed,
+            profile: options.profile.rawValue, broken: options.brokenName,
+            violations: outcome.violations, target: options.target.description,
+            fsModel: options.fsModel == .posix ? nil : options.fsModel.rawValue,
+            encrypted: options.encrypt ? true : nil)
         if kept, let data = try? JSONEncoder().encode(record) {
             try? data.write(to: URL(fileURLWithPath: target + "/cycle.json"))
         }
@@ -274,8 +308,10 @@ public final class TortureRun {
         if kept && TortureReplay.shrinkableScenarios.contains(scenario) && options.target == .default {
             command += "; shrink it to a replay file: fief torture shrink \(target)"
         }
-        return CycleFailure(cycle: cycle, seed: seed, description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
-                            violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)
+        return CycleFailure(
+            cycle: cycle, seed: seed,
+            description: outcome.events.first { !$0.violations.isEmpty }?.description ?? "cycle \(cycle)",
+            violations: outcome.violations, artifacts: kept ? target : nil, reproduce: command)
     }
 }
 

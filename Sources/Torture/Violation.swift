@@ -26,8 +26,10 @@ public enum ViolationKind: String, Codable, Sendable, CaseIterable {
         let markers: [(String, ViolationKind)] = [
             ("durability:", .durability), ("atomicity:", .atomicity), ("bank:", .atomicity), ("version:", .atomicity),
             ("integrity:", .integrity), ("does not open", .integrity), ("verifier crashed", .integrity),
-            ("G0:", .isolation), ("G1a:", .isolation), ("G1b:", .isolation), ("G1c:", .isolation), ("G-single:", .isolation),
-            ("lost-update:", .isolation), ("incompatible-order:", .isolation), ("garbage-read:", .isolation), ("lists differ", .isolation),
+            ("G0:", .isolation), ("G1a:", .isolation), ("G1b:", .isolation), ("G1c:", .isolation),
+            ("G-single:", .isolation),
+            ("lost-update:", .isolation), ("incompatible-order:", .isolation), ("garbage-read:", .isolation),
+            ("lists differ", .isolation)
         ]
         var best: (offset: Int, kind: ViolationKind)?
         for (marker, kind) in markers {

@@ -32,29 +32,54 @@ struct BenchRunCommand: ParsableCommand {
     )
 
     @Flag(help: "The quick profile (under two minutes).") var quick = false
-    @Option(help: "engine (the key-value workloads), objects (the object layer against SQLite) or all.") var suite: String = "engine"
+    @Option(help: "engine (the key-value workloads), objects (the object layer against SQLite) or all.") var suite:
+        String = "engine"
     @Flag(help: "A tiny run that only proves everything works (seconds; numbers meaningless).") var smoke = false
     @Option(help: "Folder for results.json, report.md and report.html.") var out: String = "fief-out/bench"
     @Option(help: "Seed for every random choice (default: a random one, printed).") var seed: UInt64?
     @Option(help: "Repetitions per workload and system (overrides the profile).") var repetitions: Int?
     @Option(help: "Records in the data set (overrides the profile).") var records: Int?
     @Option(help: "Value size in bytes (overrides the profile).") var valueSize: Int?
-    @Option(help: "Persons in the objects suite's data set, dogs half as many (overrides the profile: 20000 quick, 200000 default).") var objects: Int?
-    @Option(help: "full or none: the durability of every workload but small-txns, which runs at both.") var durability: Durability = .full
+    @Option(
+        help: """
+            Persons in the objects suite's data set, dogs half as many \
+            (overrides the profile: 20000 quick, 200000 default).
+            """
+    ) var objects: Int?
+    @Option(help: "full or none: the durability of every workload but small-txns, which runs at both.") var durability:
+        Durability = .full
     @Option(help: "Systems to run, comma-separated: fief, sqlite, lmdb.") var systems: String = "fief,sqlite,lmdb"
-    @Option(help: "Workloads to run, comma-separated (default all): \(BenchRunner.workloadNames.joined(separator: ", ")).") var workloads: String?
+    @Option(
+        help: "Workloads to run, comma-separated (default all): \(BenchRunner.workloadNames.joined(separator: ", ")).")
+    var workloads: String?
     @Option(help: "A name for this build in the results (compare-versions.sh passes the revision).") var label: String?
     @Option(help: "Folder for the databases (default: the system's temporary folder).") var workDir: String?
-    @Option(help: "A torture results.json to include in the HTML report (matrix and growth curve).") var torture: String?
-    @Option(help: "A folder on a FaultFS mount (no faults armed): small durable transactions also run there, as small-txns.faultfs.") var faultfsDir: String?
-    @Flag(inversion: .prefixedNo, help: "Mount a FaultFS (no faults armed) for the small-txns.faultfs benchmark when FUSE is available and --faultfs-dir is not given.") var faultfs = true
+    @Option(help: "A torture results.json to include in the HTML report (matrix and growth curve).") var torture:
+        String?
+    @Option(
+        help: """
+            A folder on a FaultFS mount (no faults armed): \
+            small durable transactions also run there, as small-txns.faultfs.
+            """
+    ) var faultfsDir: String?
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Mount a FaultFS (no faults armed) for the small-txns.faultfs benchmark \
+            when FUSE is available and --faultfs-dir is not given.
+            """
+    ) var faultfs = true
 
     func validate() throws {
         if quick && smoke { throw ValidationError("choose one of --quick and --smoke") }
         if let repetitions, repetitions < 1 { throw ValidationError("--repetitions must be at least 1") }
         if let records, records < 10 { throw ValidationError("--records must be at least 10") }
-        if let valueSize, valueSize < 1 || valueSize > 1_000_000 { throw ValidationError("--value-size must be 1 to 1000000") }
-        if let objects, objects < 100 || objects > 50_000_000 { throw ValidationError("--objects must be 100 to 50000000") }
+        if let valueSize, valueSize < 1 || valueSize > 1_000_000 {
+            throw ValidationError("--value-size must be 1 to 1000000")
+        }
+        if let objects, objects < 100 || objects > 50_000_000 {
+            throw ValidationError("--objects must be 100 to 50000000")
+        }
         for s in systems.split(separator: ",") where SystemName(rawValue: String(s)) == nil {
             throw ValidationError("unknown system '\(s)'; known: fief, sqlite, lmdb")
         }
@@ -62,14 +87,19 @@ struct BenchRunCommand: ParsableCommand {
         for w in (workloads ?? "").split(separator: ",") where !known.contains(String(w)) {
             throw ValidationError("unknown workload '\(w)'; known: \(known.joined(separator: ", "))")
         }
-        guard ["engine", "objects", "all"].contains(suite) else { throw ValidationError("--suite must be engine, objects or all") }
+        guard ["engine", "objects", "all"].contains(suite) else {
+            throw ValidationError("--suite must be engine, objects or all")
+        }
     }
 
     func run() throws {
         try reportingErrors {
             let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
             printFlushed("fief bench: seed \(s) (rerun with --seed \(s))")
-            var p = smoke ? BenchParameters.smoke(seed: s) : quick ? BenchParameters.quick(seed: s) : BenchParameters.standard(seed: s)
+            var p =
+                smoke
+                ? BenchParameters.smoke(seed: s)
+                : quick ? BenchParameters.quick(seed: s) : BenchParameters.standard(seed: s)
             if let repetitions { p.repetitions = repetitions }
             if let records { p.records = records; p.churnRecords = min(p.churnRecords, records) }
             if let valueSize { p.valueSize = valueSize }
@@ -84,7 +114,9 @@ struct BenchRunCommand: ParsableCommand {
                 progress: { printFlushed("  " + $0) })
             var r = runner
             r.faultFSDirectory = faultfsDir
-            let mount = try faultfsDir == nil && faultfs && !smoke && suite != "objects" && (workloads == nil || workloads!.contains("small-txns"))
+            let mount =
+                try faultfsDir == nil && faultfs && !smoke && suite != "objects"
+                && (workloads == nil || workloads!.contains("small-txns"))
                 ? BenchMount.start(seed: s, parent: workDir ?? NSTemporaryDirectory()) : nil
             defer { mount.map(BenchMount.stop) }
             if let mount { r.faultFSDirectory = mount.mountpoint }
@@ -92,7 +124,10 @@ struct BenchRunCommand: ParsableCommand {
             printFlushed("")
             print(TerminalReport.bench(results), terminator: "")
             let files = try ResultIO.writeBench(results, to: out, torture: torture)
-            printFlushed("\nfief bench: \(String(format: "%.0f", results.durationSeconds)) s; wrote \(files.joined(separator: ", "))")
+            printFlushed(
+                "\nfief bench: \(String(format: "%.0f", results.durationSeconds)) s; "
+                    + "wrote \(files.joined(separator: ", "))"
+            )
         }
     }
 }
@@ -106,7 +141,8 @@ enum BenchMount {
             return nil
         }
         let base = (parent as NSString).appendingPathComponent("fief-bench-faultfs-\(getpid())")
-        let mount = FaultFSMount(backing: base + "/backing", mountpoint: base + "/mnt", seed: seed, tracePath: base + "/faults.jsonl")
+        let mount = FaultFSMount(
+            backing: base + "/backing", mountpoint: base + "/mnt", seed: seed, tracePath: base + "/faults.jsonl")
         do {
             try mount.mount()
         } catch {
@@ -149,7 +185,8 @@ struct BenchChildCommand: ParsableCommand {
 /// standard input closes.
 struct BenchNotifyChildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "notify-child", abstract: "Internal: the other process of obj.notify.cross-process (started by fief bench).",
+        commandName: "notify-child",
+        abstract: "Internal: the other process of obj.notify.cross-process (started by fief bench).",
         shouldDisplay: false)
 
     @Option(help: "The request, as JSON.") var request: String

@@ -13,8 +13,11 @@ struct DBCommand: ParsableCommand {
             --value-format hex (e.g. 00ff10). `put` creates the file and the table when missing; \
             every other command on a missing file is an error.
             """,
-        subcommands: [DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBCopy.self, DBSchema.self, DBQuery.self,
-                      DBFuzz.self, DBFuzzWorker.self]
+        subcommands: [
+            DBStat.self, DBCheck.self, DBPut.self, DBGet.self, DBDelete.self, DBScan.self, DBCompact.self, DBCopy.self,
+            DBSchema.self, DBQuery.self,
+            DBFuzz.self, DBFuzzWorker.self
+        ]
     )
 }
 
@@ -48,9 +51,13 @@ enum Codec {
         case .hex:
             var out: [UInt8] = []
             var chars = Array(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text)
-            guard chars.count % 2 == 0 else { throw CodecError(message: "hex \(what) '\(text)' has an odd number of digits") }
+            guard chars.count % 2 == 0 else {
+                throw CodecError(message: "hex \(what) '\(text)' has an odd number of digits")
+            }
             while !chars.isEmpty {
-                guard let b = UInt8(String(chars[0..<2]), radix: 16) else { throw CodecError(message: "'\(text)' is not hex") }
+                guard let b = UInt8(String(chars[0..<2]), radix: 16) else {
+                    throw CodecError(message: "'\(text)' is not hex")
+                }
                 out.append(b)
                 chars.removeFirst(2)
             }
@@ -71,7 +78,8 @@ enum Codec {
 }
 
 struct DBStat: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
+    static let configuration = CommandConfiguration(
+        commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Flag(help: "Print JSON.") var json = false
@@ -87,7 +95,10 @@ struct DBStat: ParsableCommand {
                     print("file        \(path) (\(h.fileSize) bytes), does not open")
                     print("select byte \(h.selectByte)")
                     for slot in h.slots {
-                        print("slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  \(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")")
+                        print(
+                            "slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  "
+                                + "\(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")"
+                        )
                     }
                 }
                 throw e
@@ -103,7 +114,10 @@ struct DBStat: ParsableCommand {
             print("version     \(s.version)")
             print("select bit  \(s.select)")
             for slot in s.slots {
-                print("slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  \(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")")
+                print(
+                    "slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  "
+                        + "\(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")"
+                )
             }
             print("file size   \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) in use by the file)")
             print("in use      \(s.bytesInUse) bytes")
@@ -116,17 +130,27 @@ struct DBStat: ParsableCommand {
                 print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)")
                 guard let p = space[t.name], p.pages > 0 else { continue }
                 let perEntry = t.count > 0 ? "  \(p.pages * s.pageSize / t.count) B/entry" : ""
-                print("      \(p.pages) pages (\(p.branchPages) branch, \(p.leafPages) leaf, \(p.overflowPages) overflow), depth \(p.depth), leaves \(Int((p.leafFill * 100).rounded()))% full\(perEntry)")
+                let leafFill = Int((p.leafFill * 100).rounded())
+                print(
+                    "      \(p.pages) pages (\(p.branchPages) branch, \(p.leafPages) leaf, "
+                        + "\(p.overflowPages) overflow), depth \(p.depth), leaves \(leafFill)% full\(perEntry)"
+                )
             }
         }
     }
 }
 
 struct DBCheck: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
+    static let configuration = CommandConfiguration(
+        commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
-    @Flag(help: "Also check the object graph: links resolve, backlinks are the inverse of links, indexes match rows, primary keys unique.")
+    @Flag(
+        help: """
+            Also check the object graph: links resolve, backlinks are the inverse of links, \
+            indexes match rows, primary keys unique.
+            """
+    )
     var objects = false
 
     func run() throws {
@@ -136,7 +160,10 @@ struct DBCheck: ParsableCommand {
             let r = try db.check()
             for n in r.notes { print("note: \(n)") }
             if r.isSound {
-                print("\(path): sound. version \(r.version), \(r.pageCount) pages: \(r.reachablePages) reachable, \(r.freePages) free; \(r.tables.count) tables")
+                print(
+                    "\(path): sound. version \(r.version), \(r.pageCount) pages: "
+                        + "\(r.reachablePages) reachable, \(r.freePages) free; \(r.tables.count) tables"
+                )
             } else {
                 sound = false
                 print("\(path): \(r.problems.count) problem(s) in version \(r.version):")
@@ -158,7 +185,8 @@ struct KeyValueOptions: ParsableArguments {
 }
 
 struct DBPut: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "put", abstract: "Store a value (creating the file and table when missing).")
+    static let configuration = CommandConfiguration(
+        commandName: "put", abstract: "Store a value (creating the file and table when missing).")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
@@ -171,8 +199,9 @@ struct DBPut: ParsableCommand {
             let db = try Database(path: path, options: .init(encryptionKey: try encryption.key()))
             try db.write { tx in
                 if try tx.tableInfo(table) == nil {
-                    try tx.createTable(table, keyKind: formats.keyFormat == .int ? .int64 : .bytes,
-                                       valueKind: formats.valueFormat == .int ? .int64 : .bytes)
+                    try tx.createTable(
+                        table, keyKind: formats.keyFormat == .int ? .int64 : .bytes,
+                        valueKind: formats.valueFormat == .int ? .int64 : .bytes)
                 }
                 let info = try tx.tableInfo(table)!
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
@@ -184,7 +213,8 @@ struct DBPut: ParsableCommand {
 }
 
 struct DBGet: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a value; exit 1 when the key is absent.")
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print a value; exit 1 when the key is absent.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
@@ -199,7 +229,8 @@ struct DBGet: ParsableCommand {
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
                 guard let v = try tx.get(table: table, key: k) else { found = false; return }
-                print(v.withUnsafeBytes { Codec.decode($0, kind: info.valueKind, isKey: false, as: formats.valueFormat) })
+                print(
+                    v.withUnsafeBytes { Codec.decode($0, kind: info.valueKind, isKey: false, as: formats.valueFormat) })
             }
         }
         if !found {
@@ -210,7 +241,8 @@ struct DBGet: ParsableCommand {
 }
 
 struct DBDelete: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "del", abstract: "Delete a key; exit 1 when it was absent.")
+    static let configuration = CommandConfiguration(
+        commandName: "del", abstract: "Delete a key; exit 1 when it was absent.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
@@ -235,7 +267,8 @@ struct DBDelete: ParsableCommand {
 }
 
 struct DBScan: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "scan", abstract: "Print entries with keys in [--from, --to), one 'key<TAB>value' per line.")
+    static let configuration = CommandConfiguration(
+        commandName: "scan", abstract: "Print entries with keys in [--from, --to), one 'key<TAB>value' per line.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Argument var table: String
@@ -260,7 +293,9 @@ struct DBScan: ParsableCommand {
                 let max = limit ?? Int.max
                 if max == 0 { return }
                 try tx.scan(table: table, from: f, to: t, reverse: reverse) { k, v in
-                    print("\(Codec.decode(k, kind: info.keyKind, isKey: true, as: formats.keyFormat))\t\(Codec.decode(v, kind: info.valueKind, isKey: false, as: formats.valueFormat))")
+                    let key = Codec.decode(k, kind: info.keyKind, isKey: true, as: formats.keyFormat)
+                    let value = Codec.decode(v, kind: info.valueKind, isKey: false, as: formats.valueFormat)
+                    print("\(key)\t\(value)")
                     n += 1
                     return n < max
                 }
@@ -270,7 +305,8 @@ struct DBScan: ParsableCommand {
 }
 
 struct DBCompact: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "compact", abstract: "Rewrite the file without free space (refused while others have it open).")
+    static let configuration = CommandConfiguration(
+        commandName: "compact", abstract: "Rewrite the file without free space (refused while others have it open).")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
 

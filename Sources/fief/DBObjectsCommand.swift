@@ -7,7 +7,8 @@ import Foundation
 /// Every node is checked as it is read (see `openForInspection`).
 func openObjectStore(_ path: String, encryptionKey: [UInt8]?) throws -> ObjectStore {
     guard FileManager.default.fileExists(atPath: path) else { throw EngineError.fileNotFound(path: path) }
-    let version = try ObjectStore.storedSchemaVersion(at: path, encryptionKey: encryptionKey, verifyChecksums: true) ?? 0
+    let version =
+        try ObjectStore.storedSchemaVersion(at: path, encryptionKey: encryptionKey, verifyChecksums: true) ?? 0
     var configuration = Configuration(path: path, types: [], schemaVersion: version, readOnly: true)
     configuration.encryptionKey = encryptionKey
     configuration.verifyChecksums = true
@@ -15,7 +16,8 @@ func openObjectStore(_ path: String, encryptionKey: [UInt8]?) throws -> ObjectSt
 }
 
 struct DBSchema: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "schema", abstract: "Show the object classes stored in a file, their properties and counts.")
+    static let configuration = CommandConfiguration(
+        commandName: "schema", abstract: "Show the object classes stored in a file, their properties and counts.")
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Flag(help: "Print JSON.") var json = false
@@ -25,11 +27,17 @@ struct DBSchema: ParsableCommand {
             let ctx = try openObjectStore(path, encryptionKey: try encryption.key()).context()
             let classes = try ctx.storedClasses()
             if json {
-                struct Out: Encodable { let schemaVersion: UInt64; let classes: [ClassSchema]; let counts: [String: Int] }
-                let counts = Dictionary(uniqueKeysWithValues: try classes.map { ($0.name, try ctx.count(ofClass: $0.name)) })
+                struct Out: Encodable {
+                    let schemaVersion: UInt64; let classes: [ClassSchema]; let counts: [String: Int]
+                }
+                let counts = Dictionary(
+                    uniqueKeysWithValues: try classes.map { ($0.name, try ctx.count(ofClass: $0.name)) })
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try enc.encode(Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts)), as: UTF8.self))
+                print(
+                    String(
+                        decoding: try enc.encode(
+                            Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts)), as: UTF8.self))
                 return
             }
             guard !classes.isEmpty else { print("\(path): no object schema (a plain table file)"); return }
@@ -41,7 +49,8 @@ struct DBSchema: ParsableCommand {
                     if p.primaryKey { flags.append("primary key") }
                     if p.indexed { flags.append("indexed") }
                     if p.onDelete == .cascade { flags.append("cascade") }
-                    print("  \(p.name): \(p.typeName)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")")
+                    print(
+                        "  \(p.name): \(p.typeName)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")")
                 }
             }
         }
@@ -51,7 +60,10 @@ struct DBSchema: ParsableCommand {
 struct DBQuery: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query", abstract: "Query the objects of a class with an NSPredicate-format predicate.",
-        discussion: "Example: fief db query app.fief Person \"age > 30 AND ANY dogs.name BEGINSWITH[c] 'r'\" --sort age --desc --limit 10")
+        discussion:
+            "Example: fief db query app.fief Person "
+            + "\"age > 30 AND ANY dogs.name BEGINSWITH[c] 'r'\" --sort age --desc --limit 10"
+    )
     @Argument(help: "Database file.") var path: String
     @OptionGroup var encryption: KeyFileOption
     @Argument(help: "Class name.") var className: String
@@ -80,7 +92,9 @@ struct DBQuery: ParsableCommand {
                 // Throwing reads: a damaged row ends the command with the file's error before
                 // its line is printed, never with a trap or a line of placeholders.
                 var fields: [(String, String)] = [("_key", String(o.key))]
-                for p in props { fields.append((p.name, render(try ctx.value(of: o, forProperty: p.name), json: json))) }
+                for p in props {
+                    fields.append((p.name, render(try ctx.value(of: o, forProperty: p.name), json: json)))
+                }
                 if json {
                     print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
                 } else {
@@ -97,10 +111,12 @@ struct DBQuery: ParsableCommand {
         }
         switch v {
         case nil: return json ? "null" : "nil"
-        case let o as DynamicObject: return json ? "{\"_class\": \(quote(o.className)), \"_key\": \(o.key)}" : "\(o.className)(\(o.key))"
+        case let o as DynamicObject:
+            return json ? "{\"_class\": \(quote(o.className)), \"_key\": \(o.key)}" : "\(o.className)(\(o.key))"
         case let a as [Any?]: return "[" + a.map { render($0, json: json) }.joined(separator: json ? ", " : " ") + "]"
         case let s as String: return json ? quote(s) : s
-        case let d as Date: return json ? quote(ISO8601DateFormatter().string(from: d)) : ISO8601DateFormatter().string(from: d)
+        case let d as Date:
+            return json ? quote(ISO8601DateFormatter().string(from: d)) : ISO8601DateFormatter().string(from: d)
         case let u as UUID: return json ? quote(u.uuidString) : u.uuidString
         case let d as Data: return quote(d.base64EncodedString())
         case let b as [UInt8]: return quote(Data(b).base64EncodedString())

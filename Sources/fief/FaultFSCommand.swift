@@ -3,7 +3,7 @@ import FaultFS
 import Foundation
 import ProcFS
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension PersistenceModel: ExpressibleByArgument {}
@@ -39,7 +39,9 @@ struct FaultFSMountCommand: ParsableCommand {
     @Option(help: "Config file (JSON or TOML) with faults to arm at mount time.") var config: String?
     @Option(help: "Append every injected fault to this JSON-lines file.") var trace: String?
     @Option(help: "Where the daemon writes its messages.") var log: String?
-    @Option(help: "What a sync makes durable beyond what it names: posix (default, strictest), ext4-ordered, ext4-writeback.")
+    @Option(
+        help:
+            "What a sync makes durable beyond what it names: posix (default, strictest), ext4-ordered, ext4-writeback.")
     var model: PersistenceModel?
     @Flag(help: "Trace every operation, not only faults.") var traceOperations = false
     @Flag(help: "Serve in this process instead of starting a daemon.") var foreground = false
@@ -53,9 +55,13 @@ struct FaultFSMountCommand: ParsableCommand {
             let tracePath = (trace ?? cfg.trace).map { Mounter.absolutePath($0) }
             if foreground {
                 if ProcessInfo.processInfo.environment["FIEF_FAULTFS_DAEMON"] != nil { setsid() }
-                print("faultfs: serving \(backing) at \(mountpoint), seed \(chosenSeed), model \(cfg.model ?? .posix), pid \(getpid())")
+                print(
+                    "faultfs: serving \(backing) at \(mountpoint), "
+                        + "seed \(chosenSeed), model \(cfg.model ?? .posix), pid \(getpid())"
+                )
                 fflush(stdout)
-                try Mounter.serve(backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: cfg, tracePath: tracePath)
+                try Mounter.serve(
+                    backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: cfg, tracePath: tracePath)
                 return
             }
             let (b, m) = try Mounter.validate(backing: backing, mountpoint: mountpoint)
@@ -64,15 +70,23 @@ struct FaultFSMountCommand: ParsableCommand {
             if let tracePath { args += ["--trace", tracePath] }
             if traceOperations { args.append("--trace-operations") }
             if let model { args += ["--model", model.rawValue] }
-            let logPath = log.map { Mounter.absolutePath($0) } ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
-            let pid = try Mounter.startDaemon(executable: try executablePath(), arguments: args, mountpoint: m, log: logPath)
-            print("mounted \(b) at \(m) (seed \(chosenSeed), model \(cfg.model ?? .posix), daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))")
+            let logPath =
+                log.map { Mounter.absolutePath($0) }
+                ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
+            let pid = try Mounter.startDaemon(
+                executable: try executablePath(), arguments: args, mountpoint: m, log: logPath)
+            print(
+                "mounted \(b) at \(m) (seed \(chosenSeed), model \(cfg.model ?? .posix), "
+                    + "daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))"
+            )
         }
     }
 }
 
 func executablePath() throws -> String {
-    guard let p = ownExecutablePath() else { throw FaultFSError.mountFailed("cannot find this executable through /proc/self/exe") }
+    guard let p = ownExecutablePath() else {
+        throw FaultFSError.mountFailed("cannot find this executable through /proc/self/exe")
+    }
     return p
 }
 
@@ -117,7 +131,9 @@ struct FaultFSControl: ParsableCommand {
         try reportingErrors {
             if let kind = words.first, kind == "inject", words.count > 1 {
                 // Refuse a bad rule here, with the same message the daemon would give.
-                do { _ = try FaultRule(words: Array(words.dropFirst())) } catch let e as FaultSpecError { throw FaultFSError.badSpec(e.description) }
+                do { _ = try FaultRule(words: Array(words.dropFirst())) } catch let e as FaultSpecError {
+                    throw FaultFSError.badSpec(e.description)
+                }
             }
             print(try Mounter.control(mountpoint, words), terminator: "")
         }

@@ -20,7 +20,9 @@ struct KeyFileOption: ParsableArguments {
         }
         let raw = [UInt8](data)
         let text = String(decoding: raw, as: UTF8.self).filter { !$0.isWhitespace }
-        if raw.count != EncryptionError.keyLength, text.count == 2 * EncryptionError.keyLength, let key = HexBytes.decode(text) {
+        if raw.count != EncryptionError.keyLength, text.count == 2 * EncryptionError.keyLength,
+            let key = HexBytes.decode(text)
+        {
             return key
         }
         guard raw.count == EncryptionError.keyLength else { throw EncryptionError.invalidKeyLength(found: raw.count) }

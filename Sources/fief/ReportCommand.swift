@@ -6,14 +6,19 @@ struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Compare, render and combine benchmark results; render torture results.",
-        subcommands: [ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self, ReportMerge.self]
+        subcommands: [
+            ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self,
+            ReportMerge.self
+        ]
     )
 }
 
 struct ReportCompare: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
-        abstract: "Compare two bench results; exit 2 when Fief regressed, against itself and its peers, beyond the threshold.",
+        abstract:
+            "Compare two bench results; exit 2 when Fief regressed, "
+            + "against itself and its peers, beyond the threshold.",
         discussion: """
             Per benchmark and system: the medians, the change (Hodges-Lehmann estimate) with its \
             95% confidence interval and the Mann-Whitney U p-value over the repetitions, and a \
@@ -29,7 +34,8 @@ struct ReportCompare: ParsableCommand {
 
     @Argument(help: "The base results.json.") var base: String
     @Argument(help: "The new results.json.") var new: String
-    @Option(help: "Smallest regression that fails (the minimum effect size), e.g. 5% or 2.5.") var threshold: String = "5%"
+    @Option(help: "Smallest regression that fails (the minimum effect size), e.g. 5% or 2.5.") var threshold: String =
+        "5%"
     @Option(help: "Largest p-value that counts as a change.") var alpha: Double = GatePolicy.defaultAlpha
     @Option(help: "Fewest repetitions a side for a verdict.") var minSamples: Int = GatePolicy.defaultMinSamples
     @Option(help: "Also write the comparison as Markdown here.") var markdown: String?
@@ -40,10 +46,15 @@ struct ReportCompare: ParsableCommand {
         var code: Int32 = 0
         try reportingErrors {
             let t = try Comparison.parseThreshold(threshold)
-            guard alpha > 0, alpha < 1 else { throw BenchError.badArgument("--alpha must be between 0 and 1, not \(alpha)") }
-            guard minSamples >= 2 else { throw BenchError.badArgument("--min-samples must be at least 2, not \(minSamples)") }
+            guard alpha > 0, alpha < 1 else {
+                throw BenchError.badArgument("--alpha must be between 0 and 1, not \(alpha)")
+            }
+            guard minSamples >= 2 else {
+                throw BenchError.badArgument("--min-samples must be at least 2, not \(minSamples)")
+            }
             let b = try ResultIO.loadBench(base), n = try ResultIO.loadBench(new)
-            let c = Comparison.compare(base: b, new: n, policy: GatePolicy(threshold: t, alpha: alpha, minSamples: minSamples))
+            let c = Comparison.compare(
+                base: b, new: n, policy: GatePolicy(threshold: t, alpha: alpha, minSamples: minSamples))
             print(ComparisonReport.terminal(c), terminator: "")
             if let markdown { try ResultIO.saveText(ComparisonReport.markdown(c), to: markdown) }
             if let html { try ResultIO.saveText(HTMLReport.page(bench: n, torture: nil, comparison: c), to: html) }
@@ -61,16 +72,24 @@ struct ReportHTML: ParsableCommand {
 
     @Option(help: "A bench results.json.") var bench: String?
     @Option(help: "A torture results.json (pass/fail matrix and growth curve).") var torture: String?
-    @Option(name: .customLong("targets"), parsing: .upToNextOption,
-            help: "Torture results.json files of several targets or configurations: a target × configuration × scenario matrix.")
+    @Option(
+        name: .customLong("targets"), parsing: .upToNextOption,
+        help: """
+            Torture results.json files of several targets or configurations: \
+            a target × configuration × scenario matrix.
+            """
+    )
     var targetResults: [String] = []
-    @Option(help: "A `fief torture detect` detection.json (default: the one beside --torture's results.json, if any).") var detection: String?
+    @Option(help: "A `fief torture detect` detection.json (default: the one beside --torture's results.json, if any).")
+    var detection: String?
     @Option(help: "A base bench results.json to compare --bench against.") var base: String?
     @Option(help: "Threshold for the comparison, e.g. 5%.") var threshold: String = "5%"
     @Option(help: "The HTML file to write.") var out: String = "fief-out/report.html"
 
     func validate() throws {
-        if bench == nil && torture == nil && targetResults.isEmpty && detection == nil { throw ValidationError("give --bench, --torture, --targets, --detection or several") }
+        if bench == nil && torture == nil && targetResults.isEmpty && detection == nil {
+            throw ValidationError("give --bench, --torture, --targets, --detection or several")
+        }
         if base != nil && bench == nil { throw ValidationError("--base needs --bench") }
     }
 
@@ -83,17 +102,22 @@ struct ReportHTML: ParsableCommand {
             let detectionPath = detection ?? beside.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
             let rows = try detectionPath.map { try ResultIO.load([TortureSummary.DetectionRow].self, from: $0) } ?? []
             var c: Comparison?
-            if let base, let b { c = Comparison.compare(base: try ResultIO.loadBench(base), new: b, threshold: try Comparison.parseThreshold(threshold)) }
+            if let base, let b {
+                c = Comparison.compare(
+                    base: try ResultIO.loadBench(base), new: b, threshold: try Comparison.parseThreshold(threshold))
+            }
             let dir = (out as NSString).deletingLastPathComponent
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-            try ResultIO.saveText(HTMLReport.page(bench: b, torture: t, comparison: c, targetRuns: runs, detection: rows), to: out)
+            try ResultIO.saveText(
+                HTMLReport.page(bench: b, torture: t, comparison: c, targetRuns: runs, detection: rows), to: out)
             print("wrote \(out)")
         }
     }
 }
 
 struct ReportMarkdown: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "markdown", abstract: "Print bench results as Markdown (for CI summaries).")
+    static let configuration = CommandConfiguration(
+        commandName: "markdown", abstract: "Print bench results as Markdown (for CI summaries).")
     @Argument(help: "A bench results.json.") var bench: String
 
     func run() throws {
@@ -102,7 +126,8 @@ struct ReportMarkdown: ParsableCommand {
 }
 
 struct ReportTable: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "table", abstract: "Print bench results as a terminal table.")
+    static let configuration = CommandConfiguration(
+        commandName: "table", abstract: "Print bench results as a terminal table.")
     @Argument(help: "A bench results.json.") var bench: String
 
     func run() throws {
@@ -114,7 +139,10 @@ struct ReportCombine: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "combine",
         abstract: "Pool several bench results of one build (same parameters) into one.",
-        discussion: "compare-versions.sh runs each build several times, interleaved with the other, and combines each build's runs before comparing.")
+        discussion:
+            "compare-versions.sh runs each build several times, "
+            + "interleaved with the other, and combines each build's runs before comparing."
+    )
     @Argument(help: "Bench results.json files of the same build.") var inputs: [String]
     @Option(help: "The combined results.json to write.") var out: String
 

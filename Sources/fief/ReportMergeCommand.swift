@@ -6,7 +6,10 @@ struct ReportMerge: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
         abstract: "Merge the results.json of torture shards (--shard K/N of one seed) into one result.",
-        discussion: "Writes the merged results.json, and junit.xml and summary.md beside it. Exit status: 0 when no shard found a violation, 1 when any did.")
+        discussion:
+            "Writes the merged results.json, and junit.xml and summary.md beside it. "
+            + "Exit status: 0 when no shard found a violation, 1 when any did."
+    )
     @Argument(help: "The shards' results.json files.") var inputs: [String]
     @Option(help: "The merged results.json to write.") var out: String
 
@@ -14,12 +17,15 @@ struct ReportMerge: ParsableCommand {
         var merged: TortureResults?
         try reportingErrors {
             let decoder = JSONDecoder()
-            let m = try TortureResults.merge(try inputs.map { path in
-                guard let data = FileManager.default.contents(atPath: path) else { throw TortureError.invalid("\(path): cannot read it") }
-                do { return try decoder.decode(TortureResults.self, from: data) } catch {
-                    throw TortureError.invalid("\(path): not a torture results.json (\(error))")
-                }
-            })
+            let m = try TortureResults.merge(
+                try inputs.map { path in
+                    guard let data = FileManager.default.contents(atPath: path) else {
+                        throw TortureError.invalid("\(path): cannot read it")
+                    }
+                    do { return try decoder.decode(TortureResults.self, from: data) } catch {
+                        throw TortureError.invalid("\(path): not a torture results.json (\(error))")
+                    }
+                })
             merged = m
             let dir = (out as NSString).deletingLastPathComponent
             try ResultFiles.write(m, to: dir.isEmpty ? "." : dir)
@@ -31,7 +37,10 @@ struct ReportMerge: ParsableCommand {
         }
         guard let merged else { return }
         let cycles = merged.scenarios.reduce(0) { $0 + $1.cycles }
-        print("merged \(inputs.count) shards (\(merged.shard)): \(cycles) cycles, \(merged.passed ? "passed" : "FAILED"); wrote \(out), junit.xml and summary.md")
+        print(
+            "merged \(inputs.count) shards (\(merged.shard)): \(cycles) cycles, "
+                + "\(merged.passed ? "passed" : "FAILED"); wrote \(out), junit.xml and summary.md"
+        )
         if !merged.passed { throw ExitCode(1) }
     }
 }

@@ -9,9 +9,14 @@ struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Kill writers mid-commit, cut power, and verify recovery.",
-        subcommands: [TortureRunCommand.self, TortureReproduce.self, TortureShrink.self, TortureReplayCommand.self, TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self, TortureListAppend.self,
-                      TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
-                      TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureObjectsConvert.self, TortureObjectsCheck.self, TortureObjectsCache.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self]
+        subcommands: [
+            TortureRunCommand.self, TortureReproduce.self, TortureShrink.self, TortureReplayCommand.self,
+            TortureDetect.self, TortureWriter.self, TortureObserver.self, TortureHoldSnapshot.self,
+            TortureListAppend.self,
+            TortureTargetWriter.self, TortureTargetVerify.self, TortureTargetListAppend.self,
+            TortureObjectsWriter.self, TortureObjectsMigrate.self, TortureObjectsConvert.self, TortureObjectsCheck.self,
+            TortureObjectsCache.self, TortureFileOperation.self, TortureCheckedRead.self, TortureChurnReader.self
+        ]
     )
 }
 
@@ -25,7 +30,8 @@ struct TortureRunCommand: ParsableCommand {
             Scenarios: \(Scenarios.all.map(\.name).joined(separator: ", ")), or all (the default suite); \
             on targets other than fief: \(Scenarios.generic.map(\.name).joined(separator: ", ")).
             Targets: fief (default), fief:generic, sqlite[:journal=wal|delete,synchronous=full|normal|off|extra], \
-            lmdb[:default|nosync|nometasync|writemap], exec:COMMAND (a program speaking the JSON-lines adapter protocol).
+            lmdb[:default|nosync|nometasync|writemap], exec:COMMAND \
+            (a program speaking the JSON-lines adapter protocol).
             The seed is printed first; the same seed and scenario choose the same crash points, \
             faults and operations. --shard K/N runs the K-th of N disjoint slices of the cycles, \
             so a CI matrix can spread a soak over machines; merge the results with \
@@ -33,7 +39,13 @@ struct TortureRunCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Scenario to run (repeatable, or comma-separated): \(Scenarios.all.map(\.name).joined(separator: ", ")), all.")
+    @Option(
+        name: .long,
+        help: """
+            Scenario to run (repeatable, or comma-separated): \
+            \(Scenarios.all.map(\.name).joined(separator: ", ")), all.
+            """
+    )
     var scenario: [String] = ["all"]
     @Option(help: "Seed for every random choice (default: a random one, printed).") var seed: UInt64?
     @Option(help: "quick (~2 min), ci (~10 min) or soak (use with --duration).") var profile: TortureProfile = .quick
@@ -42,17 +54,29 @@ struct TortureRunCommand: ParsableCommand {
     @Option(help: "Cycles to run at once.") var jobs: Int = 1
     @Option(help: "Run slice K of N of the cycles, as K/N.") var shard: String = "1/1"
     @Option(help: "Folder for results and artifacts.") var out: String = "fief-out/torture"
-    @Option(help: "Run writers on a deliberately broken engine or object layer (debug builds): \(TortureRunCommand.brokenNames.joined(separator: ", ")).")
+    @Option(
+        help: """
+            Run writers on a deliberately broken engine or object layer (debug builds): \
+            \(TortureRunCommand.brokenNames.joined(separator: ", ")).
+            """
+    )
     var broken: String?
     @Option(help: "Run only this cycle (to reproduce a failure).") var onlyCycle: Int?
     @Option(help: "Persistence model of the FaultFS mounts: posix (default, strictest), ext4-ordered, ext4-writeback.")
     var fsModel: PersistenceModel = .posix
     @Flag(help: "Encrypt every database the scenarios make (format 3), with a key drawn from the seed.")
     var encrypt = false
-    @Option(help: "The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, lmdb:nosync, exec:\"COMMAND\".")
+    @Option(
+        help: """
+            The store under test: fief, fief:generic, sqlite:journal=wal,synchronous=full, \
+            lmdb:nosync, exec:\"COMMAND\".
+            """
+    )
     var target: String = "fief"
 
-    static var brokenNames: [String] { BrokenVariant.allCases.map(\.rawValue) + BrokenObjectLayer.allCases.map(\.rawValue) }
+    static var brokenNames: [String] {
+        BrokenVariant.allCases.map(\.rawValue) + BrokenObjectLayer.allCases.map(\.rawValue)
+    }
 
     func parsedShard() throws -> (Int, Int) {
         let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -70,11 +94,18 @@ struct TortureRunCommand: ParsableCommand {
         if let broken {
             var probe = TortureOptions(seed: 0)
             guard probe.chooseBroken(broken) else {
-                throw ValidationError("unknown broken variant '\(broken)'; known: \(TortureRunCommand.brokenNames.joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown broken variant '\(broken)'; known: "
+                        + "\(TortureRunCommand.brokenNames.joined(separator: ", "))"
+                )
             }
-            guard BrokenVariant.available else { throw ValidationError("--broken needs a debug build (release builds carry no broken variants)") }
+            guard BrokenVariant.available else {
+                throw ValidationError("--broken needs a debug build (release builds carry no broken variants)")
+            }
         }
-        if profile == .soak && duration == nil && cycles == nil { throw ValidationError("--profile soak needs --duration SECONDS (or --cycles)") }
+        if profile == .soak && duration == nil && cycles == nil {
+            throw ValidationError("--profile soak needs --duration SECONDS (or --cycles)")
+        }
     }
 
     func run() throws {
@@ -83,13 +114,19 @@ struct TortureRunCommand: ParsableCommand {
         do {
             spec = try TargetSpec(parsing: target)
             _ = try Scenarios.named(scenario.flatMap { $0.split(separator: ",").map(String.init) }, for: spec)
-            if broken != nil && !spec.usesFiefScenarios { throw TortureError.invalid("--broken needs --target fief, not \(spec)") }
+            if broken != nil && !spec.usesFiefScenarios {
+                throw TortureError.invalid("--broken needs --target fief, not \(spec)")
+            }
         } catch {
             FileHandle.standardError.write(Data("fief: \(error)\n".utf8))
             throw ExitCode(1)
         }
         let s = seed ?? UInt64.random(in: 0...UInt64(Int64.max))
-        print("fief torture: target \(spec), seed \(s), FaultFS model \(fsModel)\(encrypt ? ", encrypted" : "") (rerun with --seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)")\(encrypt ? " --encrypt" : ""))")
+        let rerun = "--seed \(s)\(fsModel == .posix ? "" : " --fs-model \(fsModel)")\(encrypt ? " --encrypt" : "")"
+        print(
+            "fief torture: target \(spec), seed \(s), FaultFS model \(fsModel)\(encrypt ? ", encrypted" : "") "
+                + "(rerun with \(rerun))"
+        )
         fflush(stdout)
         var o = TortureOptions(seed: s)
         o.target = spec
@@ -111,20 +148,29 @@ struct TortureRunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("fief torture: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        print("fief torture: \(results.passed ? "passed" : "FAILED") in \(String(format: "%.0f", results.durationSeconds)) s; results in \(out)/results.json, junit.xml, summary.md")
+        print(
+            "fief torture: \(results.passed ? "passed" : "FAILED") "
+                + "in \(String(format: "%.0f", results.durationSeconds)) s; "
+                + "results in \(out)/results.json, junit.xml, summary.md"
+        )
         if !results.passed { throw ExitCode(1) }
     }
 }
 
 struct TortureReproduce: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reproduce", abstract: "Run a failed cycle again from its artifacts folder.")
+    static let configuration = CommandConfiguration(
+        commandName: "reproduce", abstract: "Run a failed cycle again from its artifacts folder.")
     @Argument(help: "An artifacts folder printed by a failed run (it holds cycle.json).") var dir: String
     @Option(help: "Folder for the rerun's results.") var out: String?
 
     func run() throws {
         guard let data = FileManager.default.contents(atPath: dir + "/cycle.json"),
-              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
-            FileHandle.standardError.write(Data("fief: \(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run\n".utf8))
+            let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data)
+        else {
+            FileHandle.standardError.write(
+                Data(
+                    "fief: \(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run\n"
+                        .utf8))
             throw ExitCode(2)
         }
         let target: TargetSpec
@@ -134,7 +180,10 @@ struct TortureReproduce: ParsableCommand {
             FileHandle.standardError.write(Data("fief: \(dir)/cycle.json: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        print("fief torture reproduce: target \(target), scenario \(record.scenario), seed \(record.runSeed), cycle \(record.cycle)")
+        print(
+            "fief torture reproduce: target \(target), scenario \(record.scenario), "
+                + "seed \(record.runSeed), cycle \(record.cycle)"
+        )
         print("originally: \(record.violations.prefix(3).joined(separator: "; "))")
         var o = TortureOptions(seed: record.runSeed)
         o.target = target
@@ -146,7 +195,9 @@ struct TortureReproduce: ParsableCommand {
         o.encrypt = record.encrypted ?? false
         o.out = out ?? (dir + "/rerun")
         let results = try TortureRun(options: o).run()
-        print("fief torture reproduce: \(results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced")")
+        let outcome =
+            results.passed ? "no violation this time (timing-dependent kills may not repeat exactly)" : "reproduced"
+        print("fief torture reproduce: \(outcome)")
         if !results.passed { throw ExitCode(1) }
     }
 }
@@ -165,7 +216,8 @@ struct TortureShrink: ParsableCommand {
     )
     @Argument(help: "An artifacts folder (with cycle.json) or a replay file.") var path: String
     @Option(help: "Stop after this many seconds, keeping the smallest case so far.") var budget: Double = 120
-    @Option(help: "Where to write the shrunk replay (default: PATH/replay.json, or PATH.shrunk.json for a file).") var out: String?
+    @Option(help: "Where to write the shrunk replay (default: PATH/replay.json, or PATH.shrunk.json for a file).")
+    var out: String?
 
     func run() throws {
         do {
@@ -173,11 +225,19 @@ struct TortureShrink: ParsableCommand {
             let target = out ?? defaultOut
             let work = NSTemporaryDirectory() + "fief-shrink-\(getpid())"
             defer { try? FileManager.default.removeItem(atPath: work) }
-            let r = try Shrinker(budgetSeconds: budget, workDir: work) { print($0); fflush(stdout) }.shrink(original)
+            let r = try Shrinker(budgetSeconds: budget, workDir: work) {
+                print($0); fflush(stdout)
+            }.shrink(original)
             try r.replay.write(to: target)
-            print("fief torture shrink: \(r.before) -> \(r.after) in \(String(format: "%.1f", r.seconds)) s, \(r.candidates) candidates\(r.budgetRanOut ? " (budget ran out)" : "")")
+            print(
+                "fief torture shrink: \(r.before) -> \(r.after) in \(String(format: "%.1f", r.seconds)) s, "
+                    + "\(r.candidates) candidates\(r.budgetRanOut ? " (budget ran out)" : "")"
+            )
             if let ok = r.passesOnCorrectEngine {
-                print("fief torture shrink: on the correct engine the shrunk case \(ok ? "passes" : "FAILS TOO (not the broken variant's doing)")")
+                print(
+                    "fief torture shrink: on the correct engine the shrunk case "
+                        + "\(ok ? "passes" : "FAILS TOO (not the broken variant's doing)")"
+                )
             }
             print("fief torture shrink: wrote \(target); run it with: fief torture replay \(target)")
         } catch {
@@ -189,8 +249,12 @@ struct TortureShrink: ParsableCommand {
     /// The case at `path`, and where its shrunk replay goes by default.
     static func load(_ path: String) throws -> (TortureReplay, String) {
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw TortureError.invalid("\(path): no such file or folder") }
-        if !isDir.boolValue { return (try TortureReplay.read(path), path.replacingOccurrences(of: ".json", with: "") + ".shrunk.json") }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw TortureError.invalid("\(path): no such file or folder")
+        }
+        if !isDir.boolValue {
+            return (try TortureReplay.read(path), path.replacingOccurrences(of: ".json", with: "") + ".shrunk.json")
+        }
         return (try TortureReplay(artifacts: path), path + "/replay.json")
     }
 }
@@ -207,9 +271,14 @@ struct TortureReplayCommand: ParsableCommand {
             """
     )
     @Argument(help: "A replay file (written by `fief torture shrink`).") var file: String
-    @Option(help: "Run on this broken engine variant instead of the file's (debug builds), or 'none' for the correct engine.") var broken: String?
+    @Option(
+        help:
+            "Run on this broken engine variant instead of the file's (debug builds), or 'none' for the correct engine.")
+    var broken: String?
     @Option(help: "Folder for the run's database and logs (kept).") var out: String?
-    @Option(help: "Runs before the case is called fixed (default: 1, or 5 for a case with several threads or a timed kill).") var runs: Int?
+    @Option(
+        help: "Runs before the case is called fixed (default: 1, or 5 for a case with several threads or a timed kill)."
+    ) var runs: Int?
 
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
@@ -234,7 +303,10 @@ struct TortureReplayCommand: ParsableCommand {
                 result = try replay.run(in: dir, broken: override)
                 n += 1
             }
-            if tries > 1 { print("fief torture replay: \(n) run\(n == 1 ? "" : "s") (the case is timing-dependent: up to \(tries))") }
+            if tries > 1 {
+                print(
+                    "fief torture replay: \(n) run\(n == 1 ? "" : "s") (the case is timing-dependent: up to \(tries))")
+            }
         } catch {
             FileHandle.standardError.write(Data("fief torture replay: \(error)\n".utf8))
             throw ExitCode(2)
@@ -242,17 +314,22 @@ struct TortureReplayCommand: ParsableCommand {
         if out == nil { try? FileManager.default.removeItem(atPath: dir) }
         for v in result.violations.prefix(5) { print("  \(v)") }
         if result.passed {
-            print("fief torture replay: passes: fixed\(replay.expected.map { " (it failed with \($0.kind.rawValue))" } ?? "")")
+            let failedWith = replay.expected.map { " (it failed with \($0.kind.rawValue))" } ?? ""
+            print("fief torture replay: passes: fixed\(failedWith)")
             return
         }
-        print("fief torture replay: \(result.reproduces ? "still failing" : "FAILS ANOTHER WAY (expected \(replay.expected?.kind.rawValue ?? "?"))")")
+        let expected = replay.expected?.kind.rawValue ?? "?"
+        print(
+            "fief torture replay: \(result.reproduces ? "still failing" : "FAILS ANOTHER WAY (expected \(expected))")")
         throw ExitCode(1)
     }
 }
 
 /// The process crash cycles kill. Not for direct use.
 struct TortureWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "writer", abstract: "(internal) Commit the seeded workload, logging to an oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "writer", abstract: "(internal) Commit the seeded workload, logging to an oracle.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var oracle: String
     @Option var seed: UInt64
@@ -265,9 +342,14 @@ struct TortureWriter: ParsableCommand {
     func run() throws {
         let d = durability
         try asInternalProcess("writer") {
-            let planned = try schedule.map { try JSONDecoder().decode([PlannedCommit].self, from: Data(contentsOf: URL(fileURLWithPath: $0))) }
-            try CommitWriter(dbPath: db, oraclePath: oracle, seed: seed, schedule: planned, durability: d, threads: threads, maxCommit: maxCommit,
-                             batch: batch).run()
+            let planned = try schedule.map {
+                try JSONDecoder().decode([PlannedCommit].self, from: Data(contentsOf: URL(fileURLWithPath: $0)))
+            }
+            try CommitWriter(
+                dbPath: db, oraclePath: oracle, seed: seed, schedule: planned, durability: d, threads: threads,
+                maxCommit: maxCommit,
+                batch: batch
+            ).run()
         }
     }
 }
@@ -275,7 +357,8 @@ struct TortureWriter: ParsableCommand {
 /// An observer process of the notify scenario: of commit ranges, or of a query's results
 /// (`--of commits|results`). Not for direct use.
 struct TortureObserver: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "observer", abstract: "(internal) Log and check every delivery.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "observer", abstract: "(internal) Log and check every delivery.", shouldDisplay: false)
     @Option var of: String
     @Option var db: String
     @Option var log: String
@@ -298,7 +381,9 @@ struct TortureObserver: ParsableCommand {
 
 /// A reader process that holds one snapshot and checks it never changes. Not for direct use.
 struct TortureHoldSnapshot: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "hold-snapshot", abstract: "(internal) Pin a snapshot and verify it stays the same.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "hold-snapshot", abstract: "(internal) Pin a snapshot and verify it stays the same.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var ready: String
     @Option var seconds: Double = 2
@@ -315,7 +400,9 @@ struct TortureHoldSnapshot: ParsableCommand {
 
 /// A process of the isolation scenario. Not for direct use.
 struct TortureListAppend: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list-append", abstract: "(internal) Run list-append transactions and record a history.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "list-append", abstract: "(internal) Run list-append transactions and record a history.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var history: String
     @Option var process: Int
@@ -324,7 +411,12 @@ struct TortureListAppend: ParsableCommand {
     @Option var transactions: Int = 100
 
     func run() throws {
-        try asInternalProcess("list-append") { try ListAppendWorker(dbPath: db, historyPath: history, process: process, seed: seed, threads: threads, transactions: transactions).run() }
+        try asInternalProcess("list-append") {
+            try ListAppendWorker(
+                dbPath: db, historyPath: history, process: process, seed: seed, threads: threads,
+                transactions: transactions
+            ).run()
+        }
     }
 }
 
@@ -334,7 +426,9 @@ extension TargetSpec: ExpressibleByArgument {
 
 /// The writer process of the generic scenarios. Not for direct use.
 struct TortureTargetWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "target-writer", abstract: "(internal) Commit the seeded workload on a target, logging to an oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "target-writer",
+        abstract: "(internal) Commit the seeded workload on a target, logging to an oracle.", shouldDisplay: false)
     @Option var target: TargetSpec
     @Option var dir: String
     @Option var oracle: String
@@ -342,13 +436,17 @@ struct TortureTargetWriter: ParsableCommand {
     @Option var maxCommit: UInt64
 
     func run() throws {
-        try asInternalProcess("target-writer") { try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run() }
+        try asInternalProcess("target-writer") {
+            try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
+        }
     }
 }
 
 /// Verifies a target's store after a crash and writes the verdict as JSON. Not for direct use.
 struct TortureTargetVerify: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "target-verify", abstract: "(internal) Verify a target's store against an oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "target-verify", abstract: "(internal) Verify a target's store against an oracle.",
+        shouldDisplay: false)
     @Option var target: TargetSpec
     @Option var dir: String
     @Option var oracle: String
@@ -357,13 +455,17 @@ struct TortureTargetVerify: ParsableCommand {
 
     func run() throws {
         let verdict = TargetRecoveryCheck.verify(spec: target, directory: dir, oraclePath: oracle, seed: seed)
-        try asInternalProcess("target-verify") { try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out)) }
+        try asInternalProcess("target-verify") {
+            try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out))
+        }
     }
 }
 
 /// A process of the generic isolation scenario. Not for direct use.
 struct TortureTargetListAppend: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "target-list-append", abstract: "(internal) Run list-append transactions on a target.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "target-list-append", abstract: "(internal) Run list-append transactions on a target.",
+        shouldDisplay: false)
     @Option var target: TargetSpec
     @Option var dir: String
     @Option var history: String
@@ -372,6 +474,11 @@ struct TortureTargetListAppend: ParsableCommand {
     @Option var transactions: Int = 80
 
     func run() throws {
-        try asInternalProcess("target-list-append") { try TargetListAppendWorker(spec: target, directory: dir, historyPath: history, process: process, seed: seed, transactions: transactions).run() }
+        try asInternalProcess("target-list-append") {
+            try TargetListAppendWorker(
+                spec: target, directory: dir, historyPath: history, process: process, seed: seed,
+                transactions: transactions
+            ).run()
+        }
     }
 }

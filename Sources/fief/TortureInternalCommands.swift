@@ -19,7 +19,9 @@ func asInternalProcess(_ name: String, _ body: () throws -> Void) throws {
 
 /// The process the `objects` scenario kills. Not for direct use.
 struct TortureObjectsWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "objects-writer", abstract: "(internal) Commit the seeded object graph, logging to an oracle.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var oracle: String
     @Option var seed: UInt64
@@ -27,13 +29,17 @@ struct TortureObjectsWriter: ParsableCommand {
     @Option var schema: Int = 1
 
     func run() throws {
-        try asInternalProcess("objects-writer") { try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit, schema: schema).run() }
+        try asInternalProcess("objects-writer") {
+            try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit, schema: schema).run()
+        }
     }
 }
 
 /// The verifier the `objects` and `notify` scenarios run after each death. Not for direct use.
 struct TortureObjectsCheck: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-check", abstract: "(internal) Verify a recovered object graph against its oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "objects-check", abstract: "(internal) Verify a recovered object graph against its oracle.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var oracle: String
     @Option var seed: UInt64
@@ -42,7 +48,8 @@ struct TortureObjectsCheck: ParsableCommand {
 
     func run() throws {
         try asInternalProcess("objects-check") {
-            let v = ObjectRecoveryCheck.verifyHere(dbPath: db, oraclePath: oracle, workload: ObjectGraphWorkload(seed: seed), cacheReopen: cacheReopen)
+            let v = ObjectRecoveryCheck.verifyHere(
+                dbPath: db, oraclePath: oracle, workload: ObjectGraphWorkload(seed: seed), cacheReopen: cacheReopen)
             try ObjectRecoveryCheck.writeReport(v, to: report)
         }
     }
@@ -50,7 +57,9 @@ struct TortureObjectsCheck: ParsableCommand {
 
 /// The cache reopen (`deleteIfMigrationNeeded`) the `objects` scenario kills. Not for direct use.
 struct TortureObjectsCache: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-cache", abstract: "(internal) Reopen the object graph's file as a cache and write notes.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "objects-cache", abstract: "(internal) Reopen the object graph's file as a cache and write notes.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var maxNotes: Int
 
@@ -61,7 +70,9 @@ struct TortureObjectsCache: ParsableCommand {
 
 /// The migration the `objects` scenario kills. Not for direct use.
 struct TortureObjectsMigrate: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "objects-migrate", abstract: "(internal) Migrate the object graph to schema 2.",
+        shouldDisplay: false)
     @Option var db: String
 
     func run() throws {
@@ -72,7 +83,9 @@ struct TortureObjectsMigrate: ParsableCommand {
 /// The conversion of a format-1 object file that the `objects` scenario kills (opening the
 /// store converts it). Not for direct use.
 struct TortureObjectsConvert: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "objects-convert", abstract: "(internal) Open a format-1 object graph, converting it.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "objects-convert", abstract: "(internal) Open a format-1 object graph, converting it.",
+        shouldDisplay: false)
     @Option var db: String
 
     func run() throws {
@@ -82,7 +95,8 @@ struct TortureObjectsConvert: ParsableCommand {
 
 /// The file operation the `file-ops` scenario kills. Not for direct use.
 struct TortureFileOperation: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "file-op", abstract: "(internal) Create, compact or copy a database.", shouldDisplay: false)
     @Option var op: String
     @Option var db: String
     @Option var dest: String?
@@ -106,14 +120,17 @@ struct TortureFileOperation: ParsableCommand {
 
 /// The reader the `faults` scenario runs under bit flips. Not for direct use.
 struct TortureCheckedRead: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "checked-read", abstract: "(internal) Read everything and compare it with the oracle.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "checked-read", abstract: "(internal) Read everything and compare it with the oracle.",
+        shouldDisplay: false)
     @Option var db: String
     @Option var oracle: String
     @Option var seed: UInt64
     @Flag var verifyChecksums = false
 
     func run() throws {
-        let (outcome, detail) = CheckedReader.run(dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
+        let (outcome, detail) = CheckedReader.run(
+            dbPath: db, oraclePath: oracle, seed: seed, verifyChecksums: verifyChecksums)
         print(detail)
         if outcome != .correct { throw ExitCode(outcome.rawValue) }
     }
@@ -121,7 +138,8 @@ struct TortureCheckedRead: ParsableCommand {
 
 /// A reader process of the `readers` scenario. Not for direct use.
 struct TortureChurnReader: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "churn-reader", abstract: "(internal) Many short checked reads.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "churn-reader", abstract: "(internal) Many short checked reads.", shouldDisplay: false)
     @Option var db: String
     @Option var seed: UInt64
     @Option var seconds: Double = 1
@@ -167,7 +185,10 @@ struct TortureDetect: ParsableCommand {
             var detection = Detection(seed: seed, cycles: cycles, out: out)
             detection.only = variants.map { Set($0.split(separator: ",").map(String.init)) }
             let rows = try detection.run { print($0) }
-            print("fief torture detect: \(rows.filter(\.caught).count) of \(rows.count) caught; wrote \(out)/detection.md and detection.json")
+            print(
+                "fief torture detect: \(rows.filter(\.caught).count) of \(rows.count) caught; "
+                    + "wrote \(out)/detection.md and detection.json"
+            )
             if rows.contains(where: { !$0.caught }) { throw ExitCode(1) }
         }
     }

@@ -20,7 +20,9 @@ final class BatchTests: XCTestCase {
 
     /// Holds the writer role while `n` threads call `batch`, so their calls queue up; then
     /// lets them go. Returns each caller's result.
-    func queuedBehindAWriter(_ db: Database, _ n: Int, _ body: @escaping @Sendable (Int, WriteTransaction) throws -> UInt64) -> [Result<UInt64, Error>] {
+    func queuedBehindAWriter(
+        _ db: Database, _ n: Int, _ body: @escaping @Sendable (Int, WriteTransaction) throws -> UInt64
+    ) -> [Result<UInt64, Error>] {
         let results = LockedResults(n)
         let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let writer = Thread {
@@ -69,8 +71,12 @@ final class BatchTests: XCTestCase {
                         return tx.version
                     }
                     // Acknowledged means committed: a new read sees it, at that version or later.
-                    let seen = try db.read { tx in (try tx.table("t", key: Int64.self, value: Int64.self).get(key), tx.version) }
-                    if seen.0 != key * 2 || seen.1 < version { failures.append("thread \(t) call \(c): read \(seen) after commit at \(version)") }
+                    let seen = try db.read { tx in
+                        (try tx.table("t", key: Int64.self, value: Int64.self).get(key), tx.version)
+                    }
+                    if seen.0 != key * 2 || seen.1 < version {
+                        failures.append("thread \(t) call \(c): read \(seen) after commit at \(version)")
+                    }
                 } catch { failures.append("thread \(t) call \(c): \(error)") }
             }
         }
@@ -98,7 +104,11 @@ final class BatchTests: XCTestCase {
                         try tx.table("t", key: Int64.self, value: Int64.self).put(key, key)
                         if refuse { throw Refused(caller: t) }
                     }
-                    if refuse { failures.append("thread \(t) call \(c): should have thrown") } else { committed.count(0) }
+                    if refuse {
+                        failures.append("thread \(t) call \(c): should have thrown")
+                    } else {
+                        committed.count(0)
+                    }
                 } catch let e as Refused where refuse && e.caller == t {
                 } catch { failures.append("thread \(t) call \(c): \(error)") }
             }
@@ -204,8 +214,12 @@ final class BatchTests: XCTestCase {
             _ = try tx.createTable("t", key: Int64.self, value: Int64.self)
             XCTAssertThrowsError(try db.batch { _ in }) { XCTAssertEqual($0 as? EngineError, .nestedWrite) }
         }
-        XCTAssertThrowsError(try db.batch { _ in try db.batch { _ in } }) { XCTAssertEqual($0 as? EngineError, .nestedWrite) }
-        XCTAssertThrowsError(try db.batch { _ in try db.write { _ in } }) { XCTAssertEqual($0 as? EngineError, .nestedWrite) }
+        XCTAssertThrowsError(try db.batch { _ in try db.batch { _ in } }) {
+            XCTAssertEqual($0 as? EngineError, .nestedWrite)
+        }
+        XCTAssertThrowsError(try db.batch { _ in try db.write { _ in } }) {
+            XCTAssertEqual($0 as? EngineError, .nestedWrite)
+        }
         // A body may read through its own transaction and return a value.
         let v = try db.batch { tx in
             try tx.table("t", key: Int64.self, value: Int64.self).put(1, 10)
@@ -267,6 +281,10 @@ final class LockedResults: @unchecked Sendable {
 
     func set(_ i: Int, _ r: Result<UInt64, Error>) { lock.withLock { results[i] = r } }
     var all: [Result<UInt64, Error>] { lock.withLock { results.map { $0! } } }
-    @discardableResult func count(_ i: Int) -> Int { lock.withLock { counts[i] += 1; return counts[i] } }
+    @discardableResult func count(_ i: Int) -> Int {
+        lock.withLock {
+            counts[i] += 1; return counts[i]
+        }
+    }
     func runs(_ i: Int) -> Int { lock.withLock { counts[i] } }
 }

@@ -37,7 +37,8 @@ final class CommitWatcherTests: XCTestCase {
         for (a, b) in zip(ranges, ranges.dropFirst()) { XCTAssertEqual(b.from, a.to, "ranges must tile: \(ranges)") }
         XCTAssertTrue(ranges.allSatisfy { $0.to > $0.from })
         XCTAssertEqual(ranges.last?.to, end)
-        XCTAssertGreaterThan(try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 0, "commits in this process ring the doorbell too")
+        XCTAssertGreaterThan(
+            try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 0, "commits in this process ring the doorbell too")
         observation.cancel()
         let before = seen.all.count
         try db.write { try $0.put(table: "t", key: [99], value: [99]) }
@@ -56,7 +57,9 @@ final class CommitWatcherTests: XCTestCase {
         try other.write { try $0.put(table: "t", key: [1], value: [1]) }
         usleep(UInt32(CommitWatcher.pollMilliseconds * 2 * 1000))
         XCTAssertEqual(seen.all, [], "a closed handle delivers nothing")
-        XCTAssertThrowsError(try db.observeCommits { _ in }) { XCTAssertEqual($0 as? EngineError, .closed(path: dir.file("db.fief"))) }
+        XCTAssertThrowsError(try db.observeCommits { _ in }) {
+            XCTAssertEqual($0 as? EngineError, .closed(path: dir.file("db.fief")))
+        }
         _ = observation
     }
 

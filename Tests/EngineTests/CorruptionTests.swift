@@ -10,7 +10,9 @@ final class CorruptionTests: XCTestCase {
         for round in 0..<8 {
             try db.write { tx in
                 let t = try tx.openTable("t", key: Int64.self, value: [UInt8].self)
-                for k in 0..<300 { try t.put(Int64(k * 8 + round), [UInt8](repeating: UInt8(k % 200), count: k % 50 == 0 ? 9000 : 40)) }
+                for k in 0..<300 {
+                    try t.put(Int64(k * 8 + round), [UInt8](repeating: UInt8(k % 200), count: k % 50 == 0 ? 9000 : 40))
+                }
             }
         }
     }
@@ -123,7 +125,9 @@ final class CorruptionTests: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: p5, contents: Data(newer)))
         XCTAssertNotNil(probe(p5))
         let p6 = dir.file("foreign.fief")
-        XCTAssertTrue(FileManager.default.createFile(atPath: p6, contents: Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 8000))))
+        XCTAssertTrue(
+            FileManager.default.createFile(
+                atPath: p6, contents: Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 8000))))
         XCTAssertTrue(probe(p6)?.contains("not a Fief database") ?? false)
     }
 
@@ -137,10 +141,17 @@ final class CorruptionTests: XCTestCase {
         }
         let db = try Database(path: dir.file("u.fief"))
         try db.write { try $0.createTable("t", key: Int64.self, value: [UInt8].self) }
-        XCTAssertThrowsError(try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(1, [UInt8](repeating: 0, count: Layout.maxValueSize + 1)) }) {
+        XCTAssertThrowsError(
+            try db.write { tx in
+                try tx.table("t", key: Int64.self, value: [UInt8].self).put(
+                    1, [UInt8](repeating: 0, count: Layout.maxValueSize + 1))
+            }
+        ) {
             guard case EngineError.valueTooLarge = $0 else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try db.write { tx in try tx.put(table: "t", key: [UInt8](repeating: 1, count: 2000), value: []) }) {
+        XCTAssertThrowsError(
+            try db.write { tx in try tx.put(table: "t", key: [UInt8](repeating: 1, count: 2000), value: []) }
+        ) {
             guard case EngineError.keyTooLarge = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try db.read { try $0.table("t", key: String.self, value: String.self) }) {
@@ -159,7 +170,10 @@ final class CorruptionTests: XCTestCase {
         XCTAssertTrue(try db.check().isSound)
         // A failed body rolls back.
         struct Boom: Error {}
-        XCTAssertThrowsError(try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(10, [1]); throw Boom() })
+        XCTAssertThrowsError(
+            try db.write { tx in
+                try tx.table("t", key: Int64.self, value: [UInt8].self).put(10, [1]); throw Boom()
+            })
         XCTAssertNil(try db.read { try $0.table("t", key: Int64.self, value: [UInt8].self).get(10) })
     }
 

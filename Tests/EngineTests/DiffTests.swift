@@ -10,14 +10,18 @@ final class DiffTests: XCTestCase {
             var out: [String: [[UInt8]: [UInt8]]] = [:]
             for name in try tx.tableNames() {
                 var rows: [[UInt8]: [UInt8]] = [:]
-                try tx.scan(table: name) { k, v in rows[Array(k)] = Array(v); return true }
+                try tx.scan(table: name) { k, v in
+                    rows[Array(k)] = Array(v); return true
+                }
                 out[name] = rows
             }
             return out
         }
     }
 
-    private func expected(_ a: [String: [[UInt8]: [UInt8]]], _ b: [String: [[UInt8]: [UInt8]]], from: UInt64, to: UInt64) -> VersionDiff {
+    private func expected(
+        _ a: [String: [[UInt8]: [UInt8]]], _ b: [String: [[UInt8]: [UInt8]]], from: UInt64, to: UInt64
+    ) -> VersionDiff {
         var d = VersionDiff(from: from, to: to)
         d.created = Set(b.keys).subtracting(a.keys)
         d.dropped = Set(a.keys).subtracting(b.keys)
@@ -32,7 +36,10 @@ final class DiffTests: XCTestCase {
         return d
     }
 
-    private func assertDiff(_ db: Database, _ p: PinnedVersion, _ q: PinnedVersion, _ truth: [UInt64: [String: [[UInt8]: [UInt8]]]], file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertDiff(
+        _ db: Database, _ p: PinnedVersion, _ q: PinnedVersion, _ truth: [UInt64: [String: [[UInt8]: [UInt8]]]],
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         var got = try db.diff(from: p, to: q)
         got.pagesRead = 0
         let want = expected(truth[p.version!]!, truth[q.version!]!, from: p.version!, to: q.version!)
@@ -64,20 +71,28 @@ final class DiffTests: XCTestCase {
                     switch Int.random(in: 0..<10, using: &rng) {
                     case 0..<5:
                         let big = Int.random(in: 0..<40, using: &rng) == 0
-                        let value = [UInt8](repeating: UInt8.random(in: 0...3, using: &rng), count: big ? 5000 : Int.random(in: 0..<60, using: &rng))
+                        let value = [UInt8](
+                            repeating: UInt8.random(in: 0...3, using: &rng),
+                            count: big ? 5000 : Int.random(in: 0..<60, using: &rng))
                         try tx.put(table: name, key: key.keyBytes, value: value)
                     case 5..<8:
                         try tx.delete(table: name, key: key.keyBytes)
                     case 8:
                         // A range delete empties leaves, so branches merge and the tree shrinks.
-                        for k in key..<(key + Int64.random(in: 1...200, using: &rng)) { try tx.delete(table: name, key: k.keyBytes) }
+                        for k in key..<(key + Int64.random(in: 1...200, using: &rng)) {
+                            try tx.delete(table: name, key: k.keyBytes)
+                        }
                     default:
                         // Rewrite a value with itself: a new page, the same entry.
-                        if let v = try tx.get(table: name, key: key.keyBytes) { try tx.put(table: name, key: key.keyBytes, value: v) }
+                        if let v = try tx.get(table: name, key: key.keyBytes) {
+                            try tx.put(table: name, key: key.keyBytes, value: v)
+                        }
                     }
                 }
                 if commit % 17 == 5 { try tx.createTable("extra\(commit)", keyKind: .int64, valueKind: .bytes) }
-                if commit % 23 == 11, let victim = try tx.tableNames().first(where: { $0.hasPrefix("extra") }) { try tx.dropTable(victim) }
+                if commit % 23 == 11, let victim = try tx.tableNames().first(where: { $0.hasPrefix("extra") }) {
+                    try tx.dropTable(victim)
+                }
             }
             if Int.random(in: 0..<6, using: &rng) == 0 || commit % 12 == 0 { try pinNow() }
         }
@@ -107,7 +122,10 @@ final class DiffTests: XCTestCase {
         XCTAssertEqual(d.tables, ["big": KeyDiff(modified: [(rows / 3).keyBytes])])
         let height = try treeHeight(db, "big")
         let pagesInTree = Int(try db.stats().bytesInUse) / 4096
-        print("one change in \(rows) rows (height \(height), \(pagesInTree) pages in use): the diff read \(d.pagesRead) pages")
+        print(
+            "one change in \(rows) rows (height \(height), "
+                + "\(pagesInTree) pages in use): the diff read \(d.pagesRead) pages"
+        )
         // Per side: the catalog (one leaf), the tree's leftmost path (read to learn its height)
         // and the changed path below the root.
         XCTAssertLessThanOrEqual(d.pagesRead, 2 * (1 + (height + 1) + height))

@@ -33,7 +33,9 @@ final class EncryptionTests: XCTestCase {
     func contents(_ db: Database) throws -> [Int64: [UInt8]] {
         try db.read { tx in
             var all: [Int64: [UInt8]] = [:]
-            try tx.table("t", key: Int64.self, value: [UInt8].self).scan { k, v in all[k] = v; return true }
+            try tx.table("t", key: Int64.self, value: [UInt8].self).scan { k, v in
+                all[k] = v; return true
+            }
             return all
         }
     }
@@ -95,14 +97,17 @@ final class EncryptionTests: XCTestCase {
         XCTAssertThrowsError(try Database(path: plain, options: options(create: false))) {
             XCTAssertEqual($0 as? EncryptionError, .notEncrypted(path: plain))
         }
-        XCTAssertThrowsError(try Database(path: enc, options: options(Array(EncryptionTests.key.prefix(32)), create: false))) {
+        XCTAssertThrowsError(
+            try Database(path: enc, options: options(Array(EncryptionTests.key.prefix(32)), create: false))
+        ) {
             XCTAssertEqual($0 as? EncryptionError, .invalidKeyLength(found: 32))
             XCTAssertTrue("\($0)".contains("64"), "\($0)")
         }
         XCTAssertThrowsError(try Database(path: dir.file("new.fief"), options: options([1, 2, 3]))) {
             XCTAssertEqual($0 as? EncryptionError, .invalidKeyLength(found: 3))
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("new.fief")), "a file was created with a bad key")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: dir.file("new.fief")), "a file was created with a bad key")
         XCTAssertEqual(bytes(enc), encBytes)
         XCTAssertEqual(bytes(plain), plainBytes)
     }
@@ -115,7 +120,11 @@ final class EncryptionTests: XCTestCase {
         for cut in [100, 4096, 4096 + 100, raw.count / 2, raw.count - 4096] {
             let p = dir.file("cut\(cut).fief")
             XCTAssertTrue(FileManager.default.createFile(atPath: p, contents: Data(raw[0..<cut])))
-            XCTAssertThrowsError(try { let db = try Database(path: p, options: options(create: false)); _ = try contents(db) }()) { e in
+            XCTAssertThrowsError(
+                try {
+                    let db = try Database(path: p, options: options(create: false)); _ = try contents(db)
+                }()
+            ) { e in
                 XCTAssertTrue(e is EngineError, "cut at \(cut): \(e)")
             }
         }
@@ -175,13 +184,15 @@ final class EncryptionTests: XCTestCase {
         try db.writeCopy(to: rekeyed, encryptionKey: EncryptionTests.otherKey)
         try db.writeCopy(to: same)
         XCTAssertEqual(try contents(try Database(path: plain, options: options(nil, create: false))), want)
-        XCTAssertEqual(try contents(try Database(path: rekeyed, options: options(EncryptionTests.otherKey, create: false))), want)
+        XCTAssertEqual(
+            try contents(try Database(path: rekeyed, options: options(EncryptionTests.otherKey, create: false))), want)
         XCTAssertEqual(try contents(try Database(path: same, options: options(create: false))), want)
         XCTAssertThrowsError(try Database(path: rekeyed, options: options(create: false)))
 
         // And back: the plain copy encrypted again.
         let again = dir.file("again.fief")
-        try Database(path: plain, options: options(nil, create: false)).writeCopy(to: again, encryptionKey: EncryptionTests.key)
+        try Database(path: plain, options: options(nil, create: false)).writeCopy(
+            to: again, encryptionKey: EncryptionTests.key)
         let reopened = try Database(path: again, options: options(create: false))
         XCTAssertEqual(try contents(reopened), want)
         XCTAssertTrue(try reopened.check().isSound)
@@ -207,15 +218,18 @@ final class EncryptionTests: XCTestCase {
         XCTAssertNotEqual(keystreamA, keystreamB, "two writes of page 2 used one keystream")
         // And each opens back to what was sealed, only at its own offset.
         var back = [UInt8](repeating: 0, count: a.count)
-        XCTAssertTrue(ca.withUnsafeBytes { c in back.withUnsafeMutableBytes { cipher.open(c, offset: 8192, into: $0) } })
+        XCTAssertTrue(
+            ca.withUnsafeBytes { c in back.withUnsafeMutableBytes { cipher.open(c, offset: 8192, into: $0) } })
         XCTAssertEqual(back, a)
-        XCTAssertFalse(ca.withUnsafeBytes { c in back.withUnsafeMutableBytes { cipher.open(c, offset: 12288, into: $0) } })
+        XCTAssertFalse(
+            ca.withUnsafeBytes { c in back.withUnsafeMutableBytes { cipher.open(c, offset: 12288, into: $0) } })
     }
 
     func testReadersInOtherHandlesWhileAWriterCommitsNeverFailAuthentication() throws {
         let dir = TempDir()
         let path = dir.file("e.fief")
-        let writer = try Database(path: path, options: DatabaseOptions(durability: .none, encryptionKey: EncryptionTests.key))
+        let writer = try Database(
+            path: path, options: DatabaseOptions(durability: .none, encryptionKey: EncryptionTests.key))
         try fill(writer, rounds: 1)
         let reader = try Database(path: path, options: options(create: false))
         let stop = ManagedAtomicFlag()
@@ -228,7 +242,9 @@ final class EncryptionTests: XCTestCase {
                             let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
                             var n = 0
                             try t.scan { k, v in
-                                if v.count != 40 && v.count != 9000 { throw EngineError.invalidArgument("bad value at \(k)") }
+                                if v.count != 40 && v.count != 9000 {
+                                    throw EngineError.invalidArgument("bad value at \(k)")
+                                }
                                 n += 1; return true
                             }
                             if n < 300 { throw EngineError.invalidArgument("only \(n) rows") }

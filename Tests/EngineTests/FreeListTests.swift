@@ -11,7 +11,7 @@ final class FreeListTests: XCTestCase {
         var rng = SeededRandom(seed: testSeed("free-list model", default: 11))
         var list = FreeList(pageCount: 1)
         var reusable = Set<UInt64>()
-        var pending: [UInt64: UInt64] = [:]   // page -> freedAt
+        var pending: [UInt64: UInt64] = [:]  // page -> freedAt
         var inUse = Set<UInt64>()
         var version: UInt64 = 1
         for step in 0..<20_000 {
@@ -23,11 +23,14 @@ final class FreeListTests: XCTestCase {
                 if reserving { list.reserveRun(Int.random(in: 2...6, using: &rng)) }
                 let pagesBefore = list.pageCount
                 for _ in 0..<(reserving ? Int.random(in: 1...7, using: &rng) : 1) {
-                    let n = !reserving && Int.random(in: 0..<20, using: &rng) == 0 ? Int.random(in: 2...5, using: &rng) : 1
+                    let n =
+                        !reserving && Int.random(in: 0..<20, using: &rng) == 0 ? Int.random(in: 2...5, using: &rng) : 1
                     let start = list.allocate(n)
                     for p in start..<(start + UInt64(n)) {
                         XCTAssertFalse(inUse.contains(p), "step \(step): page \(p) handed out twice")
-                        XCTAssertTrue(reusable.remove(p) != nil || p >= list.pageCount - UInt64(n), "step \(step): page \(p) was not reusable")
+                        XCTAssertTrue(
+                            reusable.remove(p) != nil || p >= list.pageCount - UInt64(n),
+                            "step \(step): page \(p) was not reusable")
                         XCTAssertNil(pending[p], "step \(step): pending page \(p) handed out")
                         inUse.insert(p)
                     }
@@ -48,7 +51,9 @@ final class FreeListTests: XCTestCase {
                 list.release(upTo: minLive)
                 for (p, tag) in pending where tag <= minLive { pending[p] = nil; reusable.insert(p) }
             }
-            if step % 500 == 0 || step == 19_999 { try assertInvariants(list, reusable: reusable, pending: pending, step: step) }
+            if step % 500 == 0 || step == 19_999 {
+                try assertInvariants(list, reusable: reusable, pending: pending, step: step)
+            }
         }
     }
 
@@ -58,10 +63,12 @@ final class FreeListTests: XCTestCase {
     func testAReservedRunHandsOutNeighbours() {
         let ext = { (s: UInt64, n: UInt64) in FreeExtent(start: s, count: n, freedAt: 0) }
         let scattered = [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(20, 10)]
-        var plain = FreeList(reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        var plain = FreeList(
+            reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
         XCTAssertEqual((0..<4).map { _ in plain.allocate(1) }, [3, 5, 10, 12])
 
-        var list = FreeList(reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        var list = FreeList(
+            reusable: [], recent: scattered, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
         list.reserveRun(4)
         XCTAssertEqual((0..<3).map { _ in list.allocate(1) }, [20, 21, 22])
         list.returnUnusedRun()
@@ -69,14 +76,16 @@ final class FreeListTests: XCTestCase {
         XCTAssertEqual(list.allocate(1), 3, "after the run, first fit again")
 
         // No recent extent holds the run: nothing is reserved, and the file does not grow for it.
-        var tight = FreeList(reusable: [], recent: [ext(3, 1), ext(5, 2)], pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        var tight = FreeList(
+            reusable: [], recent: [ext(3, 1), ext(5, 2)], pending: [], pageCount: 40, rootPages: [], geometry: .plain)
         tight.reserveRun(4)
         XCTAssertEqual((0..<3).map { _ in tight.allocate(1) }, [3, 5, 6])
         tight.returnUnusedRun()
         XCTAssertEqual(tight.pageCount, 40)
     }
 
-    private func assertInvariants(_ list: FreeList, reusable: Set<UInt64>, pending: [UInt64: UInt64], step: Int) throws {
+    private func assertInvariants(_ list: FreeList, reusable: Set<UInt64>, pending: [UInt64: UInt64], step: Int) throws
+    {
         var seenReusable = Set<UInt64>()
         var lastEnd: UInt64 = 0
         for c in list.reusable {
@@ -84,7 +93,9 @@ final class FreeListTests: XCTestCase {
             XCTAssertLessThanOrEqual(c.entries.count, FreeChunk.capacity)
             for e in c.entries {
                 XCTAssertEqual(e.freedAt, 0)
-                XCTAssertGreaterThan(e.start, lastEnd == 0 ? 0 : lastEnd - 1, "step \(step): reusable extents out of order or overlapping")
+                XCTAssertGreaterThan(
+                    e.start, lastEnd == 0 ? 0 : lastEnd - 1,
+                    "step \(step): reusable extents out of order or overlapping")
                 XCTAssertNotEqual(e.start, lastEnd, "step \(step): adjacent reusable extents not merged")
                 lastEnd = e.end
                 for p in e.start..<e.end { seenReusable.insert(p) }
@@ -93,9 +104,13 @@ final class FreeListTests: XCTestCase {
         var lastRecentEnd: UInt64 = 0
         for e in list.recent {
             XCTAssertEqual(e.freedAt, 0)
-            XCTAssertTrue(lastRecentEnd == 0 || e.start > lastRecentEnd, "step \(step): recent extents out of order, overlapping or not merged")
+            XCTAssertTrue(
+                lastRecentEnd == 0 || e.start > lastRecentEnd,
+                "step \(step): recent extents out of order, overlapping or not merged")
             lastRecentEnd = e.end
-            for p in e.start..<e.end { XCTAssertTrue(seenReusable.insert(p).inserted, "step \(step): page \(p) both recent and in a chunk") }
+            for p in e.start..<e.end {
+                XCTAssertTrue(seenReusable.insert(p).inserted, "step \(step): page \(p) both recent and in a chunk")
+            }
         }
         XCTAssertEqual(seenReusable, reusable, "step \(step): reusable pages differ from the model")
         var seenPending: [UInt64: UInt64] = [:]
@@ -132,16 +147,23 @@ final class FreeListTests: XCTestCase {
                 let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
                 for _ in 0..<Int.random(in: 1...(round % 50 == 0 ? 3000 : 20), using: &rng) {
                     let k = Int64.random(in: 0..<25_000, using: &rng)
-                    if Bool.random(using: &rng) { try t.put(k, [UInt8](repeating: 5, count: Int.random(in: 1...300, using: &rng))) }
-                    else { try t.delete(k) }
+                    if Bool.random(using: &rng) {
+                        try t.put(k, [UInt8](repeating: 5, count: Int.random(in: 1...300, using: &rng)))
+                    } else {
+                        try t.delete(k)
+                    }
                 }
             }
             if Int.random(in: 0..<8, using: &rng) == 0 { pins.append(try db.pin()) }
-            if !pins.isEmpty && Int.random(in: 0..<6, using: &rng) == 0 { pins.remove(at: Int.random(in: 0..<pins.count, using: &rng)).release() }
+            if !pins.isEmpty && Int.random(in: 0..<6, using: &rng) == 0 {
+                pins.remove(at: Int.random(in: 0..<pins.count, using: &rng)).release()
+            }
 
             let snap = try writer.currentSnapshot(pin: false)
             let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
-            let cached = try XCTUnwrap(writer.freeListCache.list(fileID: writer.currentFileID, slot: snap.slot), "round \(round): no cached list after a commit")
+            let cached = try XCTUnwrap(
+                writer.freeListCache.list(fileID: writer.currentFileID, slot: snap.slot),
+                "round \(round): no cached list after a commit")
             XCTAssertEqual(cached, stored, "round \(round): the cached free list differs from the stored one")
             XCTAssertNil((writer === db ? other : db).freeListCache.list(fileID: writer.currentFileID, slot: snap.slot))
             decodes += 1
@@ -177,8 +199,10 @@ final class FreeListTests: XCTestCase {
         let after = try db.currentSnapshot(pin: false)
         let v = after.version
         let rewritten = try FreeListStorage.decode(after.meta, pages: after.pages)
-            .chunks.compactMap(\.ownPage).filter { (try? after.pages.page($0 * UInt64(Layout.pageSize)).version) == v }.count
-        XCTAssertLessThanOrEqual(rewritten, 3, "a one-record commit rewrote \(rewritten) of \(list.chunks.count) free-list chunks")
+            .chunks.compactMap(\.ownPage).filter { (try? after.pages.page($0 * UInt64(Layout.pageSize)).version) == v }
+            .count
+        XCTAssertLessThanOrEqual(
+            rewritten, 3, "a one-record commit rewrote \(rewritten) of \(list.chunks.count) free-list chunks")
         XCTAssertTrue(try db.check().isSound)
     }
 
@@ -192,12 +216,18 @@ final class FreeListTests: XCTestCase {
             try tx.createTable("t", key: Int64.self, value: Int64.self).put(1, 1)
             let start = tx.freeList.allocate(pages)
             // Every other page first, so no two frees merge: one extent per page.
-            for p in stride(from: 0, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
-            for p in stride(from: 1, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+            for p in stride(from: 0, to: pages, by: 2) {
+                tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version)
+            }
+            for p in stride(from: 1, to: pages, by: 2) {
+                tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version)
+            }
         }
         for round in 0..<3 {
             let snap = try db.currentSnapshot(pin: false)
-            XCTAssertEqual(snap.meta.freeListRef != 0, round == 0, "round \(round): root chain expected only while the list is long")
+            XCTAssertEqual(
+                snap.meta.freeListRef != 0, round == 0,
+                "round \(round): root chain expected only while the list is long")
             let stored = try FreeListStorage.decode(snap.meta, pages: snap.pages)
             XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), stored, "round \(round)")
             let report = try db.check()

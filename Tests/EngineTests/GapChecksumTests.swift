@@ -17,7 +17,8 @@ final class GapChecksumTests: XCTestCase {
         let snap = try db.currentSnapshot(pin: false)
         var out: [(UInt64, [UInt8])] = []
         for page in 1..<snap.meta.pageCount {
-            let raw = UnsafeRawBufferPointer(start: snap.pages.mapping.base + Int(page) * Layout.pageSize, count: Layout.pageSize)
+            let raw = UnsafeRawBufferPointer(
+                start: snap.pages.mapping.base + Int(page) * Layout.pageSize, count: Layout.pageSize)
             if raw.u64(16) == snap.version && raw.u32(12) == 1 { out.append((page, Array(raw))) }
         }
         return out
@@ -56,7 +57,9 @@ final class GapChecksumTests: XCTestCase {
                 }
                 XCTAssertNotEqual(raw.u8(9) & PageHeader.placedFlag, 0, "page \(page) (\(kind)) is not placed")
                 XCTAssertTrue(PageHeader.checksumMatches(raw, ref: page * UInt64(Layout.pageSize)))
-                XCTAssertFalse(PageHeader.checksumMatches(raw, ref: (page + 1) * UInt64(Layout.pageSize)), "page \(page) passes at another offset")
+                XCTAssertFalse(
+                    PageHeader.checksumMatches(raw, ref: (page + 1) * UInt64(Layout.pageSize)),
+                    "page \(page) passes at another offset")
             }
         }
         XCTAssertTrue(try db.check().isSound)
@@ -65,7 +68,11 @@ final class GapChecksumTests: XCTestCase {
     /// What the checksum covers and what it leaves out, on one sealed leaf.
     func testOnlyTheGapIsLeftOutAndDamagedBoundsFail() throws {
         let node = DirtyNode(isLeaf: true, pageBytes: Layout.pageSize)
-        for k in 0..<20 { [UInt8](repeating: UInt8(k), count: 8).withUnsafeBytes { node.insertLeaf(at: k, key: $0, value: .inline([1, 2, 3])) } }
+        for k in 0..<20 {
+            [UInt8](repeating: UInt8(k), count: 8).withUnsafeBytes {
+                node.insertLeaf(at: k, key: $0, value: .inline([1, 2, 3]))
+            }
+        }
         var page = [UInt8](repeating: 0, count: Layout.pageSize)
         page.withUnsafeMutableBytes { node.encode(into: $0, version: 9, checksumSkipsGap: true, placedAt: nil) }
         let gap = try XCTUnwrap(page.withUnsafeBytes { PageHeader.gap($0) })
@@ -76,7 +83,9 @@ final class GapChecksumTests: XCTestCase {
             var p = page; p[offset] ^= 0xFF
             XCTAssertTrue(matches(p), "a byte in the gap, at \(offset), is covered")
         }
-        for offset in [8, 9, 10, 24, 28, 31, Layout.pageHeaderSize, gap.lowerBound - 1, gap.upperBound, Layout.pageSize - 1] {
+        for offset in [
+            8, 9, 10, 24, 28, 31, Layout.pageHeaderSize, gap.lowerBound - 1, gap.upperBound, Layout.pageSize - 1
+        ] {
             var p = page; p[offset] ^= 0x01
             XCTAssertFalse(matches(p), "a flipped bit at \(offset) went unseen")
         }
@@ -125,7 +134,9 @@ final class GapChecksumTests: XCTestCase {
         }
         try flipByte(path, at: Int(leafPage) * Layout.pageSize + cell)
         let db = try Database(path: path, options: verified)
-        XCTAssertThrowsError(try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).get(Int64(29)) }) {
+        XCTAssertThrowsError(
+            try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).get(Int64(29)) }
+        ) {
             XCTAssertTrue("\($0)".contains("checksum"), "\($0)")
         }
         XCTAssertTrue(try db.check().problems.contains { $0.contains("checksum") })
@@ -170,7 +181,9 @@ final class GapChecksumTests: XCTestCase {
         var verified = DatabaseOptions(create: false)
         verified.verifyChecksums = true
         let db = try Database(path: path, options: verified)
-        XCTAssertThrowsError(try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }) {
+        XCTAssertThrowsError(
+            try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }
+        ) {
             XCTAssertTrue("\($0)".contains("checksum"), "\($0)")
         }
     }
@@ -197,10 +210,13 @@ final class GapChecksumTests: XCTestCase {
         var verified = DatabaseOptions(create: false)
         verified.verifyChecksums = true
         let db = try Database(path: path, options: verified)
-        XCTAssertThrowsError(try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }) {
+        XCTAssertThrowsError(
+            try db.read { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).scan { _, _ in true } }
+        ) {
             XCTAssertTrue("\($0)".contains("checksum"), "\($0)")
         }
-        XCTAssertTrue(try db.check().problems.contains { $0.contains("checksum") }, "check passes a page copied over another")
+        XCTAssertTrue(
+            try db.check().problems.contains { $0.contains("checksum") }, "check passes a page copied over another")
     }
 
     /// A page sealed without its offset (as formats before 7 seal) in a format-7 file passes
@@ -235,7 +251,9 @@ enum HeaderFormat {
         var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         d.withUnsafeMutableBytes { p in
             p.setU32(n, at: Layout.formatOffset)
-            p.setU64(Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16])), at: Layout.headerChecksumOffset)
+            p.setU64(
+                Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16])),
+                at: Layout.headerChecksumOffset)
         }
         try Data(d).write(to: URL(fileURLWithPath: path))
     }

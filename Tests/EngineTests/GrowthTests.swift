@@ -10,7 +10,9 @@ final class GrowthTests: XCTestCase {
             try db.write { tx in
                 let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
                 for _ in 0..<20 {
-                    try t.put(Int64.random(in: 0..<2000, using: &rng), [UInt8](repeating: 7, count: Int.random(in: 10...200, using: &rng)))
+                    try t.put(
+                        Int64.random(in: 0..<2000, using: &rng),
+                        [UInt8](repeating: 7, count: Int.random(in: 10...200, using: &rng)))
                 }
             }
         }
@@ -45,13 +47,16 @@ final class GrowthTests: XCTestCase {
             try churn(db, commits: 20, rng: &rng)
             sizes.append(try db.stats().fileSize)
         }
-        XCTAssertLessThanOrEqual(sizes.last!, released.fileSize + 64 * 4096, "after release the file kept growing: \(released.fileSize) -> \(sizes)")
+        XCTAssertLessThanOrEqual(
+            sizes.last!, released.fileSize + 64 * 4096,
+            "after release the file kept growing: \(released.fileSize) -> \(sizes)")
         XCTAssertTrue(try db.check().isSound)
 
         let live = try db.stats().bytesInUse
         try db.compact()
         let after = try db.stats()
-        XCTAssertLessThanOrEqual(after.fileSize, live + 4096 * 4, "compact left \(after.fileSize) bytes for \(live) live")
+        XCTAssertLessThanOrEqual(
+            after.fileSize, live + 4096 * 4, "compact left \(after.fileSize) bytes for \(live) live")
         XCTAssertTrue(try db.check().isSound)
         try db.read { tx in XCTAssertEqual(try tx.count(table: "t"), 2000) }
     }
@@ -86,10 +91,14 @@ final class GrowthTests: XCTestCase {
 enum Fingerprint {
     static func of(_ tx: Transaction) throws -> UInt64 {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        func mix(_ b: UnsafeRawBufferPointer) { for x in b { h = (h ^ UInt64(x)) &* 0x100_0000_01B3 }; h = (h ^ 0xFF) &* 0x100_0000_01B3 }
+        func mix(_ b: UnsafeRawBufferPointer) {
+            for x in b { h = (h ^ UInt64(x)) &* 0x100_0000_01B3 }; h = (h ^ 0xFF) &* 0x100_0000_01B3
+        }
         for name in try tx.tableNames() {
             Array(name.utf8).withUnsafeBytes { mix($0) }
-            try tx.scan(table: name) { k, v in mix(k); mix(v); return true }
+            try tx.scan(table: name) { k, v in
+                mix(k); mix(v); return true
+            }
         }
         return h
     }

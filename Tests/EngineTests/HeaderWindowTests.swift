@@ -13,7 +13,9 @@ final class HeaderWindowTests: XCTestCase {
         return [UInt8](try XCTUnwrap(try h.read(upToCount: Layout.pageSize)))
     }
 
-    private func t(_ tx: WriteTransaction) throws -> Table<Int64, Int64> { try tx.table("t", key: Int64.self, value: Int64.self) }
+    private func t(_ tx: WriteTransaction) throws -> Table<Int64, Int64> {
+        try tx.table("t", key: Int64.self, value: Int64.self)
+    }
 
     func testCommitsWithoutSyncReachTheFileAndOtherHandlesAtOnce() throws {
         let dir = TempDir()
@@ -28,7 +30,9 @@ final class HeaderWindowTests: XCTestCase {
             let select = try XCTUnwrap(SelectBit(rawValue: head[Layout.selectOffset]))
             XCTAssertNotEqual(select.rawValue, before, "commit \(i) did not flip the select bit in the file")
             let o = Layout.slotOffsets[select.index]
-            let slot = head.withUnsafeBytes { TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)])) }
+            let slot = head.withUnsafeBytes {
+                TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)]))
+            }
             XCTAssertTrue(slot.isSelfConsistent, "commit \(i): the selected slot in the file is damaged")
             XCTAssertEqual(slot.version, try a.latestVersion())
             XCTAssertEqual(try b.read { try $0.table("t", key: Int64.self, value: Int64.self).get(i) }, i * 10)

@@ -70,7 +70,10 @@ final class InlineFreeListTests: XCTestCase {
         for k in 0..<60 {
             if k == 20 { pin = try db.pin() }
             if k == 40 { pin?.release(); pin = nil }
-            try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64.random(in: 0..<30_000, using: &rng), [UInt8](repeating: 2, count: 100)) }
+            try db.write { tx in
+                try tx.table("t", key: Int64.self, value: [UInt8].self).put(
+                    Int64.random(in: 0..<30_000, using: &rng), [UInt8](repeating: 2, count: 100))
+            }
             let snap = try db.currentSnapshot(pin: false)
             chunkPagesSeen = chunkPagesSeen || !snap.meta.freeListChunks.isEmpty
             let kinds = try kindsWritten(snap)
@@ -80,7 +83,9 @@ final class InlineFreeListTests: XCTestCase {
                 // chunk changes (one page); the pending run stays in the top node.
                 XCTAssertLessThanOrEqual(listPages, (20..<40).contains(k) ? 1 : 0, "commit \(k) wrote \(kinds)")
             }
-            XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), try FreeListStorage.decode(snap.meta, pages: snap.pages), "commit \(k)")
+            XCTAssertEqual(
+                db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot),
+                try FreeListStorage.decode(snap.meta, pages: snap.pages), "commit \(k)")
         }
         XCTAssertTrue(chunkPagesSeen, "the test needs a list in chunk pages")
         let report = try db.check()
@@ -98,8 +103,12 @@ final class InlineFreeListTests: XCTestCase {
             try tx.table("t", key: Int64.self, value: [UInt8].self).put(1, [1])
             let start = tx.freeList.allocate(pages)
             // Every other page first: no two frees merge, one extent per page.
-            for p in stride(from: 0, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
-            for p in stride(from: 1, to: pages, by: 2) { tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version) }
+            for p in stride(from: 0, to: pages, by: 2) {
+                tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version)
+            }
+            for p in stride(from: 1, to: pages, by: 2) {
+                tx.freeList.free(start: start + UInt64(p), count: 1, at: tx.version)
+            }
         }
         var snap = try db.currentSnapshot(pin: false)
         XCTAssertFalse(snap.meta.freeListChunks.isEmpty, "a list of \(pages) extents must use chunk pages")
@@ -110,7 +119,9 @@ final class InlineFreeListTests: XCTestCase {
         snap = try db.currentSnapshot(pin: false)
         XCTAssertEqual(snap.meta.freeListChunks, [])
         XCTAssertFalse(snap.meta.freeExtents.isEmpty)
-        XCTAssertEqual(db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot), try FreeListStorage.decode(snap.meta, pages: snap.pages))
+        XCTAssertEqual(
+            db.freeListCache.list(fileID: db.currentFileID, slot: snap.slot),
+            try FreeListStorage.decode(snap.meta, pages: snap.pages))
         let report = try db.check()
         XCTAssertTrue(report.isSound, "\(report.problems)")
     }
@@ -127,7 +138,8 @@ final class InlineFreeListTests: XCTestCase {
             func tables(_ n: Int) throws {
                 try db.write { tx in
                     for i in 0..<n where !(try tx.tableNames().contains("table-number-\(i)")) {
-                        try tx.createTable("table-number-\(i)", key: Int64.self, value: Int64.self).put(Int64(i), Int64(i))
+                        try tx.createTable("table-number-\(i)", key: Int64.self, value: Int64.self).put(
+                            Int64(i), Int64(i))
                     }
                 }
             }
@@ -137,7 +149,11 @@ final class InlineFreeListTests: XCTestCase {
                 for h in [db, other] {
                     try h.read { tx in
                         XCTAssertEqual(try tx.tableNames().count, n, what)
-                        for i in 0..<n { XCTAssertEqual(try tx.table("table-number-\(i)", key: Int64.self, value: Int64.self).get(Int64(i)), Int64(i), what) }
+                        for i in 0..<n {
+                            XCTAssertEqual(
+                                try tx.table("table-number-\(i)", key: Int64.self, value: Int64.self).get(Int64(i)),
+                                Int64(i), what)
+                        }
                     }
                 }
                 let report = try db.check()
@@ -161,7 +177,8 @@ final class InlineFreeListTests: XCTestCase {
         try fill(db, keys: 500)
         let snap = try db.currentSnapshot(pin: false)
         let o = try XCTUnwrap(snap.meta.embeddedCatalogOffset)
-        var page = [UInt8](UnsafeRawBufferPointer(start: snap.pages.mapping.base + Int(snap.slot.ref), count: Layout.pageSize))
+        var page = [UInt8](
+            UnsafeRawBufferPointer(start: snap.pages.mapping.base + Int(snap.slot.ref), count: Layout.pageSize))
         page.withUnsafeMutableBytes { p in
             p.setU64(snap.slot.ref + UInt64(Layout.pageSize) + UInt64(o), at: 40)
             PageHeader.seal(p, placedAt: snap.slot.ref)
@@ -191,7 +208,9 @@ final class InlineFreeListTests: XCTestCase {
         try db.compact()
         XCTAssertEqual(HeaderFormat.of(path), FileFormat.current.number)
         XCTAssertEqual(db.format, .current)
-        for k in 0..<3 { try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k), [2]) } }
+        for k in 0..<3 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: [UInt8].self).put(Int64(k), [2]) }
+        }
         XCTAssertFalse(try db.currentSnapshot(pin: false).meta.freeExtents.isEmpty)
         XCTAssertTrue(try db.check().isSound)
     }
@@ -204,7 +223,8 @@ final class InlineFreeListTests: XCTestCase {
         for n: UInt32 in [1, 8, 99] {
             try HeaderFormat.set(path, n)
             XCTAssertThrowsError(try Database(path: path)) {
-                XCTAssertEqual($0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5, 6, 7]))
+                XCTAssertEqual(
+                    $0 as? EngineError, .unsupportedFormat(path: path, found: n, supported: [2, 3, 4, 5, 6, 7]))
                 XCTAssertTrue("\($0)".contains("reads versions 2, 3, 4, 5, 6, 7"), "\($0)")
             }
         }

@@ -32,7 +32,9 @@ final class IsolationTests: XCTestCase {
                         let second = try table.entries()
                         let sum = first.reduce(0) { $0 + $1.value }
                         if sum != total { failures.append("reader \(r): total \(sum) in version \(tx.version)") }
-                        if first.map(\.value) != second.map(\.value) { failures.append("reader \(r): snapshot \(tx.version) changed") }
+                        if first.map(\.value) != second.map(\.value) {
+                            failures.append("reader \(r): snapshot \(tx.version) changed")
+                        }
                         tx.end()
                     }
                 } catch { failures.append("reader \(r): \(error)") }
@@ -61,12 +63,16 @@ final class IsolationTests: XCTestCase {
         let db = try Database(path: dir.file("p.fief"))
         try db.write { tx in try tx.createTable("t", key: Int64.self, value: Int64.self).put(1, 1) }
         let pinned = try db.pin()
-        for i in 2...50 { try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(1, Int64(i)) } }
+        for i in 2...50 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(1, Int64(i)) }
+        }
         let seen = LockedList()
         let done = DispatchSemaphore(value: 0)
         Thread {
             do {
-                try db.read(pinned) { tx in seen.append("\(try tx.table("t", key: Int64.self, value: Int64.self).get(1)!)") }
+                try db.read(pinned) { tx in
+                    seen.append("\(try tx.table("t", key: Int64.self, value: Int64.self).get(1)!)")
+                }
             } catch { seen.append("error \(error)") }
             done.signal()
         }.start()
@@ -87,7 +93,9 @@ final class IsolationTests: XCTestCase {
         try tx.refresh()
         XCTAssertEqual(try tx.table("t", key: String.self, value: String.self).get("k"), "new")
         tx.end()
-        XCTAssertThrowsError(try tx.table("t", key: String.self, value: String.self)) { XCTAssertEqual($0 as? EngineError, .transactionClosed) }
+        XCTAssertThrowsError(try tx.table("t", key: String.self, value: String.self)) {
+            XCTAssertEqual($0 as? EngineError, .transactionClosed)
+        }
     }
 }
 

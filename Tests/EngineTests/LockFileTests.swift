@@ -50,7 +50,8 @@ final class LockFileTests: XCTestCase {
             guard case .lockFileCorrupt(_, let detail)? = e as? EngineError else { return XCTFail("\(e)") }
             XCTAssertTrue(detail.contains("older Fief engine"), detail)
         }
-        XCTAssertEqual(Array((FileManager.default.contents(atPath: path + ".lock") ?? Data()).prefix(8)), Array("FIEFLCK1".utf8))
+        XCTAssertEqual(
+            Array((FileManager.default.contents(atPath: path + ".lock") ?? Data()).prefix(8)), Array("FIEFLCK1".utf8))
         XCTAssertEqual(FileManager.default.contents(atPath: path), dataBefore)
     }
 
@@ -81,7 +82,9 @@ final class LockFileTests: XCTestCase {
         let path = dir.file("h.fief")
         try makeDatabase(path)
         var db = try Database(path: path, options: DatabaseOptions(durability: .none))
-        for k in 0..<20 { try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(Int64(k), Int64(k)) } }
+        for k in 0..<20 {
+            try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(Int64(k), Int64(k)) }
+        }
         let old = try db.latestVersion() - 5
         // pid 1 is alive on every Linux system: its pin is never reclaimed.
         let live = try XCTUnwrap(ProcessIdentity.startTime(of: 1))
@@ -93,7 +96,9 @@ final class LockFileTests: XCTestCase {
         db = try Database(path: path, options: DatabaseOptions(durability: .none))
         XCTAssertEqual(db.lockFile!.slotHighWater, 8)
         try db.write { tx in try tx.table("t", key: Int64.self, value: Int64.self).put(99, 99) }
-        XCTAssertEqual(try db.readers.oldestPinned(olderThan: try db.latestVersion()), old, "the writer's scan did not reach the pin")
+        XCTAssertEqual(
+            try db.readers.oldestPinned(olderThan: try db.latestVersion()), old,
+            "the writer's scan did not reach the pin")
         db.lockFile!.slot(7).free()
     }
 

@@ -27,7 +27,8 @@ final class ModelTests: XCTestCase {
         let seed = testSeed("model", default: 20261122)
         for round in 0..<6 {
             var rng = SeededRandom(seed: seed &+ UInt64(round))
-            try runModel(rng: &rng, steps: 40, opsPerTx: round % 2 == 0 ? 400 : 60, keySpace: round % 2 == 0 ? 20_000 : 600)
+            try runModel(
+                rng: &rng, steps: 40, opsPerTx: round % 2 == 0 ? 400 : 60, keySpace: round % 2 == 0 ? 20_000 : 600)
         }
     }
 
@@ -42,8 +43,13 @@ final class ModelTests: XCTestCase {
         func check(_ t: Table<[UInt8], [UInt8]>) throws {
             let sorted = model.keys.sorted { $0.lexicographicallyPrecedes($1) }
             let scanned = try t.entries().map(\.key)
-            if let i = (0..<max(scanned.count, sorted.count)).first(where: { $0 >= scanned.count || $0 >= sorted.count || scanned[$0] != sorted[$0] }) {
-                XCTFail("scan order differs at \(i) of \(sorted.count): \(scanned.dropFirst(i).first.map { "\($0)" } ?? "end") where the model has \(sorted.dropFirst(i).first.map { "\($0)" } ?? "end")")
+            if let i = (0..<max(scanned.count, sorted.count)).first(where: {
+                $0 >= scanned.count || $0 >= sorted.count || scanned[$0] != sorted[$0]
+            }) {
+                let scannedHere = scanned.dropFirst(i).first.map { "\($0)" } ?? "end"
+                let modelHere = sorted.dropFirst(i).first.map { "\($0)" } ?? "end"
+                XCTFail(
+                    "scan order differs at \(i) of \(sorted.count): \(scannedHere) where the model has \(modelHere)")
             }
             for k in sorted.prefix(200) { XCTAssertEqual(try t.get(k), model[k]) }
         }
@@ -51,7 +57,9 @@ final class ModelTests: XCTestCase {
             try db.write { tx in
                 let t = try tx.openTable("b", key: [UInt8].self, value: [UInt8].self)
                 for _ in 0..<3_000 {
-                    let k = (0..<Int.random(in: 0...12, using: &rng)).map { _ in [0, 1, 255][Int.random(in: 0..<3, using: &rng)] as UInt8 }
+                    let k = (0..<Int.random(in: 0...12, using: &rng)).map { _ in
+                        [0, 1, 255][Int.random(in: 0..<3, using: &rng)] as UInt8
+                    }
                     if Int.random(in: 0..<4, using: &rng) == 0 {
                         XCTAssertEqual(try t.delete(k), model.removeValue(forKey: k) != nil)
                     } else {
@@ -93,7 +101,10 @@ final class ModelTests: XCTestCase {
                             XCTAssertEqual(removed, next.removeValue(forKey: k) != nil)
                         } else {
                             let big = Int.random(in: 0..<50, using: &localRng) == 0
-                            let len = big ? Int.random(in: 2000..<20_000, using: &localRng) : Int.random(in: 0..<60, using: &localRng)
+                            let len =
+                                big
+                                ? Int.random(in: 2000..<20_000, using: &localRng)
+                                : Int.random(in: 0..<60, using: &localRng)
                             let v = [UInt8](repeating: UInt8(truncatingIfNeeded: k &+ Int64(len)), count: len)
                             try t.put(k, v)
                             next[k] = v

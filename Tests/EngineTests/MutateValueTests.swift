@@ -21,7 +21,9 @@ final class MutateValueTests: XCTestCase {
             XCTAssertFalse(try t.update(5_000) { _ in XCTFail("no value to change") })
         }
         let pinned = try old.table("t", key: Int64.self, value: Int64.self)
-        for k in stride(from: 0, to: 2_000, by: 7) { XCTAssertEqual(try pinned.get(Int64(k)), Int64(k), "the pinned version changed at \(k)") }
+        for k in stride(from: 0, to: 2_000, by: 7) {
+            XCTAssertEqual(try pinned.get(Int64(k)), Int64(k), "the pinned version changed at \(k)")
+        }
         try db.read { tx in
             let t = try tx.table("t", key: Int64.self, value: Int64.self)
             XCTAssertEqual(try t.get(14), 1_000_014)
@@ -42,10 +44,14 @@ final class MutateValueTests: XCTestCase {
         try db.write { tx in
             let t = try tx.openTable("t", key: Int64.self, value: Int64.self)
             for k in 0..<200 { XCTAssertFalse(try t.update(Int64(k * 2 + 1)) { $0 = 9 }) }
-            for k in 0..<200 { XCTAssertFalse(try t.delete(Int64(k * 2 + 1)), "a delete of a missing key descends once and copies nothing") }
+            for k in 0..<200 {
+                XCTAssertFalse(
+                    try t.delete(Int64(k * 2 + 1)), "a delete of a missing key descends once and copies nothing")
+            }
         }
         let after = db.commitCounts
-        XCTAssertLessThanOrEqual(after.pages - before.pages, 1, "missing keys copied \(after.pages - before.pages) pages")
+        XCTAssertLessThanOrEqual(
+            after.pages - before.pages, 1, "missing keys copied \(after.pages - before.pages) pages")
     }
 
     func testALengthChangeAndAnOverflowValueFallBackToAPut() throws {
@@ -61,7 +67,10 @@ final class MutateValueTests: XCTestCase {
             let t = try tx.openTable("t", key: Int64.self, value: [UInt8].self)
             XCTAssertTrue(try t.update(1) { $0[19_999] = 7 })
             XCTAssertTrue(try t.update(2) { $0.append(4) })
-            XCTAssertTrue(try tx.mutateValue(table: "t", key: Int64(1).keyBytes) { XCTAssertEqual($0.count, 20_000); $0[0] = 5 })
+            XCTAssertTrue(
+                try tx.mutateValue(table: "t", key: Int64(1).keyBytes) {
+                    XCTAssertEqual($0.count, 20_000); $0[0] = 5
+                })
         }
         try db.read { tx in
             let t = try tx.table("t", key: Int64.self, value: [UInt8].self)

@@ -19,7 +19,8 @@ final class ReadPathTests: XCTestCase {
         try put(db, "t", 0..<5)
         let old = try db.beginRead()
         XCTAssertEqual(try old.table("t", key: Int64.self, value: Int64.self).count(), 5)
-        _ = try db.read { try $0.table("t", key: Int64.self, value: Int64.self).count() }  // fills the cache of that version
+        // Fills the cache of that version.
+        _ = try db.read { try $0.table("t", key: Int64.self, value: Int64.self).count() }
 
         try put(db, "t", 5..<8)
         try put(db, "u", 0..<1)
@@ -147,7 +148,9 @@ final class ReadPathTests: XCTestCase {
     /// it decrypted.
     func testAnEncryptedReadIsNotKeptForTheNext() throws {
         let dir = TempDir()
-        let db = try Database(path: dir.file("e.fief"), options: DatabaseOptions(durability: .none, encryptionKey: [UInt8]((0..<64).map { UInt8($0) })))
+        let db = try Database(
+            path: dir.file("e.fief"),
+            options: DatabaseOptions(durability: .none, encryptionKey: [UInt8]((0..<64).map { UInt8($0) })))
         try put(db, "t", 0..<3)
         XCTAssertEqual(try db.read { try $0.table("t", key: Int64.self, value: Int64.self).get(2) }, 20)
         XCTAssertFalse(db.hasSpareRead)

@@ -29,7 +29,8 @@ final class ReaderTableTests: XCTestCase {
 
     private func churn(_ db: Database, _ n: Int) throws {
         for k in 0..<n {
-            try db.write { tx in try tx.openTable("t", key: Int64.self, value: Int64.self).put(Int64(k % 50), Int64(k)) }
+            try db.write { tx in try tx.openTable("t", key: Int64.self, value: Int64.self).put(Int64(k % 50), Int64(k))
+            }
         }
     }
 
@@ -67,8 +68,8 @@ final class ReaderTableTests: XCTestCase {
         let db = try Database(path: dir.file("n.fief"), options: DatabaseOptions(durability: .none))
         try churn(db, 10)
         let slot = plantPin(db, pid: deadPid, version: try db.latestVersion())
-        try churn(db, 1)   // the pin names the base: live anyway, the table lock is not needed
-        try churn(db, 1)   // now it is older than the base: checked, found dead, cleared
+        try churn(db, 1)  // the pin names the base: live anyway, the table lock is not needed
+        try churn(db, 1)  // now it is older than the base: checked, found dead, cleared
         XCTAssertEqual(db.lockFile!.slot(slot).pid, 0)
         try churn(db, 1)
         XCTAssertEqual(try db.stats().bytesPinned, 0)
@@ -106,7 +107,8 @@ final class ReaderTableTests: XCTestCase {
         let tx3 = try db.beginRead()
         XCTAssertEqual(pinned.version, tx2.version)
         XCTAssertEqual(tx3.version, tx2.version)
-        XCTAssertEqual(Set(mySlots(db).values), [tx1.version, tx2.version], "one slot per version, shared by its holders")
+        XCTAssertEqual(
+            Set(mySlots(db).values), [tx1.version, tx2.version], "one slot per version, shared by its holders")
         XCTAssertEqual(db.readers.claims, 2)
         // Reading the pinned version inside the others shares its slot again.
         try db.read(pinned) { tx in XCTAssertEqual(tx.version, tx2.version) }
@@ -115,7 +117,8 @@ final class ReaderTableTests: XCTestCase {
         XCTAssertEqual(try tx1.table("t", key: Int64.self, value: Int64.self).entries().map(\.value), old.map(\.value))
         tx2.end()
         tx3.end()
-        XCTAssertEqual(Set(mySlots(db).values), [tx1.version, pinned.version!], "the PinnedVersion still holds its version")
+        XCTAssertEqual(
+            Set(mySlots(db).values), [tx1.version, pinned.version!], "the PinnedVersion still holds its version")
         pinned.release()
         XCTAssertEqual(Set(mySlots(db).values), [tx1.version, 0])
         try churn(db, 100)

@@ -13,7 +13,9 @@ final class TableSpaceTests: XCTestCase {
             let seq = try tx.createTable("seq", key: Int64.self, value: [UInt8].self)
             for k in 0..<20_000 { try seq.put(Int64(k), [UInt8](repeating: 1, count: 40)) }
             let rnd = try tx.createTable("rnd", key: Int64.self, value: [UInt8].self)
-            for _ in 0..<20_000 { try rnd.put(Int64.random(in: 0..<Int64.max, using: &rng), [UInt8](repeating: 2, count: 40)) }
+            for _ in 0..<20_000 {
+                try rnd.put(Int64.random(in: 0..<Int64.max, using: &rng), [UInt8](repeating: 2, count: 40))
+            }
             let big = try tx.createTable("big", key: Int64.self, value: [UInt8].self)
             for k in 0..<3 { try big.put(Int64(k), [UInt8](repeating: 3, count: 10_000)) }
         }
@@ -24,7 +26,9 @@ final class TableSpaceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seq.leafFill, 0.95, "a sequential load should fill its leaves")
         XCTAssertGreaterThan(rnd.leafFill, 0.6)
         XCTAssertLessThan(rnd.leafFill, seq.leafFill, "random inserts split leaves in the middle")
-        XCTAssertEqual(big.overflowPages, 3 * Layout.pages(forBytes: 10_000 + Layout.pageHeaderSize), "each large value is one extent")
+        XCTAssertEqual(
+            big.overflowPages, 3 * Layout.pages(forBytes: 10_000 + Layout.pageHeaderSize),
+            "each large value is one extent")
         XCTAssertGreaterThan(seq.depth, 1)
         XCTAssertGreaterThan(seq.branchPages, 0)
         // Every page in use belongs to one table, or is the header, the top node or the free list.

@@ -3,7 +3,6 @@ import XCTest
 import SeededRandomness
 @_exported import FiefTestSupport
 
-
 /// What went wrong on several threads at once, collected under a lock.
 final class FailureLog: @unchecked Sendable {
     private let lock = NSLock()

@@ -16,7 +16,9 @@ final class TreeCursorTests: XCTestCase {
                 for _ in 0..<5_000 {
                     let k = Int64.random(in: 0..<100_000, using: &rng)
                     // Now and then a value large enough for an overflow extent.
-                    let v = [UInt8](repeating: UInt8(k & 0xFF), count: Int.random(in: 0..<60, using: &rng) == 0 ? 5_000 : Int(k % 40))
+                    let v = [UInt8](
+                        repeating: UInt8(k & 0xFF),
+                        count: Int.random(in: 0..<60, using: &rng) == 0 ? 5_000 : Int(k % 40))
                     try t.put(k, v)
                     model[k] = v
                 }

@@ -15,7 +15,9 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertNoThrow(try other.write("not matched"))
         XCTAssertEqual(try m.status().faultsInjected["eio"], 1)
         let trace = try String(contentsOfFile: m.trace, encoding: .utf8)
-        XCTAssertTrue(trace.contains("\"fault\":\"eio\"") && trace.contains("\"path\":\"/x.dat\"") && trace.contains("\"outcome\":\"EIO\""), trace)
+        XCTAssertTrue(
+            trace.contains("\"fault\":\"eio\"") && trace.contains("\"path\":\"/x.dat\"")
+                && trace.contains("\"outcome\":\"EIO\""), trace)
     }
 
     func testENOSPCPastTheQuota() throws {
@@ -27,7 +29,13 @@ final class FaultInjectionTests: XCTestCase {
         // The kernel splits the write at page edges: the part that fits lands (a short
         // write), the next one fails.
         var written = 0
-        XCTAssertThrowsError(try { while written < 10_000 { written += try f.write([UInt8](repeating: 3, count: 10_000 - written), at: 10_000 + written) } }()) {
+        XCTAssertThrowsError(
+            try {
+                while written < 10_000 {
+                    written += try f.write([UInt8](repeating: 3, count: 10_000 - written), at: 10_000 + written)
+                }
+            }()
+        ) {
             XCTAssertEqual(($0 as? RawFile.Failure)?.errno, ENOSPC)
         }
         XCTAssertLessThan(written, 10_000)
@@ -44,7 +52,8 @@ final class FaultInjectionTests: XCTestCase {
         try f.write("new!")
         try m.ctl("inject", "fsync-fail", "path=f", "once")
         XCTAssertThrowsError(try f.sync()) { XCTAssertEqual(($0 as? RawFile.Failure)?.errno, EIO) }
-        XCTAssertEqual(contents(m.backing + "/f"), Array("old!".utf8), "after a writeback error the data never reaches the disk")
+        XCTAssertEqual(
+            contents(m.backing + "/f"), Array("old!".utf8), "after a writeback error the data never reaches the disk")
         XCTAssertNoThrow(try f.sync(), "the error is reported once")
     }
 
@@ -83,13 +92,16 @@ final class FaultInjectionTests: XCTestCase {
         r.close()
         let flipped = zip(seen, contents(m.backing + "/f")!).reduce(0) { $0 + ($1.0 ^ $1.1).nonzeroBitCount }
         XCTAssertTrue((1...3).contains(flipped), "expected up to 3 flipped bits, found \(flipped)")
-        XCTAssertEqual(contents(m.backing + "/f"), [UInt8](repeating: 0, count: 4096), "a bit flip on read never reaches the disk")
+        XCTAssertEqual(
+            contents(m.backing + "/f"), [UInt8](repeating: 0, count: 4096), "a bit flip on read never reaches the disk")
     }
 
     func testKillCallerKillsTheProcessAtTheNthOperation() throws {
         let m = try LiveMount(seed: 8)
         try m.ctl("inject", "kill-caller", "op=fsync", "path=victim", "nth=2", "when=before")
-        let script = "import os\nfd=os.open('\(m.mnt)/victim', os.O_CREAT|os.O_RDWR)\nfor i in range(5):\n    os.write(fd, b'x'); os.fsync(fd); print(i, flush=True)\n"
+        let script =
+            "import os\nfd=os.open('\(m.mnt)/victim', os.O_CREAT|os.O_RDWR)\n"
+            + "for i in range(5):\n    os.write(fd, b'x'); os.fsync(fd); print(i, flush=True)\n"
         let r = try runProgram("/usr/bin/env", ["python3", "-c", script])
         XCTAssertTrue(r.signaled && r.status == SIGKILL, "expected SIGKILL, got status \(r.status): \(r.output)")
         XCTAssertEqual(r.output, "0\n", "killed at the second fsync, before it ran")
@@ -97,18 +109,18 @@ final class FaultInjectionTests: XCTestCase {
 
     func testSameSeedConfigAndWorkloadGiveTheSameTrace() throws {
         let config = """
-        trace_operations = false
-        [[fault]]
-        kind = "eio"
-        op = "write"
-        probability = 0.2
-        [[fault]]
-        kind = "short-write"
-        probability = 0.2
-        [[fault]]
-        kind = "fsync-fail"
-        probability = 0.3
-        """
+            trace_operations = false
+            [[fault]]
+            kind = "eio"
+            op = "write"
+            probability = 0.2
+            [[fault]]
+            kind = "short-write"
+            probability = 0.2
+            [[fault]]
+            kind = "fsync-fail"
+            probability = 0.3
+            """
         func runOnce(seed: UInt64, name: String) throws -> (trace: String, data: [UInt8]?) {
             let m = try LiveMount(seed: seed, config: config, name: name)
             let f = try RawFile(m.mnt + "/w")
@@ -121,7 +133,8 @@ final class FaultInjectionTests: XCTestCase {
             m.unmount()
             return (try String(contentsOfFile: m.trace, encoding: .utf8), contents(m.backing + "/w"))
         }
-        let a = try runOnce(seed: 42, name: "a"), b = try runOnce(seed: 42, name: "b"), c = try runOnce(seed: 43, name: "c")
+        let a = try runOnce(seed: 42, name: "a"), b = try runOnce(seed: 42, name: "b"),
+            c = try runOnce(seed: 43, name: "c")
         XCTAssertGreaterThan(a.trace.split(separator: "\n").count, 20)
         XCTAssertEqual(a.trace, b.trace, "same seed, config and workload, different fault trace")
         XCTAssertEqual(a.data, b.data, "same seed, different file after the power cut")

@@ -11,7 +11,9 @@ final class FaultRuleTests: XCTestCase {
         XCTAssertTrue(r.matches(.write, path: "dir/db.fief"))
         XCTAssertFalse(r.matches(.write, path: "db.fief.lock"))
         XCTAssertFalse(r.matches(.read, path: "db.fief"))
-        XCTAssertEqual(try FaultRule(words: r.description.split(separator: " ").map(String.init)), r, "status shows words that make the rule again")
+        XCTAssertEqual(
+            try FaultRule(words: r.description.split(separator: " ").map(String.init)), r,
+            "status shows words that make the rule again")
         XCTAssertEqual(try FaultRule(words: ["enospc", "quota=10M"]).quota, 10 << 20)
     }
 
@@ -25,7 +27,7 @@ final class FaultRuleTests: XCTestCase {
             (["enospc"], "needs quota"),
             (["latency"], "needs ms"),
             (["bitflip", "op=write"], "cannot act on write"),
-            (["eio", "nth"], "not key=value"),
+            (["eio", "nth"], "not key=value")
         ]
         for (words, expected) in cases {
             XCTAssertThrowsError(try FaultRule(words: words), "\(words)") { e in
@@ -97,13 +99,15 @@ final class FaultRuleTests: XCTestCase {
             ("[[fault]]\nkind = \"melt\"\n", "unknown fault 'melt'"),
             ("{\"faults\": 3}", "must be a list"),
             ("{not json", "malformed JSON"),
-            ("colour = \"red\"\n", "unknown setting"),
+            ("colour = \"red\"\n", "unknown setting")
         ]
         for (i, (text, expected)) in cases.enumerated() {
             let p = dir.file("c\(i)")
             try text.write(toFile: p, atomically: true, encoding: .utf8)
             XCTAssertThrowsError(try FaultConfig.load(path: p)) { e in
-                XCTAssertTrue("\(e)".contains(expected) && "\(e)".contains(p), "'\(e)' should name the file and say '\(expected)'")
+                XCTAssertTrue(
+                    "\(e)".contains(expected) && "\(e)".contains(p), "'\(e)' should name the file and say '\(expected)'"
+                )
             }
         }
         XCTAssertThrowsError(try FaultConfig.load(path: dir.file("missing.toml")))

@@ -20,8 +20,11 @@ final class MountTests: XCTestCase {
         for w in 1 2 3 4; do (for i in $(seq 1 200); do echo "writer $w $i" >> concurrent$w; done) & done; wait
         mkdir gone && rmdir gone
         if command -v sqlite3 >/dev/null; then
-          sqlite3 t.db 'CREATE TABLE t(n INTEGER, s TEXT); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<2000) INSERT INTO t SELECT x, hex(randomblob(20)) FROM c;'
-          sqlite3 t.db 'UPDATE t SET s = "x" WHERE n % 3 = 0; DELETE FROM t WHERE n % 7 = 0; PRAGMA integrity_check;' > sqlite.out
+          sqlite3 t.db 'CREATE TABLE t(n INTEGER, s TEXT); \
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<2000) \
+        INSERT INTO t SELECT x, hex(randomblob(20)) FROM c;'
+          sqlite3 t.db 'UPDATE t SET s = "x" WHERE n % 3 = 0; DELETE FROM t WHERE n % 7 = 0; \
+        PRAGMA integrity_check;' > sqlite.out
           sqlite3 t.db 'SELECT count(*), sum(n), sum(length(s)) FROM t;' >> sqlite.out
           rm -f t.db
         fi
@@ -65,7 +68,9 @@ final class MountTests: XCTestCase {
 
     func testEngineFilesWorkThroughTheMount() throws {
         let m = try LiveMount(seed: 10)
-        for i in 1...5 { XCTAssertEqual(try fief("db", "put", m.mnt + "/shop.fief", "prices", "k\(i)", "v\(i)").status, 0) }
+        for i in 1...5 {
+            XCTAssertEqual(try fief("db", "put", m.mnt + "/shop.fief", "prices", "k\(i)", "v\(i)").status, 0)
+        }
         let scan = try fief("db", "scan", m.mnt + "/shop.fief", "prices")
         XCTAssertEqual(scan.output.split(separator: "\n").count, 5, scan.output)
         XCTAssertEqual(try fief("db", "check", m.mnt + "/shop.fief").status, 0)
@@ -97,13 +102,16 @@ final class MountTests: XCTestCase {
             print(r.stdout.strip())
             """
         let r = try runProgram("/usr/bin/env", ["python3", "-c", script, m.mnt + "/locked"])
-        XCTAssertEqual(r.output.trimmingCharacters(in: .whitespacesAndNewlines), "flock refused, posix refused", r.output)
+        XCTAssertEqual(
+            r.output.trimmingCharacters(in: .whitespacesAndNewlines), "flock refused, posix refused", r.output)
     }
 
     func testBadInputIsRefusedAndNothingIsMounted() throws {
         try requireFUSE()
         let d = TempDir()
-        for sub in ["backing", "mnt", "full"] { try FileManager.default.createDirectory(atPath: d.file(sub), withIntermediateDirectories: true) }
+        for sub in ["backing", "mnt", "full"] {
+            try FileManager.default.createDirectory(atPath: d.file(sub), withIntermediateDirectories: true)
+        }
         XCTAssertTrue(FileManager.default.createFile(atPath: d.file("full/x"), contents: Data()))
         try "[[fault]]\nkind = \"melt\"\n".write(toFile: d.file("unknown.toml"), atomically: true, encoding: .utf8)
         try "{\"faults\": [".write(toFile: d.file("broken.json"), atomically: true, encoding: .utf8)
@@ -112,11 +120,17 @@ final class MountTests: XCTestCase {
             (["faultfs", "mount", d.file("backing"), d.file("nope")], "does not exist"),
             (["faultfs", "mount", d.file("backing"), d.file("full")], "not empty"),
             (["faultfs", "mount", d.file("backing"), d.file("backing")], "must not contain each other"),
-            (["faultfs", "mount", d.file("backing"), d.file("mnt"), "--config", d.file("unknown.toml")], "unknown fault 'melt'"),
-            (["faultfs", "mount", d.file("backing"), d.file("mnt"), "--config", d.file("broken.json")], "malformed JSON"),
+            (
+                ["faultfs", "mount", d.file("backing"), d.file("mnt"), "--config", d.file("unknown.toml")],
+                "unknown fault 'melt'"
+            ),
+            (
+                ["faultfs", "mount", d.file("backing"), d.file("mnt"), "--config", d.file("broken.json")],
+                "malformed JSON"
+            ),
             (["faultfs", "mount", d.file("backing"), d.file("mnt"), "--config", d.file("missing.toml")], "cannot read"),
             (["faultfs", "ctl", d.file("mnt"), "status"], "no FaultFS is mounted"),
-            (["faultfs", "unmount", d.file("mnt")], "no FaultFS is mounted"),
+            (["faultfs", "unmount", d.file("mnt")], "no FaultFS is mounted")
         ]
         for (args, expected) in cases {
             let r = try runProgram(try FiefExecutable.path(), args)
@@ -149,6 +163,8 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(r2.status, 0, r2.output)
         XCTAssertFalse(Mounter.isMounted(n.mnt))
         XCTAssertFalse(Mounter.isAlive(npid), "the daemon outlived its mount")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: n.backing), [], "FaultFS left files in the backing directory")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: n.backing), [],
+            "FaultFS left files in the backing directory")
     }
 }

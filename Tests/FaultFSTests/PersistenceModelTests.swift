@@ -22,7 +22,8 @@ final class PersistenceModelTests: XCTestCase {
             XCTAssertEqual(try m.status().model, model.rawValue)
             try m.ctl("power-cut", "--mode", "drop-all")
             let trace = (try? String(contentsOfFile: m.trace, encoding: .utf8)) ?? ""
-            XCTAssertTrue(trace.contains("model \(model.rawValue)"), "the power cut's trace line names the model: \(trace)")
+            XCTAssertTrue(
+                trace.contains("model \(model.rawValue)"), "the power cut's trace line names the model: \(trace)")
         }
     }
 
@@ -38,12 +39,17 @@ final class PersistenceModelTests: XCTestCase {
             try anchor.sync()
             fresh.close(); anchor.close()
             try m.ctl("power-cut", "--mode", "drop-all")
-            XCTAssertEqual(contents(m.backing + "/anchor"), Array("ANCHOR+".utf8), "\(model): the fsynced file keeps its bytes")
+            XCTAssertEqual(
+                contents(m.backing + "/anchor"), Array("ANCHOR+".utf8), "\(model): the fsynced file keeps its bytes")
             outcomes[model] = contents(m.backing + "/fresh")
         }
-        XCTAssertEqual(outcomes[.posix], .some(nil), "posix: the create was never made durable by its directory's fsync")
-        XCTAssertEqual(outcomes[.ext4Ordered], .some([]), "ext4-ordered: the journal kept the name, delayed allocation lost the bytes")
-        XCTAssertEqual(outcomes[.ext4Writeback], .some([0, 0, 0, 0, 0]), "ext4-writeback: the size is durable, the bytes are not")
+        XCTAssertEqual(
+            outcomes[.posix], .some(nil), "posix: the create was never made durable by its directory's fsync")
+        XCTAssertEqual(
+            outcomes[.ext4Ordered], .some([]),
+            "ext4-ordered: the journal kept the name, delayed allocation lost the bytes")
+        XCTAssertEqual(
+            outcomes[.ext4Writeback], .some([0, 0, 0, 0, 0]), "ext4-writeback: the size is durable, the bytes are not")
     }
 
     /// The replace-by-rename idiom without an fsync of the new file.
@@ -67,8 +73,11 @@ final class PersistenceModelTests: XCTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: m.backing + "/cfg.tmp"), "\(model)")
         }
         XCTAssertEqual(outcomes[.posix], .some(Array("old".utf8)), "posix: the rename was never made durable")
-        XCTAssertEqual(outcomes[.ext4Ordered], .some(Array("new!".utf8)), "ext4-ordered: auto_da_alloc carries the bytes with the rename")
-        XCTAssertEqual(outcomes[.ext4Writeback], .some([0, 0, 0, 0]), "ext4-writeback: the new name and size, not the bytes")
+        XCTAssertEqual(
+            outcomes[.ext4Ordered], .some(Array("new!".utf8)),
+            "ext4-ordered: auto_da_alloc carries the bytes with the rename")
+        XCTAssertEqual(
+            outcomes[.ext4Writeback], .some([0, 0, 0, 0]), "ext4-writeback: the new name and size, not the bytes")
     }
 
     /// fdatasync commits the journal only when the file's size changed.
@@ -81,7 +90,9 @@ final class PersistenceModelTests: XCTestCase {
             try anchor.write("ANCHOR", at: 0)
             try anchor.dataSync()
             try m.ctl("power-cut", "--mode", "drop-all")
-            XCTAssertFalse(FileManager.default.fileExists(atPath: m.backing + "/a"), "\(model): an overwrite's fdatasync writes no metadata")
+            XCTAssertFalse(
+                FileManager.default.fileExists(atPath: m.backing + "/a"),
+                "\(model): an overwrite's fdatasync writes no metadata")
             XCTAssertEqual(contents(m.backing + "/anchor"), Array("ANCHOR".utf8), "\(model)")
         }
         for model in PersistenceModel.allCases {
@@ -92,8 +103,9 @@ final class PersistenceModelTests: XCTestCase {
             try anchor.write("+grown", at: 6)
             try anchor.dataSync()
             try m.ctl("power-cut", "--mode", "drop-all")
-            XCTAssertEqual(FileManager.default.fileExists(atPath: m.backing + "/b"), model != .posix,
-                           "\(model): an fdatasync that grows its file commits the journal under ext4")
+            XCTAssertEqual(
+                FileManager.default.fileExists(atPath: m.backing + "/b"), model != .posix,
+                "\(model): an fdatasync that grows its file commits the journal under ext4")
             XCTAssertEqual(contents(m.backing + "/anchor"), Array("anchor+grown".utf8), "\(model)")
         }
     }
@@ -113,8 +125,9 @@ final class PersistenceModelTests: XCTestCase {
             try RawFile.syncDirectory(m.mnt)
             try m.ctl("power-cut", "--mode", "drop-all")
             XCTAssertTrue(FileManager.default.fileExists(atPath: m.backing + "/y"), "\(model)")
-            XCTAssertEqual(contents(m.backing + "/d/x"), model == .posix ? nil : Array("x".utf8),
-                           "\(model): d/x's name needs d's fsync under posix, any sync under ext4")
+            XCTAssertEqual(
+                contents(m.backing + "/d/x"), model == .posix ? nil : Array("x".utf8),
+                "\(model): d/x's name needs d's fsync under posix, any sync under ext4")
         }
     }
 
@@ -138,16 +151,21 @@ final class PersistenceModelTests: XCTestCase {
 /// fsyncs cannot outlive a cut that drops everything unsynced.
 final class GitWorkloadTests: XCTestCase {
     func runScript(_ args: [String]) throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
         let out = TempDir()
-        let r = try runProgram("/bin/bash", [root + "/scripts/git-on-faultfs.sh", "--fief", try FiefExecutable.path(), "--out", out.path] + args)
+        let r = try runProgram(
+            "/bin/bash",
+            [root + "/scripts/git-on-faultfs.sh", "--fief", try FiefExecutable.path(), "--out", out.path] + args)
         XCTAssertEqual(r.status, 0, r.output)
         return r.output
     }
 
     func testTheSameSeedGivesTheSameOutcome() throws {
         try requireFUSE()
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git") else { throw XCTSkip("GIT IS NOT INSTALLED: the git workload cannot run") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git") else {
+            throw XCTSkip("GIT IS NOT INSTALLED: the git workload cannot run")
+        }
         let args = ["--seeds", "1", "--first-seed", "5", "--commits", "4"]
         let first = try runScript(args), second = try runScript(args)
         let lines = { (s: String) in s.split(separator: "\n").filter { $0.hasPrefix("git-on-faultfs: model") } }

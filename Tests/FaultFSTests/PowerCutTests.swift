@@ -30,7 +30,9 @@ final class PowerCutTests: XCTestCase {
         a.close(); b.close(); c.close()
         XCTAssertEqual(contents(m.backing + "/a"), Array("durable".utf8))
         XCTAssertEqual(contents(m.backing + "/b"), Array("synced file, synced name".utf8))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: m.backing + "/c"), "a create whose directory was never synced is lost")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: m.backing + "/c"),
+            "a create whose directory was never synced is lost")
         // The workload restarts, as after a reboot.
         let again = try RawFile(m.mnt + "/a", flags: O_RDWR)
         XCTAssertEqual(try again.read(100), Array("durable".utf8))
@@ -53,8 +55,9 @@ final class PowerCutTests: XCTestCase {
         XCTAssertEqual(contents(m.backing + "/gone"), Array("gone".utf8))
         XCTAssertEqual(contents(m.backing + "/old"), Array("old".utf8))
         XCTAssertEqual(contents(m.backing + "/keep"), Array("keep".utf8))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.backing).sorted(), ["gone", "keep", "old"],
-                       "FaultFS's stash must not show")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: m.backing).sorted(), ["gone", "keep", "old"],
+            "FaultFS's stash must not show")
 
         XCTAssertEqual(rename(m.mnt + "/old", m.mnt + "/keep"), 0)
         try RawFile.syncDirectory(m.mnt)
@@ -68,8 +71,10 @@ final class PowerCutTests: XCTestCase {
     func testEachModeProducesOnlyTheStatesItAllows() throws {
         let seed = testSeed("power-cut modes", default: 20261122)
         var rng = SeededRandom(seed: seed)
-        let modes: [(String, [String])] = [("drop-random", ["--mode", "drop-random"]), ("prefix", ["--mode", "prefix"]),
-                                           ("torn-512", ["--mode", "torn", "--sector", "512"]), ("torn-4096", ["--mode", "torn", "--sector", "4096"])]
+        let modes: [(String, [String])] = [
+            ("drop-random", ["--mode", "drop-random"]), ("prefix", ["--mode", "prefix"]),
+            ("torn-512", ["--mode", "torn", "--sector", "512"]), ("torn-4096", ["--mode", "torn", "--sector", "4096"])
+        ]
         for (name, args) in modes {
             var intermediate = 0
             for round in 0..<8 {
@@ -83,7 +88,12 @@ final class PowerCutTests: XCTestCase {
                 var writes: [(Int, [UInt8])] = []
                 for slot in [0, 3, 6, 9, 14, 17, 20].shuffled(using: &rng) {
                     let off = slot * 1024 + Int.random(in: 0...300, using: &rng)
-                    writes.append((off, (0..<Int.random(in: 1...700, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+                    writes.append(
+                        (
+                            off,
+                            (0..<Int.random(in: 1...700, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                            }
+                        ))
                 }
                 for (off, bytes) in writes { try f.write(bytes, at: off) }
                 f.close()
@@ -99,27 +109,33 @@ final class PowerCutTests: XCTestCase {
                     var state = base
                     var allowed = [state]
                     for (off, bytes) in writes {
-                        if state.count < off + bytes.count { state += [UInt8](repeating: 0, count: off + bytes.count - state.count) }
+                        if state.count < off + bytes.count {
+                            state += [UInt8](repeating: 0, count: off + bytes.count - state.count)
+                        }
                         state.replaceSubrange(off..<(off + bytes.count), with: bytes)
                         allowed.append(state)
                     }
                     XCTAssertTrue(allowed.contains(got), "\(context): not a prefix of the writes")
                 case "torn-512", "torn-4096", "drop-random":
                     let block = name == "torn-4096" ? 4096 : 512
-                    XCTAssertTrue(got.count == base.count || got.count == final.count || name == "drop-random", "\(context): size \(got.count)")
+                    XCTAssertTrue(
+                        got.count == base.count || got.count == final.count || name == "drop-random",
+                        "\(context): size \(got.count)")
                     for start in stride(from: 0, to: got.count, by: block) {
                         let end = min(got.count, start + block)
                         let g = got[start..<end]
                         let old = start < durable.count ? durable[start..<min(end, durable.count)] : []
                         let new = start < final.count ? final[start..<min(end, final.count)] : []
-                        XCTAssertTrue(g.elementsEqual(old) || g.elementsEqual(new),
-                                      "\(context): block at \(start) is neither its old nor its new contents")
+                        XCTAssertTrue(
+                            g.elementsEqual(old) || g.elementsEqual(new),
+                            "\(context): block at \(start) is neither its old nor its new contents")
                     }
                 default: XCTFail(name)
                 }
                 if got != base && got != final { intermediate += 1 }
             }
-            XCTAssertGreaterThan(intermediate, 0, "\(name): eight cuts and never a state between the synced and the written one")
+            XCTAssertGreaterThan(
+                intermediate, 0, "\(name): eight cuts and never a state between the synced and the written one")
         }
     }
 
@@ -127,20 +143,32 @@ final class PowerCutTests: XCTestCase {
     /// acknowledged commit across power cuts; with synchronous=OFF the loss shows.
     func testSQLiteFullLosesNothingAndOffLosesCommits() throws {
         try requireFUSE()
-        guard let sqlite = ["/usr/bin/sqlite3", "/bin/sqlite3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard
+            let sqlite = ["/usr/bin/sqlite3", "/bin/sqlite3"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
             XCTFail("sqlite3 is not installed (scripts/setup.sh installs it)")
             return
         }
         let seed = testSeed("sqlite power cuts", default: 7)
         var rng = SeededRandom(seed: seed)
-        let modes = [["drop-all"], ["drop-random"], ["prefix"], ["torn", "--sector", "512"], ["torn", "--sector", "4096"]]
+        let modes = [
+            ["drop-all"], ["drop-random"], ["prefix"], ["torn", "--sector", "512"], ["torn", "--sector", "4096"]
+        ]
         var lost = 0
         for (i, sync) in (Array(repeating: "FULL", count: 5) + Array(repeating: "OFF", count: 3)).enumerated() {
             let m = try LiveMount(seed: rng.next(), name: "sqlite-\(i)")
             let db = m.mnt + "/t.db"
             var acked = 0
             for n in 1...12 {
-                let r = try runProgram(sqlite, [db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=\(sync); CREATE TABLE IF NOT EXISTS t(n INTEGER); INSERT INTO t VALUES(\(n));"])
+                let r = try runProgram(
+                    sqlite,
+                    [
+                        db,
+                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=\(sync); "
+                            + "CREATE TABLE IF NOT EXISTS t(n INTEGER); INSERT INTO t VALUES(\(n));"
+                    ])
                 XCTAssertEqual(r.status, 0, r.output)
                 acked = n
             }
@@ -151,11 +179,13 @@ final class PowerCutTests: XCTestCase {
             let lines = after.output.split(separator: "\n")
             let count = after.status == 0 && lines.count == 2 && lines[0] == "ok" ? Int(lines[1]) ?? -1 : -1
             if sync == "FULL" {
-                XCTAssertEqual(count, acked, "synchronous=FULL after a \(mode.joined(separator: " ")) cut: \(after.output)")
+                XCTAssertEqual(
+                    count, acked, "synchronous=FULL after a \(mode.joined(separator: " ")) cut: \(after.output)")
             } else if count < acked {
                 lost += 1
             }
         }
-        XCTAssertGreaterThan(lost, 0, "synchronous=OFF never lost an acknowledged commit: FaultFS is not dropping unsynced writes")
+        XCTAssertGreaterThan(
+            lost, 0, "synchronous=OFF never lost an acknowledged commit: FaultFS is not dropping unsynced writes")
     }
 }

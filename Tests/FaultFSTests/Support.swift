@@ -3,7 +3,6 @@ import XCTest
 import Torture
 @_exported import FiefTestSupport
 
-
 /// FaultFS tests mount for real. Where FUSE is missing they say so on stderr and are
 /// reported as skipped, never as passed.
 func requireFUSE() throws {
@@ -13,7 +12,6 @@ func requireFUSE() throws {
         throw XCTSkip(message)
     }
 }
-
 
 /// A real FaultFS mount of a fresh backing directory, through the `fief` executable.
 final class LiveMount {
@@ -32,8 +30,9 @@ final class LiveMount {
             configPath = base + "/faults.toml"
             try config.write(toFile: configPath!, atomically: true, encoding: .utf8)
         }
-        fs = FaultFSMount(backing: base + "/backing", mountpoint: base + "/mnt", seed: seed,
-                          tracePath: base + "/trace.jsonl", configPath: configPath, model: model)
+        fs = FaultFSMount(
+            backing: base + "/backing", mountpoint: base + "/mnt", seed: seed,
+            tracePath: base + "/trace.jsonl", configPath: configPath, model: model)
         try fs.mount()
     }
 
@@ -65,7 +64,9 @@ final class RawFile {
     struct Failure: Error, CustomStringConvertible {
         let errno: Int32
         let description: String
-        init(_ path: String, _ what: String, _ e: Int32) { errno = e; description = "\(what) \(path): \(String(cString: strerror(e)))" }
+        init(_ path: String, _ what: String, _ e: Int32) {
+            errno = e; description = "\(what) \(path): \(String(cString: strerror(e)))"
+        }
     }
 
     @discardableResult
@@ -107,7 +108,9 @@ func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath:
 
 /// Runs a program and returns its exit status and what it printed.
 @discardableResult
-func runProgram(_ executable: String, _ args: [String], cwd: String? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String, signaled: Bool) {
+func runProgram(_ executable: String, _ args: [String], cwd: String? = nil, environment: [String: String] = [:]) throws
+    -> (status: Int32, output: String, signaled: Bool)
+{
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = args

@@ -66,7 +66,9 @@ final class BacklinkStorageTests: XCTestCase {
 
         // Written back in format 1 and 2 (rows without backlinks) and converted again: the same
         // answers, checked clean each time.
-        let answers = { (c: ObjectContext) in try c.objects(Dog.self).objects().map { "\($0.name) \($0.owners.map(\.id))" } }
+        let answers = { (c: ObjectContext) in
+            try c.objects(Dog.self).objects().map { "\($0.name) \($0.owners.map(\.id))" }
+        }
         let before = try answers(ctx)
         for old in [Int64(1), 2] {
             try FormatConversion.downgrade(store.database, path: dir.file("zoo.fief"), to: old)

@@ -25,7 +25,9 @@ final class BasicsTests: XCTestCase {
             try ctx.add(car)
         }
         XCTAssertTrue(ann.isManaged)
-        XCTAssertTrue(ModelInfo.of(Person.self).readsFieldsInPlace, "add reads unmanaged values at field offsets, not through Mirror")
+        XCTAssertTrue(
+            ModelInfo.of(Person.self).readsFieldsInPlace,
+            "add reads unmanaged values at field offsets, not through Mirror")
         XCTAssertEqual(ann.name, "Ann")
         XCTAssertEqual(ann.dogs.count, 1)
         XCTAssertEqual(ann.dogs[0].name, "Rex")
@@ -90,10 +92,12 @@ final class BasicsTests: XCTestCase {
         let store = try openZoo(dir)
         let ctx = store.context()
         try ctx.write { try ctx.create(Person.self, value: ["id": 1, "name": "A"]) }
-        XCTAssertThrowsError(try ctx.write {
-            try ctx.create(Person.self, value: ["id": 2, "name": "B"])
-            try ctx.create(Person.self, value: ["id": 1, "name": "C"])
-        }) { e in
+        XCTAssertThrowsError(
+            try ctx.write {
+                try ctx.create(Person.self, value: ["id": 2, "name": "B"])
+                try ctx.create(Person.self, value: ["id": 1, "name": "C"])
+            }
+        ) { e in
             XCTAssertEqual(e as? ObjectError, .duplicatePrimaryKey(className: "Person", value: "1"))
         }
         XCTAssertEqual(ctx.objects(Person.self).count, 1)
@@ -101,7 +105,11 @@ final class BasicsTests: XCTestCase {
         XCTAssertEqual(ctx.objects(Person.self).first?.name, "C")
         // A primary key change inside a setter makes the write throw and roll back.
         let p = ctx.objects(Person.self)[0]
-        XCTAssertThrowsError(try ctx.write { p.id = 9; p.name = "D" }) { e in
+        XCTAssertThrowsError(
+            try ctx.write {
+                p.id = 9; p.name = "D"
+            }
+        ) { e in
             XCTAssertEqual(e as? ObjectError, .primaryKeyChange(className: "Person", property: "id"))
         }
         XCTAssertEqual(p.name, "C")
@@ -114,7 +122,8 @@ final class BasicsTests: XCTestCase {
         try ctx.write {
             for i in 0..<50 {
                 let dogs = (0..<(i % 3)).map { ["name": "d\(i)-\($0)", "age": $0 + i % 5] as [String: Any] }
-                try ctx.create(Person.self, value: ["id": i, "name": i % 2 == 0 ? "Ann\(i)" : "bob\(i)", "age": i, "dogs": dogs])
+                try ctx.create(
+                    Person.self, value: ["id": i, "name": i % 2 == 0 ? "Ann\(i)" : "bob\(i)", "age": i, "dogs": dogs])
             }
         }
         let all = ctx.objects(Person.self)
@@ -124,8 +133,9 @@ final class BasicsTests: XCTestCase {
         XCTAssertEqual(typed.map(\.id), s.map(\.id))
         XCTAssertEqual(try all.filter("dogs.@count == 2").count, all.where { $0.dogs.count == 2 }.count)
         XCTAssertEqual(try all.filter("ANY dogs.age > 5").map(\.id), all.where { $0.dogs.age > 5 }.map(\.id))
-        XCTAssertEqual(try all.filter("SUBQUERY(dogs, $d, $d.age >= 2).@count > 0").count,
-                       try all.filter("ANY dogs.age >= 2").count)
+        XCTAssertEqual(
+            try all.filter("SUBQUERY(dogs, $d, $d.age >= 2).@count > 0").count,
+            try all.filter("ANY dogs.age >= 2").count)
         let dogs = ctx.objects(Dog.self)
         XCTAssertEqual(try dogs.filter("ANY owners.name == %@", "Ann2").count, 2)
         XCTAssertEqual(dogs.where { $0.owners.count > 0 }.count, dogs.count)
@@ -158,11 +168,12 @@ final class BasicsTests: XCTestCase {
             XCTAssertEqual(young.count, 1)
         }
         XCTAssertEqual(young.count, 1)
-        XCTAssertThrowsError(try ctx.write {
-            try ctx.create(Person.self, value: ["id": 2, "age": 6])
-            XCTAssertEqual(young.count, 2)
-            throw CancellationError()
-        })
+        XCTAssertThrowsError(
+            try ctx.write {
+                try ctx.create(Person.self, value: ["id": 2, "age": 6])
+                XCTAssertEqual(young.count, 2)
+                throw CancellationError()
+            })
         XCTAssertEqual(young.count, 1)
     }
 }
@@ -204,7 +215,9 @@ final class RowsRememberedInAWriteTests: XCTestCase {
             b.age = 70
             XCTAssertEqual(a.age, 70, "a row remembered before another accessor's set")
             // Many inserts beside it: its leaf is copied, grows and splits.
-            for i in 1_000..<3_000 { try ctx.create(Person.self, value: ["id": i, "name": String(repeating: "n", count: 40), "age": i]) }
+            for i in 1_000..<3_000 {
+                try ctx.create(Person.self, value: ["id": i, "name": String(repeating: "n", count: 40), "age": i])
+            }
             XCTAssertEqual(a.name, "p7")
             XCTAssertEqual(a.age, 70)
             b.name = "renamed"
@@ -256,7 +269,8 @@ final class AggregateTests: XCTestCase {
             XCTAssertEqual(r.sum(ofProperty: "age"), Double(ages.reduce(0, +)), what)
             XCTAssertEqual(r.min(ofProperty: "age") as Int?, ages.min(), what)
             XCTAssertEqual(r.max(ofProperty: "age") as Int?, ages.max(), what)
-            XCTAssertEqual(r.average(ofProperty: "age"), ages.isEmpty ? nil : Double(ages.reduce(0, +)) / Double(ages.count), what)
+            XCTAssertEqual(
+                r.average(ofProperty: "age"), ages.isEmpty ? nil : Double(ages.reduce(0, +)) / Double(ages.count), what)
             let dogAges = people.flatMap { $0.dogs.map(\.age) }
             XCTAssertEqual(r.sum(ofProperty: "dogs.age"), Double(dogAges.reduce(0, +)), what)
             XCTAssertEqual(r.min(ofProperty: "born") as Date?, people.compactMap(\.born).min(), what)

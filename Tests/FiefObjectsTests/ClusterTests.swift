@@ -88,8 +88,10 @@ final class ClusterTests: XCTestCase {
 
     func testClusterSizeFollowsTheRowSize() throws {
         func schema(_ kinds: [PropertyKind]) -> ClassSchema {
-            var c = ClassSchema(name: "C", cid: 1, properties: kinds.enumerated().map { Property(name: "p\($0.offset)", kind: $0.element) },
-                                layouts: [], nextPid: 1)
+            var c = ClassSchema(
+                name: "C", cid: 1,
+                properties: kinds.enumerated().map { Property(name: "p\($0.offset)", kind: $0.element) },
+                layouts: [], nextPid: 1)
             c.assignPids()
             return c
         }

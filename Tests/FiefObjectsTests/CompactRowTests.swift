@@ -7,11 +7,15 @@ import SeededRandomness
 /// fewest bytes, a row written again in the fixed encoding and back is the same row, a patch
 /// happens in place only when the bytes fit, and damaged bytes give `RowError`, never a trap.
 final class CompactRowTests: XCTestCase {
-    static let kinds: [PropertyKind] = [.bool, .int, .int8, .int32, .float, .double, .string, .data, .date, .uuid, .object]
+    static let kinds: [PropertyKind] = [
+        .bool, .int, .int8, .int32, .float, .double, .string, .data, .date, .uuid, .object
+    ]
 
     /// A class with one property of each kind, each optional, and two lists.
     static func schema() -> ClassSchema {
-        var props = kinds.enumerated().map { Property(name: "p\($0.offset)", kind: $0.element, optional: true, target: $0.element == .object ? "C" : nil) }
+        var props = kinds.enumerated().map {
+            Property(name: "p\($0.offset)", kind: $0.element, optional: true, target: $0.element == .object ? "C" : nil)
+        }
         props.append(Property(name: "ints", kind: .int, list: true))
         props.append(Property(name: "links", kind: .object, list: true, target: "C"))
         var c = ClassSchema(name: "C", cid: 1, properties: props, layouts: [], nextPid: 1)
@@ -25,13 +29,25 @@ final class CompactRowTests: XCTestCase {
         switch k {
         case .bool: return .bool(Bool.random(using: &rng))
         case .int, .int8, .int32:
-            return .int(Bool.random(using: &rng) ? ints.randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng) >> Int64.random(in: 0..<64, using: &rng))
+            return .int(
+                Bool.random(using: &rng)
+                    ? ints.randomElement(using: &rng)!
+                    : Int64.random(in: .min ... .max, using: &rng) >> Int64.random(in: 0..<64, using: &rng))
         case .float: return .float(Float(Int.random(in: -1000...1000, using: &rng)) / 7)
         case .double: return .double(Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 3)
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...1_000_000, using: &rng))))
-        case .uuid: return .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, UInt8.random(in: 0...255, using: &rng))))
-        case .string: return .string(String((0..<Int.random(in: 0...90, using: &rng)).map { _ in Character(UnicodeScalar(UInt8.random(in: 97...122, using: &rng))) }))
-        case .data: return .data((0..<Int.random(in: 0...70, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...1_000_000, using: &rng))))
+        case .uuid:
+            return .uuid(
+                UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, UInt8.random(in: 0...255, using: &rng))))
+        case .string:
+            return .string(
+                String(
+                    (0..<Int.random(in: 0...90, using: &rng)).map { _ in
+                        Character(UnicodeScalar(UInt8.random(in: 97...122, using: &rng)))
+                    }))
+        case .data:
+            return .data((0..<Int.random(in: 0...70, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
         case .object: return .link(Int64.random(in: -1...1_000_000, using: &rng))
         default: return .null
         }
@@ -40,11 +56,15 @@ final class CompactRowTests: XCTestCase {
     /// Random values of every property, the lists either kept in the row or counted only;
     /// some integers and links are the object's own `key`.
     static func randomRow(_ codec: RowCodec, _ c: ClassSchema, key: Int64, _ rng: inout SeededRandom)
-        -> (values: [UInt32: ObjectValue], lists: [UInt32: [UInt8]]) {
+        -> (values: [UInt32: ObjectValue], lists: [UInt32: [UInt8]])
+    {
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [UInt8]] = [:]
         for p in c.storedProperties {
             if p.list {
-                let items: [ObjectValue] = (0..<Int.random(in: 0...40, using: &rng)).map { _ in p.kind == .object ? .link(Int64.random(in: 0...999, using: &rng)) : .int(Int64.random(in: -9...9, using: &rng)) }
+                let items: [ObjectValue] = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
+                    p.kind == .object
+                        ? .link(Int64.random(in: 0...999, using: &rng)) : .int(Int64.random(in: -9...9, using: &rng))
+                }
                 values[p.pid] = .int(Int64(items.count))
                 if let b = RowCodec.inlineBytes(items) { lists[p.pid] = b }
             } else if Int.random(in: 0..<4, using: &rng) == 0, p.kind.isInteger || p.kind == .object {
@@ -87,8 +107,10 @@ final class CompactRowTests: XCTestCase {
     }
 
     func testIntegersTakeTheFewestBytes() throws {
-        let cases: [(Int64, Int)] = [(0, 0), (1, 1), (-1, 1), (127, 1), (-128, 1), (128, 2), (-129, 2), (32_767, 2), (32_768, 3),
-                                     (200_000, 3), (1 << 31 - 1, 4), (1 << 31, 5), (.max, 8), (.min, 8)]
+        let cases: [(Int64, Int)] = [
+            (0, 0), (1, 1), (-1, 1), (127, 1), (-128, 1), (128, 2), (-129, 2), (32_767, 2), (32_768, 3),
+            (200_000, 3), (1 << 31 - 1, 4), (1 << 31, 5), (.max, 8), (.min, 8)
+        ]
         for (v, n) in cases {
             XCTAssertEqual(CompactRow.width(v), n, "\(v)")
             var w = CompactRow.Writer(layoutID: 0, capacity: 16)
@@ -96,17 +118,26 @@ final class CompactRowTests: XCTestCase {
             w.bytes.withUnsafeBytes { XCTAssertEqual(CompactRow.int($0, at: 3, bytes: n), v, "\(v)") }
         }
         // A bench person: id, a 6-byte name, an age, a 3-byte city, no dogs.
-        var c = ClassSchema(name: "P", cid: 1, properties: [Property(name: "id", kind: .int, primaryKey: true), Property(name: "name", kind: .string),
-                                                            Property(name: "age", kind: .int), Property(name: "city", kind: .string),
-                                                            Property(name: "dogs", kind: .object, list: true, target: "D")], layouts: [], nextPid: 1)
+        var c = ClassSchema(
+            name: "P", cid: 1,
+            properties: [
+                Property(name: "id", kind: .int, primaryKey: true), Property(name: "name", kind: .string),
+                Property(name: "age", kind: .int), Property(name: "city", kind: .string),
+                Property(name: "dogs", kind: .object, list: true, target: "D")
+            ], layouts: [], nextPid: 1)
         c.assignPids()
         let codec = RowCodec(c)
         let pids = c.storedProperties.map(\.pid)
-        let values: [UInt32: ObjectValue] = [pids[0]: .int(123_456), pids[1]: .string("p12345"), pids[2]: .int(42), pids[3]: .string("c17"),
-                                             pids[4]: .int(0)]
+        let values: [UInt32: ObjectValue] = [
+            pids[0]: .int(123_456), pids[1]: .string("p12345"), pids[2]: .int(42), pids[3]: .string("c17"),
+            pids[4]: .int(0)
+        ]
         let row = codec.encode(values, key: 123_456).row
-        XCTAssertEqual(row.count, 2 + 1 + 7 + 2 + 4 + 1, "tag, layout, then each slot's serial and bytes; the key is not repeated")
-        try row.withUnsafeBytes { r in XCTAssertEqual(try codec.value(r, pid: pids[0], key: 123_456, outOfRow: { nil }), .int(123_456)) }
+        XCTAssertEqual(
+            row.count, 2 + 1 + 7 + 2 + 4 + 1, "tag, layout, then each slot's serial and bytes; the key is not repeated")
+        try row.withUnsafeBytes { r in
+            XCTAssertEqual(try codec.value(r, pid: pids[0], key: 123_456, outOfRow: { nil }), .int(123_456))
+        }
     }
 
     func testAPatchHappensInPlaceOnlyWhenTheBytesFit() throws {
@@ -123,7 +154,8 @@ final class CompactRowTests: XCTestCase {
             XCTAssertNil(try codec.patch(r, pid: intPid, .int(400), key: key), "two bytes do not fit in one")
             XCTAssertNil(try codec.patch(r, pid: intPid, .null, key: key), "a null takes no bytes")
             XCTAssertNil(try codec.patch(r, pid: intPid, .int(key), key: key), "the key takes no bytes")
-            XCTAssertEqual(try codec.patch(r, pid: intPid, .int(40), key: key), .int(40), "the same value changes nothing")
+            XCTAssertEqual(
+                try codec.patch(r, pid: intPid, .int(40), key: key), .int(40), "the same value changes nothing")
         }
         XCTAssertEqual(row.count, before)
         try row.withUnsafeBytes { r in
@@ -145,7 +177,9 @@ final class CompactRowTests: XCTestCase {
             if Bool.random(using: &rng) {
                 damaged.removeLast(Int.random(in: 1...max(1, row.count - 1), using: &rng))
             } else {
-                for _ in 0..<Int.random(in: 1...4, using: &rng) { damaged[Int.random(in: 1..<row.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+                for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                    damaged[Int.random(in: 1..<row.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
             }
             damaged.withUnsafeBytes { r in
                 // Every read either answers or throws; the whole-row check catches a cut.

@@ -54,7 +54,9 @@ final class DamagedFileTests: XCTestCase {
                 XCTAssertTrue(path.hasSuffix("zoo.fief"), "\(what): the error names the file")
             }
         }
-        assertThrowsCorrupt("getters and lists") { ctx.objects(Person.self).map { "\($0.id) \($0.name) \($0.dogs.count)" } }
+        assertThrowsCorrupt("getters and lists") {
+            ctx.objects(Person.self).map { "\($0.id) \($0.name) \($0.dogs.count)" }
+        }
         assertThrowsCorrupt("dynamic access") {
             try ctx.dynamicObjects("Person").objects().map { [$0["name"], $0["dogs"], $0["age"]] }
         }
@@ -65,7 +67,9 @@ final class DamagedFileTests: XCTestCase {
         // The throwing dynamic accessor throws without a scope.
         var failed = false
         for o in (try? ctx.dynamicObjects("Person").objects()) ?? [] {
-            do { _ = try ctx.value(of: o, forProperty: "name"); _ = try ctx.value(of: o, forProperty: "dogs") } catch { failed = true; break }
+            do { _ = try ctx.value(of: o, forProperty: "name"); _ = try ctx.value(of: o, forProperty: "dogs") } catch {
+                failed = true; break
+            }
         }
         let keysFailed = (try? ctx.dynamicObjects("Person").keys()) == nil
         XCTAssertTrue(failed || keysFailed, "some row of the damaged file fails value(of:forProperty:) or the key scan")

@@ -19,7 +19,8 @@ final class DifferentialQueryTests: XCTestCase {
         var format: String {
             switch self {
             case .int(let f, let op, let v): return "\(f) \(op.rawValue) \(v)"
-            case .str(let op, let ci, let v): return "name \(op == .equal ? "==" : op.rawValue)\(ci ? "[c]" : "") '\(v)'"
+            case .str(let op, let ci, let v):
+                return "name \(op == .equal ? "==" : op.rawValue)\(ci ? "[c]" : "") '\(v)'"
             case .dogCount(let op, let n): return "dogs.@count \(op.rawValue) \(n)"
             case .anyDogAge(let op, let n): return "ANY dogs.age \(op.rawValue) \(n)"
             case .between(let a, let b): return "age BETWEEN {\(a), \(b)}"
@@ -42,9 +43,12 @@ final class DifferentialQueryTests: XCTestCase {
                 case .contains: return "instr(\(col), \(lit)) > 0"
                 default: return "\(col) = \(lit)"
                 }
-            case .dogCount(let op, let n): return "(SELECT count(*) FROM person_dogs pd WHERE pd.person = person.id) \(o(op)) \(n)"
+            case .dogCount(let op, let n):
+                return "(SELECT count(*) FROM person_dogs pd WHERE pd.person = person.id) \(o(op)) \(n)"
             case .anyDogAge(let op, let n):
-                return "EXISTS (SELECT 1 FROM person_dogs pd JOIN dog d ON d.id = pd.dog WHERE pd.person = person.id AND d.age \(o(op)) \(n))"
+                return
+                    "EXISTS (SELECT 1 FROM person_dogs pd JOIN dog d ON d.id = pd.dog "
+                    + "WHERE pd.person = person.id AND d.age \(o(op)) \(n))"
             case .between(let a, let b): return "age BETWEEN \(a) AND \(b)"
             case .inList(let vs): return "age IN (\(vs.map(String.init).joined(separator: ", ")))"
             case .and(let a, let b): return "(\(a.sql) AND \(b.sql))"
@@ -111,8 +115,11 @@ final class DifferentialQueryTests: XCTestCase {
             case 2: return .str(Self.strOps.randomElement(using: &rng)!, Bool.random(using: &rng), randomName(&rng))
             case 3: return .dogCount(Self.ops.randomElement(using: &rng)!, Int.random(in: 0...3, using: &rng))
             case 4: return .anyDogAge(Self.ops.randomElement(using: &rng)!, Int.random(in: 0...15, using: &rng))
-            case 5: let a = Int.random(in: 0...60, using: &rng); return .between(a, a + Int.random(in: 0...20, using: &rng))
-            default: return .inList((0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: 0...60, using: &rng) })
+            case 5:
+                let a = Int.random(in: 0...60, using: &rng); return .between(a, a + Int.random(in: 0...20, using: &rng))
+            default:
+                return .inList(
+                    (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: 0...60, using: &rng) })
             }
         }
         switch Int.random(in: 0..<3, using: &rng) {
@@ -131,7 +138,10 @@ final class DifferentialQueryTests: XCTestCase {
         var db: OpaquePointer?
         XCTAssertEqual(sqlite3_open(dir.file("peer.sqlite"), &db), SQLITE_OK)
         defer { sqlite3_close(db) }
-        func exec(_ s: String) { XCTAssertEqual(sqlite3_exec(db, s, nil, nil, nil), SQLITE_OK, String(cString: sqlite3_errmsg(db)) + " in " + s) }
+        func exec(_ s: String) {
+            XCTAssertEqual(
+                sqlite3_exec(db, s, nil, nil, nil), SQLITE_OK, String(cString: sqlite3_errmsg(db)) + " in " + s)
+        }
         exec("CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER NOT NULL)")
         exec("CREATE TABLE dog(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER NOT NULL)")
         exec("CREATE TABLE person_dogs(person INTEGER, pos INTEGER, dog INTEGER)")
@@ -170,8 +180,13 @@ final class DifferentialQueryTests: XCTestCase {
             var typed = all.where { p.typed($0) }
             var order = "id"
             switch sortKind {
-            case 1: byString = byString.sorted(byKeyPath: "age", ascending: false); typed = typed.sorted(by: \.age, ascending: false); order = "age DESC, id"
-            case 2: byString = byString.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")]); typed = typed.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")]); order = "name, age, id"
+            case 1:
+                byString = byString.sorted(byKeyPath: "age", ascending: false);
+                typed = typed.sorted(by: \.age, ascending: false); order = "age DESC, id"
+            case 2:
+                byString = byString.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")]);
+                typed = typed.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")]);
+                order = "name, age, id"
             case 3: byString = byString.sorted(byKeyPath: "name"); typed = typed.sorted(by: \.name); order = "name, id"
             default: break
             }

@@ -11,7 +11,9 @@ import SeededRandomness
 /// is meant to be kept by this test: `FIEF_WRITE_FIXTURES=1 swift test --filter FormatFixtureTests`.
 final class FormatFixtureTests: XCTestCase {
     static func fixture(format: Int64) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/zoo-objects-format\(format).fief").path
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/zoo-objects-format\(format).fief"
+        ).path
     }
 
     /// The zoo, from a fixed seed: lists, to-one links, an index, long strings (out of row),
@@ -20,7 +22,9 @@ final class FormatFixtureTests: XCTestCase {
         var rng = SeededRandom(seed: 20_261_126)
         try ctx.write {
             for i in 0..<300 {
-                let p = try ctx.create(Person.self, value: ["id": Int64(i), "name": "person \(i % 40)", "age": Int.random(in: 0..<90, using: &rng)])
+                let p = try ctx.create(
+                    Person.self,
+                    value: ["id": Int64(i), "name": "person \(i % 40)", "age": Int.random(in: 0..<90, using: &rng)])
                 if i % 7 == 0 { p.born = Date(timeIntervalSinceReferenceDate: Double(i) * 86_400) }
                 if i % 11 == 0 { p.name = String(repeating: "long name \(i) ", count: 12) }
                 for d in 0..<Int.random(in: 0..<4, using: &rng) {
@@ -50,16 +54,23 @@ final class FormatFixtureTests: XCTestCase {
         out.append("range: \(try persons.filter("age BETWEEN {20, 30}").keys())")
         out.append("oldest: \(try persons.sorted(byKeyPath: "age", ascending: false).limit(10).objects().map(\.id))")
         for p in try persons.objects() {
-            out.append("\(p.id) \(p.name) \(p.age) \(p.born.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "-") dogs \(p.dogs.map(\.name)) cars \(p.ownedCars.map(\.plate).sorted())")
+            out.append(
+                "\(p.id) \(p.name) \(p.age) \(p.born.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "-") "
+                    + "dogs \(p.dogs.map(\.name)) cars \(p.ownedCars.map(\.plate).sorted())"
+            )
         }
         for d in try ctx.objects(Dog.self).objects() { out.append("\(d.name) \(d.age) owners \(d.owners.map(\.id))") }
         for c in try ctx.objects(Car.self).objects() { out.append("\(c.plate) \(c.model) \(c.owner?.id ?? -1)") }
         return out
     }
 
-    func testAFileOfObjectFormat1OpensChecksCleanAndAnswersAsBefore() throws { try checkFixture(format: 1, rows: "fief/o/") }
+    func testAFileOfObjectFormat1OpensChecksCleanAndAnswersAsBefore() throws {
+        try checkFixture(format: 1, rows: "fief/o/")
+    }
 
-    func testAFileOfObjectFormat2OpensChecksCleanAndAnswersAsBefore() throws { try checkFixture(format: 2, rows: "fief/c/") }
+    func testAFileOfObjectFormat2OpensChecksCleanAndAnswersAsBefore() throws {
+        try checkFixture(format: 2, rows: "fief/c/")
+    }
 
     /// The zoo of `format` (whose objects live in tables named `rows…`) converts on a writable
     /// open, reads as it is on a read-only one, and answers as the zoo built afresh.
@@ -81,7 +92,9 @@ final class FormatFixtureTests: XCTestCase {
         // A copy: opening converts it, and the fixture stays as it was written.
         try FileManager.default.copyItem(atPath: fixture, toPath: dir.file("old.fief"))
         try FileManager.default.copyItem(atPath: fixture, toPath: dir.file("read-only.fief"))
-        XCTAssertEqual(try FormatFixtureTests.tables(dir.file("old.fief")).filter { $0.hasPrefix(rows) }.count, 3, "the fixture keeps its rows in \(rows)")
+        XCTAssertEqual(
+            try FormatFixtureTests.tables(dir.file("old.fief")).filter { $0.hasPrefix(rows) }.count, 3,
+            "the fixture keeps its rows in \(rows)")
         XCTAssertEqual(try FormatFixtureTests.format(dir.file("old.fief")), format, "the fixture is format \(format)")
         let old = try ObjectStore(Configuration(path: dir.file("old.fief"), types: zooTypes))
         let converted = try FormatFixtureTests.tables(dir.file("old.fief"))

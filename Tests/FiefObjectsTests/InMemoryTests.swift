@@ -54,14 +54,25 @@ final class InMemoryTests: XCTestCase {
 
     func testBadConfigurationsAreTypedErrors() throws {
         func refused(_ c: Configuration, _ e: ConfigurationError, line: UInt = #line) {
-            XCTAssertThrowsError(try ObjectStore(c), line: line) { XCTAssertEqual($0 as? ConfigurationError, e, line: line) }
+            XCTAssertThrowsError(try ObjectStore(c), line: line) {
+                XCTAssertEqual($0 as? ConfigurationError, e, line: line)
+            }
         }
         refused(Configuration(inMemoryIdentifier: "", types: zooTypes), .emptyInMemoryIdentifier)
         let long = String(repeating: "é", count: 101)  // 202 bytes
-        refused(Configuration(inMemoryIdentifier: long, types: zooTypes), .inMemoryIdentifierTooLong(identifier: long, bytes: 202))
-        XCTAssertNoThrow(try ObjectStore(Configuration(inMemoryIdentifier: uniqueID("x").padding(toLength: 200, withPad: "y", startingAt: 0), types: zooTypes)))
-        refused(Configuration(inMemoryIdentifier: "a/b", types: zooTypes), .inMemoryIdentifierNotAFileName(identifier: "a/b"))
-        refused(Configuration(inMemoryIdentifier: "..", types: zooTypes), .inMemoryIdentifierNotAFileName(identifier: ".."))
+        refused(
+            Configuration(inMemoryIdentifier: long, types: zooTypes),
+            .inMemoryIdentifierTooLong(identifier: long, bytes: 202))
+        XCTAssertNoThrow(
+            try ObjectStore(
+                Configuration(
+                    inMemoryIdentifier: uniqueID("x").padding(toLength: 200, withPad: "y", startingAt: 0),
+                    types: zooTypes)))
+        refused(
+            Configuration(inMemoryIdentifier: "a/b", types: zooTypes),
+            .inMemoryIdentifierNotAFileName(identifier: "a/b"))
+        refused(
+            Configuration(inMemoryIdentifier: "..", types: zooTypes), .inMemoryIdentifierNotAFileName(identifier: ".."))
         var both = Configuration(inMemoryIdentifier: "x", types: zooTypes)
         both.path = "/tmp/elsewhere.fief"
         refused(both, .inMemoryIdentifierWithPath(identifier: "x", path: "/tmp/elsewhere.fief"))
@@ -95,7 +106,9 @@ final class InMemoryTests: XCTestCase {
         guard env["FIEF_CHILD_HANG"] == nil else { while true { sleep(1) } }
         try waitFor(dir + "/go")
         try ctx.refresh()
-        XCTAssertTrue(FileManager.default.createFile(atPath: dir + "/count", contents: Data("\(ctx.objects(Person.self).count)".utf8)))
+        XCTAssertTrue(
+            FileManager.default.createFile(
+                atPath: dir + "/count", contents: Data("\(ctx.objects(Person.self).count)".utf8)))
     }
 
     private func waitFor(_ path: String, seconds: Double = 20) throws {
@@ -106,9 +119,11 @@ final class InMemoryTests: XCTestCase {
         }
     }
 
-    private func child(_ id: String, _ dir: TempDir, add: Int, hang: Bool = false, churn: Int? = nil) throws -> Process {
+    private func child(_ id: String, _ dir: TempDir, add: Int, hang: Bool = false, churn: Int? = nil) throws -> Process
+    {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        p.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         p.arguments = ["FiefObjectsTests.InMemoryTests/testChildProcessRole"]
         var env = ProcessInfo.processInfo.environment
         env["FIEF_CHILD_STORE"] = id
@@ -143,7 +158,9 @@ final class InMemoryTests: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: dir.file("go"), contents: nil))
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0)
-        XCTAssertEqual(try String(contentsOfFile: dir.file("count"), encoding: .utf8), "4", "the parent's writes are visible there")
+        XCTAssertEqual(
+            try String(contentsOfFile: dir.file("count"), encoding: .utf8), "4", "the parent's writes are visible there"
+        )
         XCTAssertFalse(exists(path), "the child closed last and removed the files")
         XCTAssertFalse(exists(path + ".lock"))
     }
@@ -168,7 +185,8 @@ final class InMemoryTests: XCTestCase {
         let watch = try store.observe { _ in woken.signal() }
         let p = try child(id, dir, add: 2)
         try waitFor(dir.file("ready"))
-        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success, "the store observer hears a commit of another process")
+        XCTAssertEqual(
+            woken.wait(timeout: .now() + 5), .success, "the store observer hears a commit of another process")
         try ctx.refresh()
         XCTAssertEqual(seen, ["initial 1", "update [] [1, 2] []"])
         watch.cancel()
@@ -183,7 +201,10 @@ final class InMemoryTests: XCTestCase {
         let id = uniqueID("churn"), dir = TempDir()
         // First, churn with no store held: the files come and go.
         var children = try (0..<3).map { _ in try child(id, dir, add: 0, churn: 20) }
-        for _ in 0..<20 { _ = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes)).context().objects(Person.self).count }
+        for _ in 0..<20 {
+            _ = try ObjectStore(Configuration(inMemoryIdentifier: id, types: zooTypes)).context().objects(Person.self)
+                .count
+        }
         for c in children {
             c.waitUntilExit()
             XCTAssertEqual(c.terminationStatus, 0, "a churning child failed")

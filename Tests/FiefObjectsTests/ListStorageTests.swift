@@ -8,7 +8,10 @@ import Engine
 final class ListStorageTests: XCTestCase {
     func chunks(_ store: ObjectStore) throws -> Int {
         try store.database.read { tx in
-            guard try tx.tableInfo("fief/l/1") != nil || tx.tableInfo("fief/l/2") != nil || tx.tableInfo("fief/l/3") != nil else { return 0 }
+            guard
+                try tx.tableInfo("fief/l/1") != nil || tx.tableInfo("fief/l/2") != nil
+                    || tx.tableInfo("fief/l/3") != nil
+            else { return 0 }
             var n = 0
             for t in try tx.tableNames() where t.hasPrefix("fief/l/") { n += try tx.count(table: t) }
             return n
@@ -23,7 +26,9 @@ final class ListStorageTests: XCTestCase {
         p.id = 1
         try ctx.write { try ctx.add(p) }
         var names: [String] = []
-        for (size, inRow) in [(3, true), (RowCodec.maxInlineListCount + 8, false), (500, false), (2, true), (0, true), (40, false)] {
+        for (size, inRow) in [
+            (3, true), (RowCodec.maxInlineListCount + 8, false), (500, false), (2, true), (0, true), (40, false)
+        ] {
             try ctx.write {
                 while p.dogs.count > size { p.dogs.remove(at: p.dogs.count - 1) }
                 while p.dogs.count < size {

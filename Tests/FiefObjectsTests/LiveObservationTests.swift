@@ -51,9 +51,13 @@ final class LiveObservationTests: XCTestCase {
         let first = await eventually { log.withLock { $0.count } == 2 }
         XCTAssertTrue(first, "the first commit arrived without a refresh() call")
         let w = writer.context()
-        try w.write { try w.object(ofType: Person.self, forPrimaryKey: Int64(1))!.name = "renamed"; try w.create(Person.self, value: ["id": Int64(3), "age": 1]) }
+        try w.write {
+            try w.object(ofType: Person.self, forPrimaryKey: Int64(1))!.name = "renamed";
+            try w.create(Person.self, value: ["id": Int64(3), "age": 1])
+        }
         let remaining = try await consumer.value
-        XCTAssertEqual(log.withLock { $0 }, ["initial [1]", "update [] [0] [] [] [2, 1]", "update [] [0] [1] [2] [3, 2, 1]"])
+        XCTAssertEqual(
+            log.withLock { $0 }, ["initial [1]", "update [] [0] [] [] [2, 1]", "update [] [0] [1] [2] [3, 2, 1]"])
         XCTAssertEqual(remaining, 0, "leaving the loop released the observation")
     }
 
@@ -120,7 +124,8 @@ final class LiveObservationTests: XCTestCase {
         let watcher = PersonWatcher()
         try await watcher.start(store)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        p.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         p.arguments = ["FiefObjectsTests.LiveObservationTests/testChildWriterRole"]
         var env = ProcessInfo.processInfo.environment
         env["FIEF_LIVE_CHILD_STORE"] = dir.file("zoo.fief")
@@ -166,7 +171,9 @@ actor PersonWatcher {
             // Where it runs is checked, not assumed: the closure is formed here, but the
             // refresh that calls it could run anywhere (off the actor this traps).
             self.preconditionIsolated("a results callback ran off the context's actor")
-            if let set = change.changeSet, case .update(let r, _, _, _) = change { self.updates.append(Update(set: set, keys: try! r.keys())) }
+            if let set = change.changeSet, case .update(let r, _, _, _) = change {
+                self.updates.append(Update(set: set, keys: try! r.keys()))
+            }
         }
         self.ctx = ctx
     }

@@ -40,8 +40,12 @@ final class MigrationTests: XCTestCase {
         let ctx = store.context()
         try ctx.write {
             for i in 0..<n {
-                try ctx.create(V1.User.self, value: ["id": "u\(i)", "firstname": "First\(i)", "lastname": "Last\(i)",
-                                                     "yearsSinceBirth": 20 + i, "email": "u\(i)@x"])
+                try ctx.create(
+                    V1.User.self,
+                    value: [
+                        "id": "u\(i)", "firstname": "First\(i)", "lastname": "Last\(i)",
+                        "yearsSinceBirth": 20 + i, "email": "u\(i)@x"
+                    ])
             }
         }
     }
@@ -51,16 +55,19 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { migration, oldSchemaVersion in
-            if oldSchemaVersion < 2 {
-                try migration.renameProperty(onType: "User", from: "yearsSinceBirth", to: "age")
-                try migration.enumerateObjects(ofType: "User") { oldObject, newObject in
-                    let firstname = oldObject!["firstname"] as! String
-                    let lastname = oldObject!["lastname"] as! String
-                    newObject!["fullname"] = "\(firstname) \(lastname)"
-                }
-            }
-        }))
+        let store = try ObjectStore(
+            Configuration(
+                path: path, types: [V2.User.self], schemaVersion: 2,
+                migrationBlock: { migration, oldSchemaVersion in
+                    if oldSchemaVersion < 2 {
+                        try migration.renameProperty(onType: "User", from: "yearsSinceBirth", to: "age")
+                        try migration.enumerateObjects(ofType: "User") { oldObject, newObject in
+                            let firstname = oldObject!["firstname"] as! String
+                            let lastname = oldObject!["lastname"] as! String
+                            newObject!["fullname"] = "\(firstname) \(lastname)"
+                        }
+                    }
+                }))
         let ctx = store.context()
         let users = ctx.objects(V2.User.self).sorted(byKeyPath: "id")
         XCTAssertEqual(users.map(\.fullname), ["First0 Last0", "First1 Last1", "First2 Last2"])
@@ -79,10 +86,13 @@ final class MigrationTests: XCTestCase {
         try seedV1(path)
         XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 1))) { e in
             guard case .migrationRequired(_, let changes)? = e as? SchemaError else { return XCTFail("\(e)") }
-            XCTAssertEqual(Set(changes), [
-                "User.fullname added (string)", "User.age added (int)", "User.email index added", "User.nickname added (string?)",
-                "User.firstname removed", "User.lastname removed", "User.yearsSinceBirth removed",
-            ])
+            XCTAssertEqual(
+                Set(changes),
+                [
+                    "User.fullname added (string)", "User.age added (int)", "User.email index added",
+                    "User.nickname added (string?)",
+                    "User.firstname removed", "User.lastname removed", "User.yearsSinceBirth removed"
+                ])
         }
     }
 
@@ -99,9 +109,12 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        _ = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "User") { _, new in new!["email"] = "same@x" }
-        }))
+        _ = try ObjectStore(
+            Configuration(
+                path: path, types: [V2.User.self], schemaVersion: 2,
+                migrationBlock: { m, _ in
+                    try m.enumerateObjects(ofType: "User") { _, new in new!["email"] = "same@x" }
+                }))
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V3.User.self], schemaVersion: 3))) { e in
             guard case .migrationFailed(_, let d)? = e as? SchemaError else { return XCTFail("\(e)") }
@@ -112,9 +125,12 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(store.context().objects(V2.User.self).count, 3)
         _ = before
         // With unique emails the same migration goes through.
-        let fixed = try ObjectStore(Configuration(path: path, types: [V3.User.self], schemaVersion: 3, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "User") { old, new in new!["email"] = "\(old!["id"] as! String)@y" }
-        }))
+        let fixed = try ObjectStore(
+            Configuration(
+                path: path, types: [V3.User.self], schemaVersion: 3,
+                migrationBlock: { m, _ in
+                    try m.enumerateObjects(ofType: "User") { old, new in new!["email"] = "\(old!["id"] as! String)@y" }
+                }))
         XCTAssertEqual(try fixed.context().object(ofType: V3.User.self, forPrimaryKey: "u2@y")?.id, "u2")
         XCTAssertTrue(try fixed.check().isSound)
     }
@@ -124,10 +140,14 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "User") { _, new in new!["fullname"] = "changed" }
-            throw Boom()
-        })))
+        XCTAssertThrowsError(
+            try ObjectStore(
+                Configuration(
+                    path: path, types: [V2.User.self], schemaVersion: 2,
+                    migrationBlock: { m, _ in
+                        try m.enumerateObjects(ofType: "User") { _, new in new!["fullname"] = "changed" }
+                        throw Boom()
+                    })))
         let store = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
         XCTAssertEqual(store.context().objects(V1.User.self).map(\.firstname).sorted(), ["First0", "First1", "First2"])
     }
@@ -136,10 +156,17 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "User") { _, new in new!["age"] = "not a number" }
-        }))) { e in
-            guard case .typeMismatch(className: "User", property: "age", _, _)? = e as? ObjectError else { return XCTFail("\(e)") }
+        XCTAssertThrowsError(
+            try ObjectStore(
+                Configuration(
+                    path: path, types: [V2.User.self], schemaVersion: 2,
+                    migrationBlock: { m, _ in
+                        try m.enumerateObjects(ofType: "User") { _, new in new!["age"] = "not a number" }
+                    }))
+        ) { e in
+            guard case .typeMismatch(className: "User", property: "age", _, _)? = e as? ObjectError else {
+                return XCTFail("\(e)")
+            }
         }
         _ = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1))
     }
@@ -148,7 +175,8 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 1, deleteIfMigrationNeeded: true))
+        let store = try ObjectStore(
+            Configuration(path: path, types: [V2.User.self], schemaVersion: 1, deleteIfMigrationNeeded: true))
         XCTAssertEqual(store.context().objects(V2.User.self).count, 0)
     }
 
@@ -156,10 +184,13 @@ final class MigrationTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("users.fief")
         try seedV1(path)
-        let store = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2, migrationBlock: { m, _ in
-            XCTAssertTrue(try m.deleteData(forType: "User"))
-            try m.create("User", value: ["id": "new", "fullname": "N N", "email": "n@x"])
-        }))
+        let store = try ObjectStore(
+            Configuration(
+                path: path, types: [V2.User.self], schemaVersion: 2,
+                migrationBlock: { m, _ in
+                    XCTAssertTrue(try m.deleteData(forType: "User"))
+                    try m.create("User", value: ["id": "new", "fullname": "N N", "email": "n@x"])
+                }))
         XCTAssertEqual(store.context().objects(V2.User.self).map(\.id), ["new"])
         XCTAssertTrue(try store.check().isSound)
     }
@@ -182,15 +213,21 @@ final class MigrationTypeChangeTests: XCTestCase {
         let path = dir.file("users.fief")
         let v2 = try ObjectStore(Configuration(path: path, types: [V2.User.self], schemaVersion: 2))
         let ctx = v2.context()
-        try ctx.write { for i in 0..<3 { try ctx.create(V2.User.self, value: ["id": "u\(i)", "age": 20 + i, "email": "u\(i)@x"]) } }
+        try ctx.write {
+            for i in 0..<3 { try ctx.create(V2.User.self, value: ["id": "u\(i)", "age": 20 + i, "email": "u\(i)@x"]) }
+        }
         XCTAssertThrowsError(try ObjectStore(Configuration(path: path, types: [V4.User.self], schemaVersion: 2))) { e in
             guard case .migrationRequired(_, let changes)? = e as? SchemaError else { return XCTFail("\(e)") }
             XCTAssertEqual(changes, ["User.age changed type from int to string"])
         }
-        let v4 = try ObjectStore(Configuration(path: path, types: [V4.User.self], schemaVersion: 4, migrationBlock: { m, _ in
-            try m.enumerateObjects(ofType: "User") { old, new in new!["age"] = "\(old!["age"] as! Int) years" }
-        }))
-        XCTAssertEqual(v4.context().objects(V4.User.self).sorted(byKeyPath: "id").map(\.age), ["20 years", "21 years", "22 years"])
+        let v4 = try ObjectStore(
+            Configuration(
+                path: path, types: [V4.User.self], schemaVersion: 4,
+                migrationBlock: { m, _ in
+                    try m.enumerateObjects(ofType: "User") { old, new in new!["age"] = "\(old!["age"] as! Int) years" }
+                }))
+        XCTAssertEqual(
+            v4.context().objects(V4.User.self).sorted(byKeyPath: "id").map(\.age), ["20 years", "21 years", "22 years"])
         XCTAssertTrue(try v4.check().isSound)
     }
 }
@@ -215,22 +252,29 @@ final class RenameClassTests: XCTestCase {
         do {
             let ctx = try ObjectStore(Configuration(path: path, types: [V1.User.self], schemaVersion: 1)).context()
             try ctx.write {
-                for i in 0..<4 { try ctx.create(V1.User.self, value: ["id": "u\(i)", "firstname": "F\(i)", "yearsSinceBirth": i]) }
+                for i in 0..<4 {
+                    try ctx.create(V1.User.self, value: ["id": "u\(i)", "firstname": "F\(i)", "yearsSinceBirth": i])
+                }
             }
         }
         let seen = Locked<[String]>([])
-        let ctx = try ObjectStore(Configuration(path: path, types: [RenamedV2.Member.self], schemaVersion: 2, migrationBlock: { m, _ in
-            try m.renameClass(from: "User", to: "Member")
-            var young: [MigrationObject] = []
-            try m.enumerateObjects(ofType: "Member") { old, new in
-                seen.withLock { $0.append("\(old!.className):\(old!["id"] as! String)") }
-                new!["lastname"] = "L-" + (old!["firstname"] as! String)
-                if (old!["yearsSinceBirth"] as! Int) < 2 { young.append(new!) }
-            }
-            for y in young { try m.delete(y) }
-        })).context()
+        let ctx = try ObjectStore(
+            Configuration(
+                path: path, types: [RenamedV2.Member.self], schemaVersion: 2,
+                migrationBlock: { m, _ in
+                    try m.renameClass(from: "User", to: "Member")
+                    var young: [MigrationObject] = []
+                    try m.enumerateObjects(ofType: "Member") { old, new in
+                        seen.withLock { $0.append("\(old!.className):\(old!["id"] as! String)") }
+                        new!["lastname"] = "L-" + (old!["firstname"] as! String)
+                        if (old!["yearsSinceBirth"] as! Int) < 2 { young.append(new!) }
+                    }
+                    for y in young { try m.delete(y) }
+                })
+        ).context()
         XCTAssertEqual(seen.withLock { $0 }.sorted(), ["User:u0", "User:u1", "User:u2", "User:u3"])
-        XCTAssertEqual(ctx.objects(RenamedV2.Member.self).map { "\($0.id) \($0.lastname)" }.sorted(), ["u2 L-F2", "u3 L-F3"])
+        XCTAssertEqual(
+            ctx.objects(RenamedV2.Member.self).map { "\($0.id) \($0.lastname)" }.sorted(), ["u2 L-F2", "u3 L-F3"])
         XCTAssertTrue(try ctx.store.check().isSound)
     }
 }
@@ -255,8 +299,11 @@ extension RenameClassTests {
         let dir = TempDir()
         let path = dir.file("l.fief")
         do {
-            let ctx = try ObjectStore(Configuration(path: path, types: [DroppedListV1.Box.self], schemaVersion: 1)).context()
-            try ctx.write { for i in 0..<3 { try ctx.create(DroppedListV1.Box.self, value: ["id": Int64(i), "items": [1, 2, 3]]) } }
+            let ctx = try ObjectStore(Configuration(path: path, types: [DroppedListV1.Box.self], schemaVersion: 1))
+                .context()
+            try ctx.write {
+                for i in 0..<3 { try ctx.create(DroppedListV1.Box.self, value: ["id": Int64(i), "items": [1, 2, 3]]) }
+            }
         }
         let store = try ObjectStore(Configuration(path: path, types: [DroppedListV2.Box.self], schemaVersion: 2))
         XCTAssertEqual(try store.check().problems, [])
@@ -297,7 +344,9 @@ final class OldLayoutQueryTests: XCTestCase {
         let ctx = store.context()
         try ctx.write {
             for i in 300..<400 {
-                try ctx.create(V1Plus.User.self, value: ["id": "u\(i)", "yearsSinceBirth": i % 50, "score": i % 7, "tag": i % 2 == 0 ? "even" : ""])
+                try ctx.create(
+                    V1Plus.User.self,
+                    value: ["id": "u\(i)", "yearsSinceBirth": i % 50, "score": i % 7, "tag": i % 2 == 0 ? "even" : ""])
             }
             for u in ctx.objects(V1Plus.User.self) where u.yearsSinceBirth % 10 == 3 { u.score = 5 }
         }
@@ -308,7 +357,7 @@ final class OldLayoutQueryTests: XCTestCase {
             ("tag == ''", { $0.tag == "" }),
             ("tag == 'even' AND yearsSinceBirth >= 20", { $0.tag == "even" && $0.yearsSinceBirth >= 20 }),
             ("tag != 'even' AND score == 5", { $0.tag != "even" && $0.score == 5 }),
-            ("email BEGINSWITH 'u1' AND score < 5", { $0.email.hasPrefix("u1") && $0.score < 5 }),
+            ("email BEGINSWITH 'u1' AND score < 5", { $0.email.hasPrefix("u1") && $0.score < 5 })
         ]
         for (query, expected) in cases {
             let want = all.filter(expected).map(\.id)

@@ -130,7 +130,8 @@ final class ModelBasedTests: XCTestCase {
             g.persons[pid]!.name = "q\(age % 7)"
         case 9 where !persons.isEmpty && !cars.isEmpty:
             let pid = persons.randomElement(using: &rng)!, plate = cars.randomElement(using: &rng)!
-            try ctx.object(ofType: Car.self, forPrimaryKey: plate)!.owner = try ctx.object(ofType: Person.self, forPrimaryKey: pid)
+            try ctx.object(ofType: Car.self, forPrimaryKey: plate)!.owner = try ctx.object(
+                ofType: Person.self, forPrimaryKey: pid)
             g.cars[plate]!.owner = pid
         case 10 where !persons.isEmpty:
             // Update a whole result set.
@@ -148,7 +149,9 @@ final class ModelBasedTests: XCTestCase {
         XCTAssertEqual(Set(persons.map(\.id)), Set(g.persons.keys), ctxName)
         for p in persons {
             let m = g.persons[p.id]!
-            XCTAssertEqual(PersonModel(name: p.name, age: p.age, dogs: p.dogs.map { $0.objectKey! }), m, "\(ctxName) person \(p.id)")
+            XCTAssertEqual(
+                PersonModel(name: p.name, age: p.age, dogs: p.dogs.map { $0.objectKey! }), m,
+                "\(ctxName) person \(p.id)")
             let owned = Set(p.ownedCars.map(\.plate))
             XCTAssertEqual(owned, Set(g.cars.filter { $0.value.owner == p.id }.keys), "\(ctxName) ownedCars of \(p.id)")
         }
@@ -157,7 +160,9 @@ final class ModelBasedTests: XCTestCase {
         for d in dogs {
             let k = d.objectKey!
             XCTAssertEqual(d.name, g.dogs[k]!.name)
-            XCTAssertEqual(Set(d.owners.map(\.id)), Set(g.persons.filter { $0.value.dogs.contains(k) }.keys), "\(ctxName) owners of dog \(k)")
+            XCTAssertEqual(
+                Set(d.owners.map(\.id)), Set(g.persons.filter { $0.value.dogs.contains(k) }.keys),
+                "\(ctxName) owners of dog \(k)")
         }
         for c in ctx.objects(Car.self) {
             XCTAssertEqual(CarModel(model: c.model, owner: c.owner?.id), g.cars[c.plate], "\(ctxName) car \(c.plate)")
@@ -165,7 +170,9 @@ final class ModelBasedTests: XCTestCase {
         XCTAssertEqual(ctx.objects(Car.self).count, g.cars.count)
         // Index lookups agree with the model.
         for name in Set(g.persons.values.map(\.name)) {
-            XCTAssertEqual(Set(try persons.filter("name == %@", name).map(\.id)), Set(g.persons.filter { $0.value.name == name }.keys), ctxName)
+            XCTAssertEqual(
+                Set(try persons.filter("name == %@", name).map(\.id)),
+                Set(g.persons.filter { $0.value.name == name }.keys), ctxName)
         }
         let report = try store.check()
         XCTAssertTrue(report.isSound, "\(ctxName): \(report)")

@@ -18,7 +18,8 @@ final class NotificationTests: XCTestCase {
         results.observe { change in
             switch change {
             case .initial(let r): log.withLock { $0.append(.initial(try! r.keys())) }
-            case .update(let r, let d, let i, let m): log.withLock { $0.append(.update(deletions: d, insertions: i, modifications: m, keys: try! r.keys())) }
+            case .update(let r, let d, let i, let m):
+                log.withLock { $0.append(.update(deletions: d, insertions: i, modifications: m, keys: try! r.keys())) }
             case .error: log.withLock { $0.append(.error) }
             }
         }
@@ -26,7 +27,9 @@ final class NotificationTests: XCTestCase {
 
     private func people(_ store: ObjectStore, _ ages: [(Int64, Int)]) throws {
         let w = store.context()
-        try w.write { for (id, age) in ages { try w.create(Person.self, value: ["id": id, "name": "p\(id)", "age": age]) } }
+        try w.write {
+            for (id, age) in ages { try w.create(Person.self, value: ["id": id, "name": "p\(id)", "age": age]) }
+        }
     }
 
     func testDeterministicCases() throws {
@@ -47,23 +50,35 @@ final class NotificationTests: XCTestCase {
         }
         func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
 
-        try step({ try other.create(Person.self, value: ["id": 4, "age": 5]) },
-                 .update(deletions: [], insertions: [0], modifications: [], keys: [4, 1, 2, 3]), "insert at 0")
-        try step({ try other.delete(try person(3)) },
-                 .update(deletions: [3], insertions: [], modifications: [], keys: [4, 1, 2]), "delete last")
-        try step({ try person(2).name = "renamed" },
-                 .update(deletions: [], insertions: [], modifications: [2], keys: [4, 1, 2]), "a modification in place, old index")
-        try step({ try person(4).age = 15 },
-                 .update(deletions: [0], insertions: [1], modifications: [], keys: [1, 4, 2]), "re-sort: a move is a deletion and an insertion")
-        try step({ try person(1).dogs.append(Dog()) },
-                 .update(deletions: [], insertions: [], modifications: [0], keys: [1, 4, 2]), "a list change modifies its owner")
+        try step(
+            { try other.create(Person.self, value: ["id": 4, "age": 5]) },
+            .update(deletions: [], insertions: [0], modifications: [], keys: [4, 1, 2, 3]), "insert at 0")
+        try step(
+            { try other.delete(try person(3)) },
+            .update(deletions: [3], insertions: [], modifications: [], keys: [4, 1, 2]), "delete last")
+        try step(
+            { try person(2).name = "renamed" },
+            .update(deletions: [], insertions: [], modifications: [2], keys: [4, 1, 2]),
+            "a modification in place, old index")
+        try step(
+            { try person(4).age = 15 },
+            .update(deletions: [0], insertions: [1], modifications: [], keys: [1, 4, 2]),
+            "re-sort: a move is a deletion and an insertion")
+        try step(
+            { try person(1).dogs.append(Dog()) },
+            .update(deletions: [], insertions: [], modifications: [0], keys: [1, 4, 2]),
+            "a list change modifies its owner")
 
         // Two commits, one refresh: one delivery covering both.
         log.withLock { $0 = [] }
         try other.write { try other.create(Person.self, value: ["id": 9, "age": 99]) }
-        try other.write { try person(1).name = "again"; try other.delete(try person(2)) }
+        try other.write {
+            try person(1).name = "again"; try other.delete(try person(2))
+        }
         try ctx.refresh()
-        XCTAssertEqual(log.withLock { $0 }, [.update(deletions: [2], insertions: [2], modifications: [0], keys: [1, 4, 9])], "coalesced")
+        XCTAssertEqual(
+            log.withLock { $0 }, [.update(deletions: [2], insertions: [2], modifications: [0], keys: [1, 4, 9])],
+            "coalesced")
 
         // A commit that does not touch Person delivers nothing.
         log.withLock { $0 = [] }
@@ -94,8 +109,11 @@ final class NotificationTests: XCTestCase {
             XCTAssertEqual(log.withLock { $0 }, [.initial([])], "nothing delivered inside the write")
             XCTAssertEqual(late.withLock { $0 }, [])
         }
-        XCTAssertEqual(log.withLock { $0 }, [.initial([]), .update(deletions: [], insertions: [0, 1], modifications: [], keys: [1, 2])])
-        XCTAssertEqual(late.withLock { $0 }, [.initial([1, 2])], "registered in the write: initial at the committed version")
+        XCTAssertEqual(
+            log.withLock { $0 },
+            [.initial([]), .update(deletions: [], insertions: [0, 1], modifications: [], keys: [1, 2])])
+        XCTAssertEqual(
+            late.withLock { $0 }, [.initial([1, 2])], "registered in the write: initial at the committed version")
         // A write inside a callback runs after the round of deliveries, and is delivered too.
         let chained = ctx.objects(Person.self).observe { change in
             if case .update(let r, _, _, _) = change, r.count == 3 {
@@ -103,8 +121,10 @@ final class NotificationTests: XCTestCase {
             }
         }
         try ctx.write { try ctx.create(Person.self, value: ["id": 3]) }
-        XCTAssertEqual(log.withLock { $0 }.last, .update(deletions: [], insertions: [3], modifications: [], keys: [1, 2, 3, 4]))
-        XCTAssertEqual(log.withLock { $0 }.count, 4, "initial, two writes, then the callback's write: each delivered once")
+        XCTAssertEqual(
+            log.withLock { $0 }.last, .update(deletions: [], insertions: [3], modifications: [], keys: [1, 2, 3, 4]))
+        XCTAssertEqual(
+            log.withLock { $0 }.count, 4, "initial, two writes, then the callback's write: each delivered once")
         _ = (token, lateToken, chained)
     }
 
@@ -118,13 +138,20 @@ final class NotificationTests: XCTestCase {
         let token = ann.observe { change in
             switch change {
             case .change(let p, let props):
-                seen.append("change \(p.id): " + props.map { "\($0.name) \($0.oldValue.map { "\($0)" } ?? "nil")->\($0.newValue.map { "\($0)" } ?? "nil")" }.joined(separator: ", "))
+                seen.append(
+                    "change \(p.id): "
+                        + props.map {
+                            "\($0.name) \($0.oldValue.map { "\($0)" } ?? "nil")"
+                                + "->\($0.newValue.map { "\($0)" } ?? "nil")"
+                        }.joined(separator: ", "))
             case .deleted: seen.append("deleted")
             case .error(let e): seen.append("error \(e)")
             }
         }
         let annThere = try other.object(ofType: Person.self, forPrimaryKey: 1)!
-        try other.write { annThere.name = "Ann"; annThere.age = 11 }
+        try other.write {
+            annThere.name = "Ann"; annThere.age = 11
+        }
         try other.write { try other.create(Person.self, value: ["id": 2]) }  // another object: silence
         try ctx.refresh()
         try ctx.refresh()
@@ -163,7 +190,9 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(ctx.objects(Person.self).count, 1, "reading again starts at the newest version")
         try other.write { try other.create(Person.self, value: ["id": 3, "age": 30]) }
         try ctx.refresh()
-        XCTAssertEqual(log.withLock { $0 }, [.initial([1, 2]), .update(deletions: [0], insertions: [1], modifications: [], keys: [2, 3])])
+        XCTAssertEqual(
+            log.withLock { $0 },
+            [.initial([1, 2]), .update(deletions: [0], insertions: [1], modifications: [], keys: [2, 3])])
         _ = token
     }
 
@@ -178,7 +207,11 @@ final class NotificationTests: XCTestCase {
             XCTAssertTrue(pairs.allSatisfy { a[$0.0] == b[$0.1] })
             XCTAssertTrue(zip(pairs, pairs.dropFirst()).allSatisfy { $0.0 < $1.0 && $0.1 < $1.1 })
             var lcs = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-            for i in 0..<a.count { for j in 0..<b.count { lcs[i + 1][j + 1] = a[i] == b[j] ? lcs[i][j] + 1 : max(lcs[i][j + 1], lcs[i + 1][j]) } }
+            for i in 0..<a.count {
+                for j in 0..<b.count {
+                    lcs[i + 1][j + 1] = a[i] == b[j] ? lcs[i][j] + 1 : max(lcs[i][j + 1], lcs[i + 1][j])
+                }
+            }
             XCTAssertEqual(pairs.count, lcs[a.count][b.count], "\(a) \(b)")
             let c = CollectionChange(oldValues: a, newValues: b) { _ in false }
             var replay = a
@@ -192,7 +225,9 @@ final class NotificationTests: XCTestCase {
         let dir = TempDir()
         let store = try openZoo(dir)
         let ctx = store.context(), other = store.context()
-        try other.write { try other.create(Person.self, value: ["id": 1, "dogs": [["name": "a"], ["name": "b"], ["name": "c"]]]) }
+        try other.write {
+            try other.create(Person.self, value: ["id": 1, "dogs": [["name": "a"], ["name": "b"], ["name": "c"]]])
+        }
         try ctx.refresh()
         let ann = try ctx.object(ofType: Person.self, forPrimaryKey: 1)!
         var seen: [String] = []
@@ -208,17 +243,19 @@ final class NotificationTests: XCTestCase {
         try ctx.refresh()
         try other.write { there.dogs.remove(at: 0) }
         try ctx.refresh()
-        try other.write { there.dogs.move(from: 2, to: 0) }        // [b, c, new] -> [new, b, c]
+        try other.write { there.dogs.move(from: 2, to: 0) }  // [b, c, new] -> [new, b, c]
         try ctx.refresh()
-        try other.write { there.dogs[1].age = 7 }                  // b
+        try other.write { there.dogs[1].age = 7 }  // b
         try ctx.refresh()
-        try other.write { there.age = 3 }                          // the owner, not the list
+        try other.write { there.age = 3 }  // the owner, not the list
         try ctx.refresh()
-        try other.write { try other.delete(there) }                 // cascades to the dogs
+        try other.write { try other.delete(there) }  // cascades to the dogs
         try ctx.refresh()
         try other.write { try other.create(Person.self, value: ["id": 2]) }
         try ctx.refresh()
-        XCTAssertEqual(seen, ["initial [\"a\", \"b\", \"c\"]", "[] [3] []", "[0] [] []", "[2] [0] []", "[] [] [1]", "[0, 1, 2] [] []"])
+        XCTAssertEqual(
+            seen,
+            ["initial [\"a\", \"b\", \"c\"]", "[] [3] []", "[0] [] []", "[2] [0] []", "[] [] [1]", "[0, 1, 2] [] []"])
         _ = token
         var errors = 0
         _ = List<Dog>().observe { if case .error = $0 { errors += 1 } }
@@ -248,9 +285,11 @@ final class NotificationTests: XCTestCase {
             if case .change(_, let props) = change { objectAges.append(props.map(\.name).joined(separator: ",")) }
         }
         func person(_ id: Int64) throws -> Person { try other.object(ofType: Person.self, forPrimaryKey: id)! }
-        try other.write { try person(1).name = "renamed" }                 // no listed property
+        try other.write { try person(1).name = "renamed" }  // no listed property
         try ctx.refresh()
-        try other.write { try person(2).age = 20; try person(1).age = 10; try person(1).name = "again" }
+        try other.write {
+            try person(2).age = 20; try person(1).age = 10; try person(1).name = "again"
+        }
         try ctx.refresh()
         try other.write { try other.object(ofType: Car.self, forPrimaryKey: "A")!.model = "n" }
         try ctx.refresh()
@@ -327,7 +366,9 @@ final class NotificationTests: XCTestCase {
     func testCollectionChangeReplaysRandomEdits() {
         var rng = SeededRandom(seed: testSeed("collection change", default: 7))
         for _ in 0..<2000 {
-            let old = Array(Set((0..<Int.random(in: 0..<30, using: &rng)).map { _ in Int64.random(in: 0..<60, using: &rng) })).shuffled(using: &rng)
+            let old = Array(
+                Set((0..<Int.random(in: 0..<30, using: &rng)).map { _ in Int64.random(in: 0..<60, using: &rng) })
+            ).shuffled(using: &rng)
             var new = old
             for _ in 0..<Int.random(in: 0..<4, using: &rng) {
                 switch Int.random(in: 0..<3, using: &rng) {
@@ -350,15 +391,18 @@ final class NotificationTests: XCTestCase {
             let removed = Set(c.deletions.map { old[$0] })
             XCTAssertEqual(Set(c.modifications.map { old[$0] }), modified.intersection(new).subtracting(removed))
             XCTAssertEqual(c.modifications.map { old[$0] }, c.modificationsNew.map { new[$0] })
-            XCTAssertEqual(CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications).modificationsNew,
-                           c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
+            XCTAssertEqual(
+                CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications)
+                    .modificationsNew,
+                c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
             // Kept in place: a longest run of common keys whose order held.
             let common = old.filter { new.contains($0) }
             let kept = common.count - c.deletions.filter { new.contains(old[$0]) }.count
             XCTAssertEqual(kept, CollectionChange.longestIncreasingRun(common.map { new.firstIndex(of: $0)! }).count)
         }
-        XCTAssertEqual(CollectionChange(old: [1, 2, 3], new: [2, 1, 3], modified: [3]),
-                       CollectionChange(deletions: [0], insertions: [1], modifications: [2], modificationsNew: [2]))
+        XCTAssertEqual(
+            CollectionChange(old: [1, 2, 3], new: [2, 1, 3], modified: [3]),
+            CollectionChange(deletions: [0], insertions: [1], modifications: [2], modificationsNew: [2]))
     }
 
     /// The one-walk path (only touched keys may move): the change replays old into new, and
@@ -366,7 +410,9 @@ final class NotificationTests: XCTestCase {
     func testTheWalkOverTouchedKeysReplaysRandomEdits() {
         var rng = SeededRandom(seed: testSeed("collection walk", default: 11))
         for _ in 0..<2000 {
-            let old = Array(Set((0..<Int.random(in: 0..<40, using: &rng)).map { _ in Int64.random(in: 0..<80, using: &rng) })).shuffled(using: &rng)
+            let old = Array(
+                Set((0..<Int.random(in: 0..<40, using: &rng)).map { _ in Int64.random(in: 0..<80, using: &rng) })
+            ).shuffled(using: &rng)
             var new = old
             var moved = Set<Int64>()
             for _ in 0..<Int.random(in: 0..<5, using: &rng) {
@@ -382,7 +428,8 @@ final class NotificationTests: XCTestCase {
                 default: break
                 }
             }
-            let modified = Set(old.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }).union(moved.intersection(old))
+            let modified = Set(old.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }).union(
+                moved.intersection(old))
             let touched = Set(old).symmetricDifference(Set(new)).union(modified)
             let c = CollectionChange(old: old, new: new, modified: modified, touched: touched)
             var replay = old
@@ -392,13 +439,18 @@ final class NotificationTests: XCTestCase {
             let removed = Set(c.deletions.map { old[$0] })
             XCTAssertEqual(Set(c.modifications.map { old[$0] }), modified.intersection(new).subtracting(removed))
             XCTAssertEqual(c.modifications.map { old[$0] }, c.modificationsNew.map { new[$0] })
-            XCTAssertEqual(CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications).modificationsNew,
-                           c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
-            XCTAssertTrue(c.deletions.allSatisfy { touched.contains(old[$0]) } && c.insertions.allSatisfy { touched.contains(new[$0]) }, "only touched keys move")
+            XCTAssertEqual(
+                CollectionChangeSet(deletions: c.deletions, insertions: c.insertions, modifications: c.modifications)
+                    .modificationsNew,
+                c.modificationsNew, "the public set derives the positions the diff found: \(old) -> \(new)")
+            XCTAssertTrue(
+                c.deletions.allSatisfy { touched.contains(old[$0]) }
+                    && c.insertions.allSatisfy { touched.contains(new[$0]) }, "only touched keys move")
         }
         // An untouched key out of place: the walk gives up and the full comparison answers.
-        XCTAssertEqual(CollectionChange(old: [1, 2, 3], new: [2, 1, 3], modified: [], touched: []),
-                       CollectionChange(deletions: [0], insertions: [1]))
+        XCTAssertEqual(
+            CollectionChange(old: [1, 2, 3], new: [2, 1, 3], modified: [], touched: []),
+            CollectionChange(deletions: [0], insertions: [1]))
     }
 
     /// Random writes from another context; after each refresh, applying the delivered change
@@ -408,16 +460,30 @@ final class NotificationTests: XCTestCase {
     /// a predicate through a link sees changes of the linked class.
     func testChangeSetsReplayToTheNewResults() throws {
         let queries: [(String, Int64, Bool, (ObjectContext) throws -> Results<Person>)] = [
-            ("filter+sort, small", 40, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }),
-            ("filter+sort, large", 2000, false, { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "name") }),
+            (
+                "filter+sort, small", 40, false,
+                { try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age").sorted(byKeyPath: "name") }
+            ),
+            (
+                "filter+sort, large", 2000, false,
+                {
+                    try $0.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age", ascending: false).sorted(
+                        byKeyPath: "name")
+                }
+            ),
             ("key order, large", 2000, false, { try $0.objects(Person.self).filter("age < 30") }),
-            ("through a link", 300, true, { try $0.objects(Person.self).filter("car.model == 'm1' OR age > 50").sorted(byKeyPath: "age") }),
+            (
+                "through a link", 300, true,
+                { try $0.objects(Person.self).filter("car.model == 'm1' OR age > 50").sorted(byKeyPath: "age") }
+            )
         ]
         for (name, population, followsLinks, query) in queries { try replay(name, population, followsLinks, query) }
     }
 
     /// `followsLinks`: the query reads the person's car, so a changed car modifies its people.
-    private func replay(_ name: String, _ population: Int64, _ followsLinks: Bool, _ query: (ObjectContext) throws -> Results<Person>) throws {
+    private func replay(
+        _ name: String, _ population: Int64, _ followsLinks: Bool, _ query: (ObjectContext) throws -> Results<Person>
+    ) throws {
         let dir = TempDir()
         let store = try openZoo(dir)
         var rng = SeededRandom(seed: testSeed("notify \(name)", default: 0xB0B))
@@ -425,7 +491,12 @@ final class NotificationTests: XCTestCase {
         try other.write {
             for i in 0..<10 { try other.create(Car.self, value: ["plate": "c\(i)", "model": "m\(i % 3)"]) }
             for id in stride(from: 0, to: population, by: 2) {
-                try other.create(Person.self, value: ["id": id, "name": "n\(id % 5)", "age": Int(id % 60), "car": try other.object(ofType: Car.self, forPrimaryKey: "c\(id % 10)")!])
+                try other.create(
+                    Person.self,
+                    value: [
+                        "id": id, "name": "n\(id % 5)", "age": Int(id % 60),
+                        "car": try other.object(ofType: Car.self, forPrimaryKey: "c\(id % 10)")!
+                    ])
             }
         }
         let results = try query(ctx)
@@ -445,7 +516,9 @@ final class NotificationTests: XCTestCase {
                 if replay != now { failures.append("replay \(replay) != \(now)") }
                 let mods = Set(m.map { keys[$0] })
                 let kept = Set(keys).intersection(now).subtracting(d.map { keys[$0] })
-                if mods != expectedModified.intersection(kept) { failures.append("modifications \(mods.sorted()) != \(expectedModified.intersection(kept).sorted())") }
+                if mods != expectedModified.intersection(kept) {
+                    failures.append("modifications \(mods.sorted()) != \(expectedModified.intersection(kept).sorted())")
+                }
                 keys = now
             case .error(let e): failures.append("error \(e)")
             }
@@ -453,7 +526,10 @@ final class NotificationTests: XCTestCase {
         func rows() throws -> [Int64: String] {
             try other.refresh()
             var out: [Int64: String] = [:]
-            for p in other.objects(Person.self) { out[p.id] = "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" + (followsLinks ? "|\(p.car?.model ?? "-")" : "") }
+            for p in other.objects(Person.self) {
+                out[p.id] =
+                    "\(p.name)|\(p.age)|\(p.car?.plate ?? "-")" + (followsLinks ? "|\(p.car?.model ?? "-")" : "")
+            }
             return out
         }
         for round in 0..<40 {
@@ -464,15 +540,25 @@ final class NotificationTests: XCTestCase {
                         let id = Int64.random(in: 0..<population, using: &rng)
                         if Int.random(in: 0..<8, using: &rng) == 0 {
                             // Another class: a car changes model (results through the link move).
-                            try other.object(ofType: Car.self, forPrimaryKey: "c\(Int.random(in: 0..<10, using: &rng))")!.model = "m\(Int.random(in: 0..<3, using: &rng))"
+                            try other.object(
+                                ofType: Car.self, forPrimaryKey: "c\(Int.random(in: 0..<10, using: &rng))")!.model =
+                                "m\(Int.random(in: 0..<3, using: &rng))"
                         } else if let p = try other.object(ofType: Person.self, forPrimaryKey: id) {
-                            if Int.random(in: 0..<3, using: &rng) == 0 { try other.delete(p) } else {
+                            if Int.random(in: 0..<3, using: &rng) == 0 {
+                                try other.delete(p)
+                            } else {
                                 p.age = Int.random(in: 0..<60, using: &rng)
                                 if Bool.random(using: &rng) { p.name = "n\(Int.random(in: 0..<5, using: &rng))" }
                             }
                         } else {
-                            try other.create(Person.self, value: ["id": id, "name": "n\(Int.random(in: 0..<5, using: &rng))", "age": Int.random(in: 0..<60, using: &rng),
-                                                                  "car": try other.object(ofType: Car.self, forPrimaryKey: "c\(Int.random(in: 0..<10, using: &rng))")!])
+                            try other.create(
+                                Person.self,
+                                value: [
+                                    "id": id, "name": "n\(Int.random(in: 0..<5, using: &rng))",
+                                    "age": Int.random(in: 0..<60, using: &rng),
+                                    "car": try other.object(
+                                        ofType: Car.self, forPrimaryKey: "c\(Int.random(in: 0..<10, using: &rng))")!
+                                ])
                         }
                     }
                 }
@@ -500,10 +586,10 @@ final class LiveVersionLimitTests: XCTestCase {
         var readers: [ObjectContext] = []
         func hold() { let r = store.context(); _ = r.objects(Person.self).count; readers.append(r) }
         try writer.write { try writer.create(Person.self, value: ["id": 1]) }
-        hold()                                                             // pins the newest
-        try writer.write { try writer.create(Person.self, value: ["id": 2]) }   // live: 2
+        hold()  // pins the newest
+        try writer.write { try writer.create(Person.self, value: ["id": 2]) }  // live: 2
         hold()
-        try writer.write { try writer.create(Person.self, value: ["id": 3]) }   // live: 3
+        try writer.write { try writer.create(Person.self, value: ["id": 3]) }  // live: 3
         XCTAssertEqual(try store.database.stats().liveVersions, 3)
         XCTAssertThrowsError(try writer.write { try writer.create(Person.self, value: ["id": 4]) }) {
             XCTAssertEqual($0 as? ObjectError, .tooManyLiveVersions(path: dir.file("v.fief"), live: 3, maximum: 3))
@@ -513,6 +599,8 @@ final class LiveVersionLimitTests: XCTestCase {
         try writer.write { try writer.create(Person.self, value: ["id": 4]) }
         var small = config
         small.maximumLiveVersions = 1
-        XCTAssertThrowsError(try ObjectStore(small)) { XCTAssertEqual($0 as? ConfigurationError, .maximumLiveVersionsTooSmall(1)) }
+        XCTAssertThrowsError(try ObjectStore(small)) {
+            XCTAssertEqual($0 as? ConfigurationError, .maximumLiveVersionsTooSmall(1))
+        }
     }
 }

@@ -12,7 +12,8 @@ final class PendingIndexEntriesTests: XCTestCase {
         for _ in 0..<3_000 {
             // Short keys, keys sharing 8 or more leading bytes, and zero bytes inside.
             let shared: [UInt8] = [5, 110, 97, 109, 101, 32, 49, 50]
-            let head = Int.random(in: 0..<3, using: &rng) == 0 ? [] : Array(shared.prefix(Int.random(in: 0...8, using: &rng)))
+            let head =
+                Int.random(in: 0..<3, using: &rng) == 0 ? [] : Array(shared.prefix(Int.random(in: 0...8, using: &rng)))
             let tail = (0..<Int.random(in: 0..<12, using: &rng)).map { _ in UInt8.random(in: 0...3, using: &rng) }
             let k = head + tail
             keys.append(k)
@@ -42,7 +43,9 @@ final class PendingIndexEntriesTests: XCTestCase {
         }
         try db.read { tx in
             var got: [Int64] = []
-            try tx.scan(table: "x") { k, _ in got.append(try Int64(keyBytes: k)); return true }
+            try tx.scan(table: "x") { k, _ in
+                got.append(try Int64(keyBytes: k)); return true
+            }
             XCTAssertEqual(got, [5, 10, 20, 30, 40, 50, 60, 70, 80, 90])
         }
     }

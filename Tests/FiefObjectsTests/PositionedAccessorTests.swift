@@ -35,7 +35,10 @@ final class PositionedAccessorTests: XCTestCase {
         try writer.write {
             for p in writer.objects(Person.self) { p.age += 1000; p.name += "x" }
             try writer.delete(try XCTUnwrap(writer.object(ofType: Person.self, forPrimaryKey: Int64(7))))
-            try writer.add((Int64(301)...2000).map { i -> Person in let p = Person(); p.id = i; p.age = Int(i); return p })
+            try writer.add(
+                (Int64(301)...2000).map { i -> Person in
+                    let p = Person(); p.id = i; p.age = Int(i); return p
+                })
         }
         XCTAssertEqual(iterated[10].age, 11, "before refresh the reader reads its own version")
         XCTAssertEqual(byKey.name, "p7")
@@ -49,7 +52,9 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertThrowsError(try reader.throwingReads { _ = byKey.name }) { error in
             guard case ObjectError.objectDeleted = error else { return XCTFail("\(error)") }
         }
-        XCTAssertEqual(Array(reader.objects(Person.self)).reduce(0) { $0 + $1.age }, (1...300).filter { $0 != 7 }.reduce(0) { $0 + $1 + 1000 } + (301...2000).reduce(0, +))
+        XCTAssertEqual(
+            Array(reader.objects(Person.self)).reduce(0) { $0 + $1.age },
+            (1...300).filter { $0 != 7 }.reduce(0) { $0 + $1 + 1000 } + (301...2000).reduce(0, +))
     }
 
     func testNoRowIsKeptInsideAWriteAndEncryptedRowsAreHeldBySnapshot() throws {

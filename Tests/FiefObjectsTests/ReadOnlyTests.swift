@@ -19,8 +19,12 @@ final class ReadOnlyTests: XCTestCase {
         let ctx = store.context()
         XCTAssertEqual(ctx.objects(Person.self).first?.dogs.first?.name, "Rex")
         XCTAssertThrowsError(try ctx.write {}) { XCTAssertEqual($0 as? ObjectError, .readOnly(dir.file("zoo.fief"))) }
-        XCTAssertThrowsError(try store.database.write { _ in }) { XCTAssertEqual($0 as? EngineError, .readOnly(path: dir.file("zoo.fief"))) }
-        XCTAssertThrowsError(try ObjectStore(Configuration(path: dir.file("none.fief"), types: zooTypes, readOnly: true))) {
+        XCTAssertThrowsError(try store.database.write { _ in }) {
+            XCTAssertEqual($0 as? EngineError, .readOnly(path: dir.file("zoo.fief")))
+        }
+        XCTAssertThrowsError(
+            try ObjectStore(Configuration(path: dir.file("none.fief"), types: zooTypes, readOnly: true))
+        ) {
             XCTAssertEqual($0 as? EngineError, .fileNotFound(path: dir.file("none.fief")))
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("none.fief")), "read-only never creates")
@@ -32,11 +36,16 @@ final class ReadOnlyTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: dir.file("zoo.fief.lock"))
         let ro = TempDir()
         guard mountReadOnly(dir.path, at: ro.path) else {
-            FileHandle.standardError.write(Data("\n*** READ-ONLY BIND MOUNT UNAVAILABLE (needs root): cannot test a file on a read-only filesystem ***\n".utf8))
+            let banner =
+                "\n*** READ-ONLY BIND MOUNT UNAVAILABLE (needs root): "
+                + "cannot test a file on a read-only filesystem ***\n"
+            FileHandle.standardError.write(Data(banner.utf8))
             throw XCTSkip("a read-only bind mount needs root")
         }
         defer { _ = run("/bin/umount", [ro.path]) }
-        XCTAssertThrowsError(try ObjectStore(Configuration(path: ro.file("zoo.fief"), types: zooTypes)), "a writable open fails on a read-only filesystem")
+        XCTAssertThrowsError(
+            try ObjectStore(Configuration(path: ro.file("zoo.fief"), types: zooTypes)),
+            "a writable open fails on a read-only filesystem")
         let store = try ObjectStore(Configuration(path: ro.file("zoo.fief"), types: zooTypes, readOnly: true))
         XCTAssertEqual(store.context().objects(Person.self).first?.name, "Ann")
         XCTAssertTrue(try store.check().isSound)

@@ -20,19 +20,34 @@ final class SchemaTests: XCTestCase {
     }
 
     func testBadModelsAreTypedErrors() {
-        XCTAssertThrowsError(try open([TwoKeys.self])) { XCTAssertEqual($0 as? SchemaError, .multiplePrimaryKeys(className: "TwoKeys", properties: ["a", "b"])) }
-        XCTAssertThrowsError(try open([DoubleKey.self])) { XCTAssertEqual($0 as? SchemaError, .primaryKeyType(className: "DoubleKey", property: "d", type: "Double")) }
-        XCTAssertThrowsError(try open(zooTypes + [BadOrigin.self])) { e in
-            guard case .badOriginProperty(className: "BadOrigin", property: "owners", _)? = e as? SchemaError else { return XCTFail("\(e)") }
+        XCTAssertThrowsError(try open([TwoKeys.self])) {
+            XCTAssertEqual($0 as? SchemaError, .multiplePrimaryKeys(className: "TwoKeys", properties: ["a", "b"]))
         }
-        XCTAssertThrowsError(try open([LinksOutside.self])) { XCTAssertEqual($0 as? SchemaError, .linkTargetNotInTypes(className: "LinksOutside", property: "other", target: "Dog")) }
+        XCTAssertThrowsError(try open([DoubleKey.self])) {
+            XCTAssertEqual($0 as? SchemaError, .primaryKeyType(className: "DoubleKey", property: "d", type: "Double"))
+        }
+        XCTAssertThrowsError(try open(zooTypes + [BadOrigin.self])) { e in
+            guard case .badOriginProperty(className: "BadOrigin", property: "owners", _)? = e as? SchemaError else {
+                return XCTFail("\(e)")
+            }
+        }
+        XCTAssertThrowsError(try open([LinksOutside.self])) {
+            XCTAssertEqual(
+                $0 as? SchemaError, .linkTargetNotInTypes(className: "LinksOutside", property: "other", target: "Dog"))
+        }
         XCTAssertThrowsError(try open([IndexedDouble.self])) { e in
-            guard case .badOption(className: "IndexedDouble", property: "d", _)? = e as? SchemaError else { return XCTFail("\(e)") }
+            guard case .badOption(className: "IndexedDouble", property: "d", _)? = e as? SchemaError else {
+                return XCTFail("\(e)")
+            }
         }
         XCTAssertThrowsError(try open([__Reserved.self])) { e in
-            guard case .invalidName(className: "__Reserved", property: nil, _)? = e as? SchemaError else { return XCTFail("\(e)") }
+            guard case .invalidName(className: "__Reserved", property: nil, _)? = e as? SchemaError else {
+                return XCTFail("\(e)")
+            }
         }
-        XCTAssertThrowsError(try open([Person.self, Person.self])) { XCTAssertEqual($0 as? SchemaError, .duplicateClass("Person")) }
+        XCTAssertThrowsError(try open([Person.self, Person.self])) {
+            XCTAssertEqual($0 as? SchemaError, .duplicateClass("Person"))
+        }
     }
 
     func testForeignAndCorruptFilesStayEngineErrorsAndUntouched() throws {
@@ -44,7 +59,9 @@ final class SchemaTests: XCTestCase {
             XCTAssertEqual(e as? EngineError, .notAFiefFile(path: path))
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), junk, "a foreign file is never written")
-        XCTAssertThrowsError(try ObjectStore(Configuration(path: dir.file("missing.fief"), types: zooTypes, readOnly: true))) { e in
+        XCTAssertThrowsError(
+            try ObjectStore(Configuration(path: dir.file("missing.fief"), types: zooTypes, readOnly: true))
+        ) { e in
             XCTAssertEqual(e as? EngineError, .fileNotFound(path: dir.file("missing.fief")))
         }
     }
@@ -58,12 +75,16 @@ final class SchemaTests: XCTestCase {
         let other = try openZoo(dir, "other.fief").context()
         let d = Dog()
         try other.write { try other.add(d) }
-        XCTAssertThrowsError(try ctx.write { try ctx.delete(d) }) { XCTAssertEqual($0 as? ObjectError, .objectFromAnotherStore(className: "Dog")) }
+        XCTAssertThrowsError(try ctx.write { try ctx.delete(d) }) {
+            XCTAssertEqual($0 as? ObjectError, .objectFromAnotherStore(className: "Dog"))
+        }
         XCTAssertThrowsError(try ctx.write { try ctx.create(Person.self, value: ["id": 1, "nmae": "x"]) }) {
             XCTAssertEqual($0 as? ObjectError, .unknownProperty(className: "Person", property: "nmae"))
         }
         XCTAssertThrowsError(try ctx.write { try ctx.create(Person.self, value: ["id": 1, "age": "old"]) }) { e in
-            guard case .typeMismatch(className: "Person", property: "age", _, _)? = e as? ObjectError else { return XCTFail("\(e)") }
+            guard case .typeMismatch(className: "Person", property: "age", _, _)? = e as? ObjectError else {
+                return XCTFail("\(e)")
+            }
         }
     }
 
@@ -82,7 +103,11 @@ final class SchemaTests: XCTestCase {
             let first = Result { try ref.resolve(in: other) }
             let second = Result { try ref.resolve(in: other) }
             XCTAssertEqual((try? first.get())??.name, "Ref")
-            if case .failure(let e) = second { XCTAssertEqual(e as? ObjectError, .referenceAlreadyResolved) } else { XCTFail("resolved twice") }
+            if case .failure(let e) = second {
+                XCTAssertEqual(e as? ObjectError, .referenceAlreadyResolved)
+            } else {
+                XCTFail("resolved twice")
+            }
             done.fulfill()
         }
         wait(for: [done], timeout: 10)

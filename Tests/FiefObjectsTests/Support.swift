@@ -3,7 +3,6 @@ import Foundation
 @testable import FiefObjects
 @_exported import FiefTestSupport
 
-
 final class Person: Object {
     @Persisted(primaryKey: true) var id: Int64
     @Persisted(indexed: true) var name = ""

@@ -23,11 +23,18 @@ final class TopKTests: XCTestCase {
         for ascending in [true, false] {
             for k in [1, 7, 50, 599, 600, 700] {
                 let full = all.sorted(byKeyPath: "age", ascending: ascending).map(\.id)
-                XCTAssertEqual(all.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id), Array(full.prefix(k)), "k \(k) ascending \(ascending)")
+                XCTAssertEqual(
+                    all.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id), Array(full.prefix(k)),
+                    "k \(k) ascending \(ascending)")
                 let filtered = try all.filter("name BEGINSWITH %@", "n1")
                 let fullFiltered = filtered.sorted(byKeyPath: "age", ascending: ascending).map(\.id)
-                XCTAssertEqual(filtered.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id), Array(fullFiltered.prefix(k)))
-                let twoKeys = all.sorted(by: [SortDescriptor(keyPath: "age", ascending: ascending), SortDescriptor(keyPath: "name", ascending: !ascending)])
+                XCTAssertEqual(
+                    filtered.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id),
+                    Array(fullFiltered.prefix(k)))
+                let twoKeys = all.sorted(by: [
+                    SortDescriptor(keyPath: "age", ascending: ascending),
+                    SortDescriptor(keyPath: "name", ascending: !ascending)
+                ])
                 XCTAssertEqual(twoKeys.limit(k).map(\.id), Array(twoKeys.map(\.id).prefix(k)))
             }
         }

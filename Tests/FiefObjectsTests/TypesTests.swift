@@ -47,32 +47,42 @@ final class TypesTests: XCTestCase {
     func testExtremes() throws {
         let date = Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_789)
         let uuid = UUID()
-        try roundTrip({ o in
-            o.b = true; o.i = .min; o.i8 = .min; o.i16 = .max; o.i32 = .min; o.i64 = .max
-            o.f = -0.0; o.d = .nan; o.s = "héllo wörld 🌍 \u{0}x"; o.data = Data([0, 1, 2, 255])
-            o.bytes = [9, 8]; o.date = date; o.uuid = uuid; o.oi = Int.max; o.os = ""; o.od = nil; o.ou = uuid
-            o.ints.append(objectsIn: [Int.min, 0, Int.max]); o.optionalStrings.append(objectsIn: [nil, "", "x"])
-        }, { o in
-            XCTAssertEqual(o.b, true); XCTAssertEqual(o.i, .min); XCTAssertEqual(o.i8, .min); XCTAssertEqual(o.i16, .max)
-            XCTAssertEqual(o.i32, .min); XCTAssertEqual(o.i64, .max)
-            XCTAssertEqual(o.f, 0); XCTAssertEqual(o.f.sign, .minus, "-0.0 keeps its sign")
-            XCTAssertTrue(o.d.isNaN); XCTAssertEqual(o.s, "héllo wörld 🌍 \u{0}x"); XCTAssertEqual(o.data, Data([0, 1, 2, 255]))
-            XCTAssertEqual(o.bytes, [9, 8]); XCTAssertEqual(o.date, date, "dates are exact")
-            XCTAssertEqual(o.uuid, uuid); XCTAssertEqual(o.oi, Int.max); XCTAssertEqual(o.os, ""); XCTAssertNil(o.od)
-            XCTAssertEqual(o.ou, uuid); XCTAssertNil(o.odata)
-            XCTAssertEqual(Array(o.ints), [Int.min, 0, Int.max]); XCTAssertEqual(Array(o.optionalStrings), [nil, "", "x"])
-        })
+        try roundTrip(
+            { o in
+                o.b = true; o.i = .min; o.i8 = .min; o.i16 = .max; o.i32 = .min; o.i64 = .max
+                o.f = -0.0; o.d = .nan; o.s = "héllo wörld 🌍 \u{0}x"; o.data = Data([0, 1, 2, 255])
+                o.bytes = [9, 8]; o.date = date; o.uuid = uuid; o.oi = Int.max; o.os = ""; o.od = nil; o.ou = uuid
+                o.ints.append(objectsIn: [Int.min, 0, Int.max]); o.optionalStrings.append(objectsIn: [nil, "", "x"])
+            },
+            { o in
+                XCTAssertEqual(o.b, true); XCTAssertEqual(o.i, .min); XCTAssertEqual(o.i8, .min);
+                XCTAssertEqual(o.i16, .max)
+                XCTAssertEqual(o.i32, .min); XCTAssertEqual(o.i64, .max)
+                XCTAssertEqual(o.f, 0); XCTAssertEqual(o.f.sign, .minus, "-0.0 keeps its sign")
+                XCTAssertTrue(o.d.isNaN); XCTAssertEqual(o.s, "héllo wörld 🌍 \u{0}x");
+                XCTAssertEqual(o.data, Data([0, 1, 2, 255]))
+                XCTAssertEqual(o.bytes, [9, 8]); XCTAssertEqual(o.date, date, "dates are exact")
+                XCTAssertEqual(o.uuid, uuid); XCTAssertEqual(o.oi, Int.max); XCTAssertEqual(o.os, "");
+                XCTAssertNil(o.od)
+                XCTAssertEqual(o.ou, uuid); XCTAssertNil(o.odata)
+                XCTAssertEqual(Array(o.ints), [Int.min, 0, Int.max]);
+                XCTAssertEqual(Array(o.optionalStrings), [nil, "", "x"])
+            })
     }
 
     func testLargeValuesMoveOutOfRow() throws {
         let big = Data((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let mid = String(repeating: "abc", count: 1000)
-        try roundTrip({ o in o.data = big; o.s = mid; o.odata = Data(repeating: 7, count: 100) }, { o in
-            XCTAssertEqual(o.data.count, big.count)
-            XCTAssertEqual(o.data, big)
-            XCTAssertEqual(o.s, mid)
-            XCTAssertEqual(o.odata, Data(repeating: 7, count: 100))
-        })
+        try roundTrip(
+            { o in
+                o.data = big; o.s = mid; o.odata = Data(repeating: 7, count: 100)
+            },
+            { o in
+                XCTAssertEqual(o.data.count, big.count)
+                XCTAssertEqual(o.data, big)
+                XCTAssertEqual(o.s, mid)
+                XCTAssertEqual(o.odata, Data(repeating: 7, count: 100))
+            })
     }
 
     func testTooLargeValueIsATypedErrorAndRollsBack() throws {
@@ -82,7 +92,8 @@ final class TypesTests: XCTestCase {
         let o = AllTypes()
         o.data = Data(count: (16 << 20) + 1)
         XCTAssertThrowsError(try ctx.write { try ctx.add(o) }) { e in
-            XCTAssertEqual(e as? ObjectError, .valueTooLarge(className: "AllTypes", property: "data", size: (16 << 20) + 1))
+            XCTAssertEqual(
+                e as? ObjectError, .valueTooLarge(className: "AllTypes", property: "data", size: (16 << 20) + 1))
         }
         XCTAssertEqual(ctx.objects(AllTypes.self).count, 0)
     }

@@ -11,7 +11,12 @@ final class BenchSmokeTests: XCTestCase {
         var lines: [String] = []
         let runner = BenchRunner(parameters: .smoke(seed: 7), workDirectory: dir, progress: { lines.append($0) })
         let r = try runner.run()
-        XCTAssertEqual(Set(r.benchmarks.map(\.id)), ["bulk-insert", "point-reads", "scan", "small-txns.full", "small-txns.none", "small-txns.concurrent.1", "small-txns.concurrent.4", "readers-while-writing", "open", "churn"])
+        XCTAssertEqual(
+            Set(r.benchmarks.map(\.id)),
+            [
+                "bulk-insert", "point-reads", "scan", "small-txns.full", "small-txns.none", "small-txns.concurrent.1",
+                "small-txns.concurrent.4", "readers-while-writing", "open", "churn"
+            ])
         for b in r.benchmarks {
             XCTAssertEqual(b.systems.map(\.system), SystemName.allCases, b.id)
             for s in b.systems {
@@ -38,7 +43,8 @@ final class ObjectBenchSmokeTests: XCTestCase {
         p.suite = "objects"
         let r = try BenchRunner(parameters: p, workDirectory: dir).run()
         // No fief executable here for the cross-process observer: skipped, and said so.
-        XCTAssertEqual(r.benchmarks.map(\.id), BenchRunner.objectWorkloadNames.filter { $0 != "obj.notify.cross-process" })
+        XCTAssertEqual(
+            r.benchmarks.map(\.id), BenchRunner.objectWorkloadNames.filter { $0 != "obj.notify.cross-process" })
         XCTAssertTrue(r.notes.contains { $0.hasPrefix("obj.notify.cross-process not run") }, "\(r.notes)")
         for b in r.benchmarks {
             XCTAssertEqual(b.systems.map(\.system), [.fief, .sqlite], b.id)
@@ -48,7 +54,9 @@ final class ObjectBenchSmokeTests: XCTestCase {
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
         XCTAssertNotNil(r.benchmark("obj.encrypted.pk-get")?.result(.fief)?.extra?["plainOpsPerSecond"])
         XCTAssertEqual(objectTargets.count, 17)
-        XCTAssertTrue(objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))")
+        XCTAssertTrue(
+            objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))"
+        )
     }
 }
 
@@ -64,11 +72,14 @@ final class CrossProcessNotifyBenchTests: XCTestCase {
         var p = BenchParameters.smoke(seed: 13)
         p.suite = "objects"
         p.systems = [.fief]
-        let r = try BenchRunner(parameters: p, workDirectory: dir, childExecutable: exe, only: ["obj.notify.cross-process"]).run()
+        let r = try BenchRunner(
+            parameters: p, workDirectory: dir, childExecutable: exe, only: ["obj.notify.cross-process"]
+        ).run()
         let b = try XCTUnwrap(r.benchmark("obj.notify.cross-process"))
         XCTAssertEqual(b.systems.map(\.system), [.fief])
         let latency = try XCTUnwrap(b.result(.fief)?.latency)
-        XCTAssertEqual(latency.count, UInt64(p.repetitions * 10), "one delivery per commit (smoke: 10 commits per repetition)")
+        XCTAssertEqual(
+            latency.count, UInt64(p.repetitions * 10), "one delivery per commit (smoke: 10 commits per repetition)")
         XCTAssertGreaterThan(latency.max, 0)
         let target = try XCTUnwrap(r.targets.first { $0.benchmark == "obj.notify.cross-process" })
         XCTAssertEqual(target.unit, "ms")

@@ -22,7 +22,8 @@ final class ComparisonTests: XCTestCase {
         let t = try XCTUnwrap(r.test)
         XCTAssertEqual(r.ratio, 0.8, accuracy: 1e-12)
         XCTAssertEqual(r.change, -0.2, accuracy: 1e-9)
-        XCTAssertEqual(t.pValue, 2.0 / 252, accuracy: 1e-12, "5 against 5, fully separated: the exact test's smallest p")
+        XCTAssertEqual(
+            t.pValue, 2.0 / 252, accuracy: 1e-12, "5 against 5, fully separated: the exact test's smallest p")
         XCTAssertLessThan(t.low, -0.2)
         XCTAssertGreaterThan(t.high, -0.2)
         XCTAssertLessThan(t.high, 0)
@@ -42,12 +43,16 @@ final class ComparisonTests: XCTestCase {
         XCTAssertFalse(r.failsGate)
         XCTAssertEqual(c.exitCode, 0)
         // The same drop fails a 2% gate.
-        XCTAssertEqual(Comparison.compare(base: Fixtures.results(), new: Fixtures.results(reads: 970_000), threshold: 0.02).exitCode, 2)
+        XCTAssertEqual(
+            Comparison.compare(base: Fixtures.results(), new: Fixtures.results(reads: 970_000), threshold: 0.02)
+                .exitCode, 2)
     }
 
     func testChangeInsideNoiseIsWithinNoiseEvenPastThreshold() throws {
         // Fief's samples wander ±10%: a 10% drop overlaps the base and is not significant.
-        let c = Comparison.compare(base: Fixtures.results(readsSpread: 0.1), new: Fixtures.results(reads: 900_000, readsSpread: 0.1), threshold: 0.05)
+        let c = Comparison.compare(
+            base: Fixtures.results(readsSpread: 0.1), new: Fixtures.results(reads: 900_000, readsSpread: 0.1),
+            threshold: 0.05)
         let r = try XCTUnwrap(row(c, "point-reads", .fief))
         XCTAssertGreaterThan(try XCTUnwrap(r.test).pValue, 0.05)
         XCTAssertEqual(r.verdict, .withinNoise)
@@ -61,7 +66,8 @@ final class ComparisonTests: XCTestCase {
         var new = Fixtures.results(label: "new")
         for b in new.benchmarks.indices where new.benchmarks[b].unit == "ops/s" {
             for s in new.benchmarks[b].systems.indices {
-                new.benchmarks[b].systems[s].value = SampleStats(new.benchmarks[b].systems[s].value.samples.map { $0 * 0.8 })
+                new.benchmarks[b].systems[s].value = SampleStats(
+                    new.benchmarks[b].systems[s].value.samples.map { $0 * 0.8 })
             }
         }
         let c = Comparison.compare(base: base, new: new, threshold: 0.05)
@@ -90,7 +96,8 @@ final class ComparisonTests: XCTestCase {
             var res = r == 0 ? base : new
             for b in res.benchmarks.indices {
                 for s in res.benchmarks[b].systems.indices {
-                    res.benchmarks[b].systems[s].value = SampleStats(Array(res.benchmarks[b].systems[s].value.samples.prefix(3)))
+                    res.benchmarks[b].systems[s].value = SampleStats(
+                        Array(res.benchmarks[b].systems[s].value.samples.prefix(3)))
                 }
             }
             if r == 0 { base = res } else { new = res }
@@ -100,7 +107,8 @@ final class ComparisonTests: XCTestCase {
         XCTAssertEqual(c.exitCode, 0)
         XCTAssertTrue(c.warnings.contains { $0.contains("fewer than 5 samples") }, "\(c.warnings)")
         // With a lower minimum the same samples decide (3 against 3 fully apart: p = 0.1).
-        let loose = Comparison.compare(base: base, new: new, policy: GatePolicy(threshold: 0.05, alpha: 0.2, minSamples: 3))
+        let loose = Comparison.compare(
+            base: base, new: new, policy: GatePolicy(threshold: 0.05, alpha: 0.2, minSamples: 3))
         XCTAssertEqual(loose.exitCode, 2)
     }
 
@@ -121,12 +129,14 @@ final class ComparisonTests: XCTestCase {
         XCTAssertEqual(r.change, -0.2, accuracy: 1e-12)
         XCTAssertEqual(r.verdict, .regression)
         XCTAssertEqual(c.exitCode, 2)
-        let better = Comparison.compare(base: Fixtures.results(), new: Fixtures.results(size: 2_000_000), threshold: 0.05)
+        let better = Comparison.compare(
+            base: Fixtures.results(), new: Fixtures.results(size: 2_000_000), threshold: 0.05)
         XCTAssertEqual(row(better, "churn", .fief)?.verdict, .improvement)
     }
 
     func testPeersNeverGate() throws {
-        let c = Comparison.compare(base: Fixtures.results(), new: Fixtures.results(sqliteReads: 100_000), threshold: 0.05)
+        let c = Comparison.compare(
+            base: Fixtures.results(), new: Fixtures.results(sqliteReads: 100_000), threshold: 0.05)
         XCTAssertEqual(row(c, "point-reads", .sqlite)?.verdict, .regression)
         XCTAssertEqual(row(c, "point-reads", .sqlite)?.failsGate, false)
         // Fief did not move; only a peer did.
@@ -182,7 +192,8 @@ final class ComparisonTests: XCTestCase {
 
     func testTargetsAsRatios() throws {
         let r = Fixtures.results()
-        let reads = try XCTUnwrap(r.targets.first { $0.benchmark == "point-reads" && $0.peer == .lmdb && $0.metric == "throughput" })
+        let reads = try XCTUnwrap(
+            r.targets.first { $0.benchmark == "point-reads" && $0.peer == .lmdb && $0.metric == "throughput" })
         XCTAssertEqual(reads.ratio ?? 0, 0.5, accuracy: 1e-12)
         XCTAssertEqual(reads.met, false, "issue 12 asks for at least LMDB's throughput")
         // Fixture latencies: Fief p50 1.0 µs, LMDB 0.5 µs: 2x, above the 1.5x allowed.
@@ -195,7 +206,8 @@ final class ComparisonTests: XCTestCase {
         let mem = try XCTUnwrap(r.targets.first { $0.metric == "peak memory" })
         XCTAssertEqual(mem.ratio ?? 0, 1.5, accuracy: 1e-12)
         XCTAssertEqual(mem.met, true)
-        let insertVsLMDB = try XCTUnwrap(r.targets.first { $0.benchmark == "bulk-insert" && $0.peer == .lmdb && $0.metric == "throughput" })
+        let insertVsLMDB = try XCTUnwrap(
+            r.targets.first { $0.benchmark == "bulk-insert" && $0.peer == .lmdb && $0.metric == "throughput" })
         XCTAssertEqual(insertVsLMDB.ratio ?? 0, 0.625, accuracy: 1e-12)
         // Targets without their benchmark are simply absent.
         XCTAssertNil(r.targets.first { $0.benchmark == "scan" })

@@ -11,13 +11,15 @@ final class GateErrorRateTests: XCTestCase {
     static let benchmarks: [(id: String, unit: String, higherIsBetter: Bool)] = [
         ("bulk-insert", "ops/s", true), ("point-reads", "ops/s", true), ("scan", "ops/s", true),
         ("small-txns.full", "ops/s", true), ("small-txns.none", "ops/s", true),
-        ("readers-while-writing", "ops/s", true), ("open", "ms", false),
+        ("readers-while-writing", "ops/s", true), ("open", "ms", false)
     ]
     static let level: [SystemName: Double] = [.fief: 1_000, .sqlite: 700, .lmdb: 1_500]
 
     /// One run. `speed` scales every system (machine drift), `fiefSpeed` Fief alone, in
     /// the benchmarks named by `slowed` (all when nil); both as throughput factors.
-    static func run(_ rng: inout SeededRandom, speed: Double = 1, fiefSpeed: Double = 1, slowed: Set<String>? = nil) -> BenchResults {
+    static func run(_ rng: inout SeededRandom, speed: Double = 1, fiefSpeed: Double = 1, slowed: Set<String>? = nil)
+        -> BenchResults
+    {
         let reps = BenchParameters.quick(seed: 0).repetitions
         var results: [BenchmarkResult] = []
         for b in benchmarks {
@@ -29,16 +31,24 @@ final class GateErrorRateTests: XCTestCase {
                     let throughput = level[s]! * speed * f * machine[i] * exp(0.02 * Gaussian.next(&rng))
                     return b.higherIsBetter ? throughput : 1e6 / throughput
                 }
-                let memory = b.id == "bulk-insert" ? SampleStats((0..<reps).map { _ in 3e7 * exp(0.02 * Gaussian.next(&rng)) }) : nil
+                let memory =
+                    b.id == "bulk-insert"
+                    ? SampleStats((0..<reps).map { _ in 3e7 * exp(0.02 * Gaussian.next(&rng)) }) : nil
                 systems.append(SystemResult(system: s, value: SampleStats(samples), peakMemory: memory))
             }
-            results.append(BenchmarkResult(id: b.id, title: b.id, unit: b.unit, higherIsBetter: b.higherIsBetter, durability: .full, systems: systems))
+            results.append(
+                BenchmarkResult(
+                    id: b.id, title: b.id, unit: b.unit, higherIsBetter: b.higherIsBetter, durability: .full,
+                    systems: systems))
         }
-        return BenchResults(context: Fixtures.context(), parameters: .quick(seed: 42), durationSeconds: 60, benchmarks: results)
+        return BenchResults(
+            context: Fixtures.context(), parameters: .quick(seed: 42), durationSeconds: 60, benchmarks: results)
     }
 
     /// Failing rows over `comparisons` seeded comparisons of base against `new(seed)`.
-    func failures(_ make: (inout SeededRandom) -> (BenchResults, BenchResults)) -> (comparisons: Int, rows: [String: Int]) {
+    func failures(_ make: (inout SeededRandom) -> (BenchResults, BenchResults)) -> (
+        comparisons: Int, rows: [String: Int]
+    ) {
         var failed = 0
         var rows: [String: Int] = [:]
         for seed in 1...Self.comparisons {

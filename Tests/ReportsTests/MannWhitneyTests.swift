@@ -9,7 +9,7 @@ final class MannWhitneyTests: XCTestCase {
         let cases: [([Double], [Double], Double)] = [
             ([1, 2, 3, 4, 5], [6, 7, 8, 9, 10], 0.007936507936507936),
             ([1, 3, 5, 7, 9], [2, 4, 6, 8, 10], 0.6904761904761905),
-            ([1.0, 1.1, 1.2], [1.05, 1.3, 1.4, 1.5], 0.22857142857142856),
+            ([1.0, 1.1, 1.2], [1.05, 1.3, 1.4, 1.5], 0.22857142857142856)
         ]
         for (b, n, p) in cases {
             XCTAssertEqual(try XCTUnwrap(ShiftTest(base: b, new: n)).pValue, p, accuracy: 1e-12, "\(b) \(n)")

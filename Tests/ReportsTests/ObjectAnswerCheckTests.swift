@@ -11,7 +11,9 @@ final class ObjectAnswerCheckTests: XCTestCase {
         var p = BenchParameters.smoke(seed: 5)
         p.suite = "objects"
         var lines: [String] = []
-        _ = try BenchRunner(parameters: p, workDirectory: dir, only: ["obj.count", "obj.query"], progress: { lines.append($0) }).run()
+        _ = try BenchRunner(
+            parameters: p, workDirectory: dir, only: ["obj.count", "obj.query"], progress: { lines.append($0) }
+        ).run()
         XCTAssertTrue(lines.contains { $0.contains("fief and sqlite gave the same answers to") }, "\(lines)")
     }
 
@@ -24,8 +26,10 @@ final class ObjectAnswerCheckTests: XCTestCase {
         func run(_ broken: String?) throws -> (Int32, String) {
             let proc = Process()
             proc.executableURL = URL(fileURLWithPath: exe)
-            proc.arguments = ["bench", "run", "--suite", "objects", "--smoke", "--seed", "5", "--systems", "fief,sqlite",
-                              "--workloads", "obj.query", "--no-faultfs", "--out", dir + "/out", "--work-dir", dir]
+            proc.arguments = [
+                "bench", "run", "--suite", "objects", "--smoke", "--seed", "5", "--systems", "fief,sqlite",
+                "--workloads", "obj.query", "--no-faultfs", "--out", dir + "/out", "--work-dir", dir
+            ]
             var env = ProcessInfo.processInfo.environment
             env["FIEF_BROKEN"] = broken
             proc.environment = env

@@ -2,7 +2,9 @@ import XCTest
 @testable import Reports
 
 final class RenderingTests: XCTestCase {
-    var torture: TortureSummary { try! JSONDecoder().decode(TortureSummary.self, from: Data(Fixtures.tortureJSON.utf8)) }
+    var torture: TortureSummary {
+        try! JSONDecoder().decode(TortureSummary.self, from: Data(Fixtures.tortureJSON.utf8))
+    }
 
     func testMarkdownHasContextTableAndTargets() {
         let md = MarkdownReport.bench(Fixtures.results())
@@ -24,16 +26,22 @@ final class RenderingTests: XCTestCase {
     }
 
     func testComparisonMarkdown() {
-        let c = Comparison.compare(base: Fixtures.results(), new: Fixtures.results(label: "new", reads: 800_000), threshold: 0.05)
+        let c = Comparison.compare(
+            base: Fixtures.results(), new: Fixtures.results(label: "new", reads: 800_000), threshold: 0.05)
         let md = ComparisonReport.markdown(c)
         XCTAssertTrue(md.contains("# Fief: new against base"))
         XCTAssertTrue(md.contains("**1 regression(s)**"))
-        XCTAssertTrue(md.contains("| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s | -20.0% | [-21.2%, -18.8%] | 0.008 | -20.0% p=0.008 | **regression** |"), md)
+        XCTAssertTrue(
+            md.contains(
+                "| point-reads | throughput | Fief | 1.00M ops/s | 800.0k ops/s "
+                    + "| -20.0% | [-21.2%, -18.8%] | 0.008 | -20.0% p=0.008 | **regression** |"
+            ), md)
         XCTAssertTrue(md.contains("| point-reads | throughput | peers | -20.0% | [-20.0%, -20.0%] | 0.008 |"), md)
     }
 
     func testHTMLIsSelfContainedWithCharts() {
-        let c = Comparison.compare(base: Fixtures.results(), new: Fixtures.results(label: "new", reads: 800_000), threshold: 0.05)
+        let c = Comparison.compare(
+            base: Fixtures.results(), new: Fixtures.results(label: "new", reads: 800_000), threshold: 0.05)
         let html = HTMLReport.page(bench: Fixtures.results(label: "new"), torture: torture, comparison: c)
         for kind in ["throughput", "memory", "latency", "file-size", "torture-matrix", "growth", "comparison"] {
             XCTAssertTrue(html.contains("data-chart=\"\(kind)\""), "missing \(kind) chart")
@@ -61,8 +69,14 @@ final class RenderingTests: XCTestCase {
     func testHTMLRendersInHeadlessChromium() throws {
         let candidates = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"]
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").map(String.init)
-        guard let browser = candidates.lazy.compactMap({ c in paths.map { "\($0)/\(c)" }.first { FileManager.default.isExecutableFile(atPath: $0) } }).first else {
-            let reason = "SKIPPED testHTMLRendersInHeadlessChromium: no Chromium found (\(candidates.joined(separator: ", "))) on PATH; install Debian's chromium to run it"
+        guard
+            let browser = candidates.lazy.compactMap({ c in
+                paths.map { "\($0)/\(c)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+            }).first
+        else {
+            let reason =
+                "SKIPPED testHTMLRendersInHeadlessChromium: no Chromium found "
+                + "(\(candidates.joined(separator: ", "))) on PATH; install Debian's chromium to run it"
             print(reason)
             throw XCTSkip(reason)
         }
@@ -72,14 +86,23 @@ final class RenderingTests: XCTestCase {
         let scenarios = torture.scenarios.map(\.name)
         XCTAssertFalse(scenarios.isEmpty)
 
-        let bench = try render(HTMLReport.page(bench: Fixtures.results(), torture: torture), browser: browser, dir: dir, name: "bench")
-        XCTAssertTrue(Set(bench.charts.map(\.kind)).isSuperset(of: ["throughput", "memory", "latency", "file-size", "torture-matrix", "growth"]), "\(bench.charts.map(\.kind))")
-        let tortureOnly = try render(HTMLReport.page(bench: nil, torture: torture), browser: browser, dir: dir, name: "torture")
-        XCTAssertTrue(Set(tortureOnly.charts.map(\.kind)).isSuperset(of: ["torture-matrix", "growth"]), "\(tortureOnly.charts.map(\.kind))")
+        let bench = try render(
+            HTMLReport.page(bench: Fixtures.results(), torture: torture), browser: browser, dir: dir, name: "bench")
+        XCTAssertTrue(
+            Set(bench.charts.map(\.kind)).isSuperset(of: [
+                "throughput", "memory", "latency", "file-size", "torture-matrix", "growth"
+            ]), "\(bench.charts.map(\.kind))")
+        let tortureOnly = try render(
+            HTMLReport.page(bench: nil, torture: torture), browser: browser, dir: dir, name: "torture")
+        XCTAssertTrue(
+            Set(tortureOnly.charts.map(\.kind)).isSuperset(of: ["torture-matrix", "growth"]),
+            "\(tortureOnly.charts.map(\.kind))")
         for (page, r) in [("bench", bench), ("torture", tortureOnly)] {
             XCTAssertEqual(r.errors, [], "\(page) report: script errors")
             for c in r.charts {
-                XCTAssertTrue(c.width > 100 && c.height > 40, "\(page) report: chart \(c.kind) has no size (\(c.width)x\(c.height))")
+                XCTAssertTrue(
+                    c.width > 100 && c.height > 40,
+                    "\(page) report: chart \(c.kind) has no size (\(c.width)x\(c.height))")
                 XCTAssertGreaterThan(c.marks, 0, "\(page) report: chart \(c.kind) drew nothing")
             }
             for s in scenarios { XCTAssertTrue(r.firstCells.contains(s), "\(page) report: no row for scenario \(s)") }
@@ -96,7 +119,9 @@ final class RenderingTests: XCTestCase {
     /// Loads `html` in the browser with two scripts of the test's own (an error listener first,
     /// a probe last) and reads what the probe wrote into the DOM that --dump-dom prints.
     func render(_ html: String, browser: String, dir: String, name: String) throws -> Rendered {
-        let listen = "<script>window.__errors = []; window.addEventListener('error', e => window.__errors.push(String(e.message)));</script>"
+        let listen =
+            "<script>window.__errors = []; window.addEventListener('error', "
+            + "e => window.__errors.push(String(e.message)));</script>"
         let probe = """
             <script>
             const probe = {
@@ -111,7 +136,9 @@ final class RenderingTests: XCTestCase {
             document.body.insertAdjacentHTML('beforeend', '<pre id="probe">' + btoa(JSON.stringify(probe)) + '</pre>');
             </script>
             """
-        guard let head = html.range(of: "<head>"), html.contains("</body>") else { throw XCTSkip("the \(name) page has no <head> or </body>") }
+        guard let head = html.range(of: "<head>"), html.contains("</body>") else {
+            throw XCTSkip("the \(name) page has no <head> or </body>")
+        }
         var page = html
         page.insert(contentsOf: listen, at: head.upperBound)
         page = page.replacingOccurrences(of: "</body>", with: probe + "</body>")
@@ -120,8 +147,11 @@ final class RenderingTests: XCTestCase {
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: browser)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(dir)/profile-\(name)",
-                       "--virtual-time-budget=2000", "--dump-dom", "file://\(path)"]
+        p.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--user-data-dir=\(dir)/profile-\(name)",
+            "--virtual-time-budget=2000", "--dump-dom", "file://\(path)"
+        ]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -132,15 +162,19 @@ final class RenderingTests: XCTestCase {
         let dom = String(decoding: data, as: UTF8.self)
         // The script's own text holds the marker too: the rendered element is the last one.
         guard let start = dom.range(of: "<pre id=\"probe\">", options: .backwards),
-              let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex),
-              let json = Data(base64Encoded: String(dom[start.upperBound..<end.lowerBound])),
-              let o = try JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex),
+            let json = Data(base64Encoded: String(dom[start.upperBound..<end.lowerBound])),
+            let o = try JSONSerialization.jsonObject(with: json) as? [String: Any]
+        else {
             XCTFail("\(name): Chromium produced no probe output: \(dom.prefix(300))")
             return Rendered()
         }
         var r = Rendered()
         for c in o["charts"] as? [[String: Any]] ?? [] {
-            r.charts.append(.init(kind: c["kind"] as? String ?? "", width: c["width"] as? Int ?? 0, height: c["height"] as? Int ?? 0, marks: c["marks"] as? Int ?? 0))
+            r.charts.append(
+                .init(
+                    kind: c["kind"] as? String ?? "", width: c["width"] as? Int ?? 0, height: c["height"] as? Int ?? 0,
+                    marks: c["marks"] as? Int ?? 0))
         }
         r.firstCells = Set(o["firstCells"] as? [String] ?? [])
         r.errors = o["errors"] as? [String] ?? ["the probe could not read the error list"]
@@ -150,13 +184,17 @@ final class RenderingTests: XCTestCase {
 
 /// Torture runs of several targets render as one target × configuration × scenario matrix.
 final class TargetMatrixTests: XCTestCase {
-    func run(_ kind: String, _ configuration: String, _ scenario: String, durability: Int, integrity: Int) throws -> TortureSummary {
+    func run(_ kind: String, _ configuration: String, _ scenario: String, durability: Int, integrity: Int) throws
+        -> TortureSummary
+    {
         let verdict = durability > 0 ? "durability loss" : (integrity > 0 ? "atomicity/integrity violation" : "clean")
         let json = """
             {"tool":"fief torture","seed":1,"profile":"quick","shard":"1/1","started":"","durationSeconds":1,
              "target":{"spec":"\(kind):\(configuration)","kind":"\(kind)","configuration":"\(configuration)"},
-             "scenarios":[{"name":"\(scenario)","cycles":5,"violations":\(durability + integrity),"passed":\(durability + integrity == 0),
-               "durabilityViolations":\(durability),"atomicityIntegrityViolations":\(integrity),"verdict":"\(verdict)"}]}
+             "scenarios":[{"name":"\(scenario)","cycles":5,"violations":\(durability + integrity),\
+            "passed":\(durability + integrity == 0),
+               "durabilityViolations":\(durability),"atomicityIntegrityViolations":\(integrity),\
+            "verdict":"\(verdict)"}]}
             """
         return try JSONDecoder().decode(TortureSummary.self, from: Data(json.utf8))
     }
@@ -166,7 +204,7 @@ final class TargetMatrixTests: XCTestCase {
             try run("sqlite", "journal=wal,synchronous=full", "power-cut", durability: 0, integrity: 0),
             try run("sqlite", "journal=wal,synchronous=full", "crash-points", durability: 0, integrity: 0),
             try run("sqlite", "journal=wal,synchronous=normal", "power-cut", durability: 3, integrity: 0),
-            try run("lmdb", "nosync", "power-cut", durability: 2, integrity: 1),
+            try run("lmdb", "nosync", "power-cut", durability: 2, integrity: 1)
         ]
         XCTAssertEqual(runs[2].target.configuration, "journal=wal,synchronous=normal")
         let html = HTMLReport.page(bench: nil, torture: nil, targetRuns: runs)

@@ -18,7 +18,10 @@ final class ResultIOTests: XCTestCase {
         let back = try ResultIO.loadBench(path)
         XCTAssertEqual(back, r)
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        for key in ["gitCommit", "engineFormatVersion", "build", "date", "machine", "cores", "memoryBytes", "kernel", "durability", "parameters", "seed"] {
+        for key in [
+            "gitCommit", "engineFormatVersion", "build", "date", "machine", "cores", "memoryBytes", "kernel",
+            "durability", "parameters", "seed"
+        ] {
             XCTAssertTrue(text.contains("\"\(key)\""), "results.json lacks \(key)")
         }
     }

@@ -23,7 +23,9 @@ final class BankTransfersTests: XCTestCase {
 
     func testMoneyFromNowhereIsCaught() throws {
         let (_, db, w) = try bank(commits: 10)
-        try db.write { tx in try tx.openTable(BankTransfers.accountsTable, key: Int64.self, value: Int64.self).put(3, 99_999) }
+        try db.write { tx in
+            try tx.openTable(BankTransfers.accountsTable, key: Int64.self, value: Int64.self).put(3, 99_999)
+        }
         let v = try violations(db, w, 10)
         XCTAssertTrue(v.contains { $0.contains("add up to") }, "\(v)")
     }

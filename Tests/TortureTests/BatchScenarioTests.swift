@@ -18,7 +18,8 @@ final class BatchScenarioTests: XCTestCase {
         let r = try runScenario("batch", seed: BatchScenarioTests.seed, cycles: 3, broken: .batchEarlyAck)
         let all = r.failures.flatMap(\.violations)
         XCTAssertFalse(r.passed, "batch-early-ack went unnoticed")
-        XCTAssertTrue(all.contains { $0.contains("durability:") }, "caught, but not as lost acknowledged calls: \(all.prefix(3))")
+        XCTAssertTrue(
+            all.contains { $0.contains("durability:") }, "caught, but not as lost acknowledged calls: \(all.prefix(3))")
         print("batch-early-ack caught: \(all.first ?? "")")
     }
 }

@@ -7,7 +7,8 @@ import Engine
 final class BrokenEngineTests: XCTestCase {
     override func setUpWithError() throws {
         guard BrokenVariant.available else {
-            XCTFail("this build has no broken engine variants (they exist only in debug builds); run the tests in debug")
+            XCTFail(
+                "this build has no broken engine variants (they exist only in debug builds); run the tests in debug")
             return
         }
     }
@@ -15,7 +16,9 @@ final class BrokenEngineTests: XCTestCase {
     /// Sweeps every crash point; returns every violation found.
     func sweep(_ variant: BrokenVariant, seed: UInt64) throws -> [String] {
         let dir = TempDir()
-        var cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: seed, logPath: dir.file("writer.out"))
+        var cycle = CrashCycle(
+            dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: seed, logPath: dir.file("writer.out")
+        )
         cycle.environment = [BrokenVariant.environmentVariable: variant.rawValue]
         var found: [String] = []
         for nth in [3, 5] {

@@ -23,7 +23,8 @@ final class CommitDoorbellTests: XCTestCase {
     }
 
     func put(_ db: String, _ key: String, environment: [String: String] = [:]) throws -> ChildProcess.Ending {
-        let child = try ChildProcess(arguments: ["db", "put", db, "t", key, "v-\(key)"], environment: environment, label: "put \(key)")
+        let child = try ChildProcess(
+            arguments: ["db", "put", db, "t", key, "v-\(key)"], environment: environment, label: "put \(key)")
         return child.wait()
     }
 
@@ -43,7 +44,8 @@ final class CommitDoorbellTests: XCTestCase {
             XCTAssertEqual(try put(path, "k\(i)"), .exited(0))
             XCTAssertTrue(last.wait(until: try db.latestVersion()), "commit \(i) was not delivered")
         }
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 4, "each commit of another process rings")
+        XCTAssertGreaterThanOrEqual(
+            try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 4, "each commit of another process rings")
         for (a, b) in zip(last.ranges, last.ranges.dropFirst()) { XCTAssertEqual(b.from, a.to) }
         observation.cancel()
     }
@@ -52,9 +54,12 @@ final class CommitDoorbellTests: XCTestCase {
         let dir = TempDir()
         let path = dir.file("db.fief")
         let (db, last, observation) = try observed(path)
-        let ending = try put(path, "k1", environment: [CrashPoint.environmentVariable: CrashPoint.afterPublishBeforeDoorbell.rawValue])
+        let ending = try put(
+            path, "k1", environment: [CrashPoint.environmentVariable: CrashPoint.afterPublishBeforeDoorbell.rawValue])
         XCTAssertEqual(ending, .signaled(SIGKILL))
-        XCTAssertTrue(last.wait(until: try db.latestVersion(), seconds: 5), "the durable commit of a writer that died before ringing must still be delivered")
+        XCTAssertTrue(
+            last.wait(until: try db.latestVersion(), seconds: 5),
+            "the durable commit of a writer that died before ringing must still be delivered")
         XCTAssertEqual(try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 0, "nobody rang")
         XCTAssertGreaterThan(try XCTUnwrap(db.commitWatcherWakeCounts).timeout, 0)
         observation.cancel()
@@ -67,7 +72,10 @@ final class CommitDoorbellTests: XCTestCase {
         let path = dir.file("db.fief")
         let (db, last, observation) = try observed(path)
         for i in 1...3 {
-            XCTAssertEqual(try put(path, "k\(i)", environment: [BrokenVariant.environmentVariable: BrokenVariant.noDoorbell.rawValue]), .exited(0))
+            XCTAssertEqual(
+                try put(
+                    path, "k\(i)", environment: [BrokenVariant.environmentVariable: BrokenVariant.noDoorbell.rawValue]),
+                .exited(0))
         }
         XCTAssertTrue(last.wait(until: try db.latestVersion(), seconds: 5), "the poll must still deliver")
         XCTAssertEqual(try XCTUnwrap(db.commitWatcherWakeCounts).doorbell, 0)

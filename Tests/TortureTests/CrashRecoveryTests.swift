@@ -16,7 +16,8 @@ final class CrashRecoveryTests: XCTestCase {
     func testEveryCrashPointLeavesExactlyTheExpectedVersion() throws {
         let s = seed("crash-points", 7001)
         let dir = TempDir()
-        let cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: s, logPath: dir.file("writer.out"))
+        let cycle = CrashCycle(
+            dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: s, logPath: dir.file("writer.out"))
         var rng = SeededRandom(seed: s)
         var cycles = 0
         for round in 0..<2 {
@@ -36,7 +37,9 @@ final class CrashRecoveryTests: XCTestCase {
         let dir = TempDir()
         var rng = SeededRandom(seed: s)
         for threads in [1, 3] {
-            let cycle = CrashCycle(dbPath: dir.file("db\(threads).fief"), oraclePath: dir.file("oracle\(threads).log"), seed: s, threads: threads, logPath: dir.file("writer.out"))
+            let cycle = CrashCycle(
+                dbPath: dir.file("db\(threads).fief"), oraclePath: dir.file("oracle\(threads).log"), seed: s,
+                threads: threads, logPath: dir.file("writer.out"))
             for _ in 0..<12 {
                 let delay = UInt32.random(in: 30_000...400_000, using: &rng)
                 let outcome = try cycle.kill(afterMicros: delay)
@@ -53,7 +56,9 @@ final class CrashRecoveryTests: XCTestCase {
     /// still get it, recovered from the dead owner.
     func testAWriterKilledHoldingTheWriterMutexDoesNotStopTheNext() throws {
         let dir = TempDir()
-        let cycle = CrashCycle(dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: 7003, logPath: dir.file("writer.out"))
+        let cycle = CrashCycle(
+            dbPath: dir.file("db.fief"), oraclePath: dir.file("oracle.log"), seed: 7003, logPath: dir.file("writer.out")
+        )
         _ = try cycle.crash(at: .afterSelectFlip, nth: 2)
         let keeper = try Database(path: dir.file("db.fief"))
         for point in [CrashPoint.afterNodesWritten, .afterDataSync] {

@@ -12,8 +12,11 @@ final class CrashStatesTests: XCTestCase {
     func testEveryEnumeratedStateOfTheCorrectEngineRecovers() throws {
         let r = try run(seed: 3, cycles: 4)
         XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
-        XCTAssertEqual(r.notes.filter { $0.contains("explored") }.count, 4, "coverage is reported per commit: \(r.notes)")
-        XCTAssertTrue(r.notes.contains { $0.contains("after-select-flip: 1 unsynced sectors; explored 2 of 2 states") }, "\(r.notes)")
+        XCTAssertEqual(
+            r.notes.filter { $0.contains("explored") }.count, 4, "coverage is reported per commit: \(r.notes)")
+        XCTAssertTrue(
+            r.notes.contains { $0.contains("after-select-flip: 1 unsynced sectors; explored 2 of 2 states") },
+            "\(r.notes)")
     }
 
     /// A writer dies after its flip (never synced), the next before its data sync: the next
@@ -21,11 +24,13 @@ final class CrashStatesTests: XCTestCase {
     func testACommitOnAnUnsyncedFlipIsCaughtWithoutTheBaseSync() throws {
         let ok = try run(seed: 3, cycles: 3)
         XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
-        XCTAssertEqual(ok.crashStates.map(\.crashPoint), ["after-top-written", "after-select-flip", "unsynced-flip-then-next"])
+        XCTAssertEqual(
+            ok.crashStates.map(\.crashPoint), ["after-top-written", "after-select-flip", "unsynced-flip-then-next"])
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 3, broken: .noBaseSync)
         let all = r.failures.flatMap(\.violations)
-        XCTAssertTrue(all.contains { $0.contains("unsynced-flip-then-next") }, "no-base-sync went unnoticed: \(all.prefix(2))")
+        XCTAssertTrue(
+            all.contains { $0.contains("unsynced-flip-then-next") }, "no-base-sync went unnoticed: \(all.prefix(2))")
         print("no-base-sync caught: \(all.first ?? "")")
     }
 
@@ -33,7 +38,9 @@ final class CrashStatesTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 4, broken: .noDataSync)
         let all = r.failures.flatMap(\.violations)
-        XCTAssertTrue(all.contains { $0.contains("after-select-flip") && $0.contains("crash states") }, "no-data-sync went unnoticed: \(all.prefix(2))")
+        XCTAssertTrue(
+            all.contains { $0.contains("after-select-flip") && $0.contains("crash states") },
+            "no-data-sync went unnoticed: \(all.prefix(2))")
         print("no-data-sync caught: \(all.first ?? "")")
     }
 }

@@ -33,8 +33,9 @@ final class EncryptedTortureTests: XCTestCase {
         guard BrokenVariant.available else { throw XCTSkip("broken variants exist only in debug builds") }
         let inPlace = try runScenario("power-cut", seed: 7, cycles: 6, broken: .encryptInPlace, encrypt: true)
         XCTAssertFalse(inPlace.passed, "encrypt-in-place went unnoticed by power-cut --encrypt")
-        XCTAssertTrue(inPlace.failures.flatMap(\.violations).contains { $0.contains("failed authentication") },
-                      "\(inPlace.failures.flatMap(\.violations).prefix(3))")
+        XCTAssertTrue(
+            inPlace.failures.flatMap(\.violations).contains { $0.contains("failed authentication") },
+            "\(inPlace.failures.flatMap(\.violations).prefix(3))")
 
         let salt = try runScenario("keystream", seed: 7, cycles: 1, broken: .fixedSalt, needsFUSE: false)
         XCTAssertFalse(salt.passed, "fixed-salt went unnoticed by keystream")
@@ -42,7 +43,8 @@ final class EncryptedTortureTests: XCTestCase {
 
         let mac = try runScenario("faults", seed: 5, cycles: 8, broken: .skipMAC, encrypt: true)
         XCTAssertFalse(mac.passed, "skip-mac went unnoticed by faults --encrypt")
-        XCTAssertTrue(mac.failures.flatMap(\.violations).contains { $0.contains("bit flips") },
-                      "\(mac.failures.flatMap(\.violations).prefix(3))")
+        XCTAssertTrue(
+            mac.failures.flatMap(\.violations).contains { $0.contains("bit flips") },
+            "\(mac.failures.flatMap(\.violations).prefix(3))")
     }
 }

@@ -15,8 +15,9 @@ final class FaultKindsTests: XCTestCase {
             let r = try run(seed: seed, cycles: 10)
             XCTAssertTrue(r.passed, "seed \(seed): \(r.failures.map(\.violations))")
             XCTAssertEqual(Set(r.modes.map(\.name)), Set(FaultKindsScenario.kinds))
-            XCTAssertTrue(r.notes.contains { $0.contains("as expected, the lying fsync lost acknowledged commits") },
-                          "a lying fsync must be reported as the cause of lost commits: \(r.notes)")
+            XCTAssertTrue(
+                r.notes.contains { $0.contains("as expected, the lying fsync lost acknowledged commits") },
+                "a lying fsync must be reported as the cause of lost commits: \(r.notes)")
         }
     }
 
@@ -25,12 +26,13 @@ final class FaultKindsTests: XCTestCase {
         let expected: [(BrokenVariant, String)] = [
             (.ignoreShortWrite, "after short-write"),
             (.noChecksumVerify, "bit flips with checksums verified"),
-            (.gapOverCells, "stray bytes in its free gap"),
+            (.gapOverCells, "stray bytes in its free gap")
         ]
         for (variant, words) in expected {
             let r = try run(seed: 5, cycles: 10, broken: variant)
             let all = r.failures.flatMap(\.violations)
-            XCTAssertTrue(all.contains { $0.contains(words) }, "\(variant.rawValue): expected '\(words)', found \(all.prefix(3))")
+            XCTAssertTrue(
+                all.contains { $0.contains(words) }, "\(variant.rawValue): expected '\(words)', found \(all.prefix(3))")
             print("\(variant.rawValue) caught: \(all.first ?? "")")
         }
     }

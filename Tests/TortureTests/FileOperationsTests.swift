@@ -15,8 +15,10 @@ final class FileOperationsTests: XCTestCase {
         for seed: UInt64 in [3, 4] {
             let r = try run(seed: seed, cycles: 36)
             XCTAssertTrue(r.passed, "seed \(seed): \(r.failures.map(\.violations))")
-            let every = Set((CrashPoint.createPoints + CrashPoint.compactPoints + CrashPoint.writeCopyPoints).map(\.rawValue))
-            XCTAssertTrue(every.isSubset(of: Set(r.crashPointsCovered)), "uncovered: \(every.subtracting(r.crashPointsCovered))")
+            let every = Set(
+                (CrashPoint.createPoints + CrashPoint.compactPoints + CrashPoint.writeCopyPoints).map(\.rawValue))
+            XCTAssertTrue(
+                every.isSubset(of: Set(r.crashPointsCovered)), "uncovered: \(every.subtracting(r.crashPointsCovered))")
         }
     }
 
@@ -24,12 +26,14 @@ final class FileOperationsTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let expected: [(BrokenVariant, String)] = [
             (.compactNoDirSync, "durability: commit"),
-            (.copyNoSync, "copy: "),
+            (.copyNoSync, "copy: ")
         ]
         for (variant, words) in expected {
             let r = try run(seed: 3, cycles: 36, broken: variant)
             let all = r.failures.flatMap(\.violations)
-            XCTAssertTrue(all.contains { $0.contains(words) && $0.contains("power cut") }, "\(variant.rawValue): expected a power-cut violation with '\(words)', found \(all.prefix(3))")
+            XCTAssertTrue(
+                all.contains { $0.contains(words) && $0.contains("power cut") },
+                "\(variant.rawValue): expected a power-cut violation with '\(words)', found \(all.prefix(3))")
             print("\(variant.rawValue) caught: \(all.first ?? "")")
         }
     }

@@ -21,13 +21,17 @@ final class FuzzTests: XCTestCase {
         let kinds: [Kind]
     }
 
-    func fuzz(_ args: [String], broken: String? = nil, trapAt: Int? = nil, _ out: String) throws -> (ChildProcess.Ending, Report?) {
+    func fuzz(_ args: [String], broken: String? = nil, trapAt: Int? = nil, _ out: String) throws -> (
+        ChildProcess.Ending, Report?
+    ) {
         var env = broken.map { ["FIEF_BROKEN": $0] } ?? [:]
         if let trapAt { env["FIEF_FUZZ_TRAP_AT"] = String(trapAt) }
-        let child = try ChildProcess(arguments: ["db", "fuzz", "--out", out, "--quiet"] + args,
-                                     environment: env, output: out + ".log", label: "fuzz")
+        let child = try ChildProcess(
+            arguments: ["db", "fuzz", "--out", out, "--quiet"] + args,
+            environment: env, output: out + ".log", label: "fuzz")
         let ending = child.wait()
-        let report = try? JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/fuzz.json")))
+        let report = try? JSONDecoder().decode(
+            Report.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/fuzz.json")))
         return (ending, report)
     }
 
@@ -51,24 +55,33 @@ final class FuzzTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let dir = TempDir()
         let out = dir.file("broken")
-        let (ending, report) = try fuzz(["--kind", "engine", "--files", "60", "--seed", "11"], broken: "no-checksum-verify", out)
+        let (ending, report) = try fuzz(
+            ["--kind", "engine", "--files", "60", "--seed", "11"], broken: "no-checksum-verify", out)
         XCTAssertEqual(ending, .exited(1), "findings make the command fail")
         let engine = try XCTUnwrap(report?.kinds.first)
         let wrong = engine.findings.filter { $0.kind == "wrong-answer" }
-        XCTAssertFalse(wrong.isEmpty, "damaged pages read without checksums gave no wrong answer: \(engine.findings.map(\.kind))")
+        XCTAssertFalse(
+            wrong.isEmpty, "damaged pages read without checksums gave no wrong answer: \(engine.findings.map(\.kind))")
         let first = try XCTUnwrap(wrong.first)
         let kept = try String(contentsOfFile: "\(out)/findings/engine-\(first.index).txt", encoding: .utf8)
-        XCTAssertTrue(kept.contains("reproduce: FIEF_BROKEN=no-checksum-verify fief db fuzz --kind engine --seed 11 --only \(first.index)"), kept)
+        XCTAssertTrue(
+            kept.contains(
+                "reproduce: FIEF_BROKEN=no-checksum-verify fief db fuzz --kind engine --seed 11 --only \(first.index)"),
+            kept)
         XCTAssertTrue(FileManager.default.fileExists(atPath: "\(out)/findings/engine-\(first.index).fief"))
         // The reproduce line makes the same file and the same finding again.
-        let (again, one) = try fuzz(["--kind", "engine", "--seed", "11", "--only", String(first.index)], broken: "no-checksum-verify", dir.file("again"))
+        let (again, one) = try fuzz(
+            ["--kind", "engine", "--seed", "11", "--only", String(first.index)], broken: "no-checksum-verify",
+            dir.file("again"))
         XCTAssertEqual(again, .exited(1))
         XCTAssertEqual(one?.kinds.first?.findings.map(\.kind).contains("wrong-answer"), true)
 
         // A trap in a command is a finding of its own, and the files after it still run. No
         // damage makes a command trap any more (short keys read as zeros, not past their
         // end), so the worker traps on purpose on file 5.
-        let (_, objects) = try fuzz(["--kind", "objects", "--files", "40", "--seed", "7"], broken: "no-checksum-verify", trapAt: 5, dir.file("objects"))
+        let (_, objects) = try fuzz(
+            ["--kind", "objects", "--files", "40", "--seed", "7"], broken: "no-checksum-verify", trapAt: 5,
+            dir.file("objects"))
         let o = try XCTUnwrap(objects?.kinds.first)
         XCTAssertEqual(o.files, 40)
         XCTAssertEqual(o.findings.filter { $0.kind == "signal" }.map(\.index), [5], "\(o.findings.map(\.kind))")

@@ -10,7 +10,10 @@ import SeededRandomness
 final class GraphQueryTests: XCTestCase {
     func store(_ dir: TempDir, commits: UInt64) throws -> (ObjectContext, ObjectGraphWorkload.Graph) {
         let workload = ObjectGraphWorkload(seed: 77)
-        let ctx = try ObjectStore(Configuration(path: dir.file("g.fief"), types: ObjectGraphWorkload.types, schemaVersion: 1, durability: .none)).context()
+        let ctx = try ObjectStore(
+            Configuration(
+                path: dir.file("g.fief"), types: ObjectGraphWorkload.types, schemaVersion: 1, durability: .none)
+        ).context()
         var graph = ObjectGraphWorkload.Graph()
         for i in 1...commits {
             try ctx.write { try workload.write(commit: i, graph: graph, in: ctx) }
@@ -26,8 +29,10 @@ final class GraphQueryTests: XCTestCase {
         XCTAssertGreaterThan(graph.persons.count, 15)
         XCTAssertFalse(graph.tags.isEmpty)
         XCTAssertFalse(graph.toys.isEmpty)
-        XCTAssertTrue(graph.persons.values.contains { $0.born == nil } && graph.persons.values.contains { ($0.balance ?? 0) < 0 })
-        XCTAssertTrue(graph.persons.values.contains { Set($0.walks).count < $0.walks.count }, "no list holds a dog twice")
+        XCTAssertTrue(
+            graph.persons.values.contains { $0.born == nil } && graph.persons.values.contains { ($0.balance ?? 0) < 0 })
+        XCTAssertTrue(
+            graph.persons.values.contains { Set($0.walks).count < $0.walks.count }, "no list holds a dog twice")
         XCTAssertTrue(graph.persons.values.contains { $0.favorite != nil })
         XCTAssertEqual(try GraphQuery.check(ctx, graph, v2: false, seed: 5, count: 400), [])
         var rng = SeededRandom(seed: 5)
@@ -44,8 +49,11 @@ final class GraphQueryTests: XCTestCase {
     func testAfterTheMigrationTheQueriesStillAgree() throws {
         let dir = TempDir()
         var (_, graph) = try store(dir, commits: 120)
-        let ctx = try ObjectStore(Configuration(path: dir.file("g.fief"), types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
-                                                migrationBlock: GraphV2.migrate)).context()
+        let ctx = try ObjectStore(
+            Configuration(
+                path: dir.file("g.fief"), types: ObjectGraphWorkload.typesV2, schemaVersion: 2,
+                migrationBlock: GraphV2.migrate)
+        ).context()
         graph = ObjectGraphWorkload.migrated(graph)
         XCTAssertEqual(try ObjectGraphWorkload.differences(ctx, graph, v2: true), [])
         XCTAssertEqual(try GraphQuery.check(ctx, graph, v2: true, seed: 6, count: 300), [])

@@ -14,7 +14,7 @@ final class HistoryCheckerTests: XCTestCase {
         let h = [
             t(0, 0, [.read(key: 1, list: []), .append(key: 1, element: 10)]),
             t(1, 0, [.read(key: 1, list: [10]), .append(key: 1, element: 11)]),
-            t(2, 0, [.read(key: 1, list: [10, 11])]),
+            t(2, 0, [.read(key: 1, list: [10, 11])])
         ]
         XCTAssertEqual(kinds(h), [])
     }
@@ -22,7 +22,7 @@ final class HistoryCheckerTests: XCTestCase {
     func testAbortedRead() {
         let h = [
             t(0, 0, [.append(key: 1, element: 10)], committed: false),
-            t(1, 0, [.read(key: 1, list: [10])]),
+            t(1, 0, [.read(key: 1, list: [10])])
         ]
         XCTAssertTrue(kinds(h).contains("G1a"))
     }
@@ -32,7 +32,7 @@ final class HistoryCheckerTests: XCTestCase {
         let h = [
             t(0, 0, [.append(key: 1, element: 1), .append(key: 2, element: 1)]),
             t(1, 0, [.append(key: 1, element: 2), .append(key: 2, element: 2)]),
-            t(2, 0, [.read(key: 1, list: [1, 2]), .read(key: 2, list: [2, 1])]),
+            t(2, 0, [.read(key: 1, list: [1, 2]), .read(key: 2, list: [2, 1])])
         ]
         XCTAssertTrue(kinds(h).contains("G0"))
     }
@@ -41,7 +41,7 @@ final class HistoryCheckerTests: XCTestCase {
         // T1 reads T2's append and T2 reads T1's append.
         let h = [
             t(0, 0, [.append(key: 1, element: 1), .read(key: 2, list: [2])]),
-            t(1, 0, [.append(key: 2, element: 2), .read(key: 1, list: [1])]),
+            t(1, 0, [.append(key: 2, element: 2), .read(key: 1, list: [1])])
         ]
         XCTAssertTrue(kinds(h).contains("G1c"))
     }
@@ -51,7 +51,7 @@ final class HistoryCheckerTests: XCTestCase {
         let h = [
             t(0, 0, [.append(key: 1, element: 1)]),
             t(1, 0, [.read(key: 1, list: [1]), .append(key: 2, element: 2)]),
-            t(2, 0, [.read(key: 1, list: []), .read(key: 2, list: [2])]),
+            t(2, 0, [.read(key: 1, list: []), .read(key: 2, list: [2])])
         ]
         XCTAssertTrue(kinds(h).contains("G-single"), "\(HistoryChecker(h).check())")
     }
@@ -60,7 +60,7 @@ final class HistoryCheckerTests: XCTestCase {
         let h = [
             t(0, 0, [.read(key: 1, list: []), .append(key: 1, element: 1)]),
             t(1, 0, [.read(key: 1, list: []), .append(key: 1, element: 2)]),
-            t(2, 0, [.read(key: 1, list: [1, 2])]),
+            t(2, 0, [.read(key: 1, list: [1, 2])])
         ]
         XCTAssertTrue(kinds(h).contains("lost-update"))
     }
@@ -71,7 +71,7 @@ final class HistoryCheckerTests: XCTestCase {
             t(1, 0, [.append(key: 1, element: 2)]),
             t(2, 0, [.read(key: 1, list: [1, 2])]),
             t(3, 0, [.read(key: 1, list: [2, 1])]),
-            t(4, 0, [.read(key: 3, list: [99])]),
+            t(4, 0, [.read(key: 3, list: [99])])
         ]
         let k = kinds(h)
         XCTAssertTrue(k.contains("incompatible-order"))
@@ -143,7 +143,9 @@ final class TortureRunTests: XCTestCase {
 /// The isolation and growth scenarios, once each, on the correct engine; and isolation on an
 /// engine that reads uncommitted or reused pages must fail.
 final class ScenarioTests: XCTestCase {
-    func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4, cycles: Int = 1) throws -> ScenarioResult {
+    func runOne(_ name: String, broken: BrokenVariant? = nil, seed: UInt64 = 4, cycles: Int = 1) throws
+        -> ScenarioResult
+    {
         let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = [name]
@@ -194,9 +196,17 @@ final class ScenarioTests: XCTestCase {
             let db = dir.file("db.fief")
             let env = broken.map { [BrokenVariant.environmentVariable: $0.rawValue] } ?? [:]
             func write(until commit: UInt64) throws {
-                let c = try ChildProcess(arguments: ["torture", "writer", "--db", db, "--oracle", dir.file("oracle.log"), "--seed", "5", "--max-commit", String(commit)],
-                                         environment: env, output: dir.file("writer.out"), label: "writer")
-                XCTAssertEqual(c.wait(), .exited(0), String(decoding: FileManager.default.contents(atPath: dir.file("writer.out")) ?? Data(), as: UTF8.self))
+                let c = try ChildProcess(
+                    arguments: [
+                        "torture", "writer", "--db", db, "--oracle", dir.file("oracle.log"), "--seed", "5",
+                        "--max-commit", String(commit)
+                    ],
+                    environment: env, output: dir.file("writer.out"), label: "writer")
+                XCTAssertEqual(
+                    c.wait(), .exited(0),
+                    String(
+                        decoding: FileManager.default.contents(atPath: dir.file("writer.out")) ?? Data(), as: UTF8.self)
+                )
             }
             try write(until: 5)
             let keeper = try Database(path: db)
@@ -208,7 +218,9 @@ final class ScenarioTests: XCTestCase {
             if broken == nil {
                 XCTAssertEqual(problems, [], "the correct engine")
             } else {
-                XCTAssertTrue(problems.contains { $0.contains("neither reachable nor free") }, "inline-list-leak went unnoticed: \(problems)")
+                XCTAssertTrue(
+                    problems.contains { $0.contains("neither reachable nor free") },
+                    "inline-list-leak went unnoticed: \(problems)")
                 print("inline-list-leak caught by check: \(problems.first ?? "")")
             }
         }

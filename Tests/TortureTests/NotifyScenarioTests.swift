@@ -13,13 +13,16 @@ final class NotifyScenarioTests: XCTestCase {
     func testDeliveriesTileAndReachTheFinalVersionThroughWriterDeaths() throws {
         let r = try run(seed: 5, cycles: 4)
         XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
-        XCTAssertTrue(r.crashPointsCovered.contains(CrashPoint.afterPublishBeforeDoorbell.rawValue), "\(r.crashPointsCovered)")
+        XCTAssertTrue(
+            r.crashPointsCovered.contains(CrashPoint.afterPublishBeforeDoorbell.rawValue), "\(r.crashPointsCovered)")
     }
 
     func testBrokenWatchersAndASilentDoorbellAreCaught() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
-        let expected: [(BrokenVariant, String)] = [(.notifySkip, "were never delivered"), (.notifyDup, "were delivered twice"),
-                                                   (.notifyOffByOne, "were never delivered"), (.noDoorbell, "never rang the doorbell")]
+        let expected: [(BrokenVariant, String)] = [
+            (.notifySkip, "were never delivered"), (.notifyDup, "were delivered twice"),
+            (.notifyOffByOne, "were never delivered"), (.noDoorbell, "never rang the doorbell")
+        ]
         for (variant, message) in expected {
             let r = try run(seed: 5, cycles: 1, broken: variant)
             let all = r.failures.flatMap(\.violations)
@@ -37,12 +40,20 @@ final class NotifyScenarioTests: XCTestCase {
         // insertion is empty and never delivered, so the next one starts from keys the observer
         // never saw (indices out of range) or the end finds the results unreported.
         let all = r.failures.flatMap(\.violations)
-        let lostInsertion = ["the change set does not turn the previous", "indices out of order or out of range", "which was never reported"]
-        XCTAssertTrue(all.contains { v in lostInsertion.contains { v.contains($0) } }, "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
-        let m = try runScenario("notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsModifications, needsFUSE: false)
+        let lostInsertion = [
+            "the change set does not turn the previous", "indices out of order or out of range",
+            "which was never reported"
+        ]
+        XCTAssertTrue(
+            all.contains { v in lostInsertion.contains { v.contains($0) } },
+            "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
+        let m = try runScenario(
+            "notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsModifications, needsFUSE: false)
         let mall = m.failures.flatMap(\.violations)
         let lostModification = ["are not among the modifications", "which was never reported"]
-        XCTAssertTrue(mall.contains { v in lostModification.contains { v.contains($0) } }, "change-set-drops-modifications went unnoticed: \(mall.prefix(3))")
+        XCTAssertTrue(
+            mall.contains { v in lostModification.contains { v.contains($0) } },
+            "change-set-drops-modifications went unnoticed: \(mall.prefix(3))")
     }
 
     /// Seed 29115's cycle 19: writers die early and no commit after the observers start
@@ -56,8 +67,12 @@ final class NotifyScenarioTests: XCTestCase {
     func testTheLogCheckerNamesEachFault() {
         let ok = "start 3\nrange 3 5\nrange 5 6\nreached 6 4\nwakes 2 0\n"
         XCTAssertEqual(NotifyScenario.verify(log: ok, final: 6, observer: 0), [])
-        XCTAssertTrue(NotifyScenario.verify(log: "start 3\nrange 3 5\nrange 5 5\nreached 6 1\nwakes 2 0\n", final: 6, observer: 0).first!.contains("empty or backward"))
-        XCTAssertTrue(NotifyScenario.verify(log: "start 3\nrange 3 5\nmissed 6\nwakes 1 0\n", final: 6, observer: 0).first!.contains("did not reach"))
+        XCTAssertTrue(
+            NotifyScenario.verify(log: "start 3\nrange 3 5\nrange 5 5\nreached 6 1\nwakes 2 0\n", final: 6, observer: 0)
+                .first!.contains("empty or backward"))
+        XCTAssertTrue(
+            NotifyScenario.verify(log: "start 3\nrange 3 5\nmissed 6\nwakes 1 0\n", final: 6, observer: 0).first!
+                .contains("did not reach"))
         XCTAssertTrue(NotifyScenario.verify(log: "range 3 5\n", final: 5, observer: 0).first!.contains("never started"))
     }
 }

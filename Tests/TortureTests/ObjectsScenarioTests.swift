@@ -36,23 +36,27 @@ final class ObjectsScenarioTests: XCTestCase {
             (.shortRow, "reading the recovered object graph failed"),
             (.keyCounterBehind, "is not above key"),
             (.listChunkFromOne, "starts at chunk 1, not 0"),
-            (.indexRangeDropsLast, "queries at commit"),
+            (.indexRangeDropsLast, "queries at commit")
         ]
         for (variant, words) in expected {
             let r = try run(seed: 42, broken: variant)
             XCTAssertFalse(r.passed, "\(variant.rawValue) went unnoticed")
             let all = r.failures.flatMap(\.violations)
-            XCTAssertTrue(all.contains { $0.contains(words) }, "\(variant.rawValue): expected a violation with '\(words)', found \(all.prefix(3))")
+            XCTAssertTrue(
+                all.contains { $0.contains(words) },
+                "\(variant.rawValue): expected a violation with '\(words)', found \(all.prefix(3))")
             // The verifier never dies on what it reads: it reports (a dead verifier would be a
             // violation too, so it must not be the one that catches a variant).
-            XCTAssertFalse(all.contains { $0.contains("objects verifier killed") || $0.contains("objects verifier hung") },
-                           "\(variant.rawValue): the verifier died instead of reporting: \(all.prefix(3))")
+            XCTAssertFalse(
+                all.contains { $0.contains("objects verifier killed") || $0.contains("objects verifier hung") },
+                "\(variant.rawValue): the verifier died instead of reporting: \(all.prefix(3))")
             if [.shortRow, .keyCounterBehind].contains(variant) {
                 // Their writers fail too (reading their own rows, reusing a key); the words above
                 // come from the verifier's report.
             } else {
-                XCTAssertFalse(all.contains { $0.contains("instead of being killed") || $0.contains("failed on its own") },
-                               "\(variant.rawValue): a harness failure is not a catch: \(all.prefix(3))")
+                XCTAssertFalse(
+                    all.contains { $0.contains("instead of being killed") || $0.contains("failed on its own") },
+                    "\(variant.rawValue): a harness failure is not a catch: \(all.prefix(3))")
             }
             print("\(variant.rawValue) caught: \(all.first ?? "")")
         }

@@ -8,7 +8,9 @@ final class ReaderProcessTests: XCTestCase {
     func waitForFile(_ path: String, seconds: Double = 20) -> String? {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
-            if let d = FileManager.default.contents(atPath: path), !d.isEmpty { return String(decoding: d, as: UTF8.self) }
+            if let d = FileManager.default.contents(atPath: path), !d.isEmpty {
+                return String(decoding: d, as: UTF8.self)
+            }
             usleep(10_000)
         }
         return nil
@@ -38,12 +40,21 @@ final class ReaderProcessTests: XCTestCase {
         var readers: [(ChildProcess, String)] = []
         for i in 0..<3 {
             let ready = dir.file("ready\(i)")
-            readers.append((try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "3"], output: dir.file("reader\(i).out"), label: "reader"), ready))
+            readers.append(
+                (
+                    try ChildProcess(
+                        arguments: [
+                            "torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "3"
+                        ], output: dir.file("reader\(i).out"), label: "reader"), ready
+                ))
             XCTAssertNotNil(waitForFile(ready), "reader \(i) never became ready")
             try churn(db, 40)
         }
         for (i, (child, _)) in readers.enumerated() {
-            XCTAssertEqual(child.wait(), .exited(0), "reader \(i): \(String(decoding: FileManager.default.contents(atPath: dir.file("reader\(i).out")) ?? Data(), as: UTF8.self))")
+            let status = child.wait()
+            // Read after the reader exited: its whole output.
+            let output = FileManager.default.contents(atPath: dir.file("reader\(i).out")) ?? Data()
+            XCTAssertEqual(status, .exited(0), "reader \(i): \(String(decoding: output, as: UTF8.self))")
         }
         XCTAssertTrue(try db.check().isSound)
     }
@@ -55,11 +66,17 @@ final class ReaderProcessTests: XCTestCase {
         let dir = TempDir()
         _ = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
-        let reader = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "4"], output: dir.file("reader.out"), label: "reader")
+        let reader = try ChildProcess(
+            arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "4"],
+            output: dir.file("reader.out"), label: "reader")
         XCTAssertNotNil(waitForFile(ready))
         let writer = try ChildProcess(
-            arguments: ["torture", "writer", "--db", dir.file("db.fief"), "--oracle", dir.file("oracle.log"), "--seed", "3", "--max-commit", "300"],
-            environment: [BrokenVariant.environmentVariable: BrokenVariant.reusePinned.rawValue], output: dir.file("writer.out"), label: "writer")
+            arguments: [
+                "torture", "writer", "--db", dir.file("db.fief"), "--oracle", dir.file("oracle.log"), "--seed", "3",
+                "--max-commit", "300"
+            ],
+            environment: [BrokenVariant.environmentVariable: BrokenVariant.reusePinned.rawValue],
+            output: dir.file("writer.out"), label: "writer")
         _ = writer.wait()
         XCTAssertNotEqual(reader.wait(), .exited(0), "a reader's snapshot was overwritten, and nobody noticed")
     }
@@ -68,7 +85,9 @@ final class ReaderProcessTests: XCTestCase {
         let dir = TempDir()
         let db = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
-        let reader = try ChildProcess(arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "60"], output: dir.file("reader.out"), label: "reader")
+        let reader = try ChildProcess(
+            arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "60"],
+            output: dir.file("reader.out"), label: "reader")
         XCTAssertNotNil(waitForFile(ready))
         let pinnedVersion = try db.latestVersion()
         try churn(db, 20)

@@ -8,8 +8,10 @@ import Torture
 final class ReaderWithoutLockFileTests: XCTestCase {
     func runAsNobody(_ args: [String], _ dir: TempDir) throws -> (ChildProcess.Ending, String) {
         let out = dir.file("nobody.out")
-        let child = try ChildProcess(executable: "/usr/bin/setpriv", arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", try FiefExecutable.path()] + args,
-                                     output: out, label: "reader as nobody")
+        let child = try ChildProcess(
+            executable: "/usr/bin/setpriv",
+            arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", try FiefExecutable.path()] + args,
+            output: out, label: "reader as nobody")
         let ending = child.wait()
         return (ending, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "")
     }
@@ -29,7 +31,9 @@ final class ReaderWithoutLockFileTests: XCTestCase {
             if stat(p, &st) == 0 && st.st_mode & 0o001 == 0 { chmod(p, (st.st_mode & 0o7777) | 0o001) }
         }
         var path = (fief as NSString).deletingLastPathComponent
-        while path != "/" && !path.isEmpty { letOthersThrough(path); path = (path as NSString).deletingLastPathComponent }
+        while path != "/" && !path.isEmpty {
+            letOthersThrough(path); path = (path as NSString).deletingLastPathComponent
+        }
         letOthersThrough(dir.path)
         chmod(db, 0o644)
         chmod(db + ".lock", 0o644)

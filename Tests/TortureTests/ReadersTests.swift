@@ -18,7 +18,8 @@ final class ReadersTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 2, broken: .noReclaim)
         let all = r.failures.flatMap(\.violations)
-        XCTAssertTrue(all.contains { $0.contains("their pins still hold pages") }, "no-reclaim went unnoticed: \(all.prefix(3))")
+        XCTAssertTrue(
+            all.contains { $0.contains("their pins still hold pages") }, "no-reclaim went unnoticed: \(all.prefix(3))")
         print("no-reclaim caught: \(all.first ?? "")")
     }
 

@@ -12,10 +12,19 @@ final class ResultsSchemaTests: XCTestCase {
         s.cycles = 9
         s.violations = 2
         s.durationSeconds = 3.25
-        s.modes = [ModeResult(name: "objects-crash-point", cycles: 6, violations: 2), ModeResult(name: "objects-drop-all", cycles: 3)]
+        s.modes = [
+            ModeResult(name: "objects-crash-point", cycles: 6, violations: 2),
+            ModeResult(name: "objects-drop-all", cycles: 3)
+        ]
         var states = ScenarioResult(name: "crash-states")
-        states.crashStates = [CrashStateCoverage(cycle: 0, commit: 7, crashPoint: "after-select-flip-write", unsyncedSectors: 5, sizeChoice: true, statesExplored: 64, exhaustive: true),
-                              CrashStateCoverage(cycle: 1, commit: 9, crashPoint: "before-data-sync", unsyncedSectors: 60, sizeChoice: false, statesExplored: 256, exhaustive: false)]
+        states.crashStates = [
+            CrashStateCoverage(
+                cycle: 0, commit: 7, crashPoint: "after-select-flip-write", unsyncedSectors: 5, sizeChoice: true,
+                statesExplored: 64, exhaustive: true),
+            CrashStateCoverage(
+                cycle: 1, commit: 9, crashPoint: "before-data-sync", unsyncedSectors: 60, sizeChoice: false,
+                statesExplored: 256, exhaustive: false)
+        ]
         r.scenarios = [s, ScenarioResult(name: "growth"), states]
         r.fsModel = "ext4-ordered"
         var g = GrowthCurve()
@@ -27,8 +36,14 @@ final class ResultsSchemaTests: XCTestCase {
         g.compactedSize = 8192
         r.growth = g
         let dir = TempDir()
-        let detection = [Detection.Row(variant: "no-data-sync", scenario: "crash-states", caught: true, cyclesToDetection: 2, cyclesRun: 2, firstViolation: "lost | commit 3"),
-                         Detection.Row(variant: "no-reclaim", scenario: "readers", caught: false, cyclesToDetection: nil, cyclesRun: 4, firstViolation: nil)]
+        let detection = [
+            Detection.Row(
+                variant: "no-data-sync", scenario: "crash-states", caught: true, cyclesToDetection: 2, cyclesRun: 2,
+                firstViolation: "lost | commit 3"),
+            Detection.Row(
+                variant: "no-reclaim", scenario: "readers", caught: false, cyclesToDetection: nil, cyclesRun: 4,
+                firstViolation: nil)
+        ]
         try Detection(seed: 1, cycles: 4, out: dir.path).write(detection)
         try ResultFiles.write(r, to: dir.path)
 

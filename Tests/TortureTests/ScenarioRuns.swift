@@ -6,8 +6,10 @@ import FiefObjects
 
 /// Runs one scenario of the suite as `fief torture run` would, in a fresh folder. Scenarios on
 /// FaultFS say loudly that they cannot run where FUSE is missing, and are skipped, never passed.
-func runScenario(_ name: String, seed: UInt64, cycles: Int, broken: BrokenVariant? = nil,
-                 brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true, encrypt: Bool = false, onlyCycle: Int? = nil) throws -> ScenarioResult {
+func runScenario(
+    _ name: String, seed: UInt64, cycles: Int, broken: BrokenVariant? = nil,
+    brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true, encrypt: Bool = false, onlyCycle: Int? = nil
+) throws -> ScenarioResult {
     if needsFUSE, let why = Mounter.fuseUnavailableReason() {
         FileHandle.standardError.write(Data("\n*** \(name) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
         throw XCTSkip("\(name) needs FUSE: \(why)")

@@ -36,14 +36,17 @@ final class ShrinkTests: XCTestCase {
         let empty = CommitWorkload(seed: 4, schedule: [PlannedCommit(changes: [], transfer: false)])
         let db2 = try Database(path: dir.file("none.fief"), options: DatabaseOptions(durability: .none))
         try db2.write { try empty.apply(commit: 1, in: $0) }
-        XCTAssertEqual(try db2.read { try empty.bank.verify(in: $0, afterCommit: 1) }, [], "no transfer: no accounts, and none expected")
+        XCTAssertEqual(
+            try db2.read { try empty.bank.verify(in: $0, afterCommit: 1) }, [],
+            "no transfer: no accounts, and none expected")
     }
 
     func testAFlipBeforeTopCycleShrinksToAReplayThatFailsOnlyOnItsEngine() throws {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
         let dir = TempDir()
         let seed: UInt64 = 77
-        let original = TortureReplay(seed: seed, deaths: CrashPointsScenario.deaths(cycle: 0, seed: seed), broken: "flip-before-top")
+        let original = TortureReplay(
+            seed: seed, deaths: CrashPointsScenario.deaths(cycle: 0, seed: seed), broken: "flip-before-top")
         let r = try Shrinker(budgetSeconds: 120, workDir: dir.file("work")).shrink(original)
         XCTAssertEqual(r.replay.expected?.kind, .atomicity)
         XCTAssertLessThanOrEqual(r.after.commits, 3, "\(r.before) -> \(r.after)")
@@ -69,8 +72,12 @@ final class ShrinkTests: XCTestCase {
     func testAForeignFileIsRefusedAsAReplay() throws {
         let dir = TempDir()
         try Data("{\"hello\": 1}".utf8).write(to: URL(fileURLWithPath: dir.file("x.json")))
-        XCTAssertThrowsError(try TortureReplay.read(dir.file("x.json"))) { XCTAssertTrue("\($0)".contains("not a torture replay file"), "\($0)") }
-        XCTAssertThrowsError(try TortureReplay.read(dir.file("missing.json"))) { XCTAssertTrue("\($0)".contains("no such replay file"), "\($0)") }
+        XCTAssertThrowsError(try TortureReplay.read(dir.file("x.json"))) {
+            XCTAssertTrue("\($0)".contains("not a torture replay file"), "\($0)")
+        }
+        XCTAssertThrowsError(try TortureReplay.read(dir.file("missing.json"))) {
+            XCTAssertTrue("\($0)".contains("no such replay file"), "\($0)")
+        }
     }
 
     /// The replays kept as regression tests: each still fails on the broken variant it was
@@ -82,7 +89,8 @@ final class ShrinkTests: XCTestCase {
 
     func testKeptFaultFSReplays() throws {
         if let why = FaultFSMount.unavailableReason() {
-            FileHandle.standardError.write(Data("\n*** CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            FileHandle.standardError.write(
+                Data("\n*** CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("crash-states and power-cut replays need FUSE: \(why)")
         }
         try runKeptReplays { $0.needsFUSE }
@@ -90,8 +98,10 @@ final class ShrinkTests: XCTestCase {
 
     func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Replays").path
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Replays").path
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }
+            .sorted()
         let dir = TempDir()
         var ran = 0
         for f in files {
@@ -112,7 +122,8 @@ final class ShrinkTests: XCTestCase {
     func testAnEncryptInPlacePowerCutShrinks() throws {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
         if let why = FaultFSMount.unavailableReason() {
-            FileHandle.standardError.write(Data("\n*** POWER-CUT SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            FileHandle.standardError.write(
+                Data("\n*** POWER-CUT SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("power-cut needs FUSE: \(why)")
         }
         let dir = TempDir()
@@ -140,11 +151,13 @@ final class ShrinkTests: XCTestCase {
     func testANoBaseSyncCrashStateShrinksToItsLostSectors() throws {
         try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
         if let why = FaultFSMount.unavailableReason() {
-            FileHandle.standardError.write(Data("\n*** CRASH-STATES SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            FileHandle.standardError.write(
+                Data("\n*** CRASH-STATES SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw XCTSkip("crash-states needs FUSE: \(why)")
         }
         let dir = TempDir()
-        var original = TortureReplay(seed: 21, deaths: CrashStatesScenario.deaths(cycle: 2).map { .at($0, nth: 1) }, broken: "no-base-sync")
+        var original = TortureReplay(
+            seed: 21, deaths: CrashStatesScenario.deaths(cycle: 2).map { .at($0, nth: 1) }, broken: "no-base-sync")
         original.scenario = CrashStatesScenario().name
         original.cleanCommits = 6
         original.stateBound = 256

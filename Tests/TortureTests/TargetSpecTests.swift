@@ -13,7 +13,7 @@ final class TargetSpecTests: XCTestCase {
             ("sqlite:synchronous=off,journal=wal", "sqlite:journal=wal,synchronous=off"),
             ("lmdb", "lmdb:default"),
             ("lmdb:writemap,nosync", "lmdb:nosync,writemap"),
-            ("exec:python3 examples/adapters/sqlite_adapter.py", "exec:python3 examples/adapters/sqlite_adapter.py"),
+            ("exec:python3 examples/adapters/sqlite_adapter.py", "exec:python3 examples/adapters/sqlite_adapter.py")
         ]
         for (text, canonical) in cases {
             let spec = try TargetSpec(parsing: text)
@@ -25,7 +25,10 @@ final class TargetSpecTests: XCTestCase {
     }
 
     func testBadTargetsAreOneLineErrors() {
-        for bad in ["", "postgres", "sqlite:journal=memory", "sqlite:synchronous", "sqlite:cache=big", "lmdb:fast", "lmdb:nosync=1", "exec:", "exec:   ", "fief:turbo"] {
+        for bad in [
+            "", "postgres", "sqlite:journal=memory", "sqlite:synchronous", "sqlite:cache=big", "lmdb:fast",
+            "lmdb:nosync=1", "exec:", "exec:   ", "fief:turbo"
+        ] {
             XCTAssertThrowsError(try TargetSpec(parsing: bad), bad) { error in
                 let text = "\(error)"
                 XCTAssertTrue(text.hasPrefix("bad --target"), "\(bad): \(text)")
@@ -36,15 +39,22 @@ final class TargetSpecTests: XCTestCase {
 
     func testScenariosAreChosenByTarget() throws {
         let sqlite = try TargetSpec(parsing: "sqlite")
-        XCTAssertEqual(try Scenarios.named(["all"], for: sqlite).map(\.name), ["crash-points", "power-cut", "isolation", "io-errors"])
-        XCTAssertThrowsError(try Scenarios.named(["growth"], for: sqlite)) { XCTAssertTrue("\($0)".contains("runs only on target fief")) }
+        XCTAssertEqual(
+            try Scenarios.named(["all"], for: sqlite).map(\.name),
+            ["crash-points", "power-cut", "isolation", "io-errors"])
+        XCTAssertThrowsError(try Scenarios.named(["growth"], for: sqlite)) {
+            XCTAssertTrue("\($0)".contains("runs only on target fief"))
+        }
         XCTAssertEqual(try Scenarios.named(["all"], for: .default).count, Scenarios.all.count)
     }
 
     func testViolationsAreClassifiedAsDurabilityOrAtomicityIntegrity() {
         XCTAssertEqual(ViolationKind.of("drop-all power cut …: durability: commit 3 was acknowledged"), .durability)
-        XCTAssertEqual(ViolationKind.of("after eio-write, through the mount: atomicity: the data is not the data after commit 4"), .atomicity)
-        XCTAssertEqual(ViolationKind.of("integrity: the target's integrity check: row 3 missing from index"), .integrity)
+        XCTAssertEqual(
+            ViolationKind.of("after eio-write, through the mount: atomicity: the data is not the data after commit 4"),
+            .atomicity)
+        XCTAssertEqual(
+            ViolationKind.of("integrity: the target's integrity check: row 3 missing from index"), .integrity)
         XCTAssertEqual(ViolationKind.of("database does not open after the crash: corrupt"), .integrity)
         XCTAssertEqual(ViolationKind.of("G1c: cycle p0t0#1 -> p1t0#2"), .isolation)
         XCTAssertEqual(ViolationKind.of("the cycle could not run: mount failed"), .harness)

@@ -10,18 +10,24 @@ import CSQLite
 final class TargetVerdictTests: XCTestCase {
     static let sqliteAdapter = "exec:python3 \(TargetVerdictTests.repository)/examples/adapters/sqlite_adapter.py"
     static let unsafeAdapter = "exec:python3 \(TargetVerdictTests.repository)/examples/adapters/unsafe_adapter.py"
-    static var repository: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path }
+    static var repository: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }
 
     /// Fails (never skips) where FaultFS cannot mount.
     func requireFUSE() throws {
         if let why = FaultFSMount.unavailableReason() {
-            FileHandle.standardError.write(Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
+            FileHandle.standardError.write(
+                Data("\n*** TARGET VERDICT TESTS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
             throw TortureError.invalid("the target verdict tests need FUSE and cannot run here: \(why)")
         }
     }
 
     /// Runs `scenarios` (name, cycles) on `target`; returns the results by scenario name.
-    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17, in folder: TempDir? = nil) throws -> [String: ScenarioResult] {
+    func run(_ target: String, _ scenarios: [(String, Int)], seed: UInt64 = 17, in folder: TempDir? = nil) throws
+        -> [String: ScenarioResult]
+    {
         try requireFUSE()
         let dir = folder ?? TempDir()
         var out: [String: ScenarioResult] = [:]
@@ -38,9 +44,13 @@ final class TargetVerdictTests: XCTestCase {
         return out
     }
 
-    func assertClean(_ target: String, _ results: [String: ScenarioResult], file: StaticString = #filePath, line: UInt = #line) {
+    func assertClean(
+        _ target: String, _ results: [String: ScenarioResult], file: StaticString = #filePath, line: UInt = #line
+    ) {
         for (name, r) in results.sorted(by: { $0.key < $1.key }) {
-            XCTAssertTrue(r.passed, "\(target) \(name): \(r.verdict): \(r.failures.prefix(3).map(\.violations))", file: file, line: line)
+            XCTAssertTrue(
+                r.passed, "\(target) \(name): \(r.verdict): \(r.failures.prefix(3).map(\.violations))", file: file,
+                line: line)
         }
     }
 
@@ -104,9 +114,12 @@ final class TargetVerdictTests: XCTestCase {
         let failure = try XCTUnwrap(r.failures.first)
         XCTAssertTrue(failure.reproduce.contains("--target sqlite:journal=wal,synchronous=off"), failure.reproduce)
         let artifacts = try XCTUnwrap(failure.artifacts)
-        let record = try JSONDecoder().decode(ReproductionRecord.self, from: Data(contentsOf: URL(fileURLWithPath: artifacts + "/cycle.json")))
+        let record = try JSONDecoder().decode(
+            ReproductionRecord.self, from: Data(contentsOf: URL(fileURLWithPath: artifacts + "/cycle.json")))
         XCTAssertEqual(record.target, "sqlite:journal=wal,synchronous=off")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: artifacts + "/store-after-event-0"), "the store as the cut left it is kept")
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: artifacts + "/store-after-event-0"),
+            "the store as the cut left it is kept")
     }
 
     func testLMDBNoSyncLosesAcknowledgedCommits() throws {
@@ -122,7 +135,10 @@ final class TargetVerdictTests: XCTestCase {
         for t in ["sqlite:journal=wal,synchronous=normal", "sqlite:journal=delete,synchronous=full"] {
             let r = try run(t, [("power-cut", 5)])["power-cut"]!
             XCTAssertGreaterThan(r.durabilityViolations, 0, "\(t) lost nothing in 5 power-cut cycles: \(r.verdict)")
-            XCTAssertEqual(r.atomicityIntegrityViolations, 0, "\(t): \(r.failures.flatMap(\.violations).filter { ViolationKind.of($0).verdictClass != .durability }.prefix(3))")
+            let notDurability = r.failures.flatMap(\.violations).filter {
+                ViolationKind.of($0).verdictClass != .durability
+            }
+            XCTAssertEqual(r.atomicityIntegrityViolations, 0, "\(t): \(notDurability.prefix(3))")
             print("\(t): \(r.verdict), \(r.durabilityViolations) durability violations")
         }
     }
@@ -149,14 +165,20 @@ final class TargetVerdictTests: XCTestCase {
         o.onlyCycle = 3
         o.out = dir.file("out")
         let r = try TortureRun(options: o).run().scenarios[0]
-        XCTAssertGreaterThan(r.atomicityIntegrityViolations, 0, "SQLite \(String(cString: sqlite3_libversion())): \(r.verdict), notes \(r.notes)")
+        XCTAssertGreaterThan(
+            r.atomicityIntegrityViolations, 0,
+            "SQLite \(String(cString: sqlite3_libversion())): \(r.verdict), notes \(r.notes)")
         XCTAssertTrue(r.notes.contains { $0.contains("fired") && $0.contains("saw no error") }, "\(r.notes)")
     }
 
     func testUnsafeAdapterIsCaught() throws {
         let results = try run(TargetVerdictTests.unsafeAdapter, [("crash-points", 2), ("power-cut", 2)])
         let power = results["power-cut"]!
-        XCTAssertGreaterThan(power.durabilityViolations + power.atomicityIntegrityViolations, 0, "the unsafe adapter survived power cuts")
-        for (name, r) in results { print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first ?? "")") }
+        XCTAssertGreaterThan(
+            power.durabilityViolations + power.atomicityIntegrityViolations, 0, "the unsafe adapter survived power cuts"
+        )
+        for (name, r) in results {
+            print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first ?? "")")
+        }
     }
 }

@@ -24,8 +24,11 @@ struct CollectionChange: Equatable {
     /// commit deleted, inserted or modified; every other object keeps its sort values, so its
     /// relative order). Then one walk down both arrays finds the change.
     init(old: [Int64], new: [Int64], modified: Set<Int64>, touched: Set<Int64>? = nil) {
-        if let touched, let walked = CollectionChange.walk(old, new, modified: FewKeys(modified), touched: FewKeys(touched),
-                                                            pureInserts: FewKeys(touched.subtracting(modified))) {
+        if let touched,
+            let walked = CollectionChange.walk(
+                old, new, modified: FewKeys(modified), touched: FewKeys(touched),
+                pureInserts: FewKeys(touched.subtracting(modified)))
+        {
             self = walked
             return
         }
@@ -34,7 +37,9 @@ struct CollectionChange: Equatable {
         var head = 0
         while head < old.count, head < new.count, old[head] == new[head] { head += 1 }
         var tail = 0
-        while tail < old.count - head, tail < new.count - head, old[old.count - 1 - tail] == new[new.count - 1 - tail] { tail += 1 }
+        while tail < old.count - head, tail < new.count - head, old[old.count - 1 - tail] == new[new.count - 1 - tail] {
+            tail += 1
+        }
         let shift = new.count - old.count
         if !modified.isEmpty {
             for i in 0..<head where modified.contains(old[i]) { modifications.append(i); modificationsNew.append(i) }
@@ -60,7 +65,9 @@ struct CollectionChange: Equatable {
             inOld.insert(c.new)
         }
         if !modified.isEmpty {
-            for i in (old.count - tail)..<old.count where modified.contains(old[i]) { modifications.append(i); modificationsNew.append(i + shift) }
+            for i in (old.count - tail)..<old.count where modified.contains(old[i]) {
+                modifications.append(i); modificationsNew.append(i + shift)
+            }
         }
         deletions += moved.map(\.old)
         deletions.sort()
@@ -72,12 +79,16 @@ struct CollectionChange: Equatable {
     /// touched key steps aside, an arrival first (so an object modified in place next to it
     /// stays a modification), then a departure or a move. nil when an untouched key is out of
     /// place, which only a full comparison can explain.
-    static func walk(_ old: [Int64], _ new: [Int64], modified: FewKeys, touched: FewKeys, pureInserts: FewKeys) -> CollectionChange? {
+    static func walk(_ old: [Int64], _ new: [Int64], modified: FewKeys, touched: FewKeys, pureInserts: FewKeys)
+        -> CollectionChange?
+    {
         var c = CollectionChange()
         var i = 0, j = 0
         while i < old.count || j < new.count {
             if i < old.count, j < new.count, old[i] == new[j] {
-                if !modified.isEmpty && modified.contains(old[i]) { c.modifications.append(i); c.modificationsNew.append(j) }
+                if !modified.isEmpty && modified.contains(old[i]) {
+                    c.modifications.append(i); c.modificationsNew.append(j)
+                }
                 i += 1; j += 1
             } else if j < new.count, pureInserts.contains(new[j]) || (i == old.count && touched.contains(new[j])) {
                 c.insertions.append(j); j += 1
@@ -129,7 +140,8 @@ struct CollectionChange: Equatable {
             search: for d in 0...(n + m) {
                 trace.append(v)
                 for k in stride(from: -d, through: d, by: 2) {
-                    var x = (k == -d || (k != d && v[k - 1 + off] < v[k + 1 + off])) ? v[k + 1 + off] : v[k - 1 + off] + 1
+                    var x =
+                        (k == -d || (k != d && v[k - 1 + off] < v[k + 1 + off])) ? v[k + 1 + off] : v[k - 1 + off] + 1
                     var y = x - k
                     while x < n, y < m, a[x0 + x] == b[x0 + y] { x += 1; y += 1 }
                     v[k + off] = x
@@ -156,7 +168,7 @@ struct CollectionChange: Equatable {
 
     /// Positions (into `xs`) of one longest strictly increasing subsequence (patience sorting).
     static func longestIncreasingRun(_ xs: [Int]) -> Set<Int> {
-        var tails: [Int] = []            // index into xs of the smallest tail of a run of each length
+        var tails: [Int] = []  // index into xs of the smallest tail of a run of each length
         var previous = [Int](repeating: -1, count: xs.count)
         for (i, x) in xs.enumerated() {
             var lo = 0, hi = tails.count

@@ -24,12 +24,16 @@ extension QueryEvaluator {
     ///
     /// Exactly what `keys` gives: results of `.all` are in sort order with ties in object-key
     /// order (both the scan and the index plans hand candidates over in key order).
-    func updatedKeys(_ old: [Int64], _ className: String, source: ResultsSource, predicate: Predicate?,
-                     sorts: [SortDescriptor], limit: Int?, changed: ChangedObjects) throws -> [Int64]? {
+    func updatedKeys(
+        _ old: [Int64], _ className: String, source: ResultsSource, predicate: Predicate?,
+        sorts: [SortDescriptor], limit: Int?, changed: ChangedObjects
+    ) throws -> [Int64]? {
         // A path through a link reaches other objects, possibly of this same class, whose
         // changes move results that are not in `changed` themselves.
-        guard case .all = source, limit == nil, !changed.otherClassesChanged, LinkedChanges.paths(predicate, sorts).isEmpty,
-              changed.count * 4 <= max(old.count, 16) else { return nil }
+        guard case .all = source, limit == nil, !changed.otherClassesChanged,
+            LinkedChanges.paths(predicate, sorts).isEmpty,
+            changed.count * 4 <= max(old.count, 16)
+        else { return nil }
         let c = try t.cls(className)
         let touched = FewKeys(changed.deleted.union(changed.inserted).union(changed.modified))
         var keys = old.filter { !touched.contains($0) }

@@ -43,7 +43,9 @@ enum LinkedChanges {
 extension QueryEvaluator {
     /// The objects among `keys` (of class `c`) that reach, along one of `paths`, an object in
     /// `changed` (modified objects by class name), read at this evaluator's version.
-    func reachingChanged(_ keys: [Int64], _ c: ClassSchema, paths: [[String]], changed: [String: Set<Int64>]) throws -> Set<Int64> {
+    func reachingChanged(_ keys: [Int64], _ c: ClassSchema, paths: [[String]], changed: [String: Set<Int64>]) throws
+        -> Set<Int64>
+    {
         var out = Set<Int64>()
         for k in keys {
             search: for path in paths {

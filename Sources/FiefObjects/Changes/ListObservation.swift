@@ -37,7 +37,8 @@ extension List {
                     return false
                 }
                 let owner = try ctx.changedObjects(ref.className, d, since: base)
-                let targets = try property.isLink ? ctx.changedObjects(property.target ?? "", d, since: base).modified : []
+                let targets =
+                    try property.isLink ? ctx.changedObjects(property.target ?? "", d, since: base).modified : []
                 guard owner.modified.contains(ref.key) || !targets.isEmpty else { return true }
                 let now = ctx.readList(ref, property)
                 let change = CollectionChange(oldValues: last, newValues: now) { i in
@@ -46,7 +47,10 @@ extension List {
                 }
                 last = now
                 if !change.isEmpty {
-                    block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))
+                    block(
+                        .update(
+                            self, deletions: change.deletions, insertions: change.insertions,
+                            modifications: change.modifications))
                 }
                 return true
             },
@@ -58,7 +62,9 @@ extension List {
 extension LinkingObjects {
     /// As `Results.observe`: these are the results of a backlinks query. The objects linking
     /// here come and go as insertions and deletions.
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ResultsChange<Origin>) -> Void) -> NotificationToken {
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ResultsChange<Origin>) -> Void)
+        -> NotificationToken
+    {
         guard let results else {
             block(.error(ObjectError.unmanagedObject(className: "LinkingObjects<\(Origin.self)>")))
             return NotificationToken(ctx: nil, id: 0)

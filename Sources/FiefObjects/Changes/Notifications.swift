@@ -57,7 +57,10 @@ final class Observation {
     let update: (ObjectContext, VersionDiff, PinnedVersion) throws -> Bool
     let fail: (Error) -> Void
 
-    init(initial: @escaping (ObjectContext) throws -> Bool, update: @escaping (ObjectContext, VersionDiff, PinnedVersion) throws -> Bool, fail: @escaping (Error) -> Void) {
+    init(
+        initial: @escaping (ObjectContext) throws -> Bool,
+        update: @escaping (ObjectContext, VersionDiff, PinnedVersion) throws -> Bool, fail: @escaping (Error) -> Void
+    ) {
         self.initial = initial
         self.update = update
         self.fail = fail
@@ -126,7 +129,9 @@ extension ObjectContext {
 
     /// The objects among `keys` whose value of one of the properties `names` differs between
     /// the version `base` holds and the one this context reads.
-    func objectsWithChangedProperties(_ className: String, _ keys: Set<Int64>, _ names: Set<String>, since base: PinnedVersion) throws -> Set<Int64> {
+    func objectsWithChangedProperties(
+        _ className: String, _ keys: Set<Int64>, _ names: Set<String>, since base: PinnedVersion
+    ) throws -> Set<Int64> {
         guard !keys.isEmpty else { return [] }
         let now = try tables()
         let c = try now.cls(className)
@@ -140,7 +145,8 @@ extension ObjectContext {
             for k in keys {
                 for name in names {
                     guard let p = c.property(name), p.isStored else { continue }
-                    guard let op = oc.property(name), op.isStored, try read(then, oc, k, op) == read(now, c, k, p) else {
+                    guard let op = oc.property(name), op.isStored, try read(then, oc, k, op) == read(now, c, k, p)
+                    else {
                         out.insert(k)
                         break
                     }
@@ -160,7 +166,8 @@ extension ObjectContext {
         return out
     }
 
-    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff, since base: PinnedVersion) throws -> ChangedObjects {
+    private func changedObjects(_ c: ClassSchema, _ d: VersionDiff, since base: PinnedVersion) throws -> ChangedObjects
+    {
         func objects(_ keys: [[UInt8]]) -> Set<Int64> {
             Set(keys.filter { $0.count >= 8 }.map { k in k.withUnsafeBytes { KeyBytes.readObj($0, at: 0) } })
         }
@@ -185,7 +192,8 @@ extension ObjectContext {
         }
         out.modified = modified.subtracting(out.deleted).subtracting(out.inserted)
         // Tables are fief/<kind>/<cid>[/<pid>]; fief/meta holds only counters and stamps.
-        for name in Set(d.tables.keys).union(d.created).union(d.dropped) where name.hasPrefix("fief/") && name != Tables.meta {
+        for name in Set(d.tables.keys).union(d.created).union(d.dropped)
+        where name.hasPrefix("fief/") && name != Tables.meta {
             let parts = name.split(separator: "/")
             if parts.count < 3 || parts[2] != Substring("\(c.cid)") { out.otherClassesChanged = true }
         }
@@ -215,13 +223,16 @@ extension Results {
                 // Hashing every key of a large result costs more than the rest of an update:
                 // only the key-path rules below need the old keys as a set.
                 var beforeSet: Set<Int64>?
-                func before() -> Set<Int64> { if let s = beforeSet { return s }; let s = Set(last); beforeSet = s; return s }
+                func before() -> Set<Int64> {
+                    if let s = beforeSet { return s }; let s = Set(last); beforeSet = s; return s
+                }
                 var modified = changed.modified
                 var paths = LinkedChanges.paths(self.predicate, self.sorts)
                 if let keyPaths {
                     let split = keyPaths.map { $0.split(separator: ".").map(String.init) }
                     let own = Set(split.compactMap(\.first))
-                    modified = try ctx.objectsWithChangedProperties(self.className, modified.filter { before().contains($0) }, own, since: base)
+                    modified = try ctx.objectsWithChangedProperties(
+                        self.className, modified.filter { before().contains($0) }, own, since: base)
                     paths = split.filter { $0.count > 1 }
                 }
                 // Links may lead to this same class: a changed object there is not another class.
@@ -230,16 +241,27 @@ extension Results {
                     let old = before()
                     let kept = now.filter { old.contains($0) && !modified.contains($0) }
                     let t = try ctx.tables()
-                    modified.formUnion(try QueryEvaluator(t: t).reachingChanged(
-                        kept, try t.cls(self.className), paths: paths, changed: try ctx.modifiedObjectsByClass(d, since: base)))
+                    modified.formUnion(
+                        try QueryEvaluator(t: t).reachingChanged(
+                            kept, try t.cls(self.className), paths: paths,
+                            changed: try ctx.modifiedObjectsByClass(d, since: base)))
                 }
-                var change = CollectionChange(old: last, new: now, modified: modified,
-                                              touched: changed.otherClassesChanged || !paths.isEmpty ? nil : changed.deleted.union(changed.inserted).union(modified))
-                if BrokenObjectLayer.on(.changeSetDropsInsertion), !change.insertions.isEmpty { change.insertions.removeFirst() }
-                if BrokenObjectLayer.on(.changeSetDropsModifications) { change.modifications = []; change.modificationsNew = [] }
+                var change = CollectionChange(
+                    old: last, new: now, modified: modified,
+                    touched: changed.otherClassesChanged || !paths.isEmpty
+                        ? nil : changed.deleted.union(changed.inserted).union(modified))
+                if BrokenObjectLayer.on(.changeSetDropsInsertion), !change.insertions.isEmpty {
+                    change.insertions.removeFirst()
+                }
+                if BrokenObjectLayer.on(.changeSetDropsModifications) {
+                    change.modifications = []; change.modificationsNew = []
+                }
                 last = now
                 if !change.isEmpty {
-                    block(.update(self, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications))
+                    block(
+                        .update(
+                            self, deletions: change.deletions, insertions: change.insertions,
+                            modifications: change.modifications))
                 }
                 return true
             },
@@ -258,7 +280,8 @@ extension _ObservableObject where Self: Object {
     /// once when it is gone. An unmanaged or deleted object gets `.error` at once, then silence.
     /// `keyPaths` limits it to those properties (by the first name of each path: `"dogs.name"`
     /// reports changes of the `dogs` list itself).
-    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken
+    {
         let watched = keyPaths.map { Set($0.compactMap { $0.split(separator: ".").first.map(String.init) }) }
         guard let r = _ref else {
             block(.error(ObjectError.unmanagedObject(className: "\(type(of: self))")))
@@ -298,10 +321,20 @@ extension _ObservableObject where Self: Object {
                 for p in c.storedProperties where watched?.contains(p.name) ?? true {
                     if p.list {
                         let a = lastLists[p.name] ?? [], b = nowLists[p.name] ?? []
-                        if a != b { changes.append(PropertyChange(name: p.name, oldValue: a.map { DynamicValue.toSwift($0, p) }, newValue: b.map { DynamicValue.toSwift($0, p) })) }
+                        if a != b {
+                            changes.append(
+                                PropertyChange(
+                                    name: p.name, oldValue: a.map { DynamicValue.toSwift($0, p) },
+                                    newValue: b.map { DynamicValue.toSwift($0, p) }))
+                        }
                     } else {
                         let a = last[p.name] ?? .null, b = now[p.name] ?? .null
-                        if a != b { changes.append(PropertyChange(name: p.name, oldValue: DynamicValue.toSwift(a, p), newValue: DynamicValue.toSwift(b, p))) }
+                        if a != b {
+                            changes.append(
+                                PropertyChange(
+                                    name: p.name, oldValue: DynamicValue.toSwift(a, p),
+                                    newValue: DynamicValue.toSwift(b, p)))
+                        }
                     }
                 }
                 (last, lastLists) = (now, nowLists)

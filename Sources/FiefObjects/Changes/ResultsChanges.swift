@@ -15,7 +15,8 @@ public struct ResultsChanges<T: Object>: AsyncSequence {
     public struct Iterator: AsyncIteratorProtocol {
         let feed: ResultsChangeFeed<T>
 
-        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ResultsChange<T>? {
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ResultsChange<T>?
+        {
             try await feed.next(actor)
         }
 

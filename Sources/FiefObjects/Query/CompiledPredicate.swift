@@ -27,9 +27,13 @@ final class CompiledPredicate {
         let utf8: [UInt8]?
         let kind: RowConjunction.Term.Kind
 
-        init(pid: UInt32, absent: ObjectValue, op: CompareOperator, value: ObjectValue, options: StringOptions, utf8: [UInt8]?,
-             kind: RowConjunction.Term.Kind) {
-            self.pid = pid; self.absent = absent; self.op = op; self.value = value; self.options = options; self.utf8 = utf8
+        init(
+            pid: UInt32, absent: ObjectValue, op: CompareOperator, value: ObjectValue, options: StringOptions,
+            utf8: [UInt8]?,
+            kind: RowConjunction.Term.Kind
+        ) {
+            self.pid = pid; self.absent = absent; self.op = op; self.value = value; self.options = options;
+            self.utf8 = utf8
             self.kind = kind
         }
     }
@@ -56,21 +60,29 @@ final class CompiledPredicate {
             let ns = ps.compactMap { node($0, plan) }
             return ns.count == ps.count ? .or(ns) : nil
         case .not(let q): return node(q, plan).map { .not($0) }
-        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
+        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit)
+        where k.variable == nil && k.components.count == 1:
             guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
             var utf8: [UInt8]?
-            if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith { utf8 = Array(s.utf8) }
+            if case .string(let s) = v, opts.isEmpty, op == .equal || op == .notEqual || op == .beginsWith {
+                utf8 = Array(s.utf8)
+            }
             let kind: RowConjunction.Term.Kind
-            if prop.kind.isInteger, case .int = v, [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) {
+            if prop.kind.isInteger, case .int = v,
+                [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
+            {
                 kind = .int
             } else {
                 kind = utf8 == nil ? .general : .bytes
             }
-            let c = Comparison(pid: prop.pid, absent: ObjectTables.defaultValue(prop), op: op, value: v, options: opts, utf8: utf8, kind: kind)
+            let c = Comparison(
+                pid: prop.pid, absent: ObjectTables.defaultValue(prop), op: op, value: v, options: opts, utf8: utf8,
+                kind: kind)
             return .terms(RowConjunction([c], plan.codec))
         case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
             guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
-                  let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan) else { return nil }
+                let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan)
+            else { return nil }
             return conjunction([a, b], plan)
         case .in(.keyPath(let k), .values(let vs), .implicit):
             let ns = vs.compactMap { node(.compare(.keyPath(k), .equal, .value($0), [], .implicit), plan) }
@@ -103,10 +115,14 @@ final class CompiledPredicate {
     struct Source {
         let tx: Transaction
         let table: String
-        func get(_ key: Int64, _ pid: UInt32) throws -> [UInt8]? { try tx.get(table: table, key: KeyBytes.property(key, pid)) }
+        func get(_ key: Int64, _ pid: UInt32) throws -> [UInt8]? {
+            try tx.get(table: table, key: KeyBytes.property(key, pid))
+        }
     }
 
-    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ src: Source, _ key: Int64) throws -> Bool {
+    private func test(_ n: Node, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ src: Source, _ key: Int64) throws
+        -> Bool
+    {
         switch n {
         case .constant(let b): return b
         case .and(let ns):

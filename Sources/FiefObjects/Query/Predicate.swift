@@ -29,7 +29,9 @@ public struct StringOptions: OptionSet, Sendable, Equatable {
 /// objects). `implicit` behaves as `any`.
 public enum Quantifier: String, Sendable, Equatable { case implicit, any, all, none }
 
-public enum AggregateOperator: String, Sendable, Equatable { case count = "@count", min = "@min", max = "@max", sum = "@sum", avg = "@avg" }
+public enum AggregateOperator: String, Sendable, Equatable {
+    case count = "@count", min = "@min", max = "@max", sum = "@sum", avg = "@avg"
+}
 
 public struct KeyPathExpression: Sendable, Equatable {
     /// `$x` inside a SUBQUERY, nil for the queried object.

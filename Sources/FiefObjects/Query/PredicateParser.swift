@@ -39,7 +39,9 @@ struct PredicateParser {
         var p = PredicateParser(source: s, args: args)
         try p.tokenize()
         let pred = try p.parseOr()
-        guard case .end = p.peek else { throw QueryError.syntax(position: p.pos, detail: "unexpected \(p.describe(p.peek))") }
+        guard case .end = p.peek else {
+            throw QueryError.syntax(position: p.pos, detail: "unexpected \(p.describe(p.peek))")
+        }
         guard p.argIndex == args.count else {
             throw QueryError.argumentCount(position: 1, expected: p.argIndex, given: args.count)
         }
@@ -81,7 +83,10 @@ struct PredicateParser {
             } else if c.isNumber || (c == "-" && k + 1 < cs.count && cs[k + 1].isNumber && lastAllowsNumber) {
                 var s = String(c)
                 k += 1
-                while k < cs.count, cs[k].isNumber || cs[k] == "." || cs[k] == "e" || cs[k] == "E" || ((cs[k] == "-" || cs[k] == "+") && (cs[k - 1] == "e" || cs[k - 1] == "E")) {
+                while k < cs.count,
+                    cs[k].isNumber || cs[k] == "." || cs[k] == "e" || cs[k] == "E"
+                        || ((cs[k] == "-" || cs[k] == "+") && (cs[k - 1] == "e" || cs[k - 1] == "E"))
+                {
                     if cs[k] == ".", k + 1 < cs.count, !cs[k + 1].isNumber { break }
                     s.append(cs[k]); k += 1
                 }
@@ -94,7 +99,9 @@ struct PredicateParser {
                 k += 1
                 var s = ""
                 while k < cs.count, isIdent(cs[k]) { s.append(cs[k]); k += 1 }
-                guard !s.isEmpty else { throw QueryError.syntax(position: pos, detail: "'$' must start a variable name") }
+                guard !s.isEmpty else {
+                    throw QueryError.syntax(position: pos, detail: "'$' must start a variable name")
+                }
                 tokens.append((.variable(s), pos))
             } else if c == "@" {
                 k += 1
@@ -103,7 +110,8 @@ struct PredicateParser {
                 tokens.append((.aggregate("@" + s.lowercased()), pos))
             } else if c == "%" {
                 guard k + 1 < cs.count, "@K".contains(cs[k + 1]) else {
-                    throw QueryError.syntax(position: pos, detail: "unknown format specifier (use %@ for values, %K for key paths)")
+                    throw QueryError.syntax(
+                        position: pos, detail: "unknown format specifier (use %@ for values, %K for key paths)")
                 }
                 tokens.append((.arg(cs[k + 1]), pos))
                 k += 2
@@ -135,8 +143,10 @@ struct PredicateParser {
 
     private func keyword(_ s: String) -> String? {
         let u = s.uppercased()
-        let words: Set<String> = ["AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH",
-                                  "CONTAINS", "LIKE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY"]
+        let words: Set<String> = [
+            "AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH",
+            "CONTAINS", "LIKE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY"
+        ]
         return words.contains(u) ? u : nil
     }
 
@@ -164,7 +174,9 @@ struct PredicateParser {
     }
 
     private mutating func expect(_ c: Character) throws {
-        guard peek == .punct(c) else { throw QueryError.syntax(position: pos, detail: "expected '\(c)', found \(describe(peek))") }
+        guard peek == .punct(c) else {
+            throw QueryError.syntax(position: pos, detail: "expected '\(c)', found \(describe(peek))")
+        }
         advance()
     }
 
@@ -209,9 +221,13 @@ struct PredicateParser {
 
     private mutating func parseComparison() throws -> Predicate {
         var quant = Quantifier.implicit
-        if isKeyword("ANY") || isKeyword("SOME") { quant = .any; advance() }
-        else if isKeyword("ALL") { quant = .all; advance() }
-        else if isKeyword("NONE") { quant = .none; advance() }
+        if isKeyword("ANY") || isKeyword("SOME") {
+            quant = .any; advance()
+        } else if isKeyword("ALL") {
+            quant = .all; advance()
+        } else if isKeyword("NONE") {
+            quant = .none; advance()
+        }
         let startPos = pos
         let lhs = try parseExpression()
         if isKeyword("BETWEEN") {
@@ -241,8 +257,11 @@ struct PredicateParser {
         case .ident(let s) where keyword(s) == "CONTAINS": op = .contains
         case .ident(let s) where keyword(s) == "LIKE": op = .like
         case .ident(let s) where ["MATCHES"].contains(s.uppercased()):
-            throw QueryError.unsupportedOperator(position: opPos, detail: "MATCHES (regular expressions) is not supported")
-        case .end: throw QueryError.syntax(position: opPos, detail: "expected an operator after the expression at position \(startPos)")
+            throw QueryError.unsupportedOperator(
+                position: opPos, detail: "MATCHES (regular expressions) is not supported")
+        case .end:
+            throw QueryError.syntax(
+                position: opPos, detail: "expected an operator after the expression at position \(startPos)")
         default: throw QueryError.syntax(position: opPos, detail: "expected an operator, found \(describe(peek))")
         }
         advance()
@@ -275,12 +294,15 @@ struct PredicateParser {
             return try nextArgument(at)
         case .arg("K"):
             advance()
-            guard argIndex < args.count else { throw QueryError.argumentCount(position: at, expected: argIndex + 1, given: args.count) }
+            guard argIndex < args.count else {
+                throw QueryError.argumentCount(position: at, expected: argIndex + 1, given: args.count)
+            }
             guard let name = args[argIndex] as? String else {
                 throw QueryError.typeMismatch(position: at, detail: "%K needs a String key path")
             }
             argIndex += 1
-            return try keyPathTail(KeyPathExpression(components: name.split(separator: ".").map(String.init), position: at))
+            return try keyPathTail(
+                KeyPathExpression(components: name.split(separator: ".").map(String.init), position: at))
         case .punct("{"):
             advance()
             var vs: [ObjectValue] = []
@@ -331,7 +353,8 @@ struct PredicateParser {
             }
             return try keyPathTail(KeyPathExpression(components: comps, position: at))
         case .end: throw QueryError.syntax(position: at, detail: "the query ends where an expression should start")
-        default: throw QueryError.syntax(position: at, detail: "expected a key path or a value, found \(describe(peek))")
+        default:
+            throw QueryError.syntax(position: at, detail: "expected a key path or a value, found \(describe(peek))")
         }
     }
 
@@ -356,12 +379,16 @@ struct PredicateParser {
         let at = pos
         advance()
         try expect("(")
-        guard case .ident(let first) = peek else { throw QueryError.syntax(position: pos, detail: "SUBQUERY needs a collection key path first") }
+        guard case .ident(let first) = peek else {
+            throw QueryError.syntax(position: pos, detail: "SUBQUERY needs a collection key path first")
+        }
         var comps = [first]
         advance()
         while peek == .punct("."), case .ident(let n) = tokens[i + 1].0 { advance(); advance(); comps.append(n) }
         try expect(",")
-        guard case .variable(let v) = peek else { throw QueryError.syntax(position: pos, detail: "SUBQUERY needs a $variable second") }
+        guard case .variable(let v) = peek else {
+            throw QueryError.syntax(position: pos, detail: "SUBQUERY needs a $variable second")
+        }
         advance()
         try expect(",")
         let pred = try parseOr()
@@ -375,7 +402,9 @@ struct PredicateParser {
 
     /// A `%@` argument: a value, or a list of values for an array.
     private mutating func nextArgument(_ at: Int) throws -> QueryExpression {
-        guard argIndex < args.count else { throw QueryError.argumentCount(position: at, expected: argIndex + 1, given: args.count) }
+        guard argIndex < args.count else {
+            throw QueryError.argumentCount(position: at, expected: argIndex + 1, given: args.count)
+        }
         let a = args[argIndex]
         argIndex += 1
         if let arr = DynamicValue.unwrap(a) as? [Any], !(DynamicValue.unwrap(a) is [UInt8]) {
@@ -403,11 +432,13 @@ struct PredicateParser {
         case let v as Data: return .data([UInt8](v))
         case let v as [UInt8]: return .data(v)
         case let o as Object:
-            guard let k = o.objectKey else { throw QueryError.typeMismatch(position: at, detail: "an unmanaged object cannot be a query argument") }
+            guard let k = o.objectKey else {
+                throw QueryError.typeMismatch(position: at, detail: "an unmanaged object cannot be a query argument")
+            }
             return .link(k)
         default:
-            throw QueryError.typeMismatch(position: at, detail: "argument of type \(type(of: a)) cannot be used in a query")
+            throw QueryError.typeMismatch(
+                position: at, detail: "argument of type \(type(of: a)) cannot be used in a query")
         }
     }
 }
-

@@ -37,7 +37,8 @@ struct QueryEvaluator {
     }
 
     /// The kind of value an expression yields (nil: any, as for the null constant).
-    private func type(of e: QueryExpression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> PropertyKind? {
+    private func type(of e: QueryExpression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> PropertyKind?
+    {
         switch e {
         case .value(let v): return kind(of: v)
         case .values(let vs): return vs.lazy.compactMap { kind(of: $0) }.first
@@ -45,21 +46,49 @@ struct QueryEvaluator {
         case .aggregate(let k, let op, let rest):
             let last = try resolve(k, root, vars)
             guard last.collection else {
-                throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs a list or linking objects, \(k.components.joined(separator: ".")) is neither")
+                throw QueryError.typeMismatch(
+                    position: k.position,
+                    detail:
+                        "\(op.rawValue) needs a list or linking objects, "
+                        + "\(k.components.joined(separator: ".")) is neither"
+                )
             }
             if op == .count { return .int }
             if rest.isEmpty {
-                guard last.kind != .object else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) of objects needs a property: \(k.components.joined(separator: ".")).\(op.rawValue).<property>") }
-                guard last.kind.isNumeric || last.kind == .date || op == .min || op == .max else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs numbers") }
+                guard last.kind != .object else {
+                    throw QueryError.typeMismatch(
+                        position: k.position,
+                        detail:
+                            "\(op.rawValue) of objects needs a property: "
+                            + "\(k.components.joined(separator: ".")).\(op.rawValue).<property>"
+                    )
+                }
+                guard last.kind.isNumeric || last.kind == .date || op == .min || op == .max else {
+                    throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs numbers")
+                }
                 return op == .avg ? .double : last.kind
             }
-            guard let target = last.target else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue).\(rest.joined(separator: ".")) needs a list of objects") }
+            guard let target = last.target else {
+                throw QueryError.typeMismatch(
+                    position: k.position,
+                    detail: "\(op.rawValue).\(rest.joined(separator: ".")) needs a list of objects")
+            }
             let inner = try resolve(KeyPathExpression(components: rest, position: k.position), target, vars)
-            guard inner.kind.isNumeric || inner.kind == .date else { throw QueryError.typeMismatch(position: k.position, detail: "\(op.rawValue) needs a numeric property, \(rest.joined(separator: ".")) is \(inner.kind.rawValue)") }
+            guard inner.kind.isNumeric || inner.kind == .date else {
+                throw QueryError.typeMismatch(
+                    position: k.position,
+                    detail:
+                        "\(op.rawValue) needs a numeric property, "
+                        + "\(rest.joined(separator: ".")) is \(inner.kind.rawValue)"
+                )
+            }
             return op == .avg ? .double : inner.kind
         case .subqueryCount(let k, let v, let pred):
             let last = try resolve(k, root, vars)
-            guard last.collection, let target = last.target else { throw QueryError.typeMismatch(position: k.position, detail: "SUBQUERY needs a list of objects or linking objects") }
+            guard last.collection, let target = last.target else {
+                throw QueryError.typeMismatch(
+                    position: k.position, detail: "SUBQUERY needs a list of objects or linking objects")
+            }
             var inner = vars
             inner[v] = target
             try validate(pred, root, vars: inner)
@@ -98,7 +127,9 @@ struct QueryEvaluator {
     func resolve(_ k: KeyPathExpression, _ root: ClassSchema, _ vars: [String: ClassSchema]) throws -> Resolved {
         var cls = root
         if let v = k.variable {
-            guard let c = vars[v] else { throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)") }
+            guard let c = vars[v] else {
+                throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)")
+            }
             cls = c
         }
         var out = Resolved(kind: .object, collection: false, target: cls)
@@ -117,7 +148,14 @@ struct QueryEvaluator {
                 out.target = tc
             } else {
                 out.target = nil
-                if !last { throw QueryError.typeMismatch(position: k.position, detail: "\(cls.name).\(name) is \(p.typeName), not a link; it has no property '\(k.components[i + 1])'") }
+                if !last {
+                    throw QueryError.typeMismatch(
+                        position: k.position,
+                        detail:
+                            "\(cls.name).\(name) is \(p.typeName), not a link; "
+                            + "it has no property '\(k.components[i + 1])'"
+                    )
+                }
             }
         }
         return out
@@ -138,7 +176,8 @@ struct QueryEvaluator {
         if op.isStringOperator {
             let textual: Set<PropertyKind> = [.string, .data, .bytes]
             guard textual.contains(a), textual.contains(b) else {
-                throw QueryError.typeMismatch(position: pos, detail: "\(op.rawValue) needs strings, found \(a.rawValue) and \(b.rawValue)")
+                throw QueryError.typeMismatch(
+                    position: pos, detail: "\(op.rawValue) needs strings, found \(a.rawValue) and \(b.rawValue)")
             }
             return
         }
@@ -169,7 +208,9 @@ struct QueryEvaluator {
     /// by the engine (its catalog keeps each table's count), a scan's matches as it goes.
     func count(_ className: String, source: ResultsSource, predicate: Predicate?, limit: Int?) throws -> Int {
         let limit = limit.map { max(0, $0) } ?? .max
-        guard case .all = source else { return min(limit, try keys(className, source: source, predicate: predicate, sorts: [], limit: nil).count) }
+        guard case .all = source else {
+            return min(limit, try keys(className, source: source, predicate: predicate, sorts: [], limit: nil).count)
+        }
         let c = try t.cls(className)
         guard let p = predicate else { return min(limit, try t.count(c)) }
         if let planned = try plan(p, c) { return min(limit, try filter(planned, c, p).count) }
@@ -192,7 +233,9 @@ struct QueryEvaluator {
 
     /// Calls `body` with the key and row of every object of `c` that matches `predicate` (all
     /// when nil), in key order, until it returns false: each row is tested in place.
-    private func scan(_ c: ClassSchema, matching predicate: Predicate?, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    private func scan(
+        _ c: ClassSchema, matching predicate: Predicate?, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         let test = RowTest(self, c, predicate)
         if let compiled = test.compiled, let flat = compiled.flat {
             // The common case with everything the row test needs held here, so each row costs
@@ -227,7 +270,9 @@ struct QueryEvaluator {
 
         func matches(_ k: Int64, _ row: UnsafeRawBufferPointer) throws -> Bool {
             if let compiled {
-                if let flat = compiled.flat { return try ev.t.decodeGuarded { try flat.test(row, compiled.codec, source, k) } }
+                if let flat = compiled.flat {
+                    return try ev.t.decodeGuarded { try flat.test(row, compiled.codec, source, k) }
+                }
                 return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) }
             }
             guard let p = predicate else { return true }
@@ -237,7 +282,9 @@ struct QueryEvaluator {
 
     /// The candidates (from an index, a primary key, a list or backlinks) that match the whole
     /// predicate, each row found once and tested in place; `row` gets the row of each match.
-    private func filter(_ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> [Int64] {
+    private func filter(
+        _ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }
+    ) throws -> [Int64] {
         let test = RowTest(self, c, p)
         // Candidates from an index come sorted by key: one merge walk over the rows.
         var rows = try t.rowCursor(t.plan(c))
@@ -255,15 +302,19 @@ struct QueryEvaluator {
         return out
     }
 
-    func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?) throws -> [Int64] {
+    func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?)
+        throws -> [Int64]
+    {
         var rows: [UnsafeRawBufferPointer]?
         return try keys(className, source: source, predicate: predicate, sorts: sorts, limit: limit, rows: &rows)
     }
 
     /// As `keys`; when the keys come from one unsorted scan and the transaction lends stable
     /// bytes, `rows` is set to each object's row (for accessors that need no descent).
-    func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?,
-              rows: inout [UnsafeRawBufferPointer]?) throws -> [Int64] {
+    func keys(
+        _ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?,
+        rows: inout [UnsafeRawBufferPointer]?
+    ) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)
         let keys = SortKeys(self, c, sorts)
@@ -294,7 +345,9 @@ struct QueryEvaluator {
         case .list(let owner, let key, let prop):
             let oc = try t.cls(owner)
             guard let p = oc.property(prop), try t.exists(oc, key) else { return [] }
-            candidates = try t.list(oc, key, p).compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+            candidates = try t.list(oc, key, p).compactMap {
+                if case .link(let k) = $0 { return k } else { return nil }
+            }
             if let p = predicate { candidates = try filter(candidates, c, p) }
         case .backlinks(let target, let key, let prop):
             let tc = try t.cls(target)
@@ -309,7 +362,9 @@ struct QueryEvaluator {
 
     /// The matching keys of a class in result order, from one scan: unsorted, it stops at the
     /// limit; with a limit, only rows that can enter the top k have their sort values read.
-    private func scanOrdered(_ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?) throws -> [Int64] {
+    private func scanOrdered(_ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?) throws
+        -> [Int64]
+    {
         if keys.isEmpty { return try scanUnsorted(c, predicate, limit) { _ in } }
         var i = 0
         if let limit {
@@ -325,7 +380,9 @@ struct QueryEvaluator {
             var worst: Int64?
             try scan(c, matching: predicate) { k, row in
                 defer { i += 1 }
-                if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w { return true }
+                if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
+                    return true
+                }
                 let first = try keys.value(0, k, row: row)
                 if top.mightTake(first: first) {
                     top.offer(try keys.ranked(i, k, row: row, first: first))
@@ -344,7 +401,9 @@ struct QueryEvaluator {
     }
 
     /// The matching keys in key order, up to `limit`, handing each row to `row`.
-    private func scanUnsorted(_ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, row: (UnsafeRawBufferPointer) -> Void) throws -> [Int64] {
+    private func scanUnsorted(
+        _ c: ClassSchema, _ predicate: Predicate?, _ limit: Int?, row: (UnsafeRawBufferPointer) -> Void
+    ) throws -> [Int64] {
         var out: [Int64] = []
         guard limit != 0 else { return out }
         if predicate == nil && limit == nil && !t.plan(c).legacyRows {
@@ -386,7 +445,8 @@ struct QueryEvaluator {
             let plan = ev.t.plan(c)
             self.plan = plan
             direct = paths.map { path in
-                guard path.count == 1, let p = plan.byName[path[path.startIndex]], !p.list, p.kind != .linkingObjects else { return nil }
+                guard path.count == 1, let p = plan.byName[path[path.startIndex]], !p.list, p.kind != .linkingObjects
+                else { return nil }
                 return (p.pid, ObjectTables.defaultValue(p))
             }
         }
@@ -395,14 +455,18 @@ struct QueryEvaluator {
 
         /// The pid of sort key `j` when it is an integer property of the object itself.
         func integerColumn(_ j: Int) -> UInt32? {
-            guard let (pid, absent) = direct[j], case .int = absent, plan.stored.contains(where: { $0.pid == pid && $0.kind.isInteger }) else { return nil }
+            guard let (pid, absent) = direct[j], case .int = absent,
+                plan.stored.contains(where: { $0.pid == pid && $0.kind.isInteger })
+            else { return nil }
             return pid
         }
 
         func value(_ j: Int, _ k: Int64, row: UnsafeRawBufferPointer?) throws -> ObjectValue {
             guard let (pid, absent) = direct[j] else { return try ev.walk(c, k, paths[j], row: row).first ?? .null }
             let t = ev.t, plan = plan
-            func read(_ r: UnsafeRawBufferPointer) throws -> ObjectValue { try t.decodeGuarded { try t.value(plan, k, pid: pid, row: r) ?? absent } }
+            func read(_ r: UnsafeRawBufferPointer) throws -> ObjectValue {
+                try t.decodeGuarded { try t.value(plan, k, pid: pid, row: r) ?? absent }
+            }
             if let row { return try read(row) }
             return try t.withRow(plan, k) { r in
                 guard let r else { throw ObjectError.objectDeleted(className: plan.name) }
@@ -430,13 +494,16 @@ struct QueryEvaluator {
 
     private func planOne(_ q: Predicate, _ c: ClassSchema) throws -> [Int64]? {
         func direct(_ e: QueryExpression) -> Property? {
-            guard case .keyPath(let k) = e, k.variable == nil, k.components.count == 1, let p = c.property(k.components[0]), !p.list else { return nil }
+            guard case .keyPath(let k) = e, k.variable == nil, k.components.count == 1,
+                let p = c.property(k.components[0]), !p.list
+            else { return nil }
             return p
         }
         func sameKind(_ p: Property, _ v: ObjectValue) -> Bool {
             switch (p.kind, v) {
             case (.int, .int), (.int8, .int), (.int16, .int), (.int32, .int), (.int64, .int), (.string, .string),
-                 (.bool, .bool), (.date, .date), (.uuid, .uuid): return true
+                (.bool, .bool), (.date, .date), (.uuid, .uuid):
+                return true
             default: return false
             }
         }
@@ -458,13 +525,16 @@ struct QueryEvaluator {
                 return out
             }
             var out: [Int64] = []
-            try t.indexScan(c, p, from: from, to: to) { out.append($0); return true }
+            try t.indexScan(c, p, from: from, to: to) {
+                out.append($0); return true
+            }
             if BrokenObjectLayer.on(.indexRangeDropsLast) { out = out.dropLast() }
             return out
         }
         func usable(_ p: Property) -> Bool { p.hasIndex || (p.primaryKey && p.kind.isInteger) }
         switch q {
-        case .compare(let l, let op, .value(let v), let opts, let quant) where opts.isEmpty && quant != .all && quant != .none:
+        case .compare(let l, let op, .value(let v), let opts, let quant)
+        where opts.isEmpty && quant != .all && quant != .none:
             guard let p = direct(l), usable(p), sameKind(p, v) else { return nil }
             let enc = KeyBytes.indexValue(v)
             let kindStart = [enc[0]], kindEnd = [enc[0] + 1]
@@ -502,13 +572,16 @@ struct QueryEvaluator {
             for q in ps where try matches(q, env) { return true }
             return false
         case .not(let q): return try !matches(q, env)
-        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit) where k.variable == nil && k.components.count == 1:
+        case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit)
+        where k.variable == nil && k.components.count == 1:
             // The common case, a property of the object against a constant: no arrays.
             let c = env.root.0
             guard let p = t.plan(c).byName[k.components[0]], !p.list, p.kind != .linkingObjects else {
                 return try quantify(values(.keyPath(k), env), .implicit) { QueryEvaluator.compare($0, op, v, opts) }
             }
-            let x = try env.row.map { r in try t.decodeGuarded { try t.value(c, env.root.1, p, row: r) } } ?? t.value(c, env.root.1, p)
+            let x =
+                try env.row.map { r in try t.decodeGuarded { try t.value(c, env.root.1, p, row: r) } }
+                ?? t.value(c, env.root.1, p)
             return QueryEvaluator.compare(x, op, v, opts)
         case .compare(let l, let op, let r, let opts, let quant):
             let lv = try values(l, env), rv = try values(r, env)
@@ -582,7 +655,9 @@ struct QueryEvaluator {
 
     private func start(_ k: KeyPathExpression, _ env: Env) throws -> (ClassSchema, Int64) {
         if let v = k.variable {
-            guard let b = env.vars[v] else { throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)") }
+            guard let b = env.vars[v] else {
+                throw QueryError.syntax(position: k.position, detail: "unknown variable $\(v)")
+            }
             return b
         }
         return env.root
@@ -598,7 +673,9 @@ struct QueryEvaluator {
             let keys = try filter(planned, c, p) { rows.append($0) }
             // A hit without a row (a damaged index) leaves the rows out of step: walked by key then.
             for (i, k) in keys.enumerated() {
-                out.append(contentsOf: try walk(c, k, path, row: rows.count == keys.count && t.tx.lendsStableBytes ? rows[i] : nil))
+                out.append(
+                    contentsOf: try walk(
+                        c, k, path, row: rows.count == keys.count && t.tx.lendsStableBytes ? rows[i] : nil))
             }
             return out
         }
@@ -611,9 +688,13 @@ struct QueryEvaluator {
 
     /// The values a key path reaches from one object: one value through to-one links (nil when a
     /// link on the way is nil), every element's through lists and linking objects.
-    func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
+    func walk(_ c: ClassSchema, _ key: Int64, _ comps: ArraySlice<String>, row: UnsafeRawBufferPointer? = nil) throws
+        -> [ObjectValue]
+    {
         guard let name = comps.first else { return [.link(key)] }
-        guard let p = t.plan(c).byName[name] else { throw QueryError.unknownProperty(position: 0, className: c.name, property: name) }
+        guard let p = t.plan(c).byName[name] else {
+            throw QueryError.unknownProperty(position: 0, className: c.name, property: name)
+        }
         let rest = comps.dropFirst()
         if p.kind == .linkingObjects {
             let oc = try t.cls(p.target ?? "")
@@ -662,7 +743,11 @@ struct QueryEvaluator {
             if a.isNull || b.isNull { return false }
             if let x = a.numeric, let y = b.numeric, x.isNaN || y.isNaN { return false }
             var c: Int
-            if case .string(let x) = a, case .string(let y) = b, !o.isEmpty { c = compareUTF8(fold(x, o), fold(y, o)) } else { c = ObjectValue.order(a, b) }
+            if case .string(let x) = a, case .string(let y) = b, !o.isEmpty {
+                c = compareUTF8(fold(x, o), fold(y, o))
+            } else {
+                c = ObjectValue.order(a, b)
+            }
             switch op {
             case .less: return c < 0
             case .lessOrEqual: return c <= 0
@@ -683,7 +768,11 @@ struct QueryEvaluator {
                 switch op {
                 case .beginsWith: return x.starts(with: y)
                 case .endsWith: return x.reversed().starts(with: y.reversed())
-                case .contains: return y.isEmpty || (0...max(0, x.count - y.count)).contains { x.count >= y.count && Array(x[$0..<($0 + y.count)]) == y }
+                case .contains:
+                    return y.isEmpty
+                        || (0...max(0, x.count - y.count)).contains {
+                            x.count >= y.count && Array(x[$0..<($0 + y.count)]) == y
+                        }
                 default: return false
                 }
             default: return false
@@ -695,7 +784,8 @@ struct QueryEvaluator {
         switch (a, b) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
-        case (.string(let x), .string(let y)): return o.isEmpty ? x.utf8.elementsEqual(y.utf8) : fold(x, o) == fold(y, o)
+        case (.string(let x), .string(let y)):
+            return o.isEmpty ? x.utf8.elementsEqual(y.utf8) : fold(x, o) == fold(y, o)
         case (.int(let x), .int(let y)): return x == y
         case (.uuid(let x), .string(let y)), (.string(let y), .uuid(let x)): return UUID(uuidString: y) == x
         default:
@@ -708,10 +798,15 @@ struct QueryEvaluator {
     static func like(_ s: [Unicode.Scalar], _ p: [Unicode.Scalar]) -> Bool {
         var si = 0, pi = 0, star = -1, mark = 0
         while si < s.count {
-            if pi < p.count, p[pi] == "?" || p[pi] == s[si] { si += 1; pi += 1 }
-            else if pi < p.count, p[pi] == "*" { star = pi; mark = si; pi += 1 }
-            else if star >= 0 { pi = star + 1; mark += 1; si = mark }
-            else { return false }
+            if pi < p.count, p[pi] == "?" || p[pi] == s[si] {
+                si += 1; pi += 1
+            } else if pi < p.count, p[pi] == "*" {
+                star = pi; mark = si; pi += 1
+            } else if star >= 0 {
+                pi = star + 1; mark += 1; si = mark
+            } else {
+                return false
+            }
         }
         while pi < p.count, p[pi] == "*" { pi += 1 }
         return pi == p.count

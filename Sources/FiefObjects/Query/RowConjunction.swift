@@ -64,13 +64,17 @@ final class RowConjunction {
             default: return c.kind == .general ? 3 : 2
             }
         }
-        let comparisons = given.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        let comparisons = given.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }
+            .map(\.element)
         var terms: [Term] = [], pool: [UInt8] = []
         for c in comparisons {
             var value: Int64 = 0
             if case .int(let x) = c.value { value = x }
-            terms.append(Term(kind: c.kind, pid: c.pid, op: c.op, value: value, bytesStart: pool.count, bytesCount: c.utf8?.count ?? 0,
-                              absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
+            terms.append(
+                Term(
+                    kind: c.kind, pid: c.pid, op: c.op, value: value, bytesStart: pool.count,
+                    bytesCount: c.utf8?.count ?? 0,
+                    absentMatches: QueryEvaluator.compare(c.absent, c.op, c.value, c.options)))
             pool.append(contentsOf: c.utf8 ?? [])
         }
         var placed: [Placed] = [], widths: [RowLayout.Width] = [], starts: [Int] = [], order: [Int] = []
@@ -116,7 +120,9 @@ final class RowConjunction {
     /// Whether a row matches, its layout read from its header here: the codec's checks, but
     /// without a call and a class reference (a retain and a release) per row.
     @inline(__always)
-    func test(_ row: UnsafeRawBufferPointer, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+    func test(_ row: UnsafeRawBufferPointer, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws
+        -> Bool
+    {
         guard let (id, start) = CompactRow.header(row), id < layoutCount else {
             return try slowTest(row, codec.layout(of: row), codec, src, key)
         }
@@ -134,7 +140,9 @@ final class RowConjunction {
     }
 
     /// Whether a row of layout `l` matches.
-    func test(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+    func test(
+        _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source, _ key: Int64
+    ) throws -> Bool {
         guard Int(l.id) < layoutCount, codec.layouts[Int(l.id)] === l, let (_, start) = CompactRow.header(row) else {
             return try slowTest(row, l, codec, src, key)
         }
@@ -145,8 +153,10 @@ final class RowConjunction {
     /// serial at `start`: one walk over the serials, each term tested when the walk reaches
     /// its slot. A term whose slot does not read as the fast path expects (a null, a string
     /// kept out of the row, damage) goes through `slowMatch`, which reports damage.
-    private func test(_ row: UnsafeRawBufferPointer, layoutID id: Int, start: Int, _ codec: RowCodec,
-                      _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+    private func test(
+        _ row: UnsafeRawBufferPointer, layoutID id: Int, start: Int, _ codec: RowCodec,
+        _ src: CompiledPredicate.Source, _ key: Int64
+    ) throws -> Bool {
         let n = terms.count
         let base = placed.baseAddress! + id * n
         let order = self.order.baseAddress! + id * n
@@ -204,8 +214,12 @@ final class RowConjunction {
                     continue
                 }
                 let t = terms[i]
-                if !t.op.holds(UnsafeRawBufferPointer(start: r + f.offset, count: f.count),
-                               UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount)) { return false }
+                if !t.op.holds(
+                    UnsafeRawBufferPointer(start: r + f.offset, count: f.count),
+                    UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount))
+                {
+                    return false
+                }
             case .slow, .absent:
                 if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
             }
@@ -215,8 +229,10 @@ final class RowConjunction {
 
     /// Every term through `slowMatch`: a fixed row (a file not yet converted) or a layout the
     /// query was not compiled for.
-    private func slowTest(_ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source,
-                          _ key: Int64) throws -> Bool {
+    private func slowTest(
+        _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ codec: RowCodec, _ src: CompiledPredicate.Source,
+        _ key: Int64
+    ) throws -> Bool {
         for i in 0..<terms.count {
             guard let s = l.slot(of: terms[i].pid) else {
                 if !terms[i].absentMatches { return false }
@@ -228,8 +244,10 @@ final class RowConjunction {
     }
 
     /// Term `i` through its comparison and `QueryEvaluator.compare`.
-    private func slowMatch(_ i: Int, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ s: Int, _ codec: RowCodec,
-                           _ src: CompiledPredicate.Source, _ key: Int64) throws -> Bool {
+    private func slowMatch(
+        _ i: Int, _ row: UnsafeRawBufferPointer, _ l: RowLayout, _ s: Int, _ codec: RowCodec,
+        _ src: CompiledPredicate.Source, _ key: Int64
+    ) throws -> Bool {
         let c = comparisons[i]
         let x = try codec.value(row, layout: l, slot: s, key: key, outOfRow: { try src.get(key, c.pid) })
         return QueryEvaluator.compare(x, c.op, c.value, c.options)
@@ -243,7 +261,9 @@ extension RowConjunction {
     static func sameBytes(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?, _ n: Int) -> Bool {
         guard n > 0, let a, let b else { return true }
         guard n <= 16 else { return memcmp(a, b, n) == 0 }
-        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
+            return false
+        }
         return true
     }
 }

@@ -21,7 +21,9 @@ public struct Query<T> {
     var predicate: Predicate { built ?? .compare(keyPath, .equal, .value(.bool(true)), [], .implicit) }
 
     fileprivate func step<V>(_ kp: AnyKeyPath, _ owner: Object.Type) -> Query<V> {
-        guard let n = ModelInfo.of(owner).propertyName(reading: kp) else { preconditionFailure("key path of \(owner) names no @Persisted property") }
+        guard let n = ModelInfo.of(owner).propertyName(reading: kp) else {
+            preconditionFailure("key path of \(owner) names no @Persisted property")
+        }
         return Query<V>(path: path + [n])
     }
 }
@@ -44,7 +46,9 @@ extension Query where T: _ObjectCollection {
     public func avg<V>(_ kp: KeyPath<T.Element, V>) -> Query<Double> { aggregateOf(kp, .avg) }
 
     private func aggregateOf<V, R>(_ kp: KeyPath<T.Element, V>, _ op: AggregateOperator) -> Query<R> {
-        guard let n = ModelInfo.of(T.Element.self).propertyName(reading: kp) else { preconditionFailure("key path names no @Persisted property") }
+        guard let n = ModelInfo.of(T.Element.self).propertyName(reading: kp) else {
+            preconditionFailure("key path names no @Persisted property")
+        }
         return Query<R>(path: []).aggregate(path, op, [n])
     }
 }
@@ -102,12 +106,22 @@ public func > <V: Comparable>(l: Query<V?>, r: V) -> Query<Bool> { cmp(l, .great
 public func >= <V: Comparable>(l: Query<V?>, r: V) -> Query<Bool> { cmp(l, .greaterOrEqual, stored(r)) }
 
 /// Compares two properties of the same object.
-public func == <V>(l: Query<V>, r: Query<V>) -> Query<Bool> { Query<Bool>(path: [], predicate: .compare(l.expression, .equal, r.expression, [], .implicit)) }
-public func < <V>(l: Query<V>, r: Query<V>) -> Query<Bool> { Query<Bool>(path: [], predicate: .compare(l.expression, .less, r.expression, [], .implicit)) }
-public func > <V>(l: Query<V>, r: Query<V>) -> Query<Bool> { Query<Bool>(path: [], predicate: .compare(l.expression, .greater, r.expression, [], .implicit)) }
+public func == <V>(l: Query<V>, r: Query<V>) -> Query<Bool> {
+    Query<Bool>(path: [], predicate: .compare(l.expression, .equal, r.expression, [], .implicit))
+}
+public func < <V>(l: Query<V>, r: Query<V>) -> Query<Bool> {
+    Query<Bool>(path: [], predicate: .compare(l.expression, .less, r.expression, [], .implicit))
+}
+public func > <V>(l: Query<V>, r: Query<V>) -> Query<Bool> {
+    Query<Bool>(path: [], predicate: .compare(l.expression, .greater, r.expression, [], .implicit))
+}
 
-public func && (l: Query<Bool>, r: Query<Bool>) -> Query<Bool> { Query<Bool>(path: [], predicate: .and([l.predicate, r.predicate])) }
-public func || (l: Query<Bool>, r: Query<Bool>) -> Query<Bool> { Query<Bool>(path: [], predicate: .or([l.predicate, r.predicate])) }
+public func && (l: Query<Bool>, r: Query<Bool>) -> Query<Bool> {
+    Query<Bool>(path: [], predicate: .and([l.predicate, r.predicate]))
+}
+public func || (l: Query<Bool>, r: Query<Bool>) -> Query<Bool> {
+    Query<Bool>(path: [], predicate: .or([l.predicate, r.predicate]))
+}
 public prefix func ! (q: Query<Bool>) -> Query<Bool> { Query<Bool>(path: [], predicate: .not(q.predicate)) }
 
 extension Query {
@@ -117,7 +131,10 @@ extension Query {
     }
 
     public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
-        Query<Bool>(path: [], predicate: .between(expression, .value(stored(range.lowerBound)), .value(stored(range.upperBound)), .implicit))
+        Query<Bool>(
+            path: [],
+            predicate: .between(
+                expression, .value(stored(range.lowerBound)), .value(stored(range.upperBound)), .implicit))
     }
 }
 
@@ -129,13 +146,15 @@ private func opts(_ ci: Bool, _ di: Bool) -> StringOptions {
 }
 
 extension Query where T == String {
-    public func starts(with s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Query<Bool> {
+    public func starts(with s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Query<Bool>
+    {
         cmp(self, .beginsWith, .string(s), opts(caseInsensitive, diacriticInsensitive))
     }
     public func ends(with s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Query<Bool> {
         cmp(self, .endsWith, .string(s), opts(caseInsensitive, diacriticInsensitive))
     }
-    public func contains(_ s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Query<Bool> {
+    public func contains(_ s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Query<Bool>
+    {
         cmp(self, .contains, .string(s), opts(caseInsensitive, diacriticInsensitive))
     }
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> Query<Bool> {

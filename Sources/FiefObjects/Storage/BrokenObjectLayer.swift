@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Deliberately broken object layers, which exist only to prove that the torture suite's
@@ -32,18 +32,20 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case indexRangeDropsLast = "index-range-drops-last"
 
     #if FIEF_BROKEN_VARIANTS
-    static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap { BrokenObjectLayer(rawValue: String(cString: $0)) }
-    public static let available = true
+        static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap {
+            BrokenObjectLayer(rawValue: String(cString: $0))
+        }
+        public static let available = true
     #else
-    static let active: BrokenObjectLayer? = nil
-    public static let available = false
+        static let active: BrokenObjectLayer? = nil
+        public static let available = false
     #endif
 
     @inline(__always) static func on(_ v: BrokenObjectLayer) -> Bool {
         #if FIEF_BROKEN_VARIANTS
-        return active == v
+            return active == v
         #else
-        return false
+            return false
         #endif
     }
 }

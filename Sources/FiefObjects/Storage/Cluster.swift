@@ -27,21 +27,31 @@ struct ClusterView {
     static func presenceSize(_ shift: Int) -> Int { max(1, (1 << shift) / 8) }
 
     init(_ b: UnsafeRawBufferPointer, shift expected: Int) throws {
-        guard b.count >= ClusterView.headerSize, b[0] == ClusterView.tag else { throw RowError("cluster has no cluster tag") }
+        guard b.count >= ClusterView.headerSize, b[0] == ClusterView.tag else {
+            throw RowError("cluster has no cluster tag")
+        }
         shift = Int(b[2])
-        guard shift == expected else { throw RowError("cluster holds 2^\(shift) objects; its class's clusters hold 2^\(expected)") }
+        guard shift == expected else {
+            throw RowError("cluster holds 2^\(shift) objects; its class's clusters hold 2^\(expected)")
+        }
         count = Int(b.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian)
-        guard count >= 1, count <= 1 << shift else { throw RowError("cluster counts \(count) objects, outside 1...\(1 << shift)") }
+        guard count >= 1, count <= 1 << shift else {
+            throw RowError("cluster counts \(count) objects, outside 1...\(1 << shift)")
+        }
         wideEnds = b[1] & 1 != 0
         endsAt = ClusterView.headerSize + ClusterView.presenceSize(shift)
         rowsAt = endsAt + count * (wideEnds ? 4 : 2)
-        guard rowsAt <= b.count else { throw RowError("cluster of \(b.count) bytes is shorter than its \(count) row ends") }
+        guard rowsAt <= b.count else {
+            throw RowError("cluster of \(b.count) bytes is shorter than its \(count) row ends")
+        }
         // The presence bits agree with the count, so a count from the headers alone (a class's
         // object count) and a walk of the keys agree too: 32 bytes for 256 objects.
         var present = 0
         for i in 0..<ClusterView.presenceSize(shift) { present += b[ClusterView.headerSize + i].nonzeroBitCount }
         if shift < 3 { present = (Int(b[ClusterView.headerSize]) & ((1 << (1 << shift)) - 1)).nonzeroBitCount }
-        guard present == count else { throw RowError("cluster counts \(count) objects and has \(present) presence bits") }
+        guard present == count else {
+            throw RowError("cluster counts \(count) objects and has \(present) presence bits")
+        }
         bytes = b
     }
 
@@ -76,7 +86,9 @@ struct ClusterView {
     /// Where the row at index `i` (< count) lies in the cluster's bytes.
     func rowRange(at i: Int) throws -> Range<Int> {
         let start = i == 0 ? 0 : end(i - 1), stop = end(i)
-        guard start <= stop, rowsAt + stop <= bytes.count else { throw RowError("cluster row \(i) lies outside the cluster") }
+        guard start <= stop, rowsAt + stop <= bytes.count else {
+            throw RowError("cluster row \(i) lies outside the cluster")
+        }
         return (rowsAt + start)..<(rowsAt + stop)
     }
 
@@ -87,13 +99,17 @@ struct ClusterView {
         var last = 0
         for i in 0..<count {
             let e = end(i)
-            guard e >= last, rowsAt + e <= bytes.count else { throw RowError("cluster row \(i) lies outside the cluster") }
+            guard e >= last, rowsAt + e <= bytes.count else {
+                throw RowError("cluster row \(i) lies outside the cluster")
+            }
             last = e
         }
     }
 
     /// The row at index `i` (< count), borrowed from the cluster.
-    func row(at i: Int) throws -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[try rowRange(at: i)]) }
+    func row(at i: Int) throws -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[try rowRange(at: i)])
+    }
 
     /// The row of slot `s`, nil when the slot is empty.
     func row(slot s: Int) throws -> UnsafeRawBufferPointer? {
@@ -132,7 +148,9 @@ struct ClusterView {
     /// The slots present, in order (for change sets and checks).
     func slots() throws -> [Int] {
         var out: [Int] = []
-        _ = try forEach { s, _ in out.append(s); return true }
+        _ = try forEach { s, _ in
+            out.append(s); return true
+        }
         return out
     }
 }
@@ -161,7 +179,10 @@ final class ClusterRows {
         var first: Int?
         var last = 0
         _ = try v.forEach { s, r in
-            let range = r.isEmpty ? last..<last : (r.baseAddress! - v.bytes.baseAddress!)..<(r.baseAddress! - v.bytes.baseAddress! + r.count)
+            let range =
+                r.isEmpty
+                ? last..<last
+                : (r.baseAddress! - v.bytes.baseAddress!)..<(r.baseAddress! - v.bytes.baseAddress! + r.count)
             if first == nil { first = range.lowerBound }
             slots.append(s)
             ends.append(range.upperBound - first!)

@@ -104,7 +104,9 @@ enum CompactRow {
     /// nil when the row ends before the slot or inside a value, or a serial is not one its
     /// width has (damage: the caller reports it, or reads through the checked path).
     @inline(__always)
-    static func locate(_ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int) -> Field? {
+    static func locate(
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int
+    ) -> Field? {
         var at = start
         var i = 0
         while true {
@@ -126,8 +128,10 @@ enum CompactRow {
 
     /// Every slot of a row of `count` slots, and where its backlinks' entries lie (empty when
     /// it keeps none), checked to end exactly where the row does.
-    static func fields(_ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
-                       count: Int) throws -> (slots: [Field], backlinks: Range<Int>) {
+    static func fields(
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
+        count: Int
+    ) throws -> (slots: [Field], backlinks: Range<Int>) {
         var out: [Field] = []
         out.reserveCapacity(count)
         var at = start
@@ -146,8 +150,10 @@ enum CompactRow {
 
     /// Where a row's backlinks' entries lie (empty when it keeps none); nil when its slots or
     /// their length do not decode.
-    static func backlinkRange(_ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
-                              count: Int) -> Range<Int>? {
+    static func backlinkRange(
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
+        count: Int
+    ) -> Range<Int>? {
         var at = start
         for i in 0..<count {
             let s = leb(row, &at)
@@ -186,7 +192,9 @@ enum CompactRow {
             guard cid >= 0, cid <= UInt32.max, pid >= 0, pid <= UInt32.max, let z, n >= 1 else {
                 throw RowError("row's backlink entry \(out.count) does not decode")
             }
-            let e = Backlink(cid: UInt32(cid), pid: UInt32(pid), origin: Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1), count: Int64(n))
+            let e = Backlink(
+                cid: UInt32(cid), pid: UInt32(pid), origin: Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1),
+                count: Int64(n))
             if let last = out.last, !last.precedes(e) { throw RowError("row's backlinks are out of order") }
             out.append(e)
         }

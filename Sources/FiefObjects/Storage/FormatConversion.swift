@@ -26,7 +26,8 @@ package enum FormatConversion {
                 // Ascending keys: each cluster fills, is written once, and leaves memory.
                 try tx.scan(table: rows) { k, v in
                     let key = KeyBytes.readObj(k, at: 0)
-                    try t.putRowBytes(plan, key, try t.decodeGuarded { try plan.codec.transcode(v, compact: true, key: key) })
+                    try t.putRowBytes(
+                        plan, key, try t.decodeGuarded { try plan.codec.transcode(v, compact: true, key: key) })
                     return true
                 }
                 try tx.dropTable(rows)
@@ -60,13 +61,16 @@ package enum FormatConversion {
                     guard let v else { return }
                     try t.decodeGuarded {
                         _ = try ClusterView(v, shift: shift).forEachObject(number: n) { key, row in
-                            rows.put(slot: Int(key - n << shift), try plan.codec.transcode(row, compact: compact, key: key))
+                            rows.put(
+                                slot: Int(key - n << shift), try plan.codec.transcode(row, compact: compact, key: key))
                             return true
                         }
                     }
                 }
             }
-            if let bytes = rows.encoded() { try n.withKeyBytes { try w.put(table: plan.objectsTable, keyBytes: $0, value: bytes) } }
+            if let bytes = rows.encoded() {
+                try n.withKeyBytes { try w.put(table: plan.objectsTable, keyBytes: $0, value: bytes) }
+            }
         }
     }
 }
@@ -86,11 +90,13 @@ extension FormatConversion {
             guard s.format == SchemaStore.format else { return true }
             let t = ObjectTables(tx: tx, schema: s, path: path)
             // The backlinks rows keep go to `fief/b`, where old formats keep them all.
-            for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
+            for c in s.classes.values.sorted(by: { $0.cid < $1.cid })
+            where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
                 var entries: [([UInt8], Int64)] = []
                 try t.keys(c) { k, row in
                     for e in try t.decodeGuarded({ try t.plan(c).codec.backlinks(row) }) {
-                        entries.append((KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin), e.count))
+                        entries.append(
+                            (KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin), e.count))
                     }
                     return true
                 }
@@ -99,7 +105,8 @@ extension FormatConversion {
                 if try tx.tableInfo(bt) == nil { try tx.createTable(bt, keyKind: .bytes, valueKind: .int64) }
                 for (k, n) in entries { try tx.put(table: bt, key: k, value: n.valueBytes) }
             }
-            for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
+            for c in s.classes.values.sorted(by: { $0.cid < $1.cid })
+            where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
                 let plan = t.plan(c)
                 if format == 2 {
                     try rewriteClusters(t, plan, compact: false)

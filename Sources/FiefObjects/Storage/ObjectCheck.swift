@@ -8,7 +8,8 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
     public var indexEntries = 0
     public var isSound: Bool { problems.isEmpty }
     public var description: String {
-        isSound ? "objects sound: \(objects) objects, \(links) links, \(indexEntries) index entries"
+        isSound
+            ? "objects sound: \(objects) objects, \(links) links, \(indexEntries) index entries"
             : "objects NOT sound (\(problems.count) problems):\n  " + problems.prefix(50).joined(separator: "\n  ")
     }
 }
@@ -44,40 +45,56 @@ enum ObjectCheck {
                     continue
                 }
                 for e in try t.rowBacklinks(c, k) {
-                    keptInRows[c.cid, default: [:]][KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
+                    keptInRows[c.cid, default: [:]][
+                        KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
                 }
                 if let pk = c.primaryKey, pk.kind.isInteger, vals[pk.pid] != .int(k) {
-                    r.problems.append("\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
+                    r.problems.append(
+                        "\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
                 }
                 for p in c.properties where p.hasIndex {
-                    expectedIndex[p.pid, default: []].insert(KeyBytes.indexValue(vals[p.pid] ?? .null) + KeyBytes.obj(k))
+                    expectedIndex[p.pid, default: []].insert(
+                        KeyBytes.indexValue(vals[p.pid] ?? .null) + KeyBytes.obj(k))
                 }
                 for p in c.storedProperties where p.list {
                     if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
-                        r.problems.append("\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
+                        r.problems.append(
+                            "\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
                     }
                     let items = try t.list(c, k, p)
                     if vals[p.pid] != .int(Int64(items.count)) {
-                        r.problems.append("\(c.name) \(k).\(p.name): row says \(vals[p.pid] ?? .null) elements, list has \(items.count)")
+                        r.problems.append(
+                            "\(c.name) \(k).\(p.name): "
+                                + "row says \(vals[p.pid] ?? .null) elements, list has \(items.count)"
+                        )
                     }
                 }
                 for p in c.storedProperties where p.isLink {
                     guard let tc = p.target.flatMap({ t.schema.classes[$0] }) else {
-                        r.problems.append("\(c.name).\(p.name): target class \(p.target ?? "?") missing from the schema")
+                        r.problems.append(
+                            "\(c.name).\(p.name): target class \(p.target ?? "?") missing from the schema")
                         continue
                     }
                     var targets: [Int64] = []
                     if p.list {
                         for v in try t.list(c, k, p) {
-                            if case .link(let x) = v { targets.append(x) } else { r.problems.append("\(c.name) \(k).\(p.name): list element \(v) is not a link") }
+                            if case .link(let x) = v {
+                                targets.append(x)
+                            } else {
+                                r.problems.append("\(c.name) \(k).\(p.name): list element \(v) is not a link")
+                            }
                         }
                     } else if case .link(let x)? = vals[p.pid] {
                         targets.append(x)
                     }
                     for x in targets {
                         r.links += 1
-                        if try !t.exists(tc, x) { r.problems.append("\(c.name) \(k).\(p.name): links to \(tc.name) \(x), which does not exist") }
-                        expected[tc.cid, default: [:]][KeyBytes.backlink(target: x, originClass: c.cid, pid: p.pid, origin: k), default: 0] += 1
+                        if try !t.exists(tc, x) {
+                            r.problems.append(
+                                "\(c.name) \(k).\(p.name): links to \(tc.name) \(x), which does not exist")
+                        }
+                        expected[tc.cid, default: [:]][
+                            KeyBytes.backlink(target: x, originClass: c.cid, pid: p.pid, origin: k), default: 0] += 1
                     }
                 }
             }
@@ -85,12 +102,17 @@ enum ObjectCheck {
                 var found = Set<[UInt8]>()
                 let name = Tables.index(c.cid, p.pid)
                 if try t.hasTable(name) {
-                    try t.tx.scan(table: name) { k, _ in found.insert(Array(k)); return true }
+                    try t.tx.scan(table: name) { k, _ in
+                        found.insert(Array(k)); return true
+                    }
                 }
                 r.indexEntries += found.count
                 let want = expectedIndex[p.pid] ?? []
                 if found != want {
-                    r.problems.append("\(c.name).\(p.name): index has \(found.subtracting(want).count) stale and lacks \(want.subtracting(found).count) entries")
+                    r.problems.append(
+                        "\(c.name).\(p.name): index has \(found.subtracting(want).count) stale "
+                            + "and lacks \(want.subtracting(found).count) entries"
+                    )
                 }
                 if p.primaryKey {
                     var seen = Set<[UInt8]>()
@@ -109,13 +131,18 @@ enum ObjectCheck {
                     if found.updateValue(try Int64(valueBytes: v), forKey: Array(k)) != nil { both += 1 }
                     return true
                 }
-                if both > 0 { r.problems.append("\(c.name): \(both) backlinks are kept both in their target's row and in fief/b") }
+                if both > 0 {
+                    r.problems.append("\(c.name): \(both) backlinks are kept both in their target's row and in fief/b")
+                }
             }
             let want = expected[c.cid] ?? [:]
             if found != want {
                 let stale = found.filter { want[$0.key] != $0.value }.count
                 let missing = want.filter { found[$0.key] != $0.value }.count
-                r.problems.append("\(c.name): backlinks are not the inverse of links (\(stale) stale or wrong, \(missing) missing or wrong)")
+                r.problems.append(
+                    "\(c.name): backlinks are not the inverse of links "
+                        + "(\(stale) stale or wrong, \(missing) missing or wrong)"
+                )
             }
         }
         return r
@@ -140,7 +167,9 @@ enum ObjectCheck {
     }
 
     /// Also returns the lists that have chunks.
-    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> ([String], Set<ListID>) {
+    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> (
+        [String], Set<ListID>
+    ) {
         let table = Tables.lists(c.cid)
         guard try t.hasTable(table) else { return ([], []) }
         var chunked = Set<ListID>()
@@ -153,20 +182,31 @@ enum ObjectCheck {
             out.append("\(c.name) \(l.key): list \(l.pid) ends with an empty chunk \(l.chunk)")
         }
         try t.tx.scan(table: table) { k, v in
-            guard k.count == 16 else { out.append("\(c.name): list chunk key of \(k.count) bytes"); return out.count < 20 }
+            guard k.count == 16 else {
+                out.append("\(c.name): list chunk key of \(k.count) bytes"); return out.count < 20
+            }
             let key = KeyBytes.readObj(k, at: 0), pid = KeyBytes.readU32(k, at: 8), chunk = KeyBytes.readU32(k, at: 12)
             let count = try t.decodeGuarded { try TaggedValue.decodeAll(v).count }
             chunked.insert(ListID(key: key, pid: pid))
             if let l = last, l.key == key, l.pid == pid {
-                if chunk != l.chunk + 1 { out.append("\(c.name) \(key): list \(pid) chunk \(chunk) follows chunk \(l.chunk)") }
+                if chunk != l.chunk + 1 {
+                    out.append("\(c.name) \(key): list \(pid) chunk \(chunk) follows chunk \(l.chunk)")
+                }
                 if l.count != ObjectTables.listChunk {
-                    out.append("\(c.name) \(key): list \(pid) chunk \(l.chunk) holds \(l.count) elements, not \(ObjectTables.listChunk), yet is not the last")
+                    out.append(
+                        "\(c.name) \(key): list \(pid) chunk \(l.chunk) holds \(l.count) elements, "
+                            + "not \(ObjectTables.listChunk), yet is not the last"
+                    )
                 }
             } else {
                 endOfList()
                 if !retired.contains(pid) {
-                    if !keys.contains(key) { out.append("\(c.name) \(key): list chunks of an object that does not exist") }
-                    if !lists.contains(pid) { out.append("\(c.name) \(key): list chunks of property \(pid), which is not a list") }
+                    if !keys.contains(key) {
+                        out.append("\(c.name) \(key): list chunks of an object that does not exist")
+                    }
+                    if !lists.contains(pid) {
+                        out.append("\(c.name) \(key): list chunks of property \(pid), which is not a list")
+                    }
                 }
                 if chunk != 0 { out.append("\(c.name) \(key): list \(pid) starts at chunk \(chunk), not 0") }
             }

@@ -93,7 +93,9 @@ final class ObjectTables {
             if let f = lastFields, f.model == ObjectIdentifier(info) { return f }
             let byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             let props = info.properties.map { byName[$0.name] }
-            let f = Fields(model: ObjectIdentifier(info), properties: props, primaryKey: props.firstIndex { $0?.primaryKey == true })
+            let f = Fields(
+                model: ObjectIdentifier(info), properties: props,
+                primaryKey: props.firstIndex { $0?.primaryKey == true })
             lastFields = f
             return f
         }
@@ -105,7 +107,9 @@ final class ObjectTables {
     func plan(_ c: ClassSchema) -> ClassPlan {
         if let p = plans[c.cid] { return p }
         let state: ClusterState
-        if let s = clusterStates[c.cid] { state = s } else {
+        if let s = clusterStates[c.cid] {
+            state = s
+        } else {
             state = ClusterState()
             clusterStates[c.cid] = state
         }
@@ -184,7 +188,8 @@ final class ObjectTables {
     }
 
     /// Creates the table on first write.
-    private func ensureTable(_ name: String, key: KeyKind = .bytes, value: KeyKind = .bytes) throws -> WriteTransaction {
+    private func ensureTable(_ name: String, key: KeyKind = .bytes, value: KeyKind = .bytes) throws -> WriteTransaction
+    {
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if try !hasTable(name) {
             try w.createTable(name, keyKind: key, valueKind: value)
@@ -203,7 +208,9 @@ final class ObjectTables {
     /// the call only when `lendsRowsUntilWrite`.
     func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard try hasObjectsTable(plan) else { return try body(nil) }
-        if plan.legacyRows { return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) } }
+        if plan.legacyRows {
+            return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
+        }
         if let last = plan.lastRow, last.key == key { return try body(last.row) }
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
@@ -276,8 +283,9 @@ final class ObjectTables {
         guard try hasObjectsTable(plan) else { return RowCursor(cursor: nil) }
         if plan.legacyRows { return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true) }
         try writeClusters(plan)
-        return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path,
-                         keepsCluster: tx.lendsStableBytes)
+        return RowCursor(
+            cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path,
+            keepsCluster: tx.lendsStableBytes)
     }
 
     /// Whether the class has a table of rows yet (remembered in the plan once seen).
@@ -291,12 +299,15 @@ final class ObjectTables {
     /// How many objects the class's clusters hold (2^shift), from `fief/meta`.
     func clusterShift(_ plan: ClassPlan) throws -> Int {
         if let s = plan.clusters.shift { return s }
-        guard try hasTable(Tables.meta), let b = try tx.get(table: Tables.meta, key: ObjectTables.shiftKey(plan.cid)) else {
-            throw EngineError.corrupt(path: path, detail: "class \(plan.name) has clusters but fief/meta gives no cluster size")
+        guard try hasTable(Tables.meta), let b = try tx.get(table: Tables.meta, key: ObjectTables.shiftKey(plan.cid))
+        else {
+            throw EngineError.corrupt(
+                path: path, detail: "class \(plan.name) has clusters but fief/meta gives no cluster size")
         }
         let v = try b.withUnsafeBytes { try Int64(valueBytes: $0) }
         guard (0...Int64(ClusterView.maxShift)).contains(v) else {
-            throw EngineError.corrupt(path: path, detail: "fief/meta gives class \(plan.name) clusters of 2^\(v) objects")
+            throw EngineError.corrupt(
+                path: path, detail: "fief/meta gives class \(plan.name) clusters of 2^\(v) objects")
         }
         plan.clusters.shift = Int(v)
         return Int(v)
@@ -329,7 +340,9 @@ final class ObjectTables {
 
     /// The value of `pid` in a row, nil when the row's layout predates the property.
     func value(_ plan: ClassPlan, _ key: Int64, pid: UInt32, row: UnsafeRawBufferPointer) throws -> ObjectValue? {
-        try plan.codec.value(row, pid: pid, key: key, outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) })
+        try plan.codec.value(
+            row, pid: pid, key: key,
+            outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) })
     }
 
     static func defaultValue(_ p: Property) -> ObjectValue {
@@ -361,7 +374,8 @@ final class ObjectTables {
 
     /// The lists the row of `key` keeps in itself, by pid.
     private func inlineLists(_ plan: ClassPlan, _ key: Int64) throws -> [UInt32: [UInt8]] {
-        try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.inlineLists(r) } } ?? [:] }
+        try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.inlineLists(r) } } ?? [:]
+        }
     }
 
     /// All stored values of a row, by pid, in the class's current properties; the row is
@@ -378,11 +392,15 @@ final class ObjectTables {
 
     /// `ownerRow`: the owner's row when the caller holds it (valid now), so a list kept in
     /// the row costs no descent.
-    func list(_ c: ClassSchema, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws -> [ObjectValue] {
+    func list(_ c: ClassSchema, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws
+        -> [ObjectValue]
+    {
         let plan = plan(c)
         func inline(_ row: UnsafeRawBufferPointer?) throws -> [ObjectValue]? {
             guard let row else { return nil }
-            return try decodeGuarded { try plan.codec.inlineList(row, pid: p.pid).map { try TaggedValue.decodeAll($0) } }
+            return try decodeGuarded {
+                try plan.codec.inlineList(row, pid: p.pid).map { try TaggedValue.decodeAll($0) }
+            }
         }
         let inRow = try ownerRow.map(inline) ?? withRow(plan, key, inline)
         if let inRow { return inRow }
@@ -468,7 +486,9 @@ final class ObjectTables {
         let plan = plan(c)
         var keys: [Int64] = [], problems: [String] = []
         if plan.legacyRows {
-            try self.keys(c) { k, _ in keys.append(k); return true }
+            try self.keys(c) { k, _ in
+                keys.append(k); return true
+            }
             return (keys, [])
         }
         guard try hasObjectsTable(plan) else { return ([], []) }
@@ -511,24 +531,33 @@ final class ObjectTables {
     /// The backlinks the row of `key` keeps (none when it has no row).
     func rowBacklinks(_ target: ClassSchema, _ key: Int64) throws -> [CompactRow.Backlink] {
         let plan = plan(target)
-        return try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.backlinks(r) } } ?? [] }
+        return try withRow(plan, key) { row in
+            try row.map { r in try decodeGuarded { try plan.codec.backlinks(r) } } ?? []
+        }
     }
 
     /// Every backlink entry to `key`: (origin class id, property id, origin key, multiplicity).
-    func incoming(_ target: ClassSchema, _ key: Int64) throws -> [(cid: UInt32, pid: UInt32, origin: Int64, count: Int64)] {
+    func incoming(_ target: ClassSchema, _ key: Int64) throws -> [(
+        cid: UInt32, pid: UInt32, origin: Int64, count: Int64
+    )] {
         var out = try rowBacklinks(target, key).map { ($0.cid, $0.pid, $0.origin, $0.count) }
         let t = Tables.backlinks(target.cid)
         guard try hasTable(t) else { return out }
         let prefix = KeyBytes.obj(key)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
-            out.append((KeyBytes.readU32(k, at: 8), KeyBytes.readU32(k, at: 12), KeyBytes.readObj(k, at: 16), try Int64(valueBytes: v)))
+            out.append(
+                (
+                    KeyBytes.readU32(k, at: 8), KeyBytes.readU32(k, at: 12), KeyBytes.readObj(k, at: 16),
+                    try Int64(valueBytes: v)
+                ))
             return true
         }
         return out
     }
 
     /// Keys whose indexed value lies in [from, to) of index-key bytes.
-    func indexScan(_ c: ClassSchema, _ p: Property, from: [UInt8]?, to: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
+    func indexScan(_ c: ClassSchema, _ p: Property, from: [UInt8]?, to: [UInt8]?, _ body: (Int64) throws -> Bool) throws
+    {
         let t = Tables.index(c.cid, p.pid)
         try applyPendingIndex(t)
         guard try hasTable(t) else { return }
@@ -538,7 +567,9 @@ final class ObjectTables {
     func indexLookup(_ c: ClassSchema, _ p: Property, _ v: ObjectValue) throws -> [Int64] {
         let prefix = KeyBytes.indexValue(v)
         var out: [Int64] = []
-        try indexScan(c, p, from: prefix, to: KeyBytes.successor(prefix)) { out.append($0); return true }
+        try indexScan(c, p, from: prefix, to: KeyBytes.successor(prefix)) {
+            out.append($0); return true
+        }
         return out
     }
 
@@ -569,7 +600,9 @@ final class ObjectTables {
     /// The next key `nextKey` gives for class `c`, as committed.
     func keyCounter(_ c: ClassSchema) throws -> Int64 {
         guard try hasTable(Tables.meta) else { return 1 }
-        return try tx.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map { try $0.withUnsafeBytes { try Int64(valueBytes: $0) } } ?? 1
+        return try tx.get(table: Tables.meta, key: Array("next/\(c.cid)".utf8)).map {
+            try $0.withUnsafeBytes { try Int64(valueBytes: $0) }
+        } ?? 1
     }
 
     /// Writes the clusters, index entries and key counters this write changed; call before
@@ -591,8 +624,13 @@ final class ObjectTables {
 
     /// Writes a new object's row, list contents, index entries and backlinks.
     /// `keyIsFree`: the caller has just seen that no object has `key` (a primary key lookup).
-    func insert(_ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]], keyIsFree: Bool = false) throws {
-        if !keyIsFree, try exists(c, key) { throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key)) }
+    func insert(
+        _ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]],
+        keyIsFree: Bool = false
+    ) throws {
+        if !keyIsFree, try exists(c, key) {
+            throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key))
+        }
         var vals = values
         let plan = plan(c)
         for p in plan.lists { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
@@ -628,10 +666,15 @@ final class ObjectTables {
                 try adjustBacklink(c, p, from: key, to: t, by: 1)
             }
         }
-        for p in plan.lists where !p.isLink && inRow[p.pid] == nil { try writeList(c, key, p, lists[p.pid] ?? [], fresh: true) }
+        for p in plan.lists where !p.isLink && inRow[p.pid] == nil {
+            try writeList(c, key, p, lists[p.pid] ?? [], fresh: true)
+        }
     }
 
-    private func putRow(_ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]], fresh: Bool = false) throws {
+    private func putRow(
+        _ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]],
+        fresh: Bool = false
+    ) throws {
         let plan = plan(c)
         for p in plan.varLength {
             let n: Int
@@ -646,7 +689,9 @@ final class ObjectTables {
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh {
             // The links to the object that its row kept stay with it.
-            let kept = try withRow(plan, key) { old in try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } } }
+            let kept = try withRow(plan, key) { old in
+                try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } }
+            }
             if let kept, !kept.isEmpty { row = RowCodec.appendingBacklinks(row, kept) }
         }
         // Values that moved out before and stay in row now must not linger in fief/v.
@@ -660,7 +705,8 @@ final class ObjectTables {
             let w2 = try ensureTable(vt)
             for (pid, bytes) in moved { try w2.put(table: vt, key: KeyBytes.property(key, pid), value: bytes) }
         }
-        try putRowBytes(plan, key, BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && row.count > 8 ? Array(row.dropLast(8)) : row)
+        try putRowBytes(
+            plan, key, BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && row.count > 8 ? Array(row.dropLast(8)) : row)
     }
 
     // MARK: Clusters a write changes
@@ -681,15 +727,19 @@ final class ObjectTables {
         if let s = plan.clusters.shift { return s }
         if try hasObjectsTable(plan) { return try clusterShift(plan) }
         let s = ClusterShift.choose(plan.codec.current)
-        try ensureTable(Tables.meta).put(table: Tables.meta, key: ObjectTables.shiftKey(plan.cid), value: Int64(s).valueBytes)
+        try ensureTable(Tables.meta).put(
+            table: Tables.meta, key: ObjectTables.shiftKey(plan.cid), value: Int64(s).valueBytes)
         plan.clusters.shift = s
         return s
     }
 
     /// Runs `body` on the cluster that holds (or will hold) `key`, decoded for this write to
     /// change, with the key's slot in it.
-    private func withHotCluster<T>(_ plan: ClassPlan, _ key: Int64, _ body: (ClusterRows, Int) throws -> T) throws -> T {
-        guard !plan.legacyRows else { throw ObjectError.notInWriteTransaction("changing a format-1 file before it is converted") }
+    private func withHotCluster<T>(_ plan: ClassPlan, _ key: Int64, _ body: (ClusterRows, Int) throws -> T) throws -> T
+    {
+        guard !plan.legacyRows else {
+            throw ObjectError.notInWriteTransaction("changing a format-1 file before it is converted")
+        }
         let shift = try writableShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         hotChanges &+= 1
@@ -747,7 +797,9 @@ final class ObjectTables {
     /// holds decoded, or in the leaf this write copied (`mutateValue`: one descent, no decode
     /// of the cluster, no put). Returns nil when no object has `key`; `.some(nil)` when the
     /// row must be encoded again (its layout is not the current one).
-    private func patchRow(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue, _ w: WriteTransaction) throws -> ObjectValue?? {
+    private func patchRow(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue, _ w: WriteTransaction)
+        throws -> ObjectValue??
+    {
         guard try hasObjectsTable(plan), !plan.legacyRows else { return nil }
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
@@ -765,7 +817,9 @@ final class ObjectTables {
                         let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
                         guard let i = view.index(ofSlot: slot) else { return }
                         found = true
-                        old = try plan.codec.patch(UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v, key: key)
+                        old = try plan.codec.patch(
+                            UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v,
+                            key: key)
                     }
                 }
             }
@@ -777,8 +831,10 @@ final class ObjectTables {
     /// 0). The entry lives in the target's row when it has room (`CompactRow`), else in
     /// `fief/b`, where an old file's entries stay too. `fresh`: the origin is new, so no entry
     /// exists yet and `fief/b` is not read.
-    private func adjustBacklink(_ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64,
-                                fresh: Bool = false) throws {
+    private func adjustBacklink(
+        _ origin: ClassSchema, _ p: Property, from: Int64, to target: Int64, by delta: Int64,
+        fresh: Bool = false
+    ) throws {
         guard let tname = p.target, let tc = schema.classes[tname] else { return }
         if BrokenObjectLayer.on(.skipBacklink) && p.list && delta > 0 { return }
         let tplan = plan(tc)
@@ -798,7 +854,9 @@ final class ObjectTables {
     /// Adds `change.count` to the entry for `change`'s origin in the row of `target`; false,
     /// changing nothing, when there is no compact row or the entry does not fit in it.
     private func adjustBacklinkInRow(_ plan: ClassPlan, _ target: Int64, _ change: CompactRow.Backlink) throws -> Bool {
-        guard !plan.legacyRows, try withRow(plan, target, { $0.map { CompactRow.header($0) != nil } }) == true else { return false }
+        guard !plan.legacyRows, try withRow(plan, target, { $0.map { CompactRow.header($0) != nil } }) == true else {
+            return false
+        }
         return try withHotCluster(plan, target) { rows, slot in
             let new = try rows.withRow(slot: slot) { row -> [UInt8]?? in
                 guard let row else { return nil }
@@ -824,7 +882,9 @@ final class ObjectTables {
         if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
             // A fixed-width value in a row of the current layout: its bytes patched in place
             // (no decode into a dictionary, no re-encode).
-            guard let patched = try patchRow(plan(c), key, p, v, w) else { throw ObjectError.objectDeleted(className: c.name) }
+            guard let patched = try patchRow(plan(c), key, p, v, w) else {
+                throw ObjectError.objectDeleted(className: c.name)
+            }
             if let old = patched {
                 if old == v, !(old.numeric?.isNaN ?? false) { return }
                 try changeIndexAndBacklinks(c, key, p, from: old, to: v)
@@ -845,12 +905,16 @@ final class ObjectTables {
 
     /// Keeps a property's index entry and, for a link, the target's backlinks in step with a
     /// change of its value.
-    private func changeIndexAndBacklinks(_ c: ClassSchema, _ key: Int64, _ p: Property, from old: ObjectValue, to v: ObjectValue) throws {
+    private func changeIndexAndBacklinks(
+        _ c: ClassSchema, _ key: Int64, _ p: Property, from old: ObjectValue, to v: ObjectValue
+    ) throws {
         if p.hasIndex {
             let t = Tables.index(c.cid, p.pid)
             try applyPendingIndex(t)
             let w = try ensureTable(t)
-            if !BrokenObjectLayer.on(.staleIndex) { try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key)) }
+            if !BrokenObjectLayer.on(.staleIndex) {
+                try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key))
+            }
             try w.put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
         }
         if p.isLink {
@@ -878,7 +942,9 @@ final class ObjectTables {
 
     static let listChunk = 240
 
-    private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue], fresh: Bool = false) throws {
+    private func writeList(_ c: ClassSchema, _ key: Int64, _ p: Property, _ items: [ObjectValue], fresh: Bool = false)
+        throws
+    {
         if fresh && items.isEmpty { return }
         let t = plan(c).listsTable
         let w = try ensureTable(t)
@@ -899,7 +965,9 @@ final class ObjectTables {
         guard try hasTable(t), let w = writer else { return }
         let prefix = KeyBytes.property(key, p.pid)
         var old: [[UInt8]] = []
-        try w.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in old.append(Array(k)); return true }
+        try w.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
+            old.append(Array(k)); return true
+        }
         for k in old { try w.delete(table: t, key: k) }
     }
 
@@ -930,7 +998,8 @@ final class ObjectTables {
         for (i, p) in plan.indexed.enumerated() {
             let t = plan.indexTables[i]
             try applyPendingIndex(t)
-            try ensureTable(t).delete(table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
+            try ensureTable(t).delete(
+                table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
         }
         for p in plan.links {
             guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }
@@ -952,7 +1021,9 @@ final class ObjectTables {
         for p in plan.lists { try deleteList(c, key, p) }
         let vt = plan.outOfRowTable
         if try hasTable(vt) {
-            for p in plan.stored where p.kind.isVariableLength { try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid)) }
+            for p in plan.stored where p.kind.isVariableLength {
+                try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid))
+            }
         }
         // Links into this object (its row keeps some), read before the row goes: nullify
         // to-one links, drop list occurrences.
@@ -972,7 +1043,8 @@ final class ObjectTables {
         let bt = Tables.backlinks(c.cid)
         guard try hasTable(bt) else { return cascade }
         for (cid, pid, origin, _) in links {
-            try writer?.delete(table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
+            try writer?.delete(
+                table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
         }
         return cascade
     }
@@ -980,7 +1052,9 @@ final class ObjectTables {
     /// Removes every object of a class (its tables go; the class stays in the schema).
     func deleteAll(_ c: ClassSchema) throws {
         var keys: [Int64] = []
-        try self.keys(c) { k, _ in keys.append(k); return true }
+        try self.keys(c) { k, _ in
+            keys.append(k); return true
+        }
         for k in keys { try delete(c, k) }
     }
 }

@@ -30,7 +30,11 @@ struct PendingIndexEntries {
             }
             // The same entry twice is one entry (as a second put of it would be).
             if appending, previous.baseAddress != nil, compareBytes(k, previous) == 0 { return }
-            if appending { try w.append(table: t, keyBytes: k, value: []) } else { try w.put(table: t, keyBytes: k, value: []) }
+            if appending {
+                try w.append(table: t, keyBytes: k, value: [])
+            } else {
+                try w.put(table: t, keyBytes: k, value: [])
+            }
             previous = k
         }
     }

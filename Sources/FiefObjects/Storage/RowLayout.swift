@@ -110,11 +110,15 @@ final class RowCodec {
             guard id < layouts.count else { throw RowError("row names layout \(id); the class has \(layouts.count)") }
             return layouts[id]
         }
-        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else { throw RowError("row has no object tag") }
+        guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else {
+            throw RowError("row has no object tag")
+        }
         let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
         guard id < layouts.count else { throw RowError("row names layout \(id); the class has \(layouts.count)") }
         let l = layouts[id]
-        guard row.count >= l.fixedEnd else { throw RowError("row of \(row.count) bytes is shorter than its layout's \(l.fixedEnd)") }
+        guard row.count >= l.fixedEnd else {
+            throw RowError("row of \(row.count) bytes is shorter than its layout's \(l.fixedEnd)")
+        }
         return l
     }
 
@@ -128,14 +132,18 @@ final class RowCodec {
     /// The value of `pid` in a row, or nil when the row's layout predates the property
     /// (the caller then uses the property's default). Out-of-row bytes come from `outOfRow`.
     /// `key` is the object's (a compact row does not repeat a value equal to it).
-    func value(_ row: UnsafeRawBufferPointer, pid: UInt32, key: Int64, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue? {
+    func value(_ row: UnsafeRawBufferPointer, pid: UInt32, key: Int64, outOfRow: () throws -> [UInt8]?) throws
+        -> ObjectValue?
+    {
         let l = try layout(of: row)
         guard let s = l.slot(of: pid) else { return nil }
         return try value(row, layout: l, slot: s, key: key, outOfRow: outOfRow)
     }
 
-    func value(_ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, key: Int64,
-               outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
+    func value(
+        _ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, key: Int64,
+        outOfRow: () throws -> [UInt8]?
+    ) throws -> ObjectValue {
         switch try field(row, layout: l, slot: s, key: key) {
         case .null: return .null
         case .int(let i): return l.kinds[s] == .object ? .link(i) : .int(i)
@@ -145,7 +153,11 @@ final class RowCodec {
             switch l.kinds[s] {
             case .float: return .float(Float(bitPattern: b.loadUnaligned(as: UInt32.self).littleEndian))
             case .double: return .double(Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian))
-            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian)))
+            case .date:
+                return .date(
+                    Date(
+                        timeIntervalSinceReferenceDate: Double(
+                            bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian)))
             default:
                 var u = UUID().uuid
                 withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: b) }
@@ -154,7 +166,9 @@ final class RowCodec {
         case .bytes(let b):
             return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(Array(b))
         case .outOfRow(let n):
-            guard let b = try outOfRow(), b.count == n else { throw RowError("out-of-row value missing or of the wrong length") }
+            guard let b = try outOfRow(), b.count == n else {
+                throw RowError("out-of-row value missing or of the wrong length")
+            }
             return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(b)
         }
     }
@@ -188,7 +202,9 @@ final class RowCodec {
         return try fixedField(row, layout: l, slot: s)
     }
 
-    private func field(_ row: UnsafeRawBufferPointer, _ f: CompactRow.Field, _ w: RowLayout.Width, key: Int64) throws -> Field {
+    private func field(_ row: UnsafeRawBufferPointer, _ f: CompactRow.Field, _ w: RowLayout.Width, key: Int64) throws
+        -> Field
+    {
         if f.serial == 0 { return .null }
         let bytes = UnsafeRawBufferPointer(rebasing: row[f.offset..<(f.offset + f.count)])
         switch w {
@@ -213,18 +229,24 @@ final class RowCodec {
             let raw = row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
             guard raw & RowCodec.inlineList != 0 else { return .listCount(Int64(bitPattern: raw)) }
             let off = Int(raw & 0xFFFF_FFFF), len = Int((raw >> 32) & 0xFFFF)
-            guard off >= l.fixedEnd, off + len <= row.count else { throw RowError("list kept in the row lies outside it") }
+            guard off >= l.fixedEnd, off + len <= row.count else {
+                throw RowError("list kept in the row lies outside it")
+            }
             return .inlineList(Int64((raw >> 48) & 0x7FFF), UnsafeRawBufferPointer(rebasing: row[off..<(off + len)]))
         }
         switch l.kinds[s] {
         case .bool: return .bool(row[o] != 0)
-        case .int, .int8, .int16, .int32, .int64, .object: return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
-        case .float, .double, .date, .uuid: return .raw(UnsafeRawBufferPointer(rebasing: row[o..<(o + l.kinds[s].fixedSize)]))
+        case .int, .int8, .int16, .int32, .int64, .object:
+            return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
+        case .float, .double, .date, .uuid:
+            return .raw(UnsafeRawBufferPointer(rebasing: row[o..<(o + l.kinds[s].fixedSize)]))
         case .string, .data, .bytes:
             let off = row.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian
             let len = Int(row.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
             if off == RowLayout.outOfRow { return .outOfRow(len) }
-            guard Int(off) + len <= row.count, Int(off) >= l.fixedEnd else { throw RowError("var-area slice out of the row") }
+            guard Int(off) + len <= row.count, Int(off) >= l.fixedEnd else {
+                throw RowError("var-area slice out of the row")
+            }
             return .bytes(UnsafeRawBufferPointer(rebasing: row[Int(off)..<(Int(off) + len)]))
         case .linkingObjects: return .null
         }
@@ -246,7 +268,8 @@ final class RowCodec {
     private func backlinkRange(_ row: UnsafeRawBufferPointer) throws -> Range<Int> {
         let l = try layout(of: row)
         guard let (_, start) = CompactRow.header(row) else { return row.count..<row.count }
-        guard let r = CompactRow.backlinkRange(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count) else {
+        guard let r = CompactRow.backlinkRange(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count)
+        else {
             throw RowError("row's slots or backlinks do not decode")
         }
         return r
@@ -296,7 +319,9 @@ final class RowCodec {
     /// A list's elements as a row keeps them (tagged values), nil when the list is too long for
     /// its row (its elements then go to `fief/l`) or empty.
     static func inlineBytes(_ items: [ObjectValue]) -> [UInt8]? {
-        guard !items.isEmpty, items.count <= maxInlineListCount, !BrokenObjectLayer.on(.listChunkFromOne) else { return nil }
+        guard !items.isEmpty, items.count <= maxInlineListCount, !BrokenObjectLayer.on(.listChunkFromOne) else {
+            return nil
+        }
         var out: [UInt8] = []
         for v in items {
             TaggedValue.encode(v, into: &out)
@@ -308,7 +333,9 @@ final class RowCodec {
     /// The elements of list `pid` kept in the row, nil when the row keeps only its count.
     func inlineList(_ row: UnsafeRawBufferPointer, pid: UInt32) throws -> UnsafeRawBufferPointer? {
         try withLayout(of: row) { l in
-            guard let s = l.slot(of: pid), l.lists[s], case .inlineList(_, let b) = try field(row, layout: l, slot: s, key: 0) else { return nil }
+            guard let s = l.slot(of: pid), l.lists[s],
+                case .inlineList(_, let b) = try field(row, layout: l, slot: s, key: 0)
+            else { return nil }
             return b
         }
     }
@@ -327,7 +354,9 @@ final class RowCodec {
     /// it. `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`); a
     /// list's value is its count. Every insert and re-encoded row comes here: strings are
     /// copied from their UTF-8 storage without an array between.
-    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:], key: Int64) -> (row: [UInt8], outOfRow: [UInt32: [UInt8]]) {
+    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:], key: Int64) -> (
+        row: [UInt8], outOfRow: [UInt32: [UInt8]]
+    ) {
         let l = current
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
@@ -343,7 +372,8 @@ final class RowCodec {
         }
         size += varSlots.reduce(0) { $0 + $1.count + 3 }
         if size > RowLayout.maxRowSize {
-            for v in varSlots.sorted(by: { $0.count > $1.count }) where size > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
+            for v in varSlots.sorted(by: { $0.count > $1.count })
+            where size > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
                 outSlots.insert(v.slot)
                 size -= v.count
             }
@@ -423,7 +453,9 @@ final class RowCodec {
                 put32(&out, o + 4, UInt32(n))
             case .listCount(let n): put64(&out, o, UInt64(bitPattern: n))
             case .inlineList(let n, let b):
-                put64(&out, o, RowCodec.inlineList | UInt64(n & 0x7FFF) << 48 | UInt64(b.count & 0xFFFF) << 32 | UInt64(out.count))
+                put64(
+                    &out, o,
+                    RowCodec.inlineList | UInt64(n & 0x7FFF) << 48 | UInt64(b.count & 0xFFFF) << 32 | UInt64(out.count))
                 out.append(contentsOf: b)
             }
         }
@@ -439,7 +471,8 @@ final class RowCodec {
         let r = UnsafeRawBufferPointer(row)
         let l = try layout(of: r)
         guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength,
-              let (_, start) = CompactRow.header(r) else { return nil }
+            let (_, start) = CompactRow.header(r)
+        else { return nil }
         let old = try value(r, layout: l, slot: s, key: key, outOfRow: { nil })
         if old == v, !(old.numeric?.isNaN ?? false) { return old }
         guard let f = CompactRow.locate(r, from: start, widths: l.widths.baseAddress!, slot: s) else { return nil }

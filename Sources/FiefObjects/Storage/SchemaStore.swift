@@ -21,7 +21,8 @@ enum SchemaStore {
                 s.classes[c.name] = c
                 s.nextCid = max(s.nextCid, c.cid + 1)
             } catch {
-                throw EngineError.corrupt(path: path, detail: "fief/schema holds a class record that does not decode: \(error)")
+                throw EngineError.corrupt(
+                    path: path, detail: "fief/schema holds a class record that does not decode: \(error)")
             }
             return true
         }
@@ -36,12 +37,16 @@ enum SchemaStore {
     }
 
     static func meta(_ tx: Transaction, _ key: String) throws -> Int64? {
-        guard try tx.tableInfo(Tables.meta) != nil, let b = try tx.get(table: Tables.meta, key: Array(key.utf8)) else { return nil }
+        guard try tx.tableInfo(Tables.meta) != nil, let b = try tx.get(table: Tables.meta, key: Array(key.utf8)) else {
+            return nil
+        }
         return try b.withUnsafeBytes { try Int64(valueBytes: $0) }
     }
 
     static func save(_ s: StoredSchema, _ tx: WriteTransaction, removed: [ClassSchema] = []) throws {
-        if try tx.tableInfo(Tables.schema) == nil { try tx.createTable(Tables.schema, keyKind: .int64, valueKind: .bytes) }
+        if try tx.tableInfo(Tables.schema) == nil {
+            try tx.createTable(Tables.schema, keyKind: .int64, valueKind: .bytes)
+        }
         if try tx.tableInfo(Tables.meta) == nil { try tx.createTable(Tables.meta, keyKind: .bytes, valueKind: .bytes) }
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]

@@ -16,7 +16,8 @@ enum Tables {
     static func backlinks(_ cid: UInt32) -> String { "fief/b/\(cid)" }
     static func outOfRow(_ cid: UInt32) -> String { "fief/v/\(cid)" }
     static func all(_ c: ClassSchema) -> [String] {
-        [objects(c.cid), clusters(c.cid), lists(c.cid), backlinks(c.cid), outOfRow(c.cid)] + c.properties.filter(\.hasIndex).map { index(c.cid, $0.pid) }
+        [objects(c.cid), clusters(c.cid), lists(c.cid), backlinks(c.cid), outOfRow(c.cid)]
+            + c.properties.filter(\.hasIndex).map { index(c.cid, $0.pid) }
     }
 }
 
@@ -135,7 +136,9 @@ enum TaggedValue {
             case 7:
                 guard o + 16 <= b.count else { throw RowError("list element truncated") }
                 var u = UUID().uuid
-                withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[o..<(o + 16)])) }
+                withUnsafeMutableBytes(of: &u) {
+                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[o..<(o + 16)]))
+                }
                 o += 16
                 out.append(.uuid(UUID(uuid: u)))
             case 8: out.append(.link(Int64(bitPattern: try u64())))

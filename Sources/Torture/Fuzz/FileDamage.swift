@@ -45,7 +45,9 @@ public struct FileDamage: Codable, Equatable, Sendable {
             let base = Int.random(in: 0..<n, using: &rng) / pageSize * pageSize
             var offsets: [Int] = []
             for _ in 0..<count {
-                let at = clustered ? min(n - 1, base + Int.random(in: 0..<pageSize, using: &rng)) : Int.random(in: 0..<n, using: &rng)
+                let at =
+                    clustered
+                    ? min(n - 1, base + Int.random(in: 0..<pageSize, using: &rng)) : Int.random(in: 0..<n, using: &rng)
                 flip(at, Int.random(in: 0..<8, using: &rng))
                 offsets.append(at)
             }
@@ -58,7 +60,9 @@ public struct FileDamage: Codable, Equatable, Sendable {
             what = "bytes \(at)..<\(end) zeroed"
         case .truncate:
             // A page boundary (a file that lost its tail) or anywhere (a short last write).
-            let keep = Bool.random(using: &rng) ? Int.random(in: 0..<max(1, n / pageSize), using: &rng) * pageSize : Int.random(in: 0..<n, using: &rng)
+            let keep =
+                Bool.random(using: &rng)
+                ? Int.random(in: 0..<max(1, n / pageSize), using: &rng) * pageSize : Int.random(in: 0..<n, using: &rng)
             bytes.removeSubrange(keep...)
             what = "cut to \(keep) of \(n) bytes"
         case .splicePage:

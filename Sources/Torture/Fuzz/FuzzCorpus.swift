@@ -76,7 +76,11 @@ public struct FuzzCorpus: Codable, Sendable {
                 for _ in 0..<Int.random(in: 5...40, using: &rng) {
                     let k = Int64.random(in: 0..<400, using: &rng)
                     if k == 7 { continue }
-                    if Int.random(in: 0..<5, using: &rng) == 0 { _ = try accounts.delete(k) } else { try accounts.put(k, "balance \(Int.random(in: 0..<1_000_000, using: &rng)) at commit \(i)") }
+                    if Int.random(in: 0..<5, using: &rng) == 0 {
+                        _ = try accounts.delete(k)
+                    } else {
+                        try accounts.put(k, "balance \(Int.random(in: 0..<1_000_000, using: &rng)) at commit \(i)")
+                    }
                 }
                 // Key 7 changes in every commit: `get` tells the last version from the one before.
                 try accounts.put(7, "seven at commit \(i)")

@@ -4,8 +4,10 @@ extension Shrinker {
     /// Tries `values` in order (smallest first) and keeps the first that still fails: the
     /// smallest count, pass or size of one part of the case.
     @discardableResult
-    func firstFailing<T>(_ s: Search, _ values: some Sequence<T>, set: (inout TortureReplay, T) -> Void, describe: (T) -> String,
-                         _ attempt: (TortureReplay, String) -> Bool) -> Bool {
+    func firstFailing<T>(
+        _ s: Search, _ values: some Sequence<T>, set: (inout TortureReplay, T) -> Void, describe: (T) -> String,
+        _ attempt: (TortureReplay, String) -> Bool
+    ) -> Bool {
         for v in values {
             var c = s.best
             set(&c, v)
@@ -25,8 +27,12 @@ extension Shrinker {
             search: for nth in 1...3 {
                 for point in CrashPoint.commitPoints {
                     var c = s.best
-                    c.cuts![i] = PowerCut(death: .crashPoint, crashPoint: point.rawValue, nth: nth, mode: c.cuts![i].mode, faultfsSeed: c.cuts![i].faultfsSeed)
-                    if attempt(c, "cut \(i + 1) after a crash at \(point.rawValue):\(nth) instead of a timed one") { break search }
+                    c.cuts![i] = PowerCut(
+                        death: .crashPoint, crashPoint: point.rawValue, nth: nth, mode: c.cuts![i].mode,
+                        faultfsSeed: c.cuts![i].faultfsSeed)
+                    if attempt(c, "cut \(i + 1) after a crash at \(point.rawValue):\(nth) instead of a timed one") {
+                        break search
+                    }
                 }
             }
         }
@@ -38,7 +44,9 @@ extension Shrinker {
         }
         for i in s.best.cuts!.indices {
             guard let nth = s.best.cuts![i].nth, nth > 1 else { continue }
-            firstFailing(s, 1..<nth, set: { $0.cuts![i].nth = $1 }, describe: { "cut \(i + 1): the writer dies in its commit \($0)" }, attempt)
+            firstFailing(
+                s, 1..<nth, set: { $0.cuts![i].nth = $1 },
+                describe: { "cut \(i + 1): the writer dies in its commit \($0)" }, attempt)
         }
         for i in s.best.cuts!.indices where s.best.cuts![i].mode != "drop-all" {
             var c = s.best
@@ -53,10 +61,12 @@ extension Shrinker {
     /// need a file) and after it, and a cut that drops everything unsynced if that still fails.
     func shrinkFileOperation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fileOperation else { return }
-        firstFailing(s, UInt64(1)..<max(1, plan.before), set: { $0.fileOperation!.before = $1 },
-                     describe: { "\($0) commit\($0 == 1 ? "" : "s") before \(plan.operation)" }, attempt)
-        firstFailing(s, UInt64(0)..<s.best.fileOperation!.after, set: { $0.fileOperation!.after = $1 },
-                     describe: { "\($0) commit\($0 == 1 ? "" : "s") after \(plan.operation)" }, attempt)
+        firstFailing(
+            s, UInt64(1)..<max(1, plan.before), set: { $0.fileOperation!.before = $1 },
+            describe: { "\($0) commit\($0 == 1 ? "" : "s") before \(plan.operation)" }, attempt)
+        firstFailing(
+            s, UInt64(0)..<s.best.fileOperation!.after, set: { $0.fileOperation!.after = $1 },
+            describe: { "\($0) commit\($0 == 1 ? "" : "s") after \(plan.operation)" }, attempt)
         if let mode = s.best.fileOperation!.mode, mode != "drop-all" {
             var c = s.best
             c.fileOperation!.mode = "drop-all"
@@ -70,18 +80,21 @@ extension Shrinker {
     /// under a lying fsync, and (bit flips) the fewest rounds that still fail, by delta debugging.
     func shrinkFault(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fault else { return }
-        firstFailing(s, UInt64(1)..<max(1, plan.warm), set: { $0.fault!.warm = $1 },
-                     describe: { "\($0) commit\($0 == 1 ? "" : "s") before the fault" }, attempt)
+        firstFailing(
+            s, UInt64(1)..<max(1, plan.warm), set: { $0.fault!.warm = $1 },
+            describe: { "\($0) commit\($0 == 1 ? "" : "s") before the fault" }, attempt)
         if plan.kind == "short-write", let nth = plan.nth, nth > 1 {
             firstFailing(s, 1..<nth, set: { $0.fault!.nth = $1 }, describe: { "short write \($0)" }, attempt)
         }
         if let lie = plan.commitsUnderLie, lie > 1 {
-            firstFailing(s, UInt64(1)..<lie, set: { $0.fault!.commitsUnderLie = $1 },
-                         describe: { "\($0) commit\($0 == 1 ? "" : "s") under the lie" }, attempt)
+            firstFailing(
+                s, UInt64(1)..<lie, set: { $0.fault!.commitsUnderLie = $1 },
+                describe: { "\($0) commit\($0 == 1 ? "" : "s") under the lie" }, attempt)
         }
         if s.best.fault?.rounds != nil {
-            removeByDeltaDebugging(s, items: { $0.fault?.rounds ?? [] }, keep: { r, kept in r.fault!.rounds = kept }, minimum: 1,
-                                   describe: { kept, _ in "\(kept) bit-flip round\(kept == 1 ? "" : "s")" }, attempt)
+            removeByDeltaDebugging(
+                s, items: { $0.fault?.rounds ?? [] }, keep: { r, kept in r.fault!.rounds = kept }, minimum: 1,
+                describe: { kept, _ in "\(kept) bit-flip round\(kept == 1 ? "" : "s")" }, attempt)
         }
     }
 }
@@ -90,7 +103,9 @@ extension Shrinker {
     /// A keystream case: fewer threads, fewer writer processes, each stopping earlier.
     func shrinkKeystream(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.keystream else { return }
-        firstFailing(s, 1..<max(1, plan.threads), set: { $0.keystream!.threads = $1 }, describe: { "\($0) thread\($0 == 1 ? "" : "s")" }, attempt)
+        firstFailing(
+            s, 1..<max(1, plan.threads), set: { $0.keystream!.threads = $1 },
+            describe: { "\($0) thread\($0 == 1 ? "" : "s")" }, attempt)
         // Fewer processes: the last ones first (each starts where the one before stopped).
         while s.best.keystream!.stepsEndAt.count > 1, !s.outOfTime {
             var c = s.best
@@ -116,9 +131,12 @@ extension Shrinker {
     /// A notify case: one observer, and the last writer's commits as few as still fail.
     func shrinkWatch(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let watch = s.best.watch else { return }
-        firstFailing(s, 1..<max(1, watch.observers), set: { $0.watch!.observers = $1 }, describe: { "\($0) observer\($0 == 1 ? "" : "s")" }, attempt)
-        firstFailing(s, UInt64(0)..<watch.lastCommits, set: { $0.watch!.lastCommits = $1 },
-                     describe: { "the last writer makes \($0) commit\($0 == 1 ? "" : "s")" }, attempt)
+        firstFailing(
+            s, 1..<max(1, watch.observers), set: { $0.watch!.observers = $1 },
+            describe: { "\($0) observer\($0 == 1 ? "" : "s")" }, attempt)
+        firstFailing(
+            s, UInt64(0)..<watch.lastCommits, set: { $0.watch!.lastCommits = $1 },
+            describe: { "the last writer makes \($0) commit\($0 == 1 ? "" : "s")" }, attempt)
     }
 }
 
@@ -127,10 +145,12 @@ extension Shrinker {
     /// fails.
     func shrinkReaders(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         if s.best.churn != nil {
-            firstFailing(s, 1..<max(1, s.best.churn!.processes), set: { $0.churn!.processes = $1 },
-                         describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
-            firstFailing(s, 1..<max(1, s.best.churn!.threads), set: { $0.churn!.threads = $1 },
-                         describe: { "\($0) thread\($0 == 1 ? "" : "s") a reader" }, attempt)
+            firstFailing(
+                s, 1..<max(1, s.best.churn!.processes), set: { $0.churn!.processes = $1 },
+                describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
+            firstFailing(
+                s, 1..<max(1, s.best.churn!.threads), set: { $0.churn!.threads = $1 },
+                describe: { "\($0) thread\($0 == 1 ? "" : "s") a reader" }, attempt)
             while s.best.churn!.seconds > 0.2, !s.outOfTime {
                 var c = s.best
                 c.churn!.seconds = (c.churn!.seconds * 50).rounded() / 100
@@ -138,10 +158,12 @@ extension Shrinker {
             }
         }
         guard s.best.readers != nil else { return }
-        removeByDeltaDebugging(s, items: { $0.readers?.readers ?? [] }, keep: { r, kept in r.readers!.readers = kept }, minimum: 1,
-                               describe: { kept, _ in "\(kept) reader\(kept == 1 ? "" : "s") killed" }, attempt)
+        removeByDeltaDebugging(
+            s, items: { $0.readers?.readers ?? [] }, keep: { r, kept in r.readers!.readers = kept }, minimum: 1,
+            describe: { kept, _ in "\(kept) reader\(kept == 1 ? "" : "s") killed" }, attempt)
         let counts: [(String, WritableKeyPath<ReadersScenario.Plan, UInt64>)] = [
-            ("commits before the readers", \.warm), ("commits after each reader", \.between), ("commits after the last", \.after), ("measured commits", \.measured),
+            ("commits before the readers", \.warm), ("commits after each reader", \.between),
+            ("commits after the last", \.after), ("measured commits", \.measured)
         ]
         for (what, key) in counts {
             while s.best.readers![keyPath: key] > 1, !s.outOfTime {
@@ -158,11 +180,12 @@ extension Shrinker {
     func shrinkIsolation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard s.best.isolation != nil else { return }
         let counts: [(String, WritableKeyPath<IsolationScenario.Plan, Int>)] = [
-            ("processes", \.processes), ("threads a process", \.threads), ("transactions a thread", \.transactions),
+            ("processes", \.processes), ("threads a process", \.threads), ("transactions a thread", \.transactions)
         ]
         for (what, key) in counts {
-            firstFailing(s, (1..<max(1, s.best.isolation![keyPath: key])).filter { $0 <= 8 || $0 % 20 == 0 },
-                         set: { $0.isolation![keyPath: key] = $1 }, describe: { "\($0) \(what)" }, attempt)
+            firstFailing(
+                s, (1..<max(1, s.best.isolation![keyPath: key])).filter { $0 <= 8 || $0 % 20 == 0 },
+                set: { $0.isolation![keyPath: key] = $1 }, describe: { "\($0) \(what)" }, attempt)
         }
     }
 }

@@ -62,9 +62,16 @@ public struct Shrinker {
         }
         // A violation of the store is kept over a harness one (a writer that did not die where
         // armed): that is what a bug report is about.
-        let candidates = first.violations.filter { original.expected == nil || ViolationKind.of($0) == original.expected!.kind }
-        guard first.reproduces, let violation = candidates.first(where: { ViolationKind.of($0) != .harness }) ?? candidates.first else {
-            throw TortureError.invalid("the case did not fail in \(tries) runs (a timed kill may not die at the same place twice); nothing to shrink")
+        let candidates = first.violations.filter {
+            original.expected == nil || ViolationKind.of($0) == original.expected!.kind
+        }
+        guard first.reproduces,
+            let violation = candidates.first(where: { ViolationKind.of($0) != .harness }) ?? candidates.first
+        else {
+            throw TortureError.invalid(
+                "the case did not fail in \(tries) runs "
+                    + "(a timed kill may not die at the same place twice); nothing to shrink"
+            )
         }
         var start = original
         start.expected = original.expected ?? .init(kind: ViolationKind.of(violation), violation: violation)
@@ -91,7 +98,8 @@ public struct Shrinker {
             }
             guard let r, r.reproduces else { return false }
             if let state = r.state { c.state = state }
-            c.expected = TortureReplay.Expected(kind: kind, violation: r.violations.first { ViolationKind.of($0) == kind } ?? violation)
+            c.expected = TortureReplay.Expected(
+                kind: kind, violation: r.violations.first { ViolationKind.of($0) == kind } ?? violation)
             search.best = c
             search.bestResult = r
             say("shrink: \(what): \(search.size)")
@@ -117,15 +125,17 @@ public struct Shrinker {
         var shrunk = search.best
         let after = search.size
         let seconds = Date().timeIntervalSince(t0)
-        shrunk.origin = TortureReplay.Origin(runSeed: original.origin?.runSeed, cycle: original.origin?.cycle, before: before,
-                                             shrinkSeconds: (seconds * 10).rounded() / 10, candidatesRun: search.candidates)
+        shrunk.origin = TortureReplay.Origin(
+            runSeed: original.origin?.runSeed, cycle: original.origin?.cycle, before: before,
+            shrinkSeconds: (seconds * 10).rounded() / 10, candidatesRun: search.candidates)
         var correct: Bool?
         if shrunk.broken != nil {
             correct = try shrunk.run(in: dir, broken: .some(nil)).passed
         }
         try? FileManager.default.removeItem(atPath: dir)
-        return Result(replay: shrunk, before: before, after: after, candidates: search.candidates, seconds: seconds,
-                      passesOnCorrectEngine: correct, budgetRanOut: search.outOfTime)
+        return Result(
+            replay: shrunk, before: before, after: after, candidates: search.candidates, seconds: seconds,
+            passesOnCorrectEngine: correct, budgetRanOut: search.outOfTime)
     }
 
     /// Fewer commits made cleanly before the writers that die (crash-states): none, else
@@ -150,13 +160,18 @@ public struct Shrinker {
     func fewerLostSectors(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard s.best.state != nil, let unsynced = s.bestResult.unsyncedSectors else { return }
         // The lost sectors are the items: leaving one out means it reached the disk.
-        removeByDeltaDebugging(s, items: { r in
-            let kept = Set(r.state?.newSectors ?? [])
-            return unsynced.filter { !kept.contains($0) }
-        }, keep: { r, lost in
-            let gone = Set(lost)
-            r.state!.newSectors = unsynced.filter { !gone.contains($0) }
-        }, describe: { lost, before in "\(before - lost) more sector\(before - lost == 1 ? "" : "s") reached the disk" }, attempt)
+        removeByDeltaDebugging(
+            s,
+            items: { r in
+                let kept = Set(r.state?.newSectors ?? [])
+                return unsynced.filter { !kept.contains($0) }
+            },
+            keep: { r, lost in
+                let gone = Set(lost)
+                r.state!.newSectors = unsynced.filter { !gone.contains($0) }
+            },
+            describe: { lost, before in "\(before - lost) more sector\(before - lost == 1 ? "" : "s") reached the disk"
+            }, attempt)
         if s.best.state?.newSize == false {
             var c = s.best
             c.state!.newSize = true
@@ -172,14 +187,17 @@ public struct Shrinker {
                 for point in CrashPoint.commitPoints {
                     var c = s.best
                     c.deaths[i] = .at(point, nth: nth)
-                    if attempt(c, "writer \(i + 1) dies at \(point.rawValue):\(nth) instead of a timed kill") { break search }
+                    if attempt(c, "writer \(i + 1) dies at \(point.rawValue):\(nth) instead of a timed kill") {
+                        break search
+                    }
                 }
             }
         }
         // The fewest threads that still fail (one, unless the failure needs company).
         for i in s.best.deaths.indices where s.best.deaths[i].threads > 1 {
-            firstFailing(s, 1..<s.best.deaths[i].threads, set: { $0.deaths[i].threads = $1 },
-                         describe: { "writer \(i + 1) on \($0) thread\($0 == 1 ? "" : "s")" }, attempt)
+            firstFailing(
+                s, 1..<s.best.deaths[i].threads, set: { $0.deaths[i].threads = $1 },
+                describe: { "writer \(i + 1) on \($0) thread\($0 == 1 ? "" : "s")" }, attempt)
         }
     }
 
@@ -197,7 +215,9 @@ public struct Shrinker {
     func earliestPasses(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         for i in s.best.deaths.indices {
             guard let point = s.best.deaths[i].crashPoint, let nth = s.best.deaths[i].nth, nth > 1 else { continue }
-            firstFailing(s, 1..<nth, set: { $0.deaths[i].nth = $1 }, describe: { "writer \(i + 1) dies at \(point):\($0)" }, attempt)
+            firstFailing(
+                s, 1..<nth, set: { $0.deaths[i].nth = $1 }, describe: { "writer \(i + 1) dies at \(point):\($0)" },
+                attempt)
         }
     }
 
@@ -220,23 +240,29 @@ public struct Shrinker {
             c.commits![i].transfer = false
             _ = attempt(c, "commit \(i + 1) without its bank transfer")
         }
-        for i in (s.best.commits ?? []).indices where s.best.commits![i].changes.contains(where: { ($0.length ?? 0) > 8 }) {
+        for i in (s.best.commits ?? []).indices
+        where s.best.commits![i].changes.contains(where: { ($0.length ?? 0) > 8 }) {
             var c = s.best
-            c.commits![i].changes = c.commits![i].changes.map { PlannedCommit.Change(key: $0.key, length: $0.length.map { min($0, 8) }) }
+            c.commits![i].changes = c.commits![i].changes.map {
+                PlannedCommit.Change(key: $0.key, length: $0.length.map { min($0, 8) })
+            }
             _ = attempt(c, "commit \(i + 1) with short values")
         }
     }
 
     /// One commit's puts and deletes cut by delta debugging.
     func deltaDebug(_ s: Search, commit i: Int, _ attempt: (TortureReplay, String) -> Bool) {
-        removeByDeltaDebugging(s, items: { $0.commits?[i].changes ?? [] }, keep: { r, kept in r.commits![i].changes = kept },
-                               describe: { kept, all in "commit \(i + 1) with \(kept) of \(all) changes" }, attempt)
+        removeByDeltaDebugging(
+            s, items: { $0.commits?[i].changes ?? [] }, keep: { r, kept in r.commits![i].changes = kept },
+            describe: { kept, all in "commit \(i + 1) with \(kept) of \(all) changes" }, attempt)
     }
 
     /// ddmin's removal half: leaves out one of k chunks of `items` at a time (k doubling up to
     /// single items, halving after a success) while the case still fails; `minimum` items stay.
-    func removeByDeltaDebugging<T>(_ s: Search, items: (TortureReplay) -> [T], keep: (inout TortureReplay, [T]) -> Void,
-                                   minimum: Int = 0, describe: (Int, Int) -> String, _ attempt: (TortureReplay, String) -> Bool) {
+    func removeByDeltaDebugging<T>(
+        _ s: Search, items: (TortureReplay) -> [T], keep: (inout TortureReplay, [T]) -> Void,
+        minimum: Int = 0, describe: (Int, Int) -> String, _ attempt: (TortureReplay, String) -> Bool
+    ) {
         var chunks = 1
         while !s.outOfTime {
             let count = items(s.best).count
@@ -255,7 +281,13 @@ public struct Shrinker {
                     start += size
                 }
             }
-            if removed { chunks = max(1, chunks / 2) } else if size == 1 { return } else { chunks = min(chunks * 2, count) }
+            if removed {
+                chunks = max(1, chunks / 2)
+            } else if size == 1 {
+                return
+            } else {
+                chunks = min(chunks * 2, count)
+            }
         }
     }
 }

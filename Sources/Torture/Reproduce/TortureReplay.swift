@@ -70,7 +70,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         public var shrinkSeconds: Double?
         public var candidatesRun: Int?
 
-        public init(runSeed: UInt64?, cycle: Int?, before: ReplaySize, shrinkSeconds: Double? = nil, candidatesRun: Int? = nil) {
+        public init(
+            runSeed: UInt64?, cycle: Int?, before: ReplaySize, shrinkSeconds: Double? = nil, candidatesRun: Int? = nil
+        ) {
             self.runSeed = runSeed
             self.cycle = cycle
             self.before = before
@@ -89,11 +91,19 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// The case of a failed crash-points cycle, from the artifacts folder its run kept.
     public init(artifacts dir: String) throws {
         guard let data = FileManager.default.contents(atPath: dir + "/cycle.json"),
-              let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data) else {
-            throw TortureError.invalid("\(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
+            let record = try? JSONDecoder().decode(ReproductionRecord.self, from: data)
+        else {
+            throw TortureError.invalid(
+                "\(dir)/cycle.json is missing or unreadable; give a folder printed by a failed torture run")
         }
-        guard TortureReplay.shrinkableScenarios.contains(record.scenario), record.target == nil || record.target == TargetSpec.default.description else {
-            throw TortureError.invalid("shrink handles \(TortureReplay.shrinkableScenarios.sorted().joined(separator: " and ")) cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") (rerun it with `fief torture reproduce \(dir)`)")
+        guard TortureReplay.shrinkableScenarios.contains(record.scenario),
+            record.target == nil || record.target == TargetSpec.default.description
+        else {
+            throw TortureError.invalid(
+                "shrink handles \(TortureReplay.shrinkableScenarios.sorted().joined(separator: " and ")) "
+                    + "cycles of target fief; this is \(record.scenario) on \(record.target ?? "fief") "
+                    + "(rerun it with `fief torture reproduce \(dir)`)"
+            )
         }
         if let b = record.broken, BrokenVariant(rawValue: b) == nil && BrokenObjectLayer(rawValue: b) == nil {
             throw TortureError.invalid("shrink runs broken variants; '\(b)' is not one")
@@ -121,7 +131,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case NotifyScenario().name:
             // The commit cycles; the object cycles (odd) are rerun whole.
             guard cycle % 2 == 0 else {
-                throw TortureError.invalid("notify cycle \(cycle) watches object results; shrink takes the commit cycles (rerun it with `fief torture reproduce \(dir)`)")
+                throw TortureError.invalid(
+                    "notify cycle \(cycle) watches object results; shrink takes the commit cycles "
+                        + "(rerun it with `fief torture reproduce \(dir)`)"
+                )
             }
             deaths = NotifyScenario.deaths(cycle: cycle, seed: seed)
             watch = NotifyScenario.Watch()
@@ -138,19 +151,25 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             // The cycle's three objects writers; its migration, schema-2 writer, cache reopen
             // and power cuts are rerun whole with `fief torture reproduce`.
             guard cycle % 3 != 2 else {
-                throw TortureError.invalid("objects cycle \(cycle) is a power-cut cycle; shrink takes the writer-death cycles (rerun it with `fief torture reproduce \(dir)`)")
+                throw TortureError.invalid(
+                    "objects cycle \(cycle) is a power-cut cycle; shrink takes the writer-death cycles "
+                        + "(rerun it with `fief torture reproduce \(dir)`)"
+                )
             }
             deaths = ObjectsScenario.deaths(cycle: cycle, using: &rng)
         default:
             deaths = CrashPointsScenario.deaths(cycle: cycle, seed: seed)
         }
         if record.encrypted == true { encryptionSeed = record.runSeed }
-        origin = Origin(runSeed: record.runSeed, cycle: record.cycle, before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
+        origin = Origin(
+            runSeed: record.runSeed, cycle: record.cycle,
+            before: ReplaySize(deaths: 0, threads: 0, commits: 0, changes: 0))
     }
 
     /// Whether the case runs on a FaultFS mount.
     public var needsFUSE: Bool {
-        scenario == CrashStatesScenario().name || scenario == PowerCutScenario().name || scenario == FaultKindsScenario().name
+        scenario == CrashStatesScenario().name || scenario == PowerCutScenario().name
+            || scenario == FaultKindsScenario().name
             || fileOperation?.mode != nil
     }
 
@@ -161,10 +180,12 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public var canSpellOutCommits: Bool { usesCommitWorkload && scenario != FaultKindsScenario().name && churn == nil }
 
     /// Scenarios whose failing cycles `fief torture shrink` takes.
-    public static let shrinkableScenarios: Set<String> = [CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
-                                                            BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
-                                                            FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name,
-                                                            ReadersScenario().name, IsolationScenario().name]
+    public static let shrinkableScenarios: Set<String> = [
+        CrashPointsScenario().name, CrashStatesScenario().name, PowerCutScenario().name,
+        BatchScenario().name, FileOperationsScenario().name, ObjectsScenario().name,
+        FaultKindsScenario().name, KeystreamScenario().name, NotifyScenario().name,
+        ReadersScenario().name, IsolationScenario().name
+    ]
 
     /// Whether every run dies at the same places: crash points, one writer thread, no timed
     /// kill. A replay that is not is run several times before it is called fixed.
@@ -184,10 +205,24 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         if let cuts { steps = cuts.map(\.description) }
         if let fileOperation { steps = [fileOperation.description] }
         if let fault { steps = ["\(fault.kind) after \(fault.warm) commits"] }
-        if let churn { steps = ["\(churn.processes) reader processes x \(churn.threads) threads for \(churn.seconds) s against a writer"] }
-        if let isolation { steps = ["\(isolation.processes) processes x \(isolation.threads) threads x \(isolation.transactions) list-append transactions"] }
+        if let churn {
+            steps = [
+                "\(churn.processes) reader processes x \(churn.threads) threads for \(churn.seconds) s against a writer"
+            ]
+        }
+        if let isolation {
+            steps = [
+                "\(isolation.processes) processes x \(isolation.threads) threads "
+                    + "x \(isolation.transactions) list-append transactions"
+            ]
+        }
         if let readers { steps = ["\(readers.readers.count) readers killed, \(readers.measured) commits measured"] }
-        if let keystream { steps = ["\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, to commits \(keystream.stepsEndAt)"] }
+        if let keystream {
+            steps = [
+                "\(keystream.stepsEndAt.count) writer processes of \(keystream.threads) threads, "
+                    + "to commits \(keystream.stepsEndAt)"
+            ]
+        }
         var text = "\(scenario): " + steps.joined(separator: ", ")
         if batch == true { text += " (through batch)" }
         if encryptionSeed != nil { text += " (encrypted)" }
@@ -207,12 +242,15 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             throw TortureError.invalid("unknown broken variant '\(variant)'")
         }
         if variant != nil && !BrokenVariant.available {
-            throw TortureError.invalid("this replay runs the broken variant '\(variant!)': it needs a debug build (or --broken none)")
+            throw TortureError.invalid(
+                "this replay runs the broken variant '\(variant!)': it needs a debug build (or --broken none)")
         }
         if let s = encryptionSeed { TortureEncryption.activate(seed: s) } else { TortureEncryption.deactivate() }
         defer { TortureEncryption.deactivate() }
         let env = variant.map { [BrokenVariant.environmentVariable: $0] } ?? [:]
-        if needsFUSE, let why = FaultFSMount.unavailableReason() { throw TortureError.invalid("\(scenario) replays need FUSE: \(why)") }
+        if needsFUSE, let why = FaultFSMount.unavailableReason() {
+            throw TortureError.invalid("\(scenario) replays need FUSE: \(why)")
+        }
         let outcome: CycleOutcome
         switch scenario {
         case CrashStatesScenario().name:
@@ -220,10 +258,14 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case ObjectsScenario().name:
             outcome = try ObjectsScenario.runDeaths(deaths, dir: dir, seed: seed, environment: env).0
         case FileOperationsScenario().name:
-            guard let plan = fileOperation else { throw TortureError.invalid("a file-ops replay needs its fileOperation") }
-            outcome = try FileOperationsScenario().run(plan, dir: dir, workload: workload, environment: env, model: try model())
+            guard let plan = fileOperation else {
+                throw TortureError.invalid("a file-ops replay needs its fileOperation")
+            }
+            outcome = try FileOperationsScenario().run(
+                plan, dir: dir, workload: workload, environment: env, model: try model())
         case IsolationScenario().name:
-            outcome = try IsolationScenario().run(isolation ?? IsolationScenario.Plan(), seed: seed, dir: dir, environment: env)
+            outcome = try IsolationScenario().run(
+                isolation ?? IsolationScenario.Plan(), seed: seed, dir: dir, environment: env)
         case ReadersScenario().name:
             if let churn {
                 outcome = try ReadersScenario().runChurn(churn, dir: dir, workload: workload, environment: env)
@@ -232,7 +274,8 @@ public struct TortureReplay: Codable, Sendable, Equatable {
                 outcome = try ReadersScenario().runDeaths(plan, dir: dir, workload: workload, environment: env)
             }
         case NotifyScenario().name:
-            outcome = try NotifyScenario().runCommitCycle(deaths: deaths, watch: watch ?? NotifyScenario.Watch(), dir: dir, workload: workload, environment: env)
+            outcome = try NotifyScenario().runCommitCycle(
+                deaths: deaths, watch: watch ?? NotifyScenario.Watch(), dir: dir, workload: workload, environment: env)
         case KeystreamScenario().name:
             guard let plan = keystream else { throw TortureError.invalid("a keystream replay needs its writers") }
             outcome = try KeystreamScenario().run(plan, dir: dir, workload: workload, environment: env)
@@ -244,7 +287,10 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         case CrashPointsScenario().name, BatchScenario().name:
             outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: env, batch: batch ?? false)
         default:
-            throw TortureError.invalid("replays of \(scenario) are not supported (\(TortureReplay.shrinkableScenarios.sorted().joined(separator: ", ")))")
+            throw TortureError.invalid(
+                "replays of \(scenario) are not supported "
+                    + "(\(TortureReplay.shrinkableScenarios.sorted().joined(separator: ", ")))"
+            )
         }
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         return ReplayResult(violations: outcome.violations, commitsAttempted: attempted, expected: expected)
@@ -253,19 +299,24 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     /// The FaultFS persistence model the case runs under.
     func model() throws -> PersistenceModel {
         guard let m = fsModel else { return .posix }
-        guard let model = PersistenceModel(rawValue: m) else { throw TortureError.invalid("unknown FaultFS model '\(m)'") }
+        guard let model = PersistenceModel(rawValue: m) else {
+            throw TortureError.invalid("unknown FaultFS model '\(m)'")
+        }
         return model
     }
 
     /// Writers on a FaultFS mount, then one crash state (or a search for a failing one).
     func runCrashStates(in dir: String, environment: [String: String]) throws -> ReplayResult {
         let points = try deaths.map { d -> CrashPoint in
-            guard let p = d.point, d.nth ?? 1 == 1 else { throw TortureError.invalid("crash-states writers die at a crash point's first pass") }
+            guard let p = d.point, d.nth ?? 1 == 1 else {
+                throw TortureError.invalid("crash-states writers die at a crash point's first pass")
+            }
             return p
         }
         var notes: [String] = []
-        let made = try CrashImage.make(dir: dir, workload: workload, seed: seed, model: .posix, clean: cleanCommits ?? 0, deaths: points,
-                                       environment: environment, notes: &notes)
+        let made = try CrashImage.make(
+            dir: dir, workload: workload, seed: seed, model: .posix, clean: cleanCommits ?? 0, deaths: points,
+            environment: environment, notes: &notes)
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         var result = ReplayResult(violations: [], commitsAttempted: attempted, expected: expected)
         guard case .success(let image) = made else {
@@ -275,12 +326,16 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         result.unsyncedSectors = image.unsynced
         let mode = CrashStatesScenario.mode(points)
         func check(_ newSectors: Set<Int>, _ newSize: Bool) throws -> Bool {
-            let found = try image.check(image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief",
-                                        oraclePath: dir + "/oracle.log", workload: workload, mode: mode)
+            let found = try image.check(
+                image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief",
+                oraclePath: dir + "/oracle.log", workload: workload, mode: mode)
             guard !found.isEmpty else { return false }
             let lost = image.unsynced.filter { !newSectors.contains($0) }
             let named = lost.count <= 8 ? " \(lost)" : ""
-            result.violations = found.map { "\(mode), \(lost.count) of \(image.unsynced.count) unsynced sectors lost\(named)\(image.sizeChoice && !newSize ? " and the size" : ""): \($0)" }
+            result.violations = found.map {
+                "\(mode), \(lost.count) of \(image.unsynced.count) unsynced sectors lost\(named)"
+                    + "\(image.sizeChoice && !newSize ? " and the size" : ""): \($0)"
+            }
             result.state = CrashState(newSectors: newSectors.sorted(), newSize: newSize)
             return true
         }
@@ -300,10 +355,16 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     public func size(_ r: ReplayResult) -> ReplaySize {
         let n = Int(r.commitsAttempted)
         // An objects case's commits are one object write each (ObjectGraphWorkload's).
-        let changes = usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
+        let changes =
+            usesCommitWorkload ? (0..<n).reduce(0) { $0 + workload.planned(commit: UInt64($1 + 1)).changes.count } : n
         let threads = cuts.map { $0.map { $0.threads ?? 1 }.max() ?? 1 } ?? deaths.map(\.threads).max() ?? 1
-        var size = ReplaySize(deaths: fileOperation != nil || fault != nil ? 1 : isolation?.processes ?? churn?.processes ?? readers?.readers.count ?? keystream?.stepsEndAt.count ?? cuts?.count ?? deaths.count,
-                              threads: isolation?.threads ?? churn?.threads ?? keystream?.threads ?? threads, commits: n, changes: changes)
+        var size = ReplaySize(
+            deaths: fileOperation != nil || fault != nil
+                ? 1
+                : isolation?.processes ?? churn?.processes ?? readers?.readers.count ?? keystream?.stepsEndAt.count
+                    ?? cuts?.count ?? deaths.count,
+            threads: isolation?.threads ?? churn?.threads ?? keystream?.threads ?? threads, commits: n, changes: changes
+        )
         if scenario == ObjectsScenario().name { size.commitsAre = "one object write each" }
         if let isolation {
             size.commits = isolation.processes * isolation.threads * isolation.transactions
@@ -317,7 +378,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
     }
 
     public static func read(_ path: String) throws -> TortureReplay {
-        guard let data = FileManager.default.contents(atPath: path) else { throw TortureError.invalid("\(path): no such replay file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TortureError.invalid("\(path): no such replay file")
+        }
         do {
             return try JSONDecoder().decode(TortureReplay.self, from: data)
         } catch {
@@ -356,7 +419,10 @@ public struct ReplaySize: Codable, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         let sectors = lostSectors.map { ", \($0) of \(unsyncedSectors ?? 0) unsynced sectors lost" } ?? ""
         let what = commitsAre ?? "\(changes) puts and deletes"
-        return "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), \(commits) commit\(commits == 1 ? "" : "s") (\(what))" + sectors
+        return
+            "\(deaths) writer death\(deaths == 1 ? "" : "s"), \(threads) thread\(threads == 1 ? "" : "s"), "
+            + "\(commits) commit\(commits == 1 ? "" : "s") (\(what))"
+            + sectors
     }
 }
 

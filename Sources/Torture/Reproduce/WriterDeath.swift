@@ -31,17 +31,22 @@ public struct WriterDeath: Codable, Sendable, Equatable, CustomStringConvertible
     /// Kills writers on one file, one after another, each checked as it died: the events
     /// of a crash-points cycle, or of a replay.
     /// `batch`: the writers commit through `Database.batch` (the batch scenario's).
-    public static func run(_ deaths: [WriterDeath], dir: String, workload: CommitWorkload, environment: [String: String],
-                           batch: Bool = false) throws -> CycleOutcome {
+    public static func run(
+        _ deaths: [WriterDeath], dir: String, workload: CommitWorkload, environment: [String: String],
+        batch: Bool = false
+    ) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         for (e, death) in deaths.enumerated() {
-            var cycle = CrashCycle(dbPath: dir + "/db.fief", oraclePath: dir + "/oracle.log", workload: workload,
-                                   threads: death.threads, logPath: dir + "/writer-\(e).out")
+            var cycle = CrashCycle(
+                dbPath: dir + "/db.fief", oraclePath: dir + "/oracle.log", workload: workload,
+                threads: death.threads, logPath: dir + "/writer-\(e).out")
             cycle.environment = environment
             cycle.batch = batch
             if e == 0 { try cycle.writeSchedule() }
             if let raw = death.crashPoint {
-                guard let point = CrashPoint(rawValue: raw) else { throw TortureError.invalid("unknown crash point '\(raw)'") }
+                guard let point = CrashPoint(rawValue: raw) else {
+                    throw TortureError.invalid("unknown crash point '\(raw)'")
+                }
                 let o = try cycle.crash(at: point, nth: death.nth ?? 1)
                 outcome.events.append((point.rawValue, o.violations, o.description))
                 outcome.crashPoints.insert(point.rawValue)

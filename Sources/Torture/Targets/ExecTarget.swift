@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -38,7 +38,7 @@ public final class ExecTarget: TortureTarget {
         (process, input, outputHandle) = try ExecTarget.start(command)
         do {
             try open(directory)
-        } catch where adapterGone {
+        } catch  where adapterGone {
             // An adapter that died before answering `open`, with nothing on its stderr, was seen
             // once in a full test run on a loaded machine and never alone: it gets one more
             // start, and says so. Before `open` it holds no data, so nothing is hidden; a second
@@ -48,7 +48,10 @@ public final class ExecTarget: TortureTarget {
             (process, input, outputHandle) = try ExecTarget.start(command)
             buffer = []
             adapterGone = false
-            do { try open(directory) } catch where adapterGone { throw TargetError(name, "open", "died twice before answering: \(first); then \(error); it \(exitDescription())") }
+            do { try open(directory) } catch  where adapterGone {
+                throw TargetError(
+                    name, "open", "died twice before answering: \(first); then \(error); it \(exitDescription())")
+            }
         }
     }
 
@@ -70,8 +73,9 @@ public final class ExecTarget: TortureTarget {
 
     private func open(_ directory: String) throws {
         let answer = try request(["op": "open", "dir": directory])
-        capabilities = TargetCapabilities(transactions: (answer["transactions"] as? Bool) ?? true,
-                                          multiProcess: (answer["multiProcess"] as? Bool) ?? true)
+        capabilities = TargetCapabilities(
+            transactions: (answer["transactions"] as? Bool) ?? true,
+            multiProcess: (answer["multiProcess"] as? Bool) ?? true)
     }
 
     /// How the adapter ended (after `adapterGone`): its exit status or signal.
@@ -79,7 +83,8 @@ public final class ExecTarget: TortureTarget {
         try? input.close()
         try? outputHandle.close()
         process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
+        return process.terminationReason == .uncaughtSignal
+            ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
     }
 
     deinit { close() }
@@ -111,7 +116,11 @@ public final class ExecTarget: TortureTarget {
             throw TargetError(name, op, "the adapter closed its output without answering (it exited?)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(reply))) as? [String: Any] else {
-            throw TargetError(name, op, "the adapter answered with something that is not a JSON object: \(String(decoding: reply.prefix(200), as: UTF8.self))")
+            throw TargetError(
+                name, op,
+                "the adapter answered with something that is not a JSON object: "
+                    + "\(String(decoding: reply.prefix(200), as: UTF8.self))"
+            )
         }
         if let e = object["error"] { throw TargetError(name, op, "\(e)") }
         return object
@@ -137,11 +146,15 @@ public final class ExecTarget: TortureTarget {
         func get(_ key: String) throws -> String? {
             try target.request(["op": "get", "key": key])["value"] as? String
         }
-        func put(_ key: String, _ value: String) throws { try target.request(["op": "put", "key": key, "value": value]) }
+        func put(_ key: String, _ value: String) throws {
+            try target.request(["op": "put", "key": key, "value": value])
+        }
         func delete(_ key: String) throws { try target.request(["op": "delete", "key": key]) }
         func scan(from: String, to: String) throws -> [(key: String, value: String)] {
             let answer = try target.request(["op": "scan", "from": from, "to": to])
-            guard let pairs = answer["pairs"] as? [[Any]] else { throw TargetError(target.name, "scan", "the answer has no \"pairs\" list") }
+            guard let pairs = answer["pairs"] as? [[Any]] else {
+                throw TargetError(target.name, "scan", "the answer has no \"pairs\" list")
+            }
             return try pairs.map { p in
                 guard p.count == 2, let k = p[0] as? String, let v = p[1] as? String else {
                     throw TargetError(target.name, "scan", "a pair is not [key, value] of strings: \(p)")

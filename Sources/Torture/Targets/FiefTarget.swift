@@ -39,7 +39,9 @@ public final class FiefTarget: TortureTarget {
 
     public func read<T>(_ body: (TargetTransaction) throws -> T) throws -> T {
         try database().read { tx in
-            let table = try tx.tableInfo(FiefTarget.table) == nil ? nil : try tx.table(FiefTarget.table, key: String.self, value: String.self)
+            let table =
+                try tx.tableInfo(FiefTarget.table) == nil
+                ? nil : try tx.table(FiefTarget.table, key: String.self, value: String.self)
             return try body(Transaction(table: table))
         }
     }

@@ -30,7 +30,11 @@ public final class LMDBTarget: TortureTarget {
             for (word, value) in configurationWords(text) {
                 if word == "default" && value == nil { continue }
                 guard value == nil, let f = Flag(rawValue: word) else {
-                    throw TargetSpec.bad(spec, "unknown lmdb option '\(word)'; known: default, \(Flag.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw TargetSpec.bad(
+                        spec,
+                        "unknown lmdb option '\(word)'; known: default, "
+                            + "\(Flag.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 flags.insert(f)
             }
@@ -106,7 +110,9 @@ public final class LMDBTarget: TortureTarget {
         }
 
         func put(_ key: String, _ value: String) throws {
-            let rc = LMDBTarget.withValue(key) { k in LMDBTarget.withValue(value) { v in mdb_put(txn, target.dbi, &k, &v, 0) } }
+            let rc = LMDBTarget.withValue(key) { k in
+                LMDBTarget.withValue(value) { v in mdb_put(txn, target.dbi, &k, &v, 0) }
+            }
             try target.check(rc, "put")
         }
 
@@ -186,8 +192,12 @@ public final class LMDBTarget: TortureTarget {
             walked += 1
             rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
-        if rc != MDB_NOTFOUND { problems.append("cursor walk stopped after \(walked) pairs: \(String(cString: mdb_strerror(rc)))") }
-        if walked != stat.ms_entries { problems.append("walked \(walked) pairs, the database counts \(stat.ms_entries)") }
+        if rc != MDB_NOTFOUND {
+            problems.append("cursor walk stopped after \(walked) pairs: \(String(cString: mdb_strerror(rc)))")
+        }
+        if walked != stat.ms_entries {
+            problems.append("walked \(walked) pairs, the database counts \(stat.ms_entries)")
+        }
         return problems
     }
 

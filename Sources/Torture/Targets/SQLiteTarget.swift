@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CSQLite
 
@@ -24,16 +24,24 @@ public final class SQLiteTarget: TortureTarget {
                 switch key {
                 case "journal", "journal_mode":
                     guard let v = value.flatMap(Journal.init(rawValue:)) else {
-                        throw TargetSpec.bad(spec, "sqlite journal must be one of \(Journal.allCases.map(\.rawValue).joined(separator: ", "))")
+                        throw TargetSpec.bad(
+                            spec,
+                            "sqlite journal must be one of \(Journal.allCases.map(\.rawValue).joined(separator: ", "))")
                     }
                     journal = v
                 case "synchronous", "sync":
                     guard let v = value.flatMap(Synchronous.init(rawValue:)) else {
-                        throw TargetSpec.bad(spec, "sqlite synchronous must be one of \(Synchronous.allCases.map(\.rawValue).joined(separator: ", "))")
+                        throw TargetSpec.bad(
+                            spec,
+                            "sqlite synchronous must be one of "
+                                + "\(Synchronous.allCases.map(\.rawValue).joined(separator: ", "))"
+                        )
                     }
                     synchronous = v
                 default:
-                    throw TargetSpec.bad(spec, "unknown sqlite option '\(key)'; known: journal=wal|delete, synchronous=full|normal|off|extra")
+                    throw TargetSpec.bad(
+                        spec,
+                        "unknown sqlite option '\(key)'; known: journal=wal|delete, synchronous=full|normal|off|extra")
                 }
             }
         }
@@ -86,24 +94,33 @@ public final class SQLiteTarget: TortureTarget {
         // SQLITE_TRANSIENT: SQLite copies the bytes, so the Swift strings may go.
         let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
         for (i, p) in parameters.enumerated() {
-            guard sqlite3_bind_text(stmt, Int32(i + 1), p, -1, transient) == SQLITE_OK else { throw error("bind \(sql)") }
+            guard sqlite3_bind_text(stmt, Int32(i + 1), p, -1, transient) == SQLITE_OK else {
+                throw error("bind \(sql)")
+            }
         }
         var rows: [[String?]] = []
         while true {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { return rows }
             guard rc == SQLITE_ROW else { throw error(sql) }
-            rows.append((0..<sqlite3_column_count(stmt)).map { c in sqlite3_column_text(stmt, c).map { String(cString: $0) } })
+            rows.append(
+                (0..<sqlite3_column_count(stmt)).map { c in sqlite3_column_text(stmt, c).map { String(cString: $0) } })
         }
     }
 
     struct Transaction: TargetTransaction {
         let target: SQLiteTarget
-        func get(_ key: String) throws -> String? { try target.query("SELECT v FROM kv WHERE k = ?1", [key]).first?[0] ?? nil }
-        func put(_ key: String, _ value: String) throws { _ = try target.query("INSERT OR REPLACE INTO kv(k, v) VALUES(?1, ?2)", [key, value]) }
+        func get(_ key: String) throws -> String? {
+            try target.query("SELECT v FROM kv WHERE k = ?1", [key]).first?[0] ?? nil
+        }
+        func put(_ key: String, _ value: String) throws {
+            _ = try target.query("INSERT OR REPLACE INTO kv(k, v) VALUES(?1, ?2)", [key, value])
+        }
         func delete(_ key: String) throws { _ = try target.query("DELETE FROM kv WHERE k = ?1", [key]) }
         func scan(from: String, to: String) throws -> [(key: String, value: String)] {
-            try target.query("SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k", [from, to]).map { ($0[0] ?? "", $0[1] ?? "") }
+            try target.query("SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k", [from, to]).map {
+                ($0[0] ?? "", $0[1] ?? "")
+            }
         }
     }
 
@@ -120,7 +137,9 @@ public final class SQLiteTarget: TortureTarget {
         return result
     }
 
-    public func write<T>(_ body: (TargetTransaction) throws -> T) throws -> T { try transaction("BEGIN IMMEDIATE", body) }
+    public func write<T>(_ body: (TargetTransaction) throws -> T) throws -> T {
+        try transaction("BEGIN IMMEDIATE", body)
+    }
     public func read<T>(_ body: (TargetTransaction) throws -> T) throws -> T { try transaction("BEGIN", body) }
 
     public func integrityCheck() throws -> [String]? {

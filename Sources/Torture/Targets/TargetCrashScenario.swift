@@ -30,9 +30,17 @@ public struct TargetCrashScenario: Scenario {
             let verdict = try p.verify(tag: "\(e)")
             var violations = verdict.violations
             if case .exited(let code) = ending, code != 0 {
-                violations.append(Violation(.harness, "the writer failed on its own before the kill (\(ending)): \(p.lastLine("\(e)"))").description)
+                violations.append(
+                    Violation(
+                        .harness, "the writer failed on its own before the kill (\(ending)): \(p.lastLine("\(e)"))"
+                    ).description)
             }
-            outcome.events.append(("random-kill", violations, "SIGKILL after \(delay / 1000) ms, store at commit \(verdict.recoveredCommit) (acknowledged \(verdict.lastAck))"))
+            outcome.events.append(
+                (
+                    "random-kill", violations,
+                    "SIGKILL after \(delay / 1000) ms, "
+                        + "store at commit \(verdict.recoveredCommit) (acknowledged \(verdict.lastAck))"
+                ))
             outcome.crashPoints.insert("random-kill")
         }
         return outcome

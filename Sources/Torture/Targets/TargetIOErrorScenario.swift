@@ -26,7 +26,9 @@ public struct TargetIOErrorScenario: Scenario {
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt"
         let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
-        let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl", model: context.options.fsModel)
+        let fs = FaultFSMount(
+            backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl",
+            model: context.options.fsModel)
         try fs.mount()
         defer { fs.unmount() }
         try p.setUp()
@@ -34,14 +36,17 @@ public struct TargetIOErrorScenario: Scenario {
         func flag(_ kind: ViolationKind, _ text: String) { violations.append(Violation(kind, text).description) }
         let warm = UInt64.random(in: 5...20, using: &rng)
         let warmEnding = try p.writer(maxCommit: warm, tag: "warm").wait()
-        if warmEnding != .exited(0) { flag(.harness, "the writer failed before any fault (\(warmEnding)): \(p.lastLine("warm"))") }
+        if warmEnding != .exited(0) {
+            flag(.harness, "the writer failed before any fault (\(warmEnding)): \(p.lastLine("warm"))")
+        }
         switch fault {
         case "fsync-fail":
             try fs.ctl(["inject", "fsync-fail", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
         case "eio-write":
             try fs.ctl(["inject", "eio", "op=write", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
         default:
-            let used = ((try? FileManager.default.contentsOfDirectory(atPath: backing)) ?? []).reduce(UInt64(0)) { sum, f in
+            let used = ((try? FileManager.default.contentsOfDirectory(atPath: backing)) ?? []).reduce(UInt64(0)) {
+                sum, f in
                 sum + ((try? FileManager.default.attributesOfItem(atPath: backing + "/" + f)[.size] as? UInt64) ?? 0)
             }
             try fs.ctl(["inject", "enospc", "quota=\(used + UInt64.random(in: 8_192...200_000, using: &rng))"])
@@ -58,9 +63,11 @@ public struct TargetIOErrorScenario: Scenario {
             // Fired or not, the writer never heard of it: the trace tells which.
             let trace = (try? String(contentsOfFile: dir + "/faultfs-trace.jsonl", encoding: .utf8)) ?? ""
             let kind = fault == "eio-write" ? "eio" : fault
-            outcome.notes.append(trace.contains("\"fault\":\"\(kind)\"")
-                ? "\(fault) fired in cycle \(index), yet the writer saw no error (the target swallowed it, e.g. in a checkpoint or at close)"
-                : "\(fault) never fired in cycle \(index): the writer made all its commits")
+            outcome.notes.append(
+                trace.contains("\"fault\":\"\(kind)\"")
+                    ? "\(fault) fired in cycle \(index), yet the writer saw no error "
+                        + "(the target swallowed it, e.g. in a checkpoint or at close)"
+                    : "\(fault) never fired in cycle \(index): the writer made all its commits")
         case .some(.exited(_)):
             if said.isEmpty { flag(.harness, "under \(fault) the writer failed without saying why") }
         }
@@ -68,12 +75,22 @@ public struct TargetIOErrorScenario: Scenario {
         var verdict = try p.verify(tag: "through-mount")
         violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
         let resumed = try p.writer(maxCommit: verdict.recoveredCommit + 10, tag: "resume").wait(timeoutSeconds: 120)
-        if resumed != .exited(0) { flag(.integrity, "after the fault cleared, new commits failed (\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))") }
+        if resumed != .exited(0) {
+            flag(
+                .integrity,
+                "after the fault cleared, new commits failed "
+                    + "(\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))"
+            )
+        }
         try fs.ctl(["power-cut", "--mode", "drop-all"])
         fs.unmount()
         verdict = try p.verify(directory: backing, tag: "after-cut")
         violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
-        outcome.events.append((fault, violations, "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), said: \(said.prefix(200))"))
+        outcome.events.append(
+            (
+                fault, violations,
+                "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), said: \(said.prefix(200))"
+            ))
         return outcome
     }
 }

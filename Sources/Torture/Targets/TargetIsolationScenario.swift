@@ -31,11 +31,14 @@ public struct TargetIsolationScenario: Scenario {
         }
         var children: [ChildProcess] = []
         for p in 0..<TargetIsolationScenario.processes {
-            children.append(try ChildProcess(
-                arguments: ["torture", "target-list-append", "--target", spec.description, "--dir", store,
-                            "--history", "\(dir)/history-\(p).jsonl", "--process", String(p), "--seed", String(seed),
-                            "--transactions", String(TargetIsolationScenario.transactions)],
-                output: "\(dir)/worker-\(p).out", label: "list-append worker"))
+            children.append(
+                try ChildProcess(
+                    arguments: [
+                        "torture", "target-list-append", "--target", spec.description, "--dir", store,
+                        "--history", "\(dir)/history-\(p).jsonl", "--process", String(p), "--seed", String(seed),
+                        "--transactions", String(TargetIsolationScenario.transactions)
+                    ],
+                    output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [String] = []
         for (p, c) in children.enumerated() {
@@ -44,11 +47,14 @@ public struct TargetIsolationScenario: Scenario {
                 let out = (try? String(contentsOfFile: "\(dir)/worker-\(p).out", encoding: .utf8)) ?? ""
                 let last = String(out.split(separator: "\n").last ?? "")
                 let kind: ViolationKind = last.contains("lists differ") ? .isolation : .harness
-                violations.append(Violation(kind, "worker \(p) \(ending.map { "\($0)" } ?? "hung"): \(last)").description)
+                violations.append(
+                    Violation(kind, "worker \(p) \(ending.map { "\($0)" } ?? "hung"): \(last)").description)
             }
         }
         var history: [HistoryTxn] = []
-        for p in 0..<TargetIsolationScenario.processes { history += (try? HistoryFile.read("\(dir)/history-\(p).jsonl")) ?? [] }
+        for p in 0..<TargetIsolationScenario.processes {
+            history += (try? HistoryFile.read("\(dir)/history-\(p).jsonl")) ?? []
+        }
         try? HistoryFile.elle(history).write(toFile: dir + "/history.edn", atomically: true, encoding: .utf8)
         violations += HistoryChecker(history).check().prefix(20).map(\.description)
         let committed = history.filter(\.committed).count
@@ -58,7 +64,9 @@ public struct TargetIsolationScenario: Scenario {
         do {
             let t = try spec.open(directory: store)
             defer { t.close() }
-            violations += (try t.integrityCheck() ?? []).map { Violation(.integrity, "the target's integrity check: \($0)").description }
+            violations += (try t.integrityCheck() ?? []).map {
+                Violation(.integrity, "the target's integrity check: \($0)").description
+            }
         } catch {
             violations.append(Violation(.integrity, "the store does not open after the run: \(error)").description)
         }

@@ -15,7 +15,8 @@ public struct TargetListAppendWorker {
     public let transactions: Int
     static let pairs: Int64 = 6
 
-    public init(spec: TargetSpec, directory: String, historyPath: String, process: Int, seed: UInt64, transactions: Int) {
+    public init(spec: TargetSpec, directory: String, historyPath: String, process: Int, seed: UInt64, transactions: Int)
+    {
         self.spec = spec
         self.directory = directory
         self.historyPath = historyPath
@@ -38,7 +39,9 @@ public struct TargetListAppendWorker {
         defer { try? HistoryFile.write(history, to: historyPath) }
         for i in 0..<transactions {
             let element = (UInt64(process) << 40) | UInt64(i + 1)
-            let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in Int64.random(in: 0..<TargetListAppendWorker.pairs, using: &rng) }
+            let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                Int64.random(in: 0..<TargetListAppendWorker.pairs, using: &rng)
+            }
             let kind = Int.random(in: 0..<10, using: &rng)
             if kind < 4 {
                 let ops: [HistoryOp] = try target.read { tx in
@@ -46,7 +49,10 @@ public struct TargetListAppendWorker {
                     for p in readPairs {
                         let a = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p)))
                         let b = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p + 1)))
-                        if Set(a) != Set(b) { throw TortureError.invalid("isolation: in one snapshot, pair \(p) lists differ: \(a) vs \(b)") }
+                        if Set(a) != Set(b) {
+                            throw TortureError.invalid(
+                                "isolation: in one snapshot, pair \(p) lists differ: \(a) vs \(b)")
+                        }
                         ops.append(.read(key: 2 * p, list: a))
                         ops.append(.read(key: 2 * p + 1, list: b))
                     }
@@ -60,12 +66,16 @@ public struct TargetListAppendWorker {
                     try target.write { tx in
                         ops = []
                         for p in readPairs where p != pair {
-                            ops.append(.read(key: 2 * p, list: TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p)))))
+                            ops.append(
+                                .read(
+                                    key: 2 * p,
+                                    list: TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p)))))
                         }
                         for k in [2 * pair, 2 * pair + 1] {
                             let current = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(k)))
                             ops.append(.read(key: k, list: current))
-                            try tx.put(TargetListAppendWorker.key(k), TargetListAppendWorker.encode(current + [element]))
+                            try tx.put(
+                                TargetListAppendWorker.key(k), TargetListAppendWorker.encode(current + [element]))
                             ops.append(.append(key: k, element: element))
                         }
                         if kind == 9 { throw Rollback() }

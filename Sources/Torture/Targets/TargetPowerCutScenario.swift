@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import SeededRandomness
@@ -25,7 +25,8 @@ public struct TargetPowerCutScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
         if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
+            outcome.events.append(
+                ("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -34,7 +35,9 @@ public struct TargetPowerCutScenario: Scenario {
         let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
         var current: UInt64 = 0
         for (e, event) in TargetPowerCutScenario.events.enumerated() {
-            let fs = FaultFSMount(backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e), tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
+            let fs = FaultFSMount(
+                backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e),
+                tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
             if e == 0 { try p.setUp() }
@@ -53,7 +56,8 @@ public struct TargetPowerCutScenario: Scenario {
                 _ = writer.wait()
                 description = "\(mode.name) power cut \(delay / 1000) ms into a writer's run"
             default:
-                let (op, nth, when) = event == "kill-before-fsync"
+                let (op, nth, when) =
+                    event == "kill-before-fsync"
                     ? ("fsync", Int.random(in: 1...8, using: &rng), "before")
                     : ("write", Int.random(in: 1...60, using: &rng), "after")
                 try fs.ctl(["inject", "kill-caller", "op=\(op)", "nth=\(nth)", "when=\(when)", "once"])
@@ -62,7 +66,9 @@ public struct TargetPowerCutScenario: Scenario {
                 if ending == nil { writer.kill9Tree() }
                 try fs.ctl(["power-cut"] + mode.args)
                 description = "\(mode.name) power cut after FaultFS killed the caller of \(op) \(nth) (\(when) it)"
-                if ending == .exited(0) { notes.append("the \(op) rule never fired: the writer made all its commits (no \(op) \(nth) times)") }
+                if ending == .exited(0) {
+                    notes.append("the \(op) rule never fired: the writer made all its commits (no \(op) \(nth) times)")
+                }
             }
             outcome.crashPoints.insert(event)
             outcome.faults += 1
@@ -74,7 +80,12 @@ public struct TargetPowerCutScenario: Scenario {
             let verdict = try p.verify(directory: backing, tag: "\(e)")
             current = verdict.recoveredCommit
             if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
-            outcome.events.append((mode.name, verdict.violations, "\(description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)" + notes.map { "; \($0)" }.joined()))
+            outcome.events.append(
+                (
+                    mode.name, verdict.violations,
+                    "\(description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)"
+                        + notes.map { "; \($0)" }.joined()
+                ))
             // A lost commit leaves a usable store to cut again; a damaged one does not.
             if verdict.violations.contains(where: { ViolationKind.of($0).verdictClass != .durability }) { break }
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -23,10 +23,12 @@ struct TargetProcesses {
     func setUp() throws {
         let child = try writer(maxCommit: 0, tag: "setup")
         guard let ending = child.wait(timeoutSeconds: 120) else {
-            throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) hung for 120 s: \(lastLine("setup"))")
+            throw TortureError.invalid(
+                "creating the \(spec) store in \(storeDirectory) hung for 120 s: \(lastLine("setup"))")
         }
         guard ending == .exited(0) else {
-            throw TortureError.invalid("creating the \(spec) store in \(storeDirectory) failed (\(ending)): \(lastLine("setup"))")
+            throw TortureError.invalid(
+                "creating the \(spec) store in \(storeDirectory) failed (\(ending)): \(lastLine("setup"))")
         }
         for name in try FileManager.default.contentsOfDirectory(atPath: storeDirectory) {
             try syncFile(storeDirectory + "/" + name)
@@ -42,15 +44,19 @@ struct TargetProcesses {
     }
 
     func writer(maxCommit: UInt64, tag: String, environment: [String: String] = [:]) throws -> ChildProcess {
-        try ChildProcess(arguments: ["torture", "target-writer", "--target", spec.description, "--dir", storeDirectory,
-                                     "--oracle", oraclePath, "--seed", String(seed), "--max-commit", String(maxCommit)],
-                         environment: environment, output: "\(scratch)/writer-\(tag).out", label: "\(spec.kind) writer")
+        try ChildProcess(
+            arguments: [
+                "torture", "target-writer", "--target", spec.description, "--dir", storeDirectory,
+                "--oracle", oraclePath, "--seed", String(seed), "--max-commit", String(maxCommit)
+            ],
+            environment: environment, output: "\(scratch)/writer-\(tag).out", label: "\(spec.kind) writer")
     }
 
     /// Verifies the store in `directory` (the mount, or the backing folder after a cut).
     func verify(directory: String? = nil, tag: String) throws -> TargetVerdict {
-        try TargetRecoveryCheck.verifyInChild(spec: spec, directory: directory ?? storeDirectory, oraclePath: oraclePath,
-                                              seed: seed, scratch: "\(scratch)/verify-\(tag)")
+        try TargetRecoveryCheck.verifyInChild(
+            spec: spec, directory: directory ?? storeDirectory, oraclePath: oraclePath,
+            seed: seed, scratch: "\(scratch)/verify-\(tag)")
     }
 
     func lastLine(_ tag: String) -> String {
@@ -62,7 +68,11 @@ struct TargetProcesses {
     /// is its whole map size).
     func snapshot(_ from: String, to: String) {
         try? FileManager.default.removeItem(atPath: to)
-        if let cp = try? ChildProcess(executable: "/bin/cp", arguments: ["-a", "--sparse=always", from, to], label: "cp") { _ = cp.wait() }
+        if let cp = try? ChildProcess(
+            executable: "/bin/cp", arguments: ["-a", "--sparse=always", from, to], label: "cp")
+        {
+            _ = cp.wait()
+        }
     }
 
     func syncDirectory(_ path: String) throws {

@@ -49,10 +49,17 @@ public enum TargetRecoveryCheck {
                 let k = try TargetWorkload.committed(in: tx)
                 v.recoveredCommit = k
                 if k < oracle.lastAck {
-                    add(Violation(.durability, "commit \(oracle.lastAck) was acknowledged but the store holds only commit \(k) (\(oracle.lastAck - k) acknowledged commit(s) lost)"))
+                    add(
+                        Violation(
+                            .durability,
+                            "commit \(oracle.lastAck) was acknowledged but the store holds only commit \(k) "
+                                + "(\(oracle.lastAck - k) acknowledged commit(s) lost)"
+                        ))
                 }
                 if k > oracle.lastIntent {
-                    add(Violation(.atomicity, "the store holds commit \(k), but only \(oracle.lastIntent) were attempted"))
+                    add(
+                        Violation(
+                            .atomicity, "the store holds commit \(k), but only \(oracle.lastIntent) were attempted"))
                 }
                 for x in try workload.atomicityViolations(in: tx, afterCommit: k) { add(x) }
             }
@@ -64,28 +71,40 @@ public enum TargetRecoveryCheck {
 
     /// Verifies in a child process (`fief torture target-verify`), so a target that crashes or
     /// hangs on what it finds is a finding, not the end of the run.
-    public static func verifyInChild(spec: TargetSpec, directory: String, oraclePath: String, seed: UInt64, scratch: String) throws -> TargetVerdict {
+    public static func verifyInChild(
+        spec: TargetSpec, directory: String, oraclePath: String, seed: UInt64, scratch: String
+    ) throws -> TargetVerdict {
         let out = scratch + ".verdict.json"
         try? FileManager.default.removeItem(atPath: out)
         let child = try ChildProcess(
-            arguments: ["torture", "target-verify", "--target", spec.description, "--dir", directory, "--oracle", oraclePath,
-                        "--seed", String(seed), "--out", out],
+            arguments: [
+                "torture", "target-verify", "--target", spec.description, "--dir", directory, "--oracle", oraclePath,
+                "--seed", String(seed), "--out", out
+            ],
             output: scratch + ".verify.out", label: "verifier")
         let ending = child.wait(timeoutSeconds: 180)
         var v = TargetVerdict()
-        if let data = FileManager.default.contents(atPath: out), let decoded = try? JSONDecoder().decode(TargetVerdict.self, from: data) {
+        if let data = FileManager.default.contents(atPath: out),
+            let decoded = try? JSONDecoder().decode(TargetVerdict.self, from: data)
+        {
             v = decoded
         }
         switch ending {
         case .some(.exited(0)):
-            if FileManager.default.contents(atPath: out) == nil { v.violations.append(Violation(.harness, "the verifier wrote no verdict").description) }
+            if FileManager.default.contents(atPath: out) == nil {
+                v.violations.append(Violation(.harness, "the verifier wrote no verdict").description)
+            }
         case .some(.signaled(let s)):
-            v.violations.append(Violation(.integrity, "the verifier crashed (signal \(s)) reading the store; see \(scratch).verify.out").description)
+            v.violations.append(
+                Violation(.integrity, "the verifier crashed (signal \(s)) reading the store; see \(scratch).verify.out")
+                    .description)
         case .some(let e):
             let text = (try? String(contentsOfFile: scratch + ".verify.out", encoding: .utf8)) ?? ""
-            v.violations.append(Violation(.harness, "the verifier \(e): \(text.split(separator: "\n").last ?? "")").description)
+            v.violations.append(
+                Violation(.harness, "the verifier \(e): \(text.split(separator: "\n").last ?? "")").description)
         case .none:
-            v.violations.append(Violation(.integrity, "the verifier hung for 180 s opening or reading the store").description)
+            v.violations.append(
+                Violation(.integrity, "the verifier hung for 180 s opening or reading the store").description)
         }
         return v
     }

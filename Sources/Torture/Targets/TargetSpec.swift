@@ -38,7 +38,10 @@ public enum TargetSpec: Sendable, Equatable, CustomStringConvertible {
         case "lmdb": self = .lmdb(try LMDBTarget.Configuration(parsing: rest, spec: text))
         case "exec":
             let command = rest.trimmingWhitespace()
-            guard !command.isEmpty else { throw TargetSpec.bad(text, "exec needs a command, as in exec:\"python3 examples/adapters/sqlite_adapter.py\"") }
+            guard !command.isEmpty else {
+                throw TargetSpec.bad(
+                    text, "exec needs a command, as in exec:\"python3 examples/adapters/sqlite_adapter.py\"")
+            }
             self = .exec(command: command)
         default:
             throw TargetSpec.bad(text, "unknown kind '\(kind)'; known: \(TargetSpec.kinds.joined(separator: ", "))")

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import Engine
@@ -32,7 +32,8 @@ struct DBFuzz: ParsableCommand {
         if files < 1 { throw ValidationError("--files must be 1 or more") }
         if timeout <= 0 { throw ValidationError("--timeout must be above 0") }
         if kind != "all" && FuzzKind(rawValue: kind) == nil {
-            throw ValidationError("--kind must be one of all, \(FuzzKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "--kind must be one of all, \(FuzzKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
 
@@ -40,14 +41,20 @@ struct DBFuzz: ParsableCommand {
         try reportingErrors {
             let seed = self.seed ?? UInt64.random(in: 1...UInt64(UInt32.max))
             let kinds = kind == "all" ? FuzzKind.allCases : [FuzzKind(rawValue: kind)!]
-            print("fuzz: seed \(seed), \(only.map { "file \($0)" } ?? "\(files) files") per kind, kinds \(kinds.map(\.rawValue).joined(separator: ", ")); out \(out)")
+            print(
+                "fuzz: seed \(seed), \(only.map { "file \($0)" } ?? "\(files) files") per kind, "
+                    + "kinds \(kinds.map(\.rawValue).joined(separator: ", ")); out \(out)"
+            )
             var summaries: [FuzzSummary] = []
             for k in kinds {
                 // A reproduction reuses the run's base files: an encrypted file gets a new salt
                 // each time it is built, so rebuilding would damage other bytes.
-                let corpus = try only.flatMap { _ in FuzzCorpus.existing(k, dir: "\(out)/base") } ?? FuzzCorpus.build(k, dir: "\(out)/base", seed: seed)
+                let corpus =
+                    try only.flatMap { _ in FuzzCorpus.existing(k, dir: "\(out)/base") }
+                    ?? FuzzCorpus.build(k, dir: "\(out)/base", seed: seed)
                 let range = only.map { $0..<($0 + 1) } ?? 0..<files
-                let s = try FuzzRun(corpus: corpus, seed: seed, range: range, out: out, timeout: timeout, quiet: quiet).run()
+                let s = try FuzzRun(corpus: corpus, seed: seed, range: range, out: out, timeout: timeout, quiet: quiet)
+                    .run()
                 print(s.line)
                 summaries.append(s)
             }
@@ -55,7 +62,9 @@ struct DBFuzz: ParsableCommand {
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
             try enc.encode(FuzzReport(seed: seed, kinds: summaries)).write(to: URL(fileURLWithPath: "\(out)/fuzz.json"))
             let findings = summaries.reduce(0) { $0 + $1.findings.count }
-            print("fuzz: \(findings == 0 ? "clean" : "\(findings) finding(s), kept in \(out)/findings"); \(out)/fuzz.json")
+            print(
+                "fuzz: \(findings == 0 ? "clean" : "\(findings) finding(s), kept in \(out)/findings"); \(out)/fuzz.json"
+            )
             if findings > 0 { throw ExitCode(1) }
         }
     }
@@ -65,7 +74,9 @@ struct DBFuzz: ParsableCommand {
 /// read commands on each in this process, writing `begin I` before and a verdict line after
 /// each, so the parent knows which file a signal or a hang came from. Not for direct use.
 struct DBFuzzWorker: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "fuzz-worker", abstract: "(internal) Damage files and run the db commands on them.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz-worker", abstract: "(internal) Damage files and run the db commands on them.",
+        shouldDisplay: false)
     @Option var request: String
 
     func run() throws {

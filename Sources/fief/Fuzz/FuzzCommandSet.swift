@@ -19,7 +19,9 @@ struct FuzzCommandSet {
     func commands(on path: String) -> [Command] {
         let key = corpus.keyFile.map { ["--key-file", $0] } ?? []
         func c(_ name: String, _ args: [String], compared: Bool = true, reportsProblems: Bool = false) -> Command {
-            Command(name: name, arguments: ["db"] + args.prefix(1) + [path] + key + args.dropFirst(), compared: compared, reportsProblems: reportsProblems)
+            Command(
+                name: name, arguments: ["db"] + args.prefix(1) + [path] + key + args.dropFirst(), compared: compared,
+                reportsProblems: reportsProblems)
         }
         var out = [c("stat", ["stat"], compared: false)]
         if corpus.kind.isObjects {
@@ -27,8 +29,15 @@ struct FuzzCommandSet {
             out.append(c("schema", ["schema", "--json"]))
             for cls in FuzzCorpus.objectClasses { out.append(c("query \(cls)", ["query", cls, "--json"])) }
             out.append(c("query by index", ["query", "GraphPerson", "name BEGINSWITH 'n1' OR name == 'r3'", "--json"]))
-            out.append(c("query through links", ["query", "GraphPerson", "age > 30 AND ANY dogs.age < 8", "--sort", "name", "--limit", "10", "--json"]))
-            out.append(c("query backlinks", ["query", "GraphDog", "owners.@count > 0", "--sort", "age", "--desc", "--json"]))
+            out.append(
+                c(
+                    "query through links",
+                    [
+                        "query", "GraphPerson", "age > 30 AND ANY dogs.age < 8", "--sort", "name", "--limit", "10",
+                        "--json"
+                    ]))
+            out.append(
+                c("query backlinks", ["query", "GraphDog", "owners.@count > 0", "--sort", "age", "--desc", "--json"]))
         } else {
             out.append(c("check", ["check"], compared: false, reportsProblems: true))
             for t in FuzzCorpus.engineTables { out.append(c("scan \(t)", ["scan", t])) }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import Torture
@@ -49,7 +49,9 @@ struct FuzzSummary: Codable {
 
     var line: String {
         let counts = FuzzFinding.Kind.allCases.map { k in "\(findings.filter { $0.kind == k }.count) \(k.rawValue)" }
-        return "\(kind.rawValue): \(files) damaged files in \(Int(seconds)) s: \(sameAnswers) answered as undamaged, \(previousVersion) as the previous version, "
+        return
+            "\(kind.rawValue): \(files) damaged files in \(Int(seconds)) s: "
+            + "\(sameAnswers) answered as undamaged, \(previousVersion) as the previous version, "
             + "\(refused) refused with a typed error; findings: " + counts.joined(separator: ", ")
     }
 }
@@ -79,10 +81,15 @@ struct FuzzRun {
         var next = range.lowerBound
         while next < range.upperBound {
             let results = work + "/results.txt", requestPath = work + "/request.json"
-            guard FileManager.default.createFile(atPath: results, contents: nil) else { throw TortureError.io("create \(results)", errno) }
-            let request = FuzzWorkerRequest(corpus: corpus, seed: seed, from: next, to: range.upperBound, results: results, scratch: work)
+            guard FileManager.default.createFile(atPath: results, contents: nil) else {
+                throw TortureError.io("create \(results)", errno)
+            }
+            let request = FuzzWorkerRequest(
+                corpus: corpus, seed: seed, from: next, to: range.upperBound, results: results, scratch: work)
             try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
-            let child = try ChildProcess(arguments: ["db", "fuzz-worker", "--request", requestPath], output: work + "/worker.out", label: "fuzz worker")
+            let child = try ChildProcess(
+                arguments: ["db", "fuzz-worker", "--request", requestPath], output: work + "/worker.out",
+                label: "fuzz worker")
             var lines = LineFollower(path: results)
             var current: (index: Int, since: Date)?
             var command = ""
@@ -102,8 +109,9 @@ struct FuzzRun {
                         next = v.damage.index + 1
                         current = nil
                         progressed = true
-                        progress.update(scenario: "fuzz \(corpus.kind.rawValue)", cycles: summary.files, total: range.count,
-                                        faults: summary.files - summary.sameAnswers, violations: summary.findings.count)
+                        progress.update(
+                            scenario: "fuzz \(corpus.kind.rawValue)", cycles: summary.files, total: range.count,
+                            faults: summary.files - summary.sameAnswers, violations: summary.findings.count)
                     }
                 }
             }
@@ -115,10 +123,16 @@ struct FuzzRun {
                     if let c = current {
                         summary.files += 1
                         // The dying command's standard error went to its scratch file: the trap's message.
-                        let said = ((try? String(contentsOfFile: work + "/command.stderr", encoding: .utf8)) ?? "").split(separator: "\n").prefix(2)
+                        let said = ((try? String(contentsOfFile: work + "/command.stderr", encoding: .utf8)) ?? "")
+                            .split(separator: "\n").prefix(2)
                         let kind: FuzzFinding.Kind
                         if case .signaled = ending { kind = .signal } else { kind = .workerExit }
-                        summary.findings.append(finding(c.index, kind, command, "the worker \(ending); it said: \(said.joined(separator: " / ")) (see \(work)/worker.out)"))
+                        summary.findings.append(
+                            finding(
+                                c.index, kind, command,
+                                "the worker \(ending); it said: "
+                                    + "\(said.joined(separator: " / ")) (see \(work)/worker.out)"
+                            ))
                         next = c.index + 1
                     } else if ending != .exited(0) && !progressed {
                         let said = (try? String(contentsOfFile: work + "/worker.out", encoding: .utf8)) ?? ""
@@ -130,7 +144,10 @@ struct FuzzRun {
                     // Between files (the base files' reference answers, after a restart).
                     child.kill9Tree()
                     _ = child.wait()
-                    throw TortureError.invalid("fuzz worker made no progress in \(Int(4 * timeout)) s outside any damaged file; see \(work)/worker.out")
+                    throw TortureError.invalid(
+                        "fuzz worker made no progress in \(Int(4 * timeout)) s outside any damaged file; "
+                            + "see \(work)/worker.out"
+                    )
                 }
                 if let c = current, Date().timeIntervalSince(c.since) > timeout {
                     child.kill9Tree()
@@ -153,7 +170,8 @@ struct FuzzRun {
     private func finding(_ index: Int, _ kind: FuzzFinding.Kind, _ command: String, _ detail: String) -> FuzzFinding {
         var bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: corpus.final))) ?? Data())
         let damage = FileDamage.apply(seed: seed, index: index, to: &bytes)
-        return FuzzFinding(index: index, kind: kind, damage: damage.description, command: "db " + command, detail: detail)
+        return FuzzFinding(
+            index: index, kind: kind, damage: damage.description, command: "db " + command, detail: detail)
     }
 
     /// The damaged file of a finding, made again from (seed, index), with what happened.
@@ -164,11 +182,13 @@ struct FuzzRun {
         let damage = FileDamage.apply(seed: seed, index: f.index, to: &bytes)
         let name = "\(dir)/\(corpus.kind.rawValue)-\(f.index)"
         try Data(bytes).write(to: URL(fileURLWithPath: name + ".fief"))
+        let broken = ProcessInfo.processInfo.environment["FIEF_BROKEN"].map { "FIEF_BROKEN=\($0) " } ?? ""
         let text = """
             \(f.kind.rawValue): \(f.detail)
             damage: \(damage.description)
             command: \(f.command)
-            reproduce: \(ProcessInfo.processInfo.environment["FIEF_BROKEN"].map { "FIEF_BROKEN=\($0) " } ?? "")fief db fuzz --kind \(corpus.kind.rawValue) --seed \(seed) --only \(f.index) --out \(out)
+            reproduce: \(broken)fief db fuzz --kind \(corpus.kind.rawValue) --seed \(seed) \
+            --only \(f.index) --out \(out)
             \(corpus.keyFile.map { "key file: \($0)\n" } ?? "")
             """
         try Data(text.utf8).write(to: URL(fileURLWithPath: name + ".txt"))

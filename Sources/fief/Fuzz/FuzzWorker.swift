@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import Foundation
@@ -47,7 +47,9 @@ struct FuzzWorkerRun {
         try FileManager.default.createDirectory(atPath: request.scratch, withIntermediateDirectories: true)
         let final = reference(set, request.corpus.final), previous = reference(set, request.corpus.previous)
         let base = [UInt8](try Data(contentsOf: URL(fileURLWithPath: request.corpus.final)))
-        guard let results = FileHandle(forWritingAtPath: request.results) else { throw TortureError.invalid("cannot write \(request.results)") }
+        guard let results = FileHandle(forWritingAtPath: request.results) else {
+            throw TortureError.invalid("cannot write \(request.results)")
+        }
         results.seekToEndOfFile()
         func line(_ s: String) { results.write(Data((s + "\n").utf8)) }
         for i in request.from..<request.to {
@@ -63,26 +65,39 @@ struct FuzzWorkerRun {
                 // Damage no longer makes any command trap, so the harness's own test names a
                 // file whose first command traps on purpose (debug builds only): it must
                 // become a `signal` finding, and the files after it must still run.
-                if n == 0, BrokenVariant.available, ProcessInfo.processInfo.environment["FIEF_FUZZ_TRAP_AT"] == String(i) {
+                if n == 0, BrokenVariant.available,
+                    ProcessInfo.processInfo.environment["FIEF_FUZZ_TRAP_AT"] == String(i)
+                {
                     fatalError("FIEF_FUZZ_TRAP_AT=\(i): a trap on purpose")
                 }
                 let e = InProcessCommand.run(command.arguments, scratch: request.scratch + "/command")
                 func finding(_ kind: FuzzFinding.Kind, _ detail: String) {
-                    verdict.findings.append(FuzzFinding(index: i, kind: kind, damage: damage.description, command: "fief " + command.arguments.joined(separator: " "), detail: detail))
+                    verdict.findings.append(
+                        FuzzFinding(
+                            index: i, kind: kind, damage: damage.description,
+                            command: "fief " + command.arguments.joined(separator: " "), detail: detail))
                 }
                 // Now and then the same command from the shell, as a process of its own: it
                 // must end exactly as it did in here (the in-process run is the CLI's).
                 if i % FuzzWorkerRun.shellEvery == 0 {
                     let shell = InProcessCommand.runAsProcess(command.arguments, scratch: request.scratch + "/shell")
                     if shell != e {
-                        finding(.shellDisagrees, "in-process exit \(e.status) \(e.output.prefix(120))\(e.errors.prefix(120)); as a process exit \(shell.status) \(shell.output.prefix(120))\(shell.errors.prefix(120))")
+                        let inProcess = "\(e.status) \(e.output.prefix(120))\(e.errors.prefix(120))"
+                        let asProcess = "\(shell.status) \(shell.output.prefix(120))\(shell.errors.prefix(120))"
+                        finding(.shellDisagrees, "in-process exit \(inProcess); as a process exit \(asProcess)")
                     }
                 }
                 // Answers that tell the versions apart must all come from one of them.
                 if command.compared, e == final[n] { sawFinal = sawFinal || final[n] != previous[n]; continue }
                 if command.compared, e == previous[n] { sawPrevious = true; continue }
                 if e.status == 0 {
-                    if command.compared { finding(.wrongAnswer, "answered \(e.output.prefix(300)) where the undamaged file answers \(final[n].output.prefix(300))") }
+                    if command.compared {
+                        finding(
+                            .wrongAnswer,
+                            "answered \(e.output.prefix(300)) where the "
+                                + "undamaged file answers \(final[n].output.prefix(300))"
+                        )
+                    }
                     continue
                 }
                 if command.reportsProblems && e.errors.isEmpty { refused = true; continue }
@@ -90,16 +105,26 @@ struct FuzzWorkerRun {
                 if !message.hasPrefix("fief: ") || message.contains("\n") {
                     finding(.untypedError, "exit \(e.status) with \(message.prefix(400))")
                 } else if !message.contains(damaged) {
-                    finding(.unnamedError, "exit \(e.status) with an error that does not name the file: \(message.prefix(300))")
+                    finding(
+                        .unnamedError,
+                        "exit \(e.status) with an error that does not name the file: \(message.prefix(300))")
                 }
                 refused = true
             }
             if [UInt8](try Data(contentsOf: URL(fileURLWithPath: damaged))) != bytes {
-                verdict.findings.append(FuzzFinding(index: i, kind: .wroteFile, damage: damage.description, command: "", detail: "the damaged file changed under read commands"))
+                verdict.findings.append(
+                    FuzzFinding(
+                        index: i, kind: .wroteFile, damage: damage.description, command: "",
+                        detail: "the damaged file changed under read commands"))
             }
             if sawFinal && sawPrevious {
-                verdict.findings.append(FuzzFinding(index: i, kind: .wrongAnswer, damage: damage.description, command: "",
-                                                    detail: "some commands answered as the last version, others as the one before: no version is read whole"))
+                verdict.findings.append(
+                    FuzzFinding(
+                        index: i, kind: .wrongAnswer, damage: damage.description, command: "",
+                        detail:
+                            "some commands answered as the last version, "
+                            + "others as the one before: no version is read whole"
+                    ))
             }
             verdict.outcome = refused ? .refused : sawPrevious ? .previousVersion : .sameAnswers
             line("end " + String(decoding: try JSONEncoder().encode(verdict), as: UTF8.self))
@@ -116,8 +141,9 @@ struct FuzzWorkerRun {
         let damagedPath = request.scratch + "/damaged.fief"
         return set.commands(on: copy).map { c in
             let e = InProcessCommand.run(c.arguments, scratch: request.scratch + "/command")
-            return InProcessCommand.Ending(status: e.status, output: e.output.replacingOccurrences(of: copy, with: damagedPath),
-                                           errors: e.errors.replacingOccurrences(of: copy, with: damagedPath))
+            return InProcessCommand.Ending(
+                status: e.status, output: e.output.replacingOccurrences(of: copy, with: damagedPath),
+                errors: e.errors.replacingOccurrences(of: copy, with: damagedPath))
         }
     }
 }

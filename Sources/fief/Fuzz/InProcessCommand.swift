@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import Engine
@@ -65,8 +65,9 @@ enum InProcessCommand {
         do { try p.run() } catch { return Ending(status: -1, output: "", errors: "cannot start: \(error)") }
         p.waitUntilExit()
         let status = p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
-        return Ending(status: status, output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      errors: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        return Ending(
+            status: status, output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 
     private static func redirect(_ fd: Int32, to path: String) {
