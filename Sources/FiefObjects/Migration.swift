@@ -153,12 +153,11 @@ struct SchemaMigrator {
         for k in keys {
             for p in props {
                 let v = try t.value(c, k, p)
-                let prefix = KeyBytes.indexValue(v)
                 if p.primaryKey, try !t.indexLookup(c, p, v).isEmpty {
                     throw SchemaError.migrationFailed(
                         path: path, detail: "\(c.name).\(p.name): primary key value \(v) appears more than once")
                 }
-                try w.put(table: Tables.index(c.cid, p.pid), key: prefix + KeyBytes.obj(k), value: [])
+                try w.put(table: Tables.index(c.cid, p.pid), key: t.indexEntry(t.plan(c), v, k), value: [])
             }
         }
     }

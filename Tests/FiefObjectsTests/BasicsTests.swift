@@ -241,6 +241,29 @@ final class ShortKeyTests: XCTestCase {
     }
 }
 
+/// Format 3's index entries end in the object key's significant bytes and their count; every
+/// key reads back, the value part is what precedes them, and a damaged entry never traps.
+final class IndexEntryTests: XCTestCase {
+    func testCompactKeysReadBackAndDamageReadsAsSomeKey() {
+        let value = KeyBytes.indexValue(.string("p12345"))
+        for key: Int64 in [0, 1, 255, 256, 200_000, 1 << 40, .max, -1, .min] {
+            for compact in [true, false] {
+                let e = KeyBytes.indexEntry(value, key, compact: compact)
+                e.withUnsafeBytes {
+                    XCTAssertEqual(KeyBytes.indexEntryKey($0, compact: compact), key, "\(key) \(compact)")
+                }
+                XCTAssertEqual(Array(KeyBytes.indexEntryValue(e, compact: compact)), value, "\(key) \(compact)")
+            }
+        }
+        XCTAssertEqual(
+            KeyBytes.indexEntry(value, 200_000, compact: true).count, value.count + 4, "3 bytes and their count")
+        for damaged: [UInt8] in [[], [9], [0xFF, 1], [1, 2, 3, 200]] {
+            damaged.withUnsafeBytes { _ = KeyBytes.indexEntryKey($0, compact: true) }
+            _ = KeyBytes.indexEntryValue(damaged, compact: true)
+        }
+    }
+}
+
 final class AggregateTests: XCTestCase {
     /// Aggregates over a class's objects are one scan with each row at hand; they must agree
     /// with the objects themselves, filtered or not, through links, and inside a write.

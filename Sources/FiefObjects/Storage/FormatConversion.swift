@@ -34,6 +34,7 @@ package enum FormatConversion {
             } else {
                 try rewriteClusters(t, plan, compact: true)
             }
+            try rewriteIndexes(tx, c, compact: true)
         }
         try t.flush()
         if BrokenObjectLayer.on(.conversionSplit) {
@@ -42,6 +43,27 @@ package enum FormatConversion {
             return
         }
         try SchemaStore.save(new, tx)
+    }
+
+    /// Writes each index of a class again, every entry's object key in the other form
+    /// (`KeyBytes.indexEntry`).
+    static func rewriteIndexes(_ tx: WriteTransaction, _ c: ClassSchema, compact: Bool) throws {
+        for p in c.properties where p.hasIndex {
+            let name = Tables.index(c.cid, p.pid)
+            guard try tx.tableInfo(name) != nil else { continue }
+            var entries: [[UInt8]] = []
+            try tx.scan(table: name) { k, _ in
+                entries.append(Array(k))
+                return true
+            }
+            try tx.dropTable(name)
+            try tx.createTable(name, keyKind: .bytes, valueKind: .bytes)
+            for e in entries {
+                let key = e.withUnsafeBytes { KeyBytes.indexEntryKey($0, compact: !compact) }
+                let value = Array(KeyBytes.indexEntryValue(e, compact: !compact))
+                try tx.put(table: name, key: KeyBytes.indexEntry(value, key, compact: compact), value: [])
+            }
+        }
     }
 
     /// Writes each cluster of a class again in place, every row in the other encoding (a
@@ -105,6 +127,7 @@ extension FormatConversion {
                 if try tx.tableInfo(bt) == nil { try tx.createTable(bt, keyKind: .bytes, valueKind: .int64) }
                 for (k, n) in entries { try tx.put(table: bt, key: k, value: n.valueBytes) }
             }
+            for c in s.classes.values.sorted(by: { $0.cid < $1.cid }) { try rewriteIndexes(tx, c, compact: false) }
             for c in s.classes.values.sorted(by: { $0.cid < $1.cid })
             where try tx.tableInfo(Tables.clusters(c.cid)) != nil {
                 let plan = t.plan(c)

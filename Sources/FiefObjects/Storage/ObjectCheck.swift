@@ -54,7 +54,7 @@ enum ObjectCheck {
                 }
                 for p in c.properties where p.hasIndex {
                     expectedIndex[p.pid, default: []].insert(
-                        KeyBytes.indexValue(vals[p.pid] ?? .null) + KeyBytes.obj(k))
+                        t.indexEntry(t.plan(c), vals[p.pid] ?? .null, k))
                 }
                 for p in c.storedProperties where p.list {
                     if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
@@ -116,7 +116,8 @@ enum ObjectCheck {
                 }
                 if p.primaryKey {
                     var seen = Set<[UInt8]>()
-                    for e in want where !seen.insert(Array(e.dropLast(8))).inserted {
+                    let compact = t.plan(c).compactIndexKeys
+                    for e in want where !seen.insert(Array(KeyBytes.indexEntryValue(e, compact: compact))).inserted {
                         r.problems.append("\(c.name).\(p.name): primary key value appears more than once")
                     }
                 }

@@ -46,6 +46,8 @@ final class ObjectTables {
         let backlinksTable: String
         let listsTable: String
         let legacyRows: Bool
+        /// Index entries end in the compact key (format 3, `KeyBytes.indexEntry`).
+        let compactIndexKeys: Bool
         /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
         let clusters: ClusterState
@@ -71,6 +73,7 @@ final class ObjectTables {
             primaryKey = c.primaryKey
             codec = RowCodec(c)
             legacyRows = format < 2
+            compactIndexKeys = format >= 3
             objectsTable = legacyRows ? Tables.objects(c.cid) : Tables.clusters(c.cid)
             self.clusters = clusters
             outOfRowTable = Tables.outOfRow(c.cid)
@@ -561,7 +564,13 @@ final class ObjectTables {
         let t = Tables.index(c.cid, p.pid)
         try applyPendingIndex(t)
         guard try hasTable(t) else { return }
-        try tx.scan(table: t, from: from, to: to) { k, _ in try body(KeyBytes.readObj(k, at: k.count - 8)) }
+        let compact = plan(c).compactIndexKeys
+        try tx.scan(table: t, from: from, to: to) { k, _ in try body(KeyBytes.indexEntryKey(k, compact: compact)) }
+    }
+
+    /// The entry of object `key` with value `v` in an index of the class.
+    func indexEntry(_ plan: ClassPlan, _ v: ObjectValue, _ key: Int64) -> [UInt8] {
+        KeyBytes.indexEntry(KeyBytes.indexValue(v), key, compact: plan.compactIndexKeys)
     }
 
     func indexLookup(_ c: ClassSchema, _ p: Property, _ v: ObjectValue) throws -> [Int64] {
@@ -641,7 +650,7 @@ final class ObjectTables {
             }
             let t = plan.indexTables[i]
             _ = try ensureTable(t)
-            pendingIndexKeys[t, default: PendingIndexEntries()].append(KeyBytes.indexValue(v) + KeyBytes.obj(key))
+            pendingIndexKeys[t, default: PendingIndexEntries()].append(indexEntry(plan, v, key))
         }
         var inRow: [UInt32: [UInt8]] = [:]
         for p in plan.lists { inRow[p.pid] = RowCodec.inlineBytes(lists[p.pid] ?? []) }
@@ -913,9 +922,9 @@ final class ObjectTables {
             try applyPendingIndex(t)
             let w = try ensureTable(t)
             if !BrokenObjectLayer.on(.staleIndex) {
-                try w.delete(table: t, key: KeyBytes.indexValue(old) + KeyBytes.obj(key))
+                try w.delete(table: t, key: indexEntry(plan(c), old, key))
             }
-            try w.put(table: t, key: KeyBytes.indexValue(v) + KeyBytes.obj(key), value: [])
+            try w.put(table: t, key: indexEntry(plan(c), v, key), value: [])
         }
         if p.isLink {
             if case .link(let t) = old { try adjustBacklink(c, p, from: key, to: t, by: -1) }
@@ -999,7 +1008,7 @@ final class ObjectTables {
             let t = plan.indexTables[i]
             try applyPendingIndex(t)
             try ensureTable(t).delete(
-                table: t, key: KeyBytes.indexValue(vals[p.pid] ?? ObjectTables.defaultValue(p)) + KeyBytes.obj(key))
+                table: t, key: indexEntry(plan, vals[p.pid] ?? ObjectTables.defaultValue(p), key))
         }
         for p in plan.links {
             guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }

@@ -55,6 +55,37 @@ enum KeyBytes {
     /// An order-preserving encoding of a value, for index keys: a kind byte, then the value.
     /// Strings and data escape 0x00 as 00 01 and end with 00 00, so a prefix of the escaped
     /// bytes (without the end mark) finds every key that starts with it.
+    /// An index entry: the value's index encoding, then the object key. Format 3 (`compact`)
+    /// writes the key's big-endian bytes without leading zeros, then their count (a key below
+    /// 2^24 in 4 bytes); formats 1 and 2 wrote its 8-byte table key. Equal values keep one
+    /// entry per object either way; the scans that read them sort the keys they find.
+    static func indexEntry(_ value: [UInt8], _ key: Int64, compact: Bool) -> [UInt8] {
+        guard compact else { return value + obj(key) }
+        let u = UInt64(bitPattern: key)
+        let n = (64 - u.leadingZeroBitCount + 7) / 8
+        var out = value
+        out.reserveCapacity(value.count + n + 1)
+        for i in stride(from: n - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u >> (8 * UInt64(i)))) }
+        out.append(UInt8(n))
+        return out
+    }
+
+    /// The object key at the end of an index entry. A damaged entry reads as the key its bytes
+    /// give, which the checks then find missing or stale.
+    static func indexEntryKey(_ e: UnsafeRawBufferPointer, compact: Bool) -> Int64 {
+        guard compact else { return readObj(e, at: e.count - 8) }
+        guard let last = e.last else { return 0 }
+        let n = min(Int(last), 8, e.count - 1)
+        var u: UInt64 = 0
+        for i in (e.count - 1 - n)..<(e.count - 1) { u = u << 8 | UInt64(e[i]) }
+        return Int64(bitPattern: u)
+    }
+
+    /// An entry without its object key: what a unique index holds once.
+    static func indexEntryValue(_ e: [UInt8], compact: Bool) -> ArraySlice<UInt8> {
+        compact ? e.dropLast(min(e.count, Int(e.last ?? 0) + 1)) : e.dropLast(8)
+    }
+
     static func indexValue(_ v: ObjectValue) -> [UInt8] {
         switch v {
         case .null: return [0]
