@@ -172,34 +172,15 @@ final class RowConjunction {
             // Past the slots before this term's.
             var damaged = false
             while slot < p.slot {
-                let s: Int
-                if at < row.count, row[at] < 0x80 {
-                    s = Int(row[at])
-                    at += 1
-                } else {
-                    s = CompactRow.leb(row, &at)
-                }
-                let size = s < 0 ? -1 : CompactRow.size(widths[slot], s)
-                guard size >= 0, size <= row.count - at else {
+                guard let f = CompactRow.field(row, at: &at, widths[slot]) else {
                     damaged = true
                     break
                 }
-                at += size
+                at = f.offset + f.count
                 slot += 1
             }
-            var f: CompactRow.Field?
-            if !damaged {
-                var next = at
-                let s: Int
-                if next < row.count, row[next] < 0x80 {
-                    s = Int(row[next])
-                    next += 1
-                } else {
-                    s = CompactRow.leb(row, &next)
-                }
-                let size = s < 0 ? -1 : CompactRow.size(widths[slot], s)
-                if size >= 0, size <= row.count - next { f = CompactRow.Field(serial: s, offset: next, count: size) }
-            }
+            var next = at
+            let f = damaged ? nil : CompactRow.field(row, at: &next, widths[slot])
             switch p.mode {
             case .int:
                 guard let f, f.serial != 0 else {

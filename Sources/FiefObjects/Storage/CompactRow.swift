@@ -110,20 +110,27 @@ enum CompactRow {
         var at = start
         var i = 0
         while true {
-            var s: Int
-            if at < row.count, row[at] < 0x80 {
-                s = Int(row[at])
-                at += 1
-            } else {
-                s = leb(row, &at)
-                if s < 0 { return nil }
-            }
-            let n = size(widths[i], s)
-            guard n >= 0, n <= row.count - at else { return nil }
-            if i == slot { return Field(serial: s, offset: at, count: n) }
-            at += n
+            guard let f = field(row, at: &at, widths[i]) else { return nil }
+            if i == slot { return f }
+            at += f.count
             i += 1
         }
+    }
+
+    /// The slot of width `w` whose serial is at `at` (moved past the serial, to the value's
+    /// bytes); nil when the serial or its bytes run past the row, or it is not one `w` has.
+    @inline(__always)
+    static func field(_ row: UnsafeRawBufferPointer, at: inout Int, _ w: RowLayout.Width) -> Field? {
+        let s: Int
+        if at < row.count, row[at] < 0x80 {
+            s = Int(row[at])
+            at += 1
+        } else {
+            s = leb(row, &at)
+        }
+        let n = s < 0 ? -1 : size(w, s)
+        guard n >= 0, n <= row.count - at else { return nil }
+        return Field(serial: s, offset: at, count: n)
     }
 
     /// Every slot of a row of `count` slots, and where its backlinks' entries lie (empty when
@@ -132,20 +139,12 @@ enum CompactRow {
         _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
         count: Int
     ) throws -> (slots: [Field], backlinks: Range<Int>) {
-        var out: [Field] = []
-        out.reserveCapacity(count)
-        var at = start
-        for i in 0..<count {
-            let s = leb(row, &at)
-            let n = s < 0 ? -1 : size(widths[i], s)
-            guard n >= 0, n <= row.count - at else { throw RowError("row ends inside slot \(i) of \(count)") }
-            out.append(Field(serial: s, offset: at, count: n))
-            at += n
+        var out: [Field]? = []
+        out!.reserveCapacity(count)
+        guard let r = walk(row, from: start, widths: widths, count: count, into: &out) else {
+            throw RowError("row's \(count) slots or its backlinks do not end where it does")
         }
-        guard at < row.count else { return (out, at..<at) }
-        let n = leb(row, &at)
-        guard n > 0, n == row.count - at else { throw RowError("row's backlinks do not end where it does") }
-        return (out, at..<row.count)
+        return (out!, r)
     }
 
     /// Where a row's backlinks' entries lie (empty when it keeps none); nil when its slots or
@@ -154,12 +153,20 @@ enum CompactRow {
         _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
         count: Int
     ) -> Range<Int>? {
+        var none: [Field]?
+        return walk(row, from: start, widths: widths, count: count, into: &none)
+    }
+
+    /// Past every slot (each appended to `out`, when there is one) to the backlinks.
+    private static func walk(
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
+        count: Int, into out: inout [Field]?
+    ) -> Range<Int>? {
         var at = start
         for i in 0..<count {
-            let s = leb(row, &at)
-            let n = s < 0 ? -1 : size(widths[i], s)
-            guard n >= 0, n <= row.count - at else { return nil }
-            at += n
+            guard let f = field(row, at: &at, widths[i]) else { return nil }
+            out?.append(f)
+            at += f.count
         }
         guard at < row.count else { return at..<at }
         let n = leb(row, &at)
@@ -250,14 +257,7 @@ enum CompactRow {
             leb(Int(layoutID))
         }
 
-        mutating func leb(_ v: Int) {
-            var v = v
-            while v >= 0x80 {
-                bytes.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            bytes.append(UInt8(v))
-        }
+        mutating func leb(_ v: Int) { leb64(UInt64(v)) }
 
         mutating func leb64(_ v: UInt64) {
             var v = v
@@ -282,6 +282,22 @@ enum CompactRow {
         }
 
         mutating func bool(_ b: Bool) { bytes.append(b ? 2 : 1) }
+
+        /// A value of a fixed-width kind (or a null); false, writing nothing, for a string or data.
+        @discardableResult
+        mutating func scalar(_ v: ObjectValue, key: Int64) -> Bool {
+            switch v {
+            case .null: null()
+            case .int(let i), .link(let i): int(i, key: key)
+            case .bool(let b): bool(b)
+            case .float(let f): raw(withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) })
+            case .double(let d): raw64(d.bitPattern)
+            case .date(let d): raw64(d.timeIntervalSinceReferenceDate.bitPattern)
+            case .uuid(let u): raw(withUnsafeBytes(of: u.uuid) { Array($0) })
+            case .string, .data: return false
+            }
+            return true
+        }
 
         /// A float, double, date or UUID: its little-endian bytes.
         mutating func raw(_ b: some Collection<UInt8>) {

@@ -383,15 +383,9 @@ final class RowCodec {
         for (s, pid) in l.pids.enumerated() {
             let v = values[pid] ?? .null
             switch v {
-            case .null: w.null()
             case .int(let n) where l.lists[s]:
                 if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
-            case .int(let i), .link(let i): w.int(i, key: key)
-            case .bool(let b): w.bool(b)
-            case .float(let f): w.raw(withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) })
-            case .double(let d): w.raw64(d.bitPattern)
-            case .date(let d): w.raw64(d.timeIntervalSinceReferenceDate.bitPattern)
-            case .uuid(let u): w.raw(withUnsafeBytes(of: u.uuid) { Array($0) })
+            case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(v, key: key)
             case .string(let str):
                 if outSlots.contains(s) {
                     moved[pid] = Array(str.utf8)
@@ -477,16 +471,7 @@ final class RowCodec {
         if old == v, !(old.numeric?.isNaN ?? false) { return old }
         guard let f = CompactRow.locate(r, from: start, widths: l.widths.baseAddress!, slot: s) else { return nil }
         var w = CompactRow.Writer(layoutID: 0, capacity: 20)
-        switch v {
-        case .null: w.null()
-        case .int(let i), .link(let i): w.int(i, key: key)
-        case .bool(let b): w.bool(b)
-        case .float(let x): w.raw(withUnsafeBytes(of: x.bitPattern.littleEndian) { Array($0) })
-        case .double(let d): w.raw64(d.bitPattern)
-        case .date(let d): w.raw64(d.timeIntervalSinceReferenceDate.bitPattern)
-        case .uuid(let u): w.raw(withUnsafeBytes(of: u.uuid) { Array($0) })
-        case .string, .data: return nil
-        }
+        guard w.scalar(v, key: key) else { return nil }
         // Past the writer's tag and layout id 0: the serial and the value's bytes.
         let new = w.bytes[2...]
         let at = f.offset - CompactRow.lebCount(f.serial)
