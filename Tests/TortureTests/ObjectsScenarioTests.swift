@@ -36,7 +36,8 @@ final class ObjectsScenarioTests: XCTestCase {
             (.shortRow, "reading the recovered object graph failed"),
             (.keyCounterBehind, "is not above key"),
             (.listChunkFromOne, "starts at chunk 1, not 0"),
-            (.indexRangeDropsLast, "queries at commit")
+            (.indexRangeDropsLast, "queries at commit"),
+            (.rewriteDropsBacklinks, "backlinks are not the inverse")
         ]
         for (variant, words) in expected {
             let r = try run(seed: 42, broken: variant)

@@ -30,6 +30,8 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case listChunkFromOne = "list-chunk-from-one"
     /// A range answered from an index (`<`, `>=`, BETWEEN, BEGINSWITH) loses its last object.
     case indexRangeDropsLast = "index-range-drops-last"
+    /// A row written again (a longer string, a null) loses the backlinks it kept.
+    case rewriteDropsBacklinks = "rewrite-drops-backlinks"
 
     #if FIEF_BROKEN_VARIANTS
         static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap {

@@ -696,7 +696,7 @@ final class ObjectTables {
         }
         var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
-        if !fresh {
+        if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
             // The links to the object that its row kept stay with it.
             let kept = try withRow(plan, key) { old in
                 try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } }
