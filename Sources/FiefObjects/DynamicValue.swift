@@ -11,7 +11,10 @@ enum DynamicValue {
             if p.optional || p.kind == .object { return .null }
             throw ObjectError.typeMismatch(className: className, property: p.name, expected: p.typeName, found: "nil")
         }
-        if let v = any as? ObjectValue { return v }
+        if let v = any as? ObjectValue {
+            guard v.fits(p) else { throw mismatch(v) }
+            return v
+        }
         switch p.kind {
         case .bool:
             guard let b = any as? Bool else { throw mismatch(any) }

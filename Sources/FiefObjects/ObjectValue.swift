@@ -93,3 +93,21 @@ func compareUUID(_ a: UUID, _ b: UUID) -> Int {
     let x = withUnsafeBytes(of: a.uuid) { Array($0) }, y = withUnsafeBytes(of: b.uuid) { Array($0) }
     return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
 }
+
+extension ObjectValue {
+    /// Whether a row may store this value for `p` (a list's value is its element count): a
+    /// compact row's serial says the value's kind, so a value of another kind would misplace
+    /// every slot after it.
+    func fits(_ p: Property) -> Bool {
+        if p.list { if case .int = self { return true } else { return false } }
+        switch (self, p.kind) {
+        // A null takes no bytes in any kind (a required property reads it as its default).
+        case (.null, _): return true
+        case (.bool, .bool), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string),
+            (.data, .data), (.data, .bytes), (.link, .object):
+            return true
+        case (.int, _): return p.kind.isInteger
+        default: return false
+        }
+    }
+}

@@ -79,4 +79,53 @@ final class BacklinkStorageTests: XCTestCase {
             XCTAssertEqual(try answers(reopened.context()), before, "after format \(old)")
         }
     }
+
+    /// Counts in a full row grow (one origin linking many times): an entry that no longer fits
+    /// moves whole to fief/b, never kept in both places.
+    func testAnEntryThatOutgrowsItsRowMovesWhole() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let dog = Dog()
+        dog.name = "popular"
+        var persons: [Person] = []
+        try ctx.write {
+            for i in 0..<60 {
+                let p = Person()
+                p.id = Int64(i)
+                p.dogs.append(dog)
+                try ctx.add(p)
+                persons.append(p)
+            }
+        }
+        try ctx.write {
+            for p in persons.prefix(12) {
+                for _ in 0..<140 { p.dogs.append(dog) }
+            }
+        }
+        let report = try store.check()
+        XCTAssertTrue(report.isSound, "\(report)")
+        let owners = dog.owners.map(\.id)
+        XCTAssertEqual(owners.count, 60)
+        XCTAssertEqual(Set(owners).count, 60, "each owner once")
+        try ctx.write { try ctx.delete(persons[0]) }
+        XCTAssertTrue(try store.check().isSound)
+        XCTAssertEqual(ctx.objects(Dog.self).count, 0, "the cascade took the dog with its first owner")
+    }
+
+    /// A stored value of another kind than its property's is refused before anything is
+    /// written: a compact row's serial says the kind, so it would misplace every later slot.
+    func testAValueOfAnotherKindIsRefused() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        XCTAssertThrowsError(
+            try ctx.write { try ctx.create(Person.self, value: ["id": Int64(1), "age": ObjectValue.double(1.5)]) }
+        ) { error in
+            guard case ObjectError.typeMismatch(_, let property, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(property, "age")
+        }
+        XCTAssertEqual(ctx.objects(Person.self).count, 0)
+        XCTAssertTrue(try store.check().isSound)
+    }
 }

@@ -31,11 +31,13 @@ enum CompactRow {
     /// The serial of an integer equal to the object's key, which the row does not repeat.
     static let ownKey = 10
 
-    /// Where one slot's value lies in a row: its serial, and its bytes' offset and count.
+    /// Where one slot's value lies in a row: its serial (which starts at `serialAt`), and its
+    /// bytes' offset and count.
     struct Field {
         let serial: Int
         let offset: Int
         let count: Int
+        let serialAt: Int
     }
 
     /// The layout id of a compact row and the offset of its first serial; nil when the row is
@@ -121,6 +123,7 @@ enum CompactRow {
     /// bytes); nil when the serial or its bytes run past the row, or it is not one `w` has.
     @inline(__always)
     static func field(_ row: UnsafeRawBufferPointer, at: inout Int, _ w: RowLayout.Width) -> Field? {
+        let serialAt = at
         let s: Int
         if at < row.count, row[at] < 0x80 {
             s = Int(row[at])
@@ -130,7 +133,7 @@ enum CompactRow {
         }
         let n = s < 0 ? -1 : size(w, s)
         guard n >= 0, n <= row.count - at else { return nil }
-        return Field(serial: s, offset: at, count: n)
+        return Field(serial: s, offset: at, count: n, serialAt: serialAt)
     }
 
     /// Every slot of a row of `count` slots, and where its backlinks' entries lie (empty when
@@ -141,18 +144,18 @@ enum CompactRow {
     ) throws -> (slots: [Field], backlinks: Range<Int>) {
         var out: [Field]? = []
         out!.reserveCapacity(count)
-        guard let r = walk(row, from: start, widths: widths, count: count, into: &out) else {
+        guard let t = walk(row, from: start, widths: widths, count: count, into: &out) else {
             throw RowError("row's \(count) slots or its backlinks do not end where it does")
         }
-        return (out!, r)
+        return (out!, t.entries)
     }
 
-    /// Where a row's backlinks' entries lie (empty when it keeps none); nil when its slots or
-    /// their length do not decode.
-    static func backlinkRange(
+    /// Where a row's slots end and its backlinks' entries lie (empty when it keeps none); nil
+    /// when its slots or their length do not decode.
+    static func backlinks(
         _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
         count: Int
-    ) -> Range<Int>? {
+    ) -> (slotsEnd: Int, entries: Range<Int>)? {
         var none: [Field]?
         return walk(row, from: start, widths: widths, count: count, into: &none)
     }
@@ -161,17 +164,18 @@ enum CompactRow {
     private static func walk(
         _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>,
         count: Int, into out: inout [Field]?
-    ) -> Range<Int>? {
+    ) -> (slotsEnd: Int, entries: Range<Int>)? {
         var at = start
         for i in 0..<count {
             guard let f = field(row, at: &at, widths[i]) else { return nil }
             out?.append(f)
             at += f.count
         }
-        guard at < row.count else { return at..<at }
+        let slotsEnd = at
+        guard at < row.count else { return (slotsEnd, at..<at) }
         let n = leb(row, &at)
         guard n > 0, n == row.count - at else { return nil }
-        return at..<row.count
+        return (slotsEnd, at..<row.count)
     }
 
     /// One backlink a row keeps: `count` links from property `pid` of object `origin` of

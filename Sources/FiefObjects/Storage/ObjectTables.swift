@@ -214,7 +214,7 @@ final class ObjectTables {
         if plan.legacyRows {
             return try key.withKeyBytes { try tx.withValue(table: plan.objectsTable, keyBytes: $0, body) }
         }
-        if let last = plan.lastRow, last.key == key { return try body(last.row) }
+        if let last = plan.lastRow, last.key == key, tx.lendsStableBytes { return try body(last.row) }
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
@@ -386,10 +386,21 @@ final class ObjectTables {
     func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
-            _ = try decodeGuarded { try plan(c).codec.fields(row, key: key) }
-            var out: [UInt32: ObjectValue] = [:]
-            for p in plan(c).stored { out[p.pid] = try decodeGuarded { try self.value(c, key, p, row: row) } }
-            return out
+            let plan = plan(c)
+            return try decodeGuarded {
+                let (l, fields) = try plan.codec.fields(row, key: key)
+                var out: [UInt32: ObjectValue] = [:]
+                for p in plan.stored {
+                    guard let s = l.slot(of: p.pid) else {
+                        out[p.pid] = ObjectTables.defaultValue(p)
+                        continue
+                    }
+                    out[p.pid] = try plan.codec.value(
+                        of: fields[s], kind: l.kinds[s],
+                        outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) })
+                }
+                return out
+            }
         }
     }
 
@@ -680,6 +691,14 @@ final class ObjectTables {
         }
     }
 
+    /// A value of another kind than its property's, thrown before anything is written.
+    private func checkKinds(_ c: ClassSchema, _ plan: ClassPlan, _ vals: [UInt32: ObjectValue]) throws {
+        for p in plan.stored {
+            guard let v = vals[p.pid], !v.fits(p) else { continue }
+            throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
+        }
+    }
+
     private func putRow(
         _ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]],
         fresh: Bool = false
@@ -694,6 +713,7 @@ final class ObjectTables {
             }
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
+        try checkKinds(c, plan, vals)
         var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
@@ -773,10 +793,11 @@ final class ObjectTables {
             state.hot[number] = rows
             state.last = (number, rows)
         }
+        let before = rows.count
         let out = try body(rows, slot)
-        // A full cluster is written at once (a load in key order does not come back to it),
-        // and many changed ones too, so a bulk load keeps few rows in memory.
-        if rows.isFull {
+        // A cluster an insert filled is written at once (a load in key order does not come
+        // back to it), and many changed ones too, so a bulk load keeps few rows in memory.
+        if rows.isFull && rows.count > before {
             try writeCluster(plan, number)
         } else if state.hot.count > ObjectTables.maxHotClusters {
             try writeClusters(plan)
@@ -850,8 +871,12 @@ final class ObjectTables {
         let t = tplan.backlinksTable
         let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
         if !fresh, try hasTable(t), let w = writer, let cur = try w.get(table: t, key: k) {
-            let next = try cur.withUnsafeBytes { try Int64(valueBytes: $0) } + delta
-            if next <= 0 { try w.delete(table: t, key: k) } else { try w.put(table: t, key: k, value: next.valueBytes) }
+            let (next, overflow) = try cur.withUnsafeBytes { try Int64(valueBytes: $0) }.addingReportingOverflow(delta)
+            if next <= 0 || overflow {
+                try w.delete(table: t, key: k)
+            } else {
+                try w.put(table: t, key: k, value: next.valueBytes)
+            }
             return
         }
         let entry = CompactRow.Backlink(cid: origin.cid, pid: p.pid, origin: from, count: delta)
@@ -872,7 +897,17 @@ final class ObjectTables {
                 var entries = try decodeGuarded { try plan.codec.backlinks(row) }
                 if let i = entries.firstIndex(where: { $0.sameSource(change) }) {
                     entries[i].count += change.count
-                    if entries[i].count <= 0 { entries.remove(at: i) }
+                    if entries[i].count <= 0 {
+                        entries.remove(at: i)
+                    } else if CompactRow.encode(entries) == nil {
+                        // Grown past the row's room: the entry moves whole to fief/b, so it is
+                        // never kept in both places.
+                        let moved = entries.remove(at: i)
+                        let t = plan.backlinksTable
+                        let k = KeyBytes.backlink(
+                            target: target, originClass: moved.cid, pid: moved.pid, origin: moved.origin)
+                        try ensureTable(t, value: .int64).put(table: t, key: k, value: moved.count.valueBytes)
+                    }
                 } else {
                     guard change.count > 0 else { return .some(nil) }
                     entries.insert(change, at: entries.firstIndex { change.precedes($0) } ?? entries.count)
@@ -888,6 +923,9 @@ final class ObjectTables {
 
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
+        guard v.fits(p) else {
+            throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
+        }
         if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
             // A fixed-width value in a row of the current layout: its bytes patched in place
             // (no decode into a dictionary, no re-encode).

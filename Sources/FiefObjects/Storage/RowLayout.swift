@@ -144,13 +144,18 @@ final class RowCodec {
         _ row: UnsafeRawBufferPointer, layout l: RowLayout, slot s: Int, key: Int64,
         outOfRow: () throws -> [UInt8]?
     ) throws -> ObjectValue {
-        switch try field(row, layout: l, slot: s, key: key) {
+        try value(of: try field(row, layout: l, slot: s, key: key), kind: l.kinds[s], outOfRow: outOfRow)
+    }
+
+    /// The value a field holds, for a property of kind `kind`.
+    func value(of field: Field, kind: PropertyKind, outOfRow: () throws -> [UInt8]?) throws -> ObjectValue {
+        switch field {
         case .null: return .null
-        case .int(let i): return l.kinds[s] == .object ? .link(i) : .int(i)
+        case .int(let i): return kind == .object ? .link(i) : .int(i)
         case .bool(let b): return .bool(b)
         case .listCount(let n), .inlineList(let n, _): return .int(n)
         case .raw(let b):
-            switch l.kinds[s] {
+            switch kind {
             case .float: return .float(Float(bitPattern: b.loadUnaligned(as: UInt32.self).littleEndian))
             case .double: return .double(Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian))
             case .date:
@@ -164,12 +169,12 @@ final class RowCodec {
                 return .uuid(UUID(uuid: u))
             }
         case .bytes(let b):
-            return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(Array(b))
+            return kind == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(Array(b))
         case .outOfRow(let n):
             guard let b = try outOfRow(), b.count == n else {
                 throw RowError("out-of-row value missing or of the wrong length")
             }
-            return l.kinds[s] == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(b)
+            return kind == .string ? .string(String(decoding: b, as: UTF8.self)) : .data(b)
         }
     }
 
@@ -227,7 +232,12 @@ final class RowCodec {
         let o = l.offsets[s]
         if l.lists[s] {
             let raw = row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
-            guard raw & RowCodec.inlineList != 0 else { return .listCount(Int64(bitPattern: raw)) }
+            guard raw & RowCodec.inlineList != 0 else {
+                // No list has 2^31 elements: a count past that is damage (and would overflow
+                // the compact row's serial when the conversion writes it).
+                guard raw <= UInt64(Int32.max) else { throw RowError("list count \(raw) in the row") }
+                return .listCount(Int64(raw))
+            }
             let off = Int(raw & 0xFFFF_FFFF), len = Int((raw >> 32) & 0xFFFF)
             guard off >= l.fixedEnd, off + len <= row.count else {
                 throw RowError("list kept in the row lies outside it")
@@ -264,12 +274,11 @@ final class RowCodec {
         return (l, try (0..<l.pids.count).map { try fixedField(row, layout: l, slot: $0) })
     }
 
-    /// Where a compact row's backlinks' entries lie (empty for a fixed row, which keeps none).
-    private func backlinkRange(_ row: UnsafeRawBufferPointer) throws -> Range<Int> {
+    /// Where a compact row's slots end and its backlinks' entries lie (a fixed row keeps none).
+    private func backlinkRange(_ row: UnsafeRawBufferPointer) throws -> (slotsEnd: Int, entries: Range<Int>) {
         let l = try layout(of: row)
-        guard let (_, start) = CompactRow.header(row) else { return row.count..<row.count }
-        guard let r = CompactRow.backlinkRange(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count)
-        else {
+        guard let (_, start) = CompactRow.header(row) else { return (row.count, row.count..<row.count) }
+        guard let r = CompactRow.backlinks(row, from: start, widths: l.widths.baseAddress!, count: l.pids.count) else {
             throw RowError("row's slots or backlinks do not decode")
         }
         return r
@@ -277,21 +286,19 @@ final class RowCodec {
 
     /// The backlinks a row keeps (`CompactRow`), in order.
     func backlinks(_ row: UnsafeRawBufferPointer) throws -> [CompactRow.Backlink] {
-        let r = try backlinkRange(row)
+        let r = try backlinkRange(row).entries
         return r.isEmpty ? [] : try CompactRow.backlinks(UnsafeRawBufferPointer(rebasing: row[r]))
     }
 
     /// The row's values without its backlinks: what a change set compares (a link to an
     /// object is not a change of the object).
     func withoutBacklinks(_ row: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        let r = try backlinkRange(row)
-        guard !r.isEmpty else { return row }
-        return UnsafeRawBufferPointer(rebasing: row[..<(r.lowerBound - CompactRow.lebCount(r.count))])
+        UnsafeRawBufferPointer(rebasing: row[..<(try backlinkRange(row).slotsEnd)])
     }
 
     /// The bytes of a compact row's backlinks' entries (empty when it keeps none).
     func backlinkBytes(_ row: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: row[try backlinkRange(row)])
+        UnsafeRawBufferPointer(rebasing: row[try backlinkRange(row).entries])
     }
 
     /// A compact row with `entries` (`CompactRow.encode`) as its backlinks in place of those it
@@ -474,7 +481,7 @@ final class RowCodec {
         guard w.scalar(v, key: key) else { return nil }
         // Past the writer's tag and layout id 0: the serial and the value's bytes.
         let new = w.bytes[2...]
-        let at = f.offset - CompactRow.lebCount(f.serial)
+        let at = f.serialAt
         guard new.count == f.offset + f.count - at else { return nil }
         for (i, b) in new.enumerated() { row[at + i] = b }
         return old
