@@ -24,7 +24,7 @@
 /// too); an entry is in one place or the other, never both.
 ///
 /// A read walks the serials up to its slot, most of them one byte. Format 2's row spent 8 bytes
-/// on every integer and string, whatever its value; a bench person took 60 bytes, and takes 25.
+/// on every integer and string, whatever its value; a bench person took 60 bytes, and takes 20.
 enum CompactRow {
     static let tag: UInt8 = 3
 
