@@ -13,6 +13,7 @@ final class FuzzTests: XCTestCase {
             let kind: String
             let files: Int
             let sameAnswers: Int
+            let previousVersion: Int
             let refused: Int
             let findings: [Finding]
         }
@@ -83,8 +84,10 @@ final class FuzzTests: XCTestCase {
             ["--kind", "objects", "--files", "40", "--seed", "7"], broken: "no-checksum-verify", trapAt: 5,
             dir.file("objects"))
         let o = try XCTUnwrap(objects?.kinds.first)
+        // Every file but the trapped one ran to an outcome, the 34 after it too (whether one of
+        // those gives a finding depends on where the damage falls in the object format of the day).
         XCTAssertEqual(o.files, 40)
+        XCTAssertEqual(o.sameAnswers + o.previousVersion + o.refused, 39, "the files after the trap ran")
         XCTAssertEqual(o.findings.filter { $0.kind == "signal" }.map(\.index), [5], "\(o.findings.map(\.kind))")
-        XCTAssertTrue(o.findings.contains { $0.index > 5 }, "the files after the trap ran: \(o.findings.map(\.index))")
     }
 }
