@@ -7,14 +7,6 @@ import Engine
 /// in `fief/b`; every entry is in one place, deletes clear both, `check()` sees both, and a
 /// file written back in an old format (whose rows keep none) moves them to `fief/b` and back.
 final class BacklinkStorageTests: XCTestCase {
-    func backlinkCells(_ store: ObjectStore) throws -> Int {
-        try store.database.read { tx in
-            var n = 0
-            for t in try tx.tableNames() where t.hasPrefix("fief/b/") { n += try tx.count(table: t) }
-            return n
-        }
-    }
-
     func testRowsKeepTheirBacklinksAndAPopularTargetSpillsToTheTable() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
@@ -36,7 +28,7 @@ final class BacklinkStorageTests: XCTestCase {
         XCTAssertTrue(try store.check().isSound)
         // 100 dogs of one owner each keep it in their rows; the shared dog's 100 owners take
         // more room than a row gives, so some are in fief/b, and none is in both.
-        let cells = try backlinkCells(store)
+        let cells = try cells(store, inTablesStartingWith: "fief/b/")
         XCTAssertGreaterThan(cells, 0, "the shared dog's owners past its row's room")
         XCTAssertLessThan(cells, 100, "the shared dog keeps some owners in its row, the others none in fief/b")
         XCTAssertEqual(Set(shared.owners.map(\.id)), Set((0..<100).map(Int64.init)))

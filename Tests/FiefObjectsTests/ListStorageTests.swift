@@ -6,18 +6,6 @@ import Engine
 /// A list that grows past the bound moves out, one that shrinks moves back in, and neither
 /// leaves the other form behind.
 final class ListStorageTests: XCTestCase {
-    func chunks(_ store: ObjectStore) throws -> Int {
-        try store.database.read { tx in
-            guard
-                try tx.tableInfo("fief/l/1") != nil || tx.tableInfo("fief/l/2") != nil
-                    || tx.tableInfo("fief/l/3") != nil
-            else { return 0 }
-            var n = 0
-            for t in try tx.tableNames() where t.hasPrefix("fief/l/") { n += try tx.count(table: t) }
-            return n
-        }
-    }
-
     func testListsMoveBetweenTheRowAndChunksAsTheyGrowAndShrink() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
@@ -40,7 +28,7 @@ final class ListStorageTests: XCTestCase {
             names = Array(p.dogs.map(\.name))
             XCTAssertEqual(names, (0..<size).map { "d\($0)" }, "size \(size)")
             XCTAssertEqual(try ctx.objects(Person.self).filter("dogs.@count == %@", size).count, 1, "size \(size)")
-            let n = try chunks(store)
+            let n = try cells(store, inTablesStartingWith: "fief/l/")
             XCTAssertEqual(n == 0, inRow, "size \(size): \(n) chunks")
             let report = try store.check()
             XCTAssertTrue(report.isSound, "size \(size): \(report)")

@@ -31,3 +31,12 @@ let zooTypes: [Object.Type] = [Person.self, Dog.self, Car.self]
 func openZoo(_ dir: TempDir, _ name: String = "zoo.fief", version: UInt64 = 0) throws -> ObjectStore {
     try ObjectStore(Configuration(path: dir.file(name), types: zooTypes, schemaVersion: version))
 }
+
+/// How many cells the store's tables named `prefix…` hold (0 when there are none).
+func cells(_ store: ObjectStore, inTablesStartingWith prefix: String) throws -> Int {
+    try store.database.read { tx in
+        var n = 0
+        for t in try tx.tableNames() where t.hasPrefix(prefix) { n += try tx.count(table: t) }
+        return n
+    }
+}
