@@ -93,31 +93,48 @@ final class EncryptedPages: @unchecked Sendable {
     let cipher: PageCipher
     private let salt0: UInt64
     private let salt1: UInt64
-    /// What the snapshot holds, under `lock`. A point read touches a handful of pages, so the
-    /// first few live in two small arrays searched in order; a scan's go to `more`.
+    /// What the snapshot holds, under `lock`: one lookup per page a read touches, so an
+    /// open-addressed table of offsets, where a `Dictionary` hashed each one with SipHash.
     private let lock = Mutex(Held())
     /// nil: authenticate every page from the file (as `check()` must).
     private let cache: DecryptedPageCache?
 
     private struct Held: ~Copyable {
-        var refs: [UInt64] = []
-        var extents: [DecryptedExtent] = []
-        var more: [UInt64: DecryptedExtent] = [:]
-        static let inline = 16
+        /// Offsets (0: an empty slot; no extent starts at offset 0) and their bytes, side by
+        /// side; a power of two long, at most half full.
+        var refs = [UInt64](repeating: 0, count: 16)
+        var bytes = [UnsafeRawBufferPointer](repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: 16)
+        /// What keeps `bytes` valid while the snapshot lives.
+        var owners: [DecryptedExtent] = []
 
-        func find(_ ref: UInt64) -> DecryptedExtent? {
-            for i in refs.indices where refs[i] == ref { return extents[i] }
-            return refs.count < Held.inline ? nil : more[ref]
+        func slot(_ ref: UInt64) -> Int {
+            let mask = refs.count - 1
+            var i = Int(truncatingIfNeeded: (ref >> 9) &* 0x9E37_79B9_7F4A_7C15 >> 40) & mask
+            while refs[i] != 0 && refs[i] != ref { i = (i + 1) & mask }
+            return i
+        }
+
+        func find(_ ref: UInt64) -> UnsafeRawBufferPointer? {
+            let i = slot(ref)
+            return refs[i] == ref ? bytes[i] : nil
         }
 
         mutating func add(_ ref: UInt64, _ e: DecryptedExtent) {
-            if refs.count < Held.inline {
-                if refs.isEmpty { refs.reserveCapacity(Held.inline); extents.reserveCapacity(Held.inline) }
-                refs.append(ref)
-                extents.append(e)
-            } else {
-                more[ref] = e
+            if (owners.count + 1) * 2 > refs.count {
+                let (oldRefs, oldBytes) = (refs, bytes)
+                refs = [UInt64](repeating: 0, count: oldRefs.count * 2)
+                bytes = [UnsafeRawBufferPointer](repeating: bytes[0], count: oldRefs.count * 2)
+                for j in oldRefs.indices where oldRefs[j] != 0 {
+                    let i = slot(oldRefs[j])
+                    refs[i] = oldRefs[j]
+                    bytes[i] = oldBytes[j]
+                }
             }
+            let i = slot(ref)
+            if refs[i] == ref { return }
+            refs[i] = ref
+            bytes[i] = e.raw
+            owners.append(e)
         }
     }
 
@@ -127,9 +144,9 @@ final class EncryptedPages: @unchecked Sendable {
         (salt0, salt1) = cipher.fileSalt.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
     }
 
-    /// The decrypted extent at `ref`; `ref`'s first page is known to lie in the mapping
-    /// and below `limit`.
-    func extent(at ref: UInt64, mapping: Mapping, limit: UInt64) throws -> DecryptedExtent {
+    /// The decrypted bytes of the extent at `ref`, valid while this snapshot lives; `ref`'s
+    /// first page is known to lie in the mapping and below `limit`.
+    func extent(at ref: UInt64, mapping: Mapping, limit: UInt64) throws -> UnsafeRawBufferPointer {
         if let e = lock.withLock({ $0.find(ref) }) { return e }
         let head = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize)
         let span = Int(head.u32(PageEnvelope.spanOffset))
@@ -157,6 +174,6 @@ final class EncryptedPages: @unchecked Sendable {
             found = e
         }
         lock.withLock { $0.add(ref, found) }
-        return found
+        return found.raw
     }
 }

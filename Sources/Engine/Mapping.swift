@@ -84,7 +84,7 @@ final class PageSource: @unchecked Sendable {
         if let encrypted {
             let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
             return PageView(
-                raw: UnsafeRawBufferPointer(start: e.raw.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref
+                raw: UnsafeRawBufferPointer(start: e.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref
             )
         }
         let v = PageView(raw: UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize), ref: ref)
@@ -109,15 +109,15 @@ final class PageSource: @unchecked Sendable {
         }
         if let encrypted {
             let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
-            guard e.raw.count == geometry.extentBytes(span: span) else {
+            guard e.count == geometry.extentBytes(span: span) else {
                 throw CorruptNode(
                     ref: ref,
                     detail:
                         "node header says \(span) pages, "
-                        + "its envelope \((e.raw.count + PageEnvelope.size) / Layout.pageSize)"
+                        + "its envelope \((e.count + PageEnvelope.size) / Layout.pageSize)"
                 )
             }
-            return e.raw
+            return e
         }
         let ext = UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Int(bytes))
         if verifyChecksums, span > 1, !PageHeader.checksumMatches(ext, ref: ref) {
