@@ -13,6 +13,10 @@ final class ModelInfo: @unchecked Sendable {
     /// object's values without `Mirror` (nil where the runtime cannot list the fields).
     private let fields: [(name: String, offset: Int, type: any _Persistable.Type)]?
     private let names = Locked<[AnyKeyPath: String]>([:])
+    /// Whether an instance holds nothing but `@Persisted` wrappers (and `Object`'s own
+    /// fields): then an accessor nobody kept can be pointed at the next object of an
+    /// iteration, as no state of the app's rides along (`Results.Iterator`).
+    let accessorsReusable: Bool
 
     private static let registry = Locked<[ObjectIdentifier: ModelInfo]>([:])
 
@@ -40,16 +44,35 @@ final class ModelInfo: @unchecked Sendable {
         properties = props
         fieldTypes = fields
         var found: [(String, Int, any _Persistable.Type)] = []
-        // `.classType` (bit 0) is declared as a mutable static, which Swift 6 will not read.
-        let listed = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, ty, _ in
+        var others = 0
+        let listed = ModelInfo.forEachField(of: type) { name, offset, ty in
             if let p = ty as? any AnyPersisted.Type {
                 let n = String(cString: name)
                 found.append((n.hasPrefix("_") ? String(n.dropFirst()) : n, offset, p.valueType))
+            } else {
+                others += 1
             }
-            return true
         }
         self.fields = listed && found.map(\.0) == props.map(\.name) ? found : nil
+        accessorsReusable = self.fields != nil && others == ModelInfo.objectFieldCount
     }
+
+    /// The stored fields of a class, its bases' first (false where the runtime cannot list them).
+    private static func forEachField(
+        of type: AnyClass, _ body: (UnsafePointer<CChar>, Int, Any.Type) -> Void
+    ) -> Bool {
+        // `.classType` (bit 0) is declared as a mutable static, which Swift 6 will not read.
+        _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, ty, _ in
+            body(name, offset, ty)
+            return true
+        }
+    }
+
+    /// How many fields `Object` itself keeps (its reference, row and tracer).
+    private static let objectFieldCount: Int = {
+        var n = 0
+        return forEachField(of: Object.self) { _, _, _ in n += 1 } ? n : -1
+    }()
 
     /// Whether `add` reads values at field offsets (else through `Mirror`).
     var readsFieldsInPlace: Bool { fields != nil }

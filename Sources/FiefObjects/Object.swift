@@ -5,7 +5,7 @@ import Foundation
 public struct ManagedRef {
     @usableFromInline let ctx: ObjectContext
     let className: String
-    let key: Int64
+    var key: Int64
 
     init(ctx: ObjectContext, className: String, key: Int64) {
         self.ctx = ctx
@@ -30,6 +30,14 @@ open class Object: _PersistableWrapped {
     func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
         _row = row
         _rowStamp = stamp
+    }
+
+    /// Makes this accessor one of another object of its class and context (its row, if any,
+    /// valid at `stamp`): for an iteration that knows nobody else holds it.
+    func repoint(key: Int64, row: UnsafeRawBufferPointer?, at stamp: Int) {
+        _ref?.key = key
+        _row = row ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        _rowStamp = row == nil ? -1 : stamp
     }
 
     /// The remembered row, when it is still valid at `stamp`.

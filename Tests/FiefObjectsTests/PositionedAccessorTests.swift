@@ -82,6 +82,50 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(all.map(\.age), (1...20).map { $0 * 2 })
     }
 
+    func testAnIterationReusesAnAccessorOnlyWhenNobodyKeptItAndTheClassHoldsNoOtherState() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            for i in 1...50 {
+                let d = Dog()
+                d.name = "d\(i)"
+                d.age = i
+                try ctx.add(d)
+            }
+            try ctx.add(people(50))
+        }
+        XCTAssertTrue(ModelInfo.of(Dog.self).accessorsReusable)
+        XCTAssertFalse(ModelInfo.of(Person.self).accessorsReusable, "Person keeps `scratch`, not persisted")
+
+        var seen = Set<ObjectIdentifier>(), ages: [Int] = [], names: [String] = []
+        for d in ctx.objects(Dog.self) {
+            seen.insert(ObjectIdentifier(d))
+            ages.append(d.age)
+            names.append(d.name)
+        }
+        XCTAssertEqual(seen.count, 1, "an accessor nobody kept is the next object's")
+        XCTAssertEqual(ages, Array(1...50))
+        XCTAssertEqual(names, (1...50).map { "d\($0)" })
+
+        var kept: [Dog] = []
+        for d in ctx.objects(Dog.self) where d.age % 2 == 0 { kept.append(d) }
+        XCTAssertEqual(Set(kept.map(ObjectIdentifier.init)).count, 25, "a kept accessor is never reused")
+        XCTAssertEqual(kept.map(\.age), (1...25).map { $0 * 2 })
+        XCTAssertEqual(kept.map(\.name), (1...25).map { "d\($0 * 2)" })
+
+        var scratches: [String] = []
+        for p in ctx.objects(Person.self) {
+            scratches.append(p.scratch)
+            p.scratch = "set on \(p.id)"
+        }
+        XCTAssertEqual(Set(scratches), ["not persisted"], "a class with state of its own gets fresh accessors")
+
+        // Inside a write (no kept rows): the reused accessor reads and writes its current object.
+        try ctx.write { for d in ctx.objects(Dog.self) { d.age += 100 } }
+        XCTAssertEqual(ctx.objects(Dog.self).map(\.age), (101...150).map { $0 })
+    }
+
     func testAnUnmanagedListDefaultIsMadeOnceAndKept() {
         let p = Person()
         let d = Dog()
