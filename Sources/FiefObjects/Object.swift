@@ -19,7 +19,12 @@ public struct ManagedRef {
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
     // An accessor belongs to one context, used by one thread: no run-time exclusivity checks.
-    @exclusivity(unchecked) @usableFromInline var _ref: ManagedRef?
+    @exclusivity(unchecked) @usableFromInline var _ref: ManagedRef? {
+        didSet { _ctx = _ref.map { Unmanaged.passUnretained($0.ctx) } }
+    }
+    /// `_ref`'s context, unretained (`_ref` keeps it alive): a getter borrows it, where a copy
+    /// of `_ref` retained and released the context on every property read.
+    @exclusivity(unchecked) @usableFromInline var _ctx: Unmanaged<ObjectContext>?
     @usableFromInline var _tracer: KeyPathTracer?
     /// The object's row bytes, valid while its context's stamp is `_rowStamp`: kept only when
     /// the context's transaction lends stable bytes (a read), so a property read after the
@@ -67,6 +72,9 @@ open class Object: _PersistableWrapped {
 
     /// The object's key in its class (its integer primary key, when it has one).
     public var objectKey: Int64? { _ref?.key }
+
+    /// A managed object's key, read in place (no copy of `_ref`, so no retain of its context).
+    var objectKeyOfManaged: Int64 { _ref.unsafelyUnwrapped.key }
 
     // MARK: _Persistable (an Object is only ever stored behind an Optional link)
 
@@ -157,7 +165,11 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
     ) -> Value {
         get {
-            if let r = obj._ref { return Value._managedRead(obj, r, r.ctx.property(r, storage: storageKeyPath)) }
+            if let c = obj._ctx {
+                return c._withUnsafeGuaranteedRef { ctx in
+                    ctx.withProperty(obj, storage: storageKeyPath) { Value._managedRead(obj, ctx, $0) }
+                }
+            }
             return unmanagedGet(obj, storageKeyPath)
         }
         set { set(obj, storageKeyPath, newValue) }

@@ -124,6 +124,9 @@ public final class ObjectContext {
         readTx?.end()
         readTx = nil
         readTables = nil
+        // Emptied now, not when the next read makes new tables: a getter may hold a cached
+        // property borrowed (`withProperty`) when its read makes them.
+        propertyCache = PropertyCache()
         invalidated = true
         stamp += 1
     }
@@ -170,6 +173,15 @@ public final class ObjectContext {
 
     // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage,
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
+
+    /// Runs `body` on the property `kp` names, borrowed from the cache (no retain) when cached.
+    @usableFromInline @inline(__always)
+    func withProperty<Owner: Object, V, R>(
+        _ obj: Object, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>, _ body: (PropertyAccess) -> R
+    ) -> R {
+        if let p = propertyCache.borrow(ObjectIdentifier(kp)) { return p._withUnsafeGuaranteedRef(body) }
+        return body(property(obj._ref.unsafelyUnwrapped, storage: kp))
+    }
 
     @usableFromInline
     func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>)
@@ -675,13 +687,21 @@ public final class ObjectContext {
 struct PropertyCache {
     private var lastID: ObjectIdentifier?
     private var last: PropertyAccess?
+    /// `last`, unretained: what `borrow` hands out while `last` keeps it alive.
+    private var lastUnretained: Unmanaged<PropertyAccess>?
     private var all: [ObjectIdentifier: PropertyAccess] = [:]
+
+    /// The property for `id` when it is the one found last (a run of reads of one property,
+    /// as an iteration makes), unretained: valid until the cache changes.
+    @inline(__always)
+    func borrow(_ id: ObjectIdentifier) -> Unmanaged<PropertyAccess>? { id == lastID ? lastUnretained : nil }
 
     mutating func find(_ id: ObjectIdentifier) -> PropertyAccess? {
         if id == lastID { return last }
         guard let p = all[id] else { return nil }
         lastID = id
         last = p
+        lastUnretained = Unmanaged.passUnretained(p)
         return p
     }
 
@@ -689,5 +709,6 @@ struct PropertyCache {
         if all.count < 4096 { all[id] = p }
         lastID = id
         last = p
+        lastUnretained = Unmanaged.passUnretained(p)
     }
 }

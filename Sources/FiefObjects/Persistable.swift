@@ -27,6 +27,9 @@ public protocol _Persistable {
     static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self
     /// A managed read of the whole property (lists and linking objects return accessors).
     static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self
+    /// As above, for a getter that holds the object's context borrowed (scalars read their
+    /// row without a copy of the object's `ManagedRef`).
+    static func _managedRead(_ obj: Object, _ ctx: ObjectContext, _ p: PropertyAccess) -> Self
     /// A managed write of the whole property.
     static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: PropertyAccess) throws
     var _unmanaged: _UnmanagedValue { get }
@@ -48,6 +51,9 @@ extension _Persistable {
     }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self {
         _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
+    }
+    public static func _managedRead(_ obj: Object, _ ctx: ObjectContext, _ p: PropertyAccess) -> Self {
+        _managedRead(obj, obj._ref.unsafelyUnwrapped, p)
     }
     public static var _unmanagedDefault: _UnmanagedValue { _defaultValue()._unmanaged }
     public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: PropertyAccess) throws {
@@ -83,6 +89,10 @@ extension _PersistableInteger {
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self {
         if let v = ref.ctx.storedInt(obj, ref.key, p), let x = Self(exactly: v) { return x }
         return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
+    }
+    public static func _managedRead(_ obj: Object, _ ctx: ObjectContext, _ p: PropertyAccess) -> Self {
+        if let v = ctx.storedInt(obj, obj.objectKeyOfManaged, p), let x = Self(exactly: v) { return x }
+        return _managedRead(obj, obj._ref.unsafelyUnwrapped, p)
     }
     public init?(_stored v: ObjectValue) {
         guard case .int(let i) = v, let x = Self(exactly: i) else { return nil }
@@ -130,6 +140,10 @@ extension String: _PersistableScalar {
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> String {
         if let s = ref.ctx.storedString(obj, p) { return s }
         return _fromStored(ref.ctx.readValue(obj, ref, p), ref.ctx)
+    }
+    public static func _managedRead(_ obj: Object, _ ctx: ObjectContext, _ p: PropertyAccess) -> String {
+        if let s = ctx.storedString(obj, p) { return s }
+        return _managedRead(obj, obj._ref.unsafelyUnwrapped, p)
     }
     public init?(_stored v: ObjectValue) { guard case .string(let s) = v else { return nil }; self = s }
     public var _stored: ObjectValue { .string(self) }
