@@ -40,6 +40,8 @@ let package = Package(
                 .define("FIEF_BROKEN_VARIANTS", .when(configuration: .debug))
             ]
         ),
+        // Swift heap allocations per thread, through the runtime's allocation hook (bench counters).
+        .target(name: "CHeapCount"),
         // One seeded generator for the suite, FaultFS and the benchmarks: one printed seed drives all.
         .target(name: "SeededRandomness"),
         .systemLibrary(
@@ -62,7 +64,7 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness",
+                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount",
                 .product(name: "Histogram", package: "hdrhistogram-swift")
             ]
         ),

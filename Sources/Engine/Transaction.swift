@@ -161,20 +161,23 @@ public class Transaction {
     // MARK: Untyped access, for tools that learn a table's kinds at run time.
 
     public func get(table: String, key: [UInt8]) throws -> [UInt8]? {
-        try guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
+        descents &+= 1
+        return try guarded { try Tree.get(try state(table).root, key: key, pages: pages) }
     }
 
     /// Lends the value of `key` (nil when absent) to `body` without a copy; the bytes are
     /// valid only during the call. For the object layer, which decodes rows in place.
     package func withValue<T>(table: String, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        try guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
+        descents &+= 1
+        return try guarded { try Tree.withValue(try state(table).root, key: key, pages: pages, body) }
     }
 
     /// As `withValue(table:key:)`, with the key lent (an object key from the stack).
     package func withValue<T>(
         table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T
     ) throws -> T {
-        try guarded {
+        descents &+= 1
+        return try guarded {
             guard let v = try Tree.find(try state(table).root, key: keyBytes, pages: pages) else {
                 return try body(nil)
             }
@@ -196,6 +199,11 @@ public class Transaction {
     /// dropped): 0 for a read. Bytes lent before a change may be gone after it.
     @exclusivity(unchecked) package internal(set) var writes = 0
 
+    /// Walks toward a table's leaves this transaction made (lookups, scans, cursor lookups
+    /// that left their leaf, and a write's puts and deletes): the benchmarks'
+    /// "tree descents per query". Not atomic: a count for measuring, not for deciding.
+    @exclusivity(unchecked) package internal(set) var descents = 0
+
     /// The typed tables' read: the value decoded straight from the snapshot's bytes, one copy
     /// instead of a copy out of the tree and another into the value. Inlined into the typed
     /// get, so it runs specialized for `V`; the lookup itself (`lendValue`) is not generic.
@@ -214,6 +222,7 @@ public class Transaction {
     final func lendValue(table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void)
         throws
     {
+        descents &+= 1
         try guarded {
             // The table found last, checked here rather than through `state` (the common
             // case of every get after the first).
@@ -241,6 +250,7 @@ public class Transaction {
         table: String, from: [UInt8]? = nil, to: [UInt8]? = nil, reverse: Bool = false,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        descents &+= 1
         try guarded {
             try Tree.scan(try state(table).root, from: from, to: to, reverse: reverse, pages: pages, body)
         }
@@ -262,7 +272,8 @@ public class Transaction {
 
     /// The table's largest key, or nil when it is empty.
     public func lastKey(table: String) throws -> [UInt8]? {
-        try guarded { try Tree.lastKey(try state(table).root, pages: pages) }
+        descents &+= 1
+        return try guarded { try Tree.lastKey(try state(table).root, pages: pages) }
     }
 
     /// See `WriteTransaction.mutateValue(table:keyBytes:_:)`.

@@ -21,11 +21,15 @@ package struct TreeCursor {
     private let pages: PageSource
     private let keepsPath: Bool
     private var path: [Level] = []
+    /// Where a descent is counted (`Transaction.descents`); the cursor lives
+    /// no longer than its transaction.
+    private unowned let tx: Transaction
 
-    init(root: Child?, pages: PageSource, keepsPath: Bool) {
+    init(root: Child?, pages: PageSource, keepsPath: Bool, tx: Transaction) {
         self.root = root
         self.pages = pages
         self.keepsPath = keepsPath
+        self.tx = tx
     }
 
     /// The value of `key` (nil when absent), lent to `body`: the bytes are valid during the call.
@@ -33,6 +37,7 @@ package struct TreeCursor {
         throws -> T
     {
         guard keepsPath, case .page(let top) = root else {
+            tx.descents &+= 1
             guard let v = try Tree.find(root, key: key, pages: pages) else { return try body(nil) }
             return try Tree.lend(v, pages: pages, body)
         }
@@ -45,7 +50,13 @@ package struct TreeCursor {
     /// The leaf whose range holds `key`: the current one, or reached from the lowest node on
     /// the path whose range holds it.
     private mutating func leaf(for key: UnsafeRawBufferPointer, top: UInt64) throws -> PageView? {
-        while let last = path.last, !TreeCursor.holds(last, key) { path.removeLast() }
+        var descends = path.isEmpty
+        while let last = path.last, !TreeCursor.holds(last, key) {
+            path.removeLast()
+            descends = true
+        }
+        // Counted once per lookup that leaves the current leaf, from wherever it climbed to.
+        if descends { tx.descents &+= 1 }
         if path.isEmpty {
             path.append(Level(page: try pages.page(top), low: nil, high: nil, child: 0))
         }
@@ -79,6 +90,6 @@ extension Transaction {
     /// A cursor for lookups in `table` in ascending key order (see `TreeCursor`), valid while
     /// this transaction stays on its version and, in a write, until the table next changes.
     package func cursor(table: String) throws -> TreeCursor {
-        try guarded { TreeCursor(root: try state(table).root, pages: pages, keepsPath: lendsStableBytes) }
+        try guarded { TreeCursor(root: try state(table).root, pages: pages, keepsPath: lendsStableBytes, tx: self) }
     }
 }

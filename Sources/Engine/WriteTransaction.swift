@@ -84,6 +84,7 @@ public final class WriteTransaction: Transaction {
         }
         try guarded {
             let s = try state(table)
+            descents &+= 1
             if try writer.put(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) {
                 s.count += 1
             }
@@ -104,6 +105,7 @@ public final class WriteTransaction: Transaction {
         }
         try guarded {
             let s = try state(table)
+            descents &+= 1
             guard try writer.append(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) else {
                 throw EngineError.keyOutOfOrder(table: table)
             }
@@ -131,6 +133,7 @@ public final class WriteTransaction: Transaction {
     ) throws -> Bool {
         try guarded {
             let s = try state(table)
+            descents &+= 1
             if BrokenVariant.on(.patchMappedPage), try patchMappedPage(s.root, key: key, body) { return true }
             guard let (node, i) = try writer.ownedLeafCell(&s.root, key: key) else { return false }
             s.dirty = true
@@ -166,6 +169,7 @@ public final class WriteTransaction: Transaction {
     public override func delete(table: String, key: [UInt8]) throws -> Bool {
         try guarded {
             let s = try state(table)
+            descents &+= 1
             guard try writer.delete(&s.root, key: key) else { return false }
             s.count -= 1
             s.dirty = true

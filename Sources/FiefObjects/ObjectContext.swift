@@ -68,6 +68,10 @@ public final class ObjectContext {
         return t
     }
 
+    /// Tree descents made by the transaction this context reads (or writes) through, for the
+    /// benchmarks' counters (`Transaction.descents`).
+    package var treeDescents: Int { (try? tables().tx.descents) ?? 0 }
+
     /// The version this context reads (inside a write: the version it will commit).
     public var version: UInt64 { (try? tables().tx.version) ?? 0 }
 

@@ -20,6 +20,30 @@ public enum MarkdownReport {
         return md
     }
 
+    /// What each measured stretch cost beyond time, where the workload counts it.
+    static let counterColumns: [(key: String, title: String)] = [
+        ("treeDescentsPerOp", "tree descents/op"), ("heapAllocationsPerOp", "heap allocations/op"),
+        ("pagesPerCommit", "pages/commit"), ("bytesPerObject", "bytes/object")
+    ]
+
+    static func counters(_ r: BenchResults) -> String {
+        var rows = ""
+        for b in r.benchmarks {
+            for s in b.systems {
+                let values = counterColumns.map { s.extra?[$0.key] }
+                guard values.contains(where: { $0 != nil }) else { continue }
+                let cells = values.map { $0.map { String(format: $0 < 10 ? "%.2f" : "%.0f", $0) } ?? "" }
+                rows += "| `\(b.id)` | \(s.system.label) | " + cells.joined(separator: " | ") + " |\n"
+            }
+        }
+        guard !rows.isEmpty else { return "" }
+        return "\n## Counters\n\nMedians over repetitions; per operation (`obj.enumerate`: per object read). "
+            + "Tree descents are Fief's own count (walks from a table's root); heap allocations are every "
+            + "`malloc` on the measuring thread, Swift's and SQLite's alike.\n\n"
+            + "| benchmark | system | " + counterColumns.map(\.title).joined(separator: " | ") + " |\n"
+            + "|---|---|" + String(repeating: "---:|", count: counterColumns.count) + "\n" + rows
+    }
+
     public static func bench(_ r: BenchResults) -> String {
         var md = "# Fief benchmarks\n\n" + context(r.context, r.parameters) + "\n"
         md +=
@@ -43,6 +67,7 @@ public enum MarkdownReport {
         md +=
             "\nRatios: how many times better Fief does than the peer (throughput ratio; for sizes and times, "
             + "the inverse). Spread: half the range over repetitions, relative to the median.\n"
+        md += counters(r)
         if !r.targets.isEmpty {
             md += "\n## Targets\n\n| benchmark | metric | requirement | measured | status |\n|---|---|---|---:|---|\n"
             for t in r.targets {

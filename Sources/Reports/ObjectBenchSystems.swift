@@ -37,10 +37,13 @@ protocol ObjectBenchSystem: AnyObject {
     var commitCounts: Database.CommitCounts? { get }
     /// Pages and leaf fill per table (Fief only).
     func tableSpace() throws -> [TableSpace]
+    /// Tree descents made so far by the reading context (Fief only).
+    var treeDescents: Int? { get }
 }
 
 extension ObjectBenchSystem {
     var commitCounts: Database.CommitCounts? { nil }
+    var treeDescents: Int? { nil }
     func tableSpace() throws -> [TableSpace] { [] }
 }
 
@@ -160,6 +163,8 @@ final class FiefObjectSystem: ObjectBenchSystem {
     }
 
     func fileBytes() -> UInt64 { fileSize(path) }
+
+    var treeDescents: Int? { ctx.treeDescents }
     func close() { observer?.token.invalidate(); observer = nil; store = nil }
     var commitCounts: Database.CommitCounts? { store?.database.commitCounts }
     func tableSpace() throws -> [TableSpace] { try store?.database.stats(space: true).space ?? [] }

@@ -71,6 +71,7 @@ extension BenchRunner {
             try repeatInterleaved(id, &table, systems: objectOrder) { s in
                 let sys = loaded[s]!
                 var m = Measurement(value: 0)
+                let counters = ReadCounters(sys)
                 let t0 = BenchClock.nanos()
                 for i in 0..<n {
                     let a = BenchClock.nanos()
@@ -78,6 +79,7 @@ extension BenchRunner {
                     m.latency.record(nanos: BenchClock.nanos() - a)
                 }
                 m.value = Double(n) / (Double(BenchClock.nanos() - t0) / 1e9)
+                counters.record(into: &m, operations: n)
                 return m
             }
         }
@@ -86,8 +88,11 @@ extension BenchRunner {
         try ops("obj.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count]) }
         if wantsObjects("obj.enumerate") {
             try repeatInterleaved("obj.enumerate", &table, systems: objectOrder) { s in
+                let counters = ReadCounters(loaded[s]!)
                 let t = try BenchClock.seconds { _ = try loaded[s]!.sumOfAges() }
-                return Measurement(value: Double(persons) / t)
+                var m = Measurement(value: Double(persons) / t)
+                counters.record(into: &m, operations: persons)  // per object read
+                return m
             }
         }
         try ops("obj.sort-limit", 5) { sys, _ in _ = try sys.oldest(100) }

@@ -44,4 +44,28 @@ final class TreeCursorTests: XCTestCase {
             try check(tx, probes.sorted(), "in a write")
         }
     }
+
+    /// `Transaction.descents` counts walks toward a leaf: one per get or scan, and for a cursor
+    /// one per lookup that leaves the leaf it stands on (none for keys inside it).
+    func testDescentsCountWalksFromTheRoot() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("d.fief"))
+        try db.write { tx in
+            let t = try tx.openTable("t", key: Int64.self, value: [UInt8].self)
+            for k in Int64(0)..<20_000 { try t.put(k, [UInt8](repeating: 1, count: 40)) }
+            XCTAssertEqual(tx.descents, 20_000, "a put walks from the root")
+        }
+        try db.read { tx in
+            let before = tx.descents
+            _ = try tx.get(table: "t", key: Int64(7).keyBytes)
+            XCTAssertEqual(tx.descents, before + 1)
+            try tx.scan(table: "t") { _, _ in true }
+            XCTAssertEqual(tx.descents, before + 2, "a scan is one walk, however many leaves it visits")
+            var c = try tx.cursor(table: "t")
+            for k in Int64(0)..<10 { _ = try k.withKeyBytes { kb in try c.withValue(kb) { $0 != nil } } }
+            XCTAssertEqual(tx.descents, before + 3, "ten neighbours in one leaf: one descent")
+            _ = try Int64(19_000).withKeyBytes { kb in try c.withValue(kb) { $0 != nil } }
+            XCTAssertEqual(tx.descents, before + 4, "a key far past the leaf climbs and descends")
+        }
+    }
 }

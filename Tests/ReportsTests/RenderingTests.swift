@@ -17,6 +17,31 @@ final class RenderingTests: XCTestCase {
         XCTAssertTrue(md.contains("| point-reads | throughput | >= 1.00x LMDB | 0.50x | **missed** |"), md)
     }
 
+    func testMarkdownListsCountersWhereAWorkloadHasThem() {
+        var r = Fixtures.results()
+        XCTAssertFalse(MarkdownReport.bench(r).contains("## Counters"), "no counters, no section")
+        r.benchmarks[0].systems[0].extra = ["treeDescentsPerOp": 1.5, "heapAllocationsPerOp": 173.4]
+        r.benchmarks[0].systems[1].extra = ["heapAllocationsPerOp": 7]
+        let md = MarkdownReport.bench(r)
+        XCTAssertTrue(md.contains("## Counters"), md)
+        XCTAssertTrue(md.contains("| `point-reads` | Fief | 1.50 | 173 |  |  |"), md)
+        XCTAssertTrue(md.contains("| `point-reads` | SQLite |  | 7.00 |  |  |"), md)
+    }
+
+    func testHeapAllocationsCountThisThreadsMallocs() {
+        XCTAssertTrue(HeapAllocations.available, "the executable's malloc is the one the process calls")
+        final class Box { var x = 0 }
+        let before = HeapAllocations.count
+        var boxes: [Box] = []
+        for i in 0..<1_000 {
+            let b = Box()
+            b.x = i
+            boxes.append(b)
+        }
+        XCTAssertGreaterThanOrEqual(HeapAllocations.count - before, 1_000, "one allocation per Box at least")
+        XCTAssertEqual(boxes.count, 1_000)
+    }
+
     func testTerminalTableAligns() {
         let t = TerminalReport.bench(Fixtures.results())
         let lines = t.split(separator: "\n")
