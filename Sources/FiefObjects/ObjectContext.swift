@@ -245,7 +245,7 @@ public final class ObjectContext {
             }
             return try t.withRow(plan, ref.key) { row in
                 guard let row else { throw ObjectError.objectDeleted(className: ref.className) }
-                if t.lendsRowsUntilWrite { obj.remember(row: row, at: rowStamp) }
+                if t.lendsRowUntilWrite(plan, ref.key) { obj.remember(row: row, at: rowStamp) }
                 return try t.decodeGuarded { try t.value(plan, ref.key, p, row: row) }
             }
         } catch {
@@ -621,7 +621,7 @@ public final class ObjectContext {
         guard case .int(let k) = v else { return nil }
         return try t.withRow(plan, k) { row in
             guard let row else { return nil }
-            return accessor(type, key: k, className: plan.name, row: t.lendsRowsUntilWrite ? row : nil)
+            return accessor(type, key: k, className: plan.name, row: t.lendsRowUntilWrite(plan, k) ? row : nil)
         }
     }
 

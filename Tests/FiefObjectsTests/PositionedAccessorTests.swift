@@ -82,6 +82,33 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(all.map(\.age), (1...20).map { $0 * 2 })
     }
 
+    func testAWriteKeepsRowsOfClustersItHasNotDecodedAndDropsThemOnAnyChange() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write { try ctx.add(people(300)) }
+        try ctx.write {
+            let far = Person()
+            far.id = 1_000_000
+            try ctx.add(far)  // its cluster now lives in memory
+            let p = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: Int64(7)))
+            XCTAssertNotNil(p.row(at: ctx.rowStamp), "a row from the tree is kept while other clusters are in memory")
+            XCTAssertEqual(p.age, 7)
+            p.age = 70
+            XCTAssertNil(p.row(at: ctx.rowStamp), "any change drops it")
+            XCTAssertEqual(p.age, 70)
+            p.age = 0  // no bytes for a zero: its row is encoded again, its cluster decoded
+            XCTAssertEqual(p.age, 0)
+            let q = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: Int64(1_000_000)))
+            XCTAssertNil(q.row(at: ctx.rowStamp), "a row of a cluster in memory is not kept")
+            XCTAssertEqual(q.id, 1_000_000)
+            let r = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: Int64(6)))
+            XCTAssertNil(r.row(at: ctx.rowStamp), "person 6 shares person 7's cluster, now in memory")
+            XCTAssertEqual(r.age, 6)
+        }
+        XCTAssertEqual(try ctx.object(ofType: Person.self, forPrimaryKey: Int64(7))?.age, 0)
+    }
+
     func testAnIterationReusesAnAccessorOnlyWhenNobodyKeptItAndTheClassHoldsNoOtherState() throws {
         let dir = TempDir()
         let store = try openZoo(dir)

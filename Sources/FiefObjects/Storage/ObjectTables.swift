@@ -208,7 +208,7 @@ final class ObjectTables {
     }
 
     /// The row of object `key`, lent to `body` (nil when there is none); the bytes outlive
-    /// the call only when `lendsRowsUntilWrite`.
+    /// the call only when `lendsRowUntilWrite`.
     func withRow<T>(_ plan: ClassPlan, _ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard try hasObjectsTable(plan) else { return try body(nil) }
         if plan.legacyRows {
@@ -228,15 +228,17 @@ final class ObjectTables {
         }
     }
 
-    /// Whether rows lent by `withRow` stay valid until this write next changes anything
-    /// (`changes` moves): not while a cluster this write changed lives in memory.
-    var lendsRowsUntilWrite: Bool {
+    /// Whether the row of `key` lent by `withRow` stays valid until this write next changes
+    /// anything (`changes` moves): not while its cluster lives in memory, changed by this write
+    /// (those bytes move with any change to the cluster). A row lent from the tree stays put
+    /// until the next engine write, whatever other clusters are in memory: the first integer
+    /// that outgrew its bytes no longer made every later read of the write descend again.
+    func lendsRowUntilWrite(_ plan: ClassPlan, _ key: Int64) -> Bool {
         if tx.lendsStableBytes { return true }
         guard tx.lendsBytesUntilWrite else { return false }
-        // A loop, not `allSatisfy(\.hot.isEmpty)`: every read in a write asks, and the key
-        // path's projection was a tenth of a write that updates objects.
-        for s in clusterStates.values where !s.hot.isEmpty { return false }
-        return true
+        guard !plan.clusters.hot.isEmpty else { return true }
+        guard let shift = plan.clusters.shift else { return false }
+        return plan.clusters.hot[key >> shift] == nil
     }
 
     /// Changes made in this transaction: the engine's, and those to clusters in memory.
