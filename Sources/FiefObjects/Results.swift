@@ -111,11 +111,13 @@ public final class Results<T: Object>: RandomAccessCollection {
         let stamp: Int
         let className: String
         var i = 0
-        /// The accessor handed out last, when the class's accessors may be reused: if the loop
+        /// The accessor handed out last, while the class's accessors may be reused: if the loop
         /// body kept no reference to it, it becomes the next object's (an allocation, an
         /// initialisation and a deinitialisation fewer per object, the bulk of an enumeration).
         private var last: T?
-        private let reuses: Bool
+        /// Whether they may (`ModelInfo.accessorsReusable`), learned at the second object, so
+        /// an iteration of one object (a link's owner) pays no lookup.
+        private var reuses: Bool?
 
         init(ctx: ObjectContext, keys: [Int64], rows: [UnsafeRawBufferPointer]?, className: String) {
             self.ctx = ctx
@@ -123,7 +125,6 @@ public final class Results<T: Object>: RandomAccessCollection {
             self.rows = rows
             self.stamp = ctx.stamp
             self.className = className
-            reuses = ModelInfo.of(T.self).accessorsReusable
         }
 
         public mutating func next() -> T? {
@@ -131,12 +132,15 @@ public final class Results<T: Object>: RandomAccessCollection {
             defer { i += 1 }
             // Rows are used only while the context has not moved since the iteration began.
             let row = stamp == ctx.stamp ? rows?[i] : nil
-            if reuses, isKnownUniquelyReferenced(&last) {
-                last.unsafelyUnwrapped.repoint(key: keys[i], row: row, at: ctx.rowStamp)
-                return last
+            if last != nil {
+                if reuses == nil { reuses = ModelInfo.of(T.self).accessorsReusable }
+                if reuses == true, isKnownUniquelyReferenced(&last) {
+                    last.unsafelyUnwrapped.repoint(key: keys[i], row: row, at: ctx.rowStamp)
+                    return last
+                }
             }
             let o = ctx.accessor(T.self, key: keys[i], className: className, row: row)
-            if reuses { last = o }
+            last = reuses == false ? nil : o
             return o
         }
     }
