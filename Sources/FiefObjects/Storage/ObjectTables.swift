@@ -56,6 +56,12 @@ final class ObjectTables {
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
+        /// Whether `fief/b/<cid>` exists, once asked: for good in a read (its snapshot holds
+        /// still), only once true in a write (which may create it). Most targets keep their
+        /// backlinks in their rows, and each read of them asked the catalog again.
+        @exclusivity(unchecked) var backlinksTableExists: Bool?
+        /// As `backlinksTableExists`, for `fief/l/<cid>` (lists too long for their rows).
+        @exclusivity(unchecked) var listsTableExists: Bool?
         /// The row found last, kept while the transaction's bytes outlive it (a read): the
         /// reads of one object come in a run (a property, then its backlinks), and the run
         /// costs one descent.
@@ -421,7 +427,7 @@ final class ObjectTables {
         let inRow = try ownerRow.map(inline) ?? withRow(plan, key, inline)
         if let inRow { return inRow }
         let t = plan.listsTable
-        guard try hasTable(t) else { return [] }
+        guard try hasTable(t, known: \.listsTableExists, plan) else { return [] }
         var out: [ObjectValue] = []
         let prefix = KeyBytes.property(key, p.pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { _, v in
@@ -532,8 +538,8 @@ final class ObjectTables {
     func backlinks(to target: ClassSchema, _ key: Int64, from origin: ClassSchema, _ p: Property) throws -> [Int64] {
         var out: [Int64] = []
         for e in try rowBacklinks(target, key) where e.cid == origin.cid && e.pid == p.pid { out.append(e.origin) }
-        let t = Tables.backlinks(target.cid)
-        guard try hasTable(t) else { return out }
+        let plan = plan(target), t = plan.backlinksTable
+        guard try hasTable(t, known: \.backlinksTableExists, plan) else { return out }
         let inRow = out.count
         let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
@@ -542,6 +548,16 @@ final class ObjectTables {
         }
         if inRow > 0 && out.count > inRow { out.sort() }
         return out
+    }
+
+    /// `hasTable(name)`, remembered in the class's plan at `known` (see `backlinksTableExists`).
+    private func hasTable(_ name: String, known: ReferenceWritableKeyPath<ClassPlan, Bool?>, _ plan: ClassPlan)
+        throws -> Bool
+    {
+        if let k = plan[keyPath: known] { return k }
+        let exists = try hasTable(name)
+        if exists || tx.lendsStableBytes { plan[keyPath: known] = exists }
+        return exists
     }
 
     /// The backlinks the row of `key` keeps (none when it has no row).
@@ -557,8 +573,8 @@ final class ObjectTables {
         cid: UInt32, pid: UInt32, origin: Int64, count: Int64
     )] {
         var out = try rowBacklinks(target, key).map { ($0.cid, $0.pid, $0.origin, $0.count) }
-        let t = Tables.backlinks(target.cid)
-        guard try hasTable(t) else { return out }
+        let plan = plan(target), t = plan.backlinksTable
+        guard try hasTable(t, known: \.backlinksTableExists, plan) else { return out }
         let prefix = KeyBytes.obj(key)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
             out.append(
