@@ -109,7 +109,9 @@ final class EncryptedPages: @unchecked Sendable {
 
         func slot(_ ref: UInt64) -> Int {
             let mask = refs.count - 1
-            var i = Int(truncatingIfNeeded: (ref >> 9) &* 0x9E37_79B9_7F4A_7C15 >> 40) & mask
+            // Fibonacci hashing: the product's high bits mix every bit of the offset (its low
+            // bits are zeros, a page's alignment).
+            var i = Int(truncatingIfNeeded: (ref &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
             while refs[i] != 0 && refs[i] != ref { i = (i + 1) & mask }
             return i
         }

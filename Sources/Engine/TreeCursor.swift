@@ -21,8 +21,8 @@ package struct TreeCursor {
     private let pages: PageSource
     private let keepsPath: Bool
     private var path: [Level] = []
-    /// Where a descent is counted (`Transaction.descents`); the cursor lives
-    /// no longer than its transaction.
+    /// Where a descent is counted (`Transaction.descents`); the cursor lives no longer than
+    /// its transaction.
     private unowned let tx: Transaction
 
     init(root: Child?, pages: PageSource, keepsPath: Bool, tx: Transaction) {
