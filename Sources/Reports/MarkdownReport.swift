@@ -38,8 +38,9 @@ public enum MarkdownReport {
         }
         guard !rows.isEmpty else { return "" }
         return "\n## Counters\n\nMedians over repetitions; per operation (`obj.enumerate`: per object read). "
-            + "Tree descents are Fief's own count (walks from a table's root); heap allocations are every "
-            + "`malloc` on the measuring thread, Swift's and SQLite's alike.\n\n"
+            + "Tree descents are Fief's own count (walks toward a table's leaves: a get, a scan, a cursor "
+            + "lookup that leaves its leaf); heap allocations are every `malloc` on the measuring thread, "
+            + "Swift's and SQLite's alike.\n\n"
             + "| benchmark | system | " + counterColumns.map(\.title).joined(separator: " | ") + " |\n"
             + "|---|---|" + String(repeating: "---:|", count: counterColumns.count) + "\n" + rows
     }

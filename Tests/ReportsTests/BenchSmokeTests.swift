@@ -54,6 +54,18 @@ final class ObjectBenchSmokeTests: XCTestCase {
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
         XCTAssertNotNil(r.benchmark("obj.encrypted.pk-get")?.result(.fief)?.extra?["plainOpsPerSecond"])
         XCTAssertEqual(objectTargets.count, 17)
+        // The read workloads' counters: Fief's descents and both systems' allocations, per operation.
+        for id in ["obj.count", "obj.query", "obj.pk-get", "obj.enumerate", "obj.sort-limit", "obj.links"] {
+            let fief = r.benchmark(id)?.result(.fief)?.extra, sqlite = r.benchmark(id)?.result(.sqlite)?.extra
+            XCTAssertNotNil(fief?["treeDescentsPerOp"], id)
+            XCTAssertNotNil(fief?["heapAllocationsPerOp"], id)
+            XCTAssertNotNil(sqlite?["heapAllocationsPerOp"], id)
+            XCTAssertNil(sqlite?["treeDescentsPerOp"], "\(id): SQLite's descents are not Fief's to count")
+        }
+        XCTAssertGreaterThanOrEqual(
+            r.benchmark("obj.pk-get")?.result(.fief)?.extra?["treeDescentsPerOp"] ?? 0, 0.5,
+            "a get of a random person descends (its cluster is seldom the one read last)")
+        XCTAssertTrue(MarkdownReport.bench(r).contains("## Counters"))
         XCTAssertTrue(
             objectTargets.allSatisfy { $0.ratio != nil }, "\(objectTargets.filter { $0.ratio == nil }.map(\.benchmark))"
         )
