@@ -49,6 +49,8 @@ final class RowConjunction {
     /// begin): the walk to a slot reads them from memory this conjunction owns.
     private let widths: UnsafeMutableBufferPointer<RowLayout.Width>
     private let widthStarts: [Int]
+    /// `CompactRow.stepTable`: how far a one-byte serial steps in a slot of each width.
+    private let lengths: UnsafeMutableBufferPointer<UInt8>
     private let layoutCount: Int
     /// The comparisons, one per term: the slow path's operands, and what an AND merges.
     let comparisons: [CompiledPredicate.Comparison]
@@ -98,6 +100,8 @@ final class RowConjunction {
         self.widths = .allocate(capacity: max(1, widths.count))
         _ = self.widths.initialize(from: widths)
         widthStarts = starts
+        lengths = .allocate(capacity: CompactRow.stepTable.count)
+        _ = lengths.initialize(from: CompactRow.stepTable)
         self.comparisons = comparisons
     }
 
@@ -115,6 +119,7 @@ final class RowConjunction {
         placed.deallocate()
         order.deallocate()
         widths.deallocate()
+        lengths.deallocate()
     }
 
     /// Whether a row matches, its layout read from its header here: the codec's checks, but
@@ -151,8 +156,11 @@ final class RowConjunction {
 
     /// The test of a compact row of layout `id` (one the query was compiled for), its first
     /// serial at `start`: one walk over the serials, each term tested when the walk reaches
-    /// its slot. A term whose slot does not read as the fast path expects (a null, a string
-    /// kept out of the row, damage) goes through `slowMatch`, which reports damage.
+    /// its slot. The walk steps over a one-byte serial with one load from `lengths`; a term
+    /// decided on its serial and a few bytes (an integer of up to 8 bytes, in-row UTF-8) is
+    /// tested in place. Anything else (a null, a string kept out of the row, a long serial,
+    /// damage) goes through `field` and, where that cannot answer, `slowMatch`, which reports
+    /// damage.
     private func test(
         _ row: UnsafeRawBufferPointer, layoutID id: Int, start: Int, _ codec: RowCodec,
         _ src: CompiledPredicate.Source, _ key: Int64
@@ -161,6 +169,9 @@ final class RowConjunction {
         let base = placed.baseAddress! + id * n
         let order = self.order.baseAddress! + id * n
         let widths = UnsafePointer(self.widths.baseAddress! + widthStarts[id])
+        let lengths = UnsafePointer(self.lengths.baseAddress!)
+        guard let r = row.baseAddress else { return try slowTest(row, codec.layouts[id], codec, src, key) }
+        let end = row.count
         var at = start, slot = 0
         for j in 0..<n {
             let i = order[j]
@@ -172,12 +183,44 @@ final class RowConjunction {
             // Past the slots before this term's.
             var damaged = false
             while slot < p.slot {
-                guard let f = CompactRow.field(row, at: &at, widths[slot]) else {
+                guard at < end else {
                     damaged = true
                     break
                 }
-                at = f.offset + f.count
+                let w = widths[slot]
+                let b = r.load(fromByteOffset: at, as: UInt8.self)
+                let step = Int(lengths[Int(w.rawValue) << 7 | Int(b & 0x7F)])
+                if b < 0x80 && step != 0 {
+                    at += step
+                } else {
+                    guard let f = CompactRow.field(row, at: &at, w) else {
+                        damaged = true
+                        break
+                    }
+                    at = f.offset + f.count
+                }
                 slot += 1
+            }
+            if !damaged && at < end {
+                let b = Int(r.load(fromByteOffset: at, as: UInt8.self))
+                let t = terms[i]
+                switch p.mode {
+                case .int where b >= 1 && b <= 9 && at + b <= end:
+                    if !t.op.holds(CompactRow.int(row, at: at + 1, bytes: b - 1), t.value) { return false }
+                    continue
+                case .int where b == CompactRow.ownKey:
+                    if !t.op.holds(key, t.value) { return false }
+                    continue
+                case .bytes where b & 1 == 1 && b < 0x80 && at + 1 + b >> 1 <= end:
+                    if !t.op.holds(
+                        UnsafeRawBufferPointer(start: r + at + 1, count: b >> 1),
+                        UnsafeRawBufferPointer(start: bytes.baseAddress! + t.bytesStart, count: t.bytesCount))
+                    {
+                        return false
+                    }
+                    continue
+                default: break
+                }
             }
             var next = at
             let f = damaged ? nil : CompactRow.field(row, at: &next, widths[slot])
@@ -190,7 +233,7 @@ final class RowConjunction {
                 let t = terms[i]
                 if !t.op.holds(CompactRow.int(row, f, key: key), t.value) { return false }
             case .bytes:
-                guard let f, f.serial & 1 == 1, let r = row.baseAddress else {
+                guard let f, f.serial & 1 == 1 else {
                     if try !slowMatch(i, row, codec.layouts[id], p.slot, codec, src, key) { return false }
                     continue
                 }

@@ -102,6 +102,21 @@ enum CompactRow {
         }
     }
 
+    /// For each width (`rawValue << 7`) and one-byte serial `s` (< 0x80): how far the serial
+    /// and its value reach, 1 + `size(w, s)`; 0 where `s` is not a serial of the width. A scan
+    /// steps over a slot with one load instead of a decode and a switch.
+    static let stepTable: [UInt8] = {
+        var t = [UInt8](repeating: 0, count: 8 << 7)
+        for w in 0..<8 {
+            guard let width = RowLayout.Width(rawValue: UInt8(w)) else { continue }
+            for s in 0..<0x80 {
+                let n = size(width, s)
+                if n >= 0 { t[w << 7 | s] = UInt8(1 + n) }
+            }
+        }
+        return t
+    }()
+
     /// Slot `slot` of a row whose first serial is at `start`, the slots' widths at `widths`;
     /// nil when the row ends before the slot or inside a value, or a serial is not one its
     /// width has (damage: the caller reports it, or reads through the checked path).
