@@ -52,6 +52,12 @@ final class RowConjunction {
     /// `CompactRow.stepTable`: how far a one-byte serial steps in a slot of each width.
     private let lengths: UnsafeMutableBufferPointer<UInt8>
     private let layoutCount: Int
+    /// The bytes every matching compact row contains, when one term is an `==` on a short
+    /// string kept in the row (its serial, then its UTF-8): a row without them cannot match.
+    /// A row whose layout lacks the property must not match either, and in every layout the
+    /// property is read on its bytes. An out-of-row string is 64 bytes or more, longer than any
+    /// needle's, and a null has serial 0, so neither can equal the constant.
+    let needle: UnsafeMutableBufferPointer<UInt8>?
     /// The comparisons, one per term: the slow path's operands, and what an AND merges.
     let comparisons: [CompiledPredicate.Comparison]
 
@@ -100,6 +106,7 @@ final class RowConjunction {
         self.widths = .allocate(capacity: max(1, widths.count))
         _ = self.widths.initialize(from: widths)
         widthStarts = starts
+        needle = RowConjunction.needle(terms, placed, pool)
         lengths = .allocate(capacity: CompactRow.stepTable.count)
         _ = lengths.initialize(from: CompactRow.stepTable)
         self.comparisons = comparisons
@@ -120,6 +127,26 @@ final class RowConjunction {
         order.deallocate()
         widths.deallocate()
         lengths.deallocate()
+        needle?.deallocate()
+    }
+
+    /// The first term whose serial and bytes every match contains (see `needle`).
+    private static func needle(_ terms: [Term], _ placed: [Placed], _ pool: [UInt8])
+        -> UnsafeMutableBufferPointer<UInt8>?
+    {
+        for (i, t) in terms.enumerated() where t.kind == .bytes && t.op == .equal && !t.absentMatches {
+            guard (1...63).contains(t.bytesCount) else { continue }
+            let inRow = stride(from: i, to: placed.count, by: terms.count).allSatisfy {
+                placed[$0].mode == .bytes || placed[$0].mode == .absent
+            }
+            guard inRow else { continue }
+            let n = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 + t.bytesCount)
+            n[0] = UInt8(2 * t.bytesCount + 1)
+            _ = UnsafeMutableBufferPointer(rebasing: n[1...]).initialize(
+                from: pool[t.bytesStart..<t.bytesStart + t.bytesCount])
+            return n
+        }
+        return nil
     }
 
     /// Whether a row matches, its layout read from its header here: the codec's checks, but
@@ -135,11 +162,33 @@ final class RowConjunction {
     }
 
     /// How many objects of one cluster match: a loop over its rows, no key or object made.
+    /// With a `needle`, only the rows that contain it are tested.
     func count(in v: ClusterView, number: Int64, _ codec: RowCodec, _ src: CompiledPredicate.Source) throws -> Int {
         var n = 0
-        _ = try v.forEachObject(number: number) { k, row in
-            if try test(row, codec, src, k) { n += 1 }
-            return true
+        let base = number << v.shift
+        guard let needle else {
+            _ = try v.forEach { s, row in
+                if try test(row, codec, src, base | Int64(s)) { n += 1 }
+                return true
+            }
+            return n
+        }
+        // From one occurrence of the needle to the next, each time to the row that holds it
+        // (a binary search over the row ends), and only that row tested: the rows between
+        // are not read at all, as SQLite does not decode a record its query passes over.
+        // Rows by index, not through `forEach`'s closure, which retained this conjunction, the
+        // codec and the source for every row.
+        let search = ByteSearch(UnsafeRawBufferPointer(needle)), bytes = v.bytes
+        var i = 0, from = v.rowsStart
+        while i < v.count, let hit = search.firstOffset(in: bytes, from: from) {
+            i = v.rowIndex(holding: hit, from: i)
+            guard i < v.count else { break }
+            let r = try v.rowRange(at: i)
+            if try test(UnsafeRawBufferPointer(rebasing: bytes[r]), codec, src, base | Int64(v.slot(atIndex: i))) {
+                n += 1
+            }
+            i += 1
+            from = max(r.upperBound, hit + 1)
         }
         return n
     }

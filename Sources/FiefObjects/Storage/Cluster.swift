@@ -138,6 +138,36 @@ struct ClusterView {
         return true
     }
 
+    /// Where the rows begin in the cluster's bytes.
+    var rowsStart: Int { rowsAt }
+
+    /// The first row index at or after `from` whose row ends past byte `offset` of the cluster:
+    /// the row holding that byte (a binary search over the row ends; `count` when none).
+    func rowIndex(holding offset: Int, from: Int) -> Int {
+        var lo = from, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rowsAt + end(mid) <= offset { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The slot of the row at index `i` (< count): the position of the (i+1)-th presence bit.
+    func slot(atIndex i: Int) -> Int {
+        var rest = i
+        for byte in 0..<ClusterView.presenceSize(shift) {
+            var bits = bytes[ClusterView.headerSize + byte]
+            let n = bits.nonzeroBitCount
+            if rest >= n {
+                rest -= n
+                continue
+            }
+            for _ in 0..<rest { bits &= bits &- 1 }
+            return byte << 3 | bits.trailingZeroBitCount
+        }
+        return -1
+    }
+
     /// Each object of cluster `number` with its key and row, in key order (see `forEach`).
     @inline(__always)
     func forEachObject(number: Int64, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
