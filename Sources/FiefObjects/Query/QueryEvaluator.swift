@@ -366,31 +366,29 @@ struct QueryEvaluator {
         -> [Int64]
     {
         if keys.isEmpty { return try scanUnsorted(c, predicate, limit) { _ in } }
-        var i = 0
         if let limit {
-            var top = TopK(order: keys.order, limit: limit)
-            // An integer first key: once the top k is full, a row whose stored integer sorts
-            // strictly after the last kept one is passed over on its 8 bytes alone.
-            // The column is read through a `PropertyAccess` (the row's layout compared with the
-            // last one, one load), and the last kept integer is held here, not unwrapped from
-            // an `ObjectValue` per row. A row it cannot read (a null, damage) takes the full path.
+            let top = TopK(order: keys.order, limit: limit)
             let ascending = keys.order.sorts[0].ascending
             let column = keys.integerColumn(0).flatMap { pid in keys.plan.stored.first { $0.pid == pid } }
                 .map { PropertyAccess($0, plan: keys.plan) }
-            var worst: Int64?
-            try scan(c, matching: predicate) { k, row in
-                defer { i += 1 }
-                if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
+            var scan = TopKScan(top: top, column: column, ascending: ascending)
+            let test = RowTest(self, c, predicate)
+            if column != nil, predicate == nil || test.compiled?.flat != nil, !t.plan(c).legacyRows {
+                let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source
+                try t.clusters(c) { number, v in
+                    try scan.take(v, number: number, keys) { row, k in
+                        guard let flat, let codec else { return true }
+                        return try flat.test(row, codec, source, k)
+                    }
                     return true
                 }
-                let first = try keys.value(0, k, row: row)
-                if top.mightTake(first: first) {
-                    top.offer(try keys.ranked(i, k, row: row, first: first))
-                    if column != nil, case .int(let w)? = top.worstFirst { worst = w } else { worst = nil }
-                }
+                return scan.top.keys
+            }
+            try self.scan(c, matching: predicate) { k, row in
+                try scan.consider(k, row, keys)
                 return true
             }
-            return top.keys
+            return scan.top.keys
         }
         var rows: [Ranked] = []
         try scan(c, matching: predicate) { k, row in

@@ -49,8 +49,6 @@ final class RowConjunction {
     /// begin): the walk to a slot reads them from memory this conjunction owns.
     private let widths: UnsafeMutableBufferPointer<RowLayout.Width>
     private let widthStarts: [Int]
-    /// `CompactRow.stepTable`: how far a one-byte serial steps in a slot of each width.
-    private let lengths: UnsafeMutableBufferPointer<UInt8>
     private let layoutCount: Int
     /// The bytes every matching compact row contains, when one term is an `==` on a short
     /// string kept in the row (its serial, then its UTF-8): a row without them cannot match.
@@ -107,8 +105,6 @@ final class RowConjunction {
         _ = self.widths.initialize(from: widths)
         widthStarts = starts
         needle = RowConjunction.needle(terms, placed, pool)
-        lengths = .allocate(capacity: CompactRow.stepTable.count)
-        _ = lengths.initialize(from: CompactRow.stepTable)
         self.comparisons = comparisons
     }
 
@@ -126,7 +122,6 @@ final class RowConjunction {
         placed.deallocate()
         order.deallocate()
         widths.deallocate()
-        lengths.deallocate()
         needle?.deallocate()
     }
 
@@ -205,7 +200,7 @@ final class RowConjunction {
 
     /// The test of a compact row of layout `id` (one the query was compiled for), its first
     /// serial at `start`: one walk over the serials, each term tested when the walk reaches
-    /// its slot. The walk steps over a one-byte serial with one load from `lengths`; a term
+    /// its slot. The walk steps over a one-byte serial with one load (`CompactRow.skip`); a term
     /// decided on its serial and a few bytes (an integer of up to 8 bytes, in-row UTF-8) is
     /// tested in place. Anything else (a null, a string kept out of the row, a long serial,
     /// damage) goes through `field` and, where that cannot answer, `slowMatch`, which reports
@@ -218,7 +213,7 @@ final class RowConjunction {
         let base = placed.baseAddress! + id * n
         let order = self.order.baseAddress! + id * n
         let widths = UnsafePointer(self.widths.baseAddress! + widthStarts[id])
-        let lengths = UnsafePointer(self.lengths.baseAddress!)
+        let steps = CompactRow.steps
         guard let r = row.baseAddress else { return try slowTest(row, codec.layouts[id], codec, src, key) }
         let end = row.count
         var at = start, slot = 0
@@ -232,21 +227,9 @@ final class RowConjunction {
             // Past the slots before this term's.
             var damaged = false
             while slot < p.slot {
-                guard at < end else {
+                guard CompactRow.skip(row, &at, widths[slot], steps) else {
                     damaged = true
                     break
-                }
-                let w = widths[slot]
-                let b = r.load(fromByteOffset: at, as: UInt8.self)
-                let step = Int(lengths[Int(w.rawValue) << 7 | Int(b & 0x7F)])
-                if b < 0x80 && step != 0 {
-                    at += step
-                } else {
-                    guard let f = CompactRow.field(row, at: &at, w) else {
-                        damaged = true
-                        break
-                    }
-                    at = f.offset + f.count
                 }
                 slot += 1
             }

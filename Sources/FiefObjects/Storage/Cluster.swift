@@ -118,24 +118,48 @@ struct ClusterView {
     }
 
     /// Each present slot with its row, in key order; `body` returns false to stop. Throws
-    /// when the presence bits and the count disagree. Walks the presence bits a byte at a
-    /// time and inlined, so a scan's test of each row is not a call through two closures.
+    /// when the presence bits and the count disagree (see `RowCursor`).
     @inline(__always)
     func forEach(_ body: (Int, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
-        var i = 0
-        for byte in 0..<ClusterView.presenceSize(shift) {
-            var bits = bytes[ClusterView.headerSize + byte]
-            if shift < 3 { bits &= UInt8(truncatingIfNeeded: (1 << (1 << shift)) - 1) }
-            while bits != 0 {
-                let s = byte << 3 | bits.trailingZeroBitCount
-                bits &= bits &- 1
-                guard i < count else { throw RowError("cluster has more presence bits than its count \(count)") }
-                if try !body(s, try row(at: i)) { return false }
-                i += 1
-            }
+        var rows = RowCursor(self)
+        while let (s, row) = try rows.next() {
+            if try !body(s, row) { return false }
         }
-        guard i == count else { throw RowError("cluster counts \(count) objects and has \(i) presence bits") }
         return true
+    }
+
+    /// The present slots and their rows, in key order, one at a time: a scan loops over a
+    /// cluster's rows in its own body. Through a closure per row, every row retained and
+    /// released what the closure captured (the query, its codec, its source).
+    struct RowCursor {
+        private let v: ClusterView
+        private var byte = -1
+        private var bits: UInt8 = 0
+        private var i = 0
+
+        init(_ v: ClusterView) { self.v = v }
+
+        /// The next slot and its row; nil past the last. Throws when the presence bits and the
+        /// count disagree, or a row lies outside the cluster.
+        @inline(__always)
+        mutating func next() throws -> (slot: Int, row: UnsafeRawBufferPointer)? {
+            while bits == 0 {
+                byte += 1
+                guard byte < ClusterView.presenceSize(v.shift) else {
+                    guard i == v.count else {
+                        throw RowError("cluster counts \(v.count) objects and has \(i) presence bits")
+                    }
+                    return nil
+                }
+                bits = v.bytes[ClusterView.headerSize + byte]
+                if v.shift < 3 { bits &= UInt8(truncatingIfNeeded: (1 << (1 << v.shift)) - 1) }
+            }
+            let s = byte << 3 | bits.trailingZeroBitCount
+            bits &= bits &- 1
+            guard i < v.count else { throw RowError("cluster has more presence bits than its count \(v.count)") }
+            i += 1
+            return (s, try v.row(at: i - 1))
+        }
     }
 
     /// Where the rows begin in the cluster's bytes.

@@ -103,10 +103,12 @@ enum CompactRow {
     }
 
     /// For each width (`rawValue << 7`) and one-byte serial `s` (< 0x80): how far the serial
-    /// and its value reach, 1 + `size(w, s)`; 0 where `s` is not a serial of the width. A scan
-    /// steps over a slot with one load instead of a decode and a switch.
-    static let stepTable: [UInt8] = {
-        var t = [UInt8](repeating: 0, count: 8 << 7)
+    /// and its value reach, 1 + `size(w, s)`; 0 where `s` is not a serial of the width. A walk
+    /// steps over a slot with one load instead of a decode and a switch. Made once, never freed,
+    /// never written after: shared by every thread without a lock.
+    nonisolated(unsafe) static let steps: UnsafePointer<UInt8> = {
+        let t = UnsafeMutablePointer<UInt8>.allocate(capacity: 8 << 7)
+        t.initialize(repeating: 0, count: 8 << 7)
         for w in 0..<8 {
             guard let width = RowLayout.Width(rawValue: UInt8(w)) else { continue }
             for s in 0..<0x80 {
@@ -114,8 +116,30 @@ enum CompactRow {
                 if n >= 0 { t[w << 7 | s] = UInt8(1 + n) }
             }
         }
-        return t
+        return UnsafePointer(t)
     }()
+
+    /// Moves `at` past the slot of width `w` whose serial is at `at`: one load from `steps` for
+    /// a one-byte serial, `field` for the rest. False when the serial is not one `w` has, or
+    /// lies past the row (damage). The value's bytes are not checked against the row's end
+    /// here: the next serial's read, or the caller's read of its slot, checks that.
+    @inline(__always)
+    static func skip(
+        _ row: UnsafeRawBufferPointer, _ at: inout Int, _ w: RowLayout.Width, _ steps: UnsafePointer<UInt8>
+    )
+        -> Bool
+    {
+        guard at < row.count else { return false }
+        let b = row[at]
+        let step = Int(steps[Int(w.rawValue) << 7 | Int(b & 0x7F)])
+        if b < 0x80 && step != 0 {
+            at += step
+            return true
+        }
+        guard let f = field(row, at: &at, w) else { return false }
+        at = f.offset + f.count
+        return true
+    }
 
     /// Slot `slot` of a row whose first serial is at `start`, the slots' widths at `widths`;
     /// nil when the row ends before the slot or inside a value, or a serial is not one its
@@ -125,13 +149,9 @@ enum CompactRow {
         _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int
     ) -> Field? {
         var at = start
-        var i = 0
-        while true {
-            guard let f = field(row, at: &at, widths[i]) else { return nil }
-            if i == slot { return f }
-            at += f.count
-            i += 1
-        }
+        let steps = CompactRow.steps
+        for i in 0..<slot where !skip(row, &at, widths[i], steps) { return nil }
+        return field(row, at: &at, widths[slot])
     }
 
     /// The slot of width `w` whose serial is at `at` (moved past the serial, to the value's

@@ -1,0 +1,52 @@
+/// The best `limit` rows of a scan, kept as the rows go by. With an integer first sort key
+/// (`column`), once the top k is full a row whose stored integer sorts strictly after the last
+/// kept one is passed over on its bytes alone: the column is read through a `PropertyAccess`
+/// (the row's layout compared with the last one, one load), and the last kept integer is held
+/// here, not unwrapped from an `ObjectValue` per row. A row it cannot read (a null, damage)
+/// takes the full path.
+struct TopKScan {
+    private(set) var top: TopK
+    let column: PropertyAccess?
+    let ascending: Bool
+    private var worst: Int64?
+    /// Rows offered so far: the tie-break of rows equal on every sort key.
+    private var seen = 0
+
+    init(top: TopK, column: PropertyAccess?, ascending: Bool) {
+        self.top = top
+        self.column = column
+        self.ascending = ascending
+    }
+
+    /// Offers the row of object `k`.
+    @inline(__always)
+    mutating func consider(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
+        defer { seen += 1 }
+        if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w { return }
+        let first = try keys.value(0, k, row: row)
+        if top.mightTake(first: first) {
+            top.offer(try keys.ranked(seen, k, row: row, first: first))
+            if column != nil, case .int(let w)? = top.worstFirst { worst = w } else { worst = nil }
+        }
+    }
+
+    /// Offers every row of cluster `number` that `matches`, in one loop here: one access to
+    /// this scan per cluster where a closure per row paid a dynamic exclusivity check and the
+    /// retains of its captures on every row.
+    mutating func take(
+        _ v: ClusterView, number: Int64, _ keys: QueryEvaluator.SortKeys,
+        matches: (UnsafeRawBufferPointer, Int64) throws -> Bool
+    ) throws {
+        var rows = ClusterView.RowCursor(v)
+        while let (s, row) = try rows.next() {
+            let k = number << v.shift | Int64(s)
+            guard try matches(row, k) else { continue }
+            // The test `consider` starts with, here: a call per row retained the sort keys.
+            if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
+                seen += 1
+                continue
+            }
+            try consider(k, row, keys)
+        }
+    }
+}
