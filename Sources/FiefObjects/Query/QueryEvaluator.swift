@@ -242,8 +242,14 @@ struct QueryEvaluator {
             // a layout lookup and the terms, not the retains of reaching them through `test`.
             // Damage anywhere in the scan is reported as it is row by row (`decodeGuarded`).
             let codec = compiled.codec, source = test.source, t = t
+            guard !t.plan(c).legacyRows else {
+                try t.decodeGuarded {
+                    try t.keys(c) { k, row in try !flat.test(row, codec, source, k) || body(k, row) }
+                }
+                return
+            }
             try t.decodeGuarded {
-                try t.keys(c) { k, row in try !flat.test(row, codec, source, k) || body(k, row) }
+                try t.clusters(c) { number, v in try flat.forEachMatch(in: v, number: number, codec, source, body) }
             }
             return
         }
@@ -376,16 +382,13 @@ struct QueryEvaluator {
             if column != nil, predicate == nil || test.compiled?.flat != nil, !t.plan(c).legacyRows {
                 let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source
                 try t.clusters(c) { number, v in
-                    try scan.take(v, number: number, keys) { row, k in
-                        guard let flat, let codec else { return true }
-                        return try flat.test(row, codec, source, k)
-                    }
+                    try scan.take(v, number: number, keys, flat, codec, source)
                     return true
                 }
                 return scan.top.keys
             }
             try self.scan(c, matching: predicate) { k, row in
-                try scan.consider(k, row, keys)
+                try scan.offer(k, row, keys)
                 return true
             }
             return scan.top.keys

@@ -157,35 +157,49 @@ final class RowConjunction {
     }
 
     /// How many objects of one cluster match: a loop over its rows, no key or object made.
-    /// With a `needle`, only the rows that contain it are tested.
     func count(in v: ClusterView, number: Int64, _ codec: RowCodec, _ src: CompiledPredicate.Source) throws -> Int {
         var n = 0
+        _ = try forEachMatch(in: v, number: number, codec, src) { _, _ in
+            n += 1
+            return true
+        }
+        return n
+    }
+
+    /// Each object of cluster `number` whose row matches, with its key and row, in key order,
+    /// until `body` returns false (then false). The rows are walked in this loop, not through
+    /// a closure per row, which retained this conjunction, the codec and the source for every
+    /// row; inlined, so a caller's `body` is too.
+    ///
+    /// With a `needle`, from one occurrence of it to the next, each time to the row that holds
+    /// it (a binary search over the row ends), and only that row tested: the rows between are
+    /// not read at all, as SQLite does not decode a record its query passes over.
+    @inline(__always)
+    func forEachMatch(
+        in v: ClusterView, number: Int64, _ codec: RowCodec, _ src: CompiledPredicate.Source,
+        _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
         let base = number << v.shift
         guard let needle else {
-            _ = try v.forEach { s, row in
-                if try test(row, codec, src, base | Int64(s)) { n += 1 }
-                return true
+            var rows = ClusterView.RowCursor(v)
+            while let (s, row) = try rows.next() {
+                let k = base | Int64(s)
+                if try test(row, codec, src, k), try !body(k, row) { return false }
             }
-            return n
+            return true
         }
-        // From one occurrence of the needle to the next, each time to the row that holds it
-        // (a binary search over the row ends), and only that row tested: the rows between
-        // are not read at all, as SQLite does not decode a record its query passes over.
-        // Rows by index, not through `forEach`'s closure, which retained this conjunction, the
-        // codec and the source for every row.
         let search = ByteSearch(UnsafeRawBufferPointer(needle)), bytes = v.bytes
         var i = 0, from = v.rowsStart
         while i < v.count, let hit = search.firstOffset(in: bytes, from: from) {
             i = v.rowIndex(holding: hit, from: i)
             guard i < v.count else { break }
             let r = try v.rowRange(at: i)
-            if try test(UnsafeRawBufferPointer(rebasing: bytes[r]), codec, src, base | Int64(v.slot(atIndex: i))) {
-                n += 1
-            }
+            let row = UnsafeRawBufferPointer(rebasing: bytes[r]), k = base | Int64(v.slot(atIndex: i))
+            if try test(row, codec, src, k), try !body(k, row) { return false }
             i += 1
             from = max(r.upperBound, hit + 1)
         }
-        return n
+        return true
     }
 
     /// Whether a row of layout `l` matches.

@@ -18,11 +18,22 @@ struct TopKScan {
         self.ascending = ascending
     }
 
-    /// Offers the row of object `k`.
+    /// Offers the row of object `k`: the integer test here, inlined, and the rest through
+    /// `consider` (a call per row retained the sort keys).
     @inline(__always)
-    mutating func consider(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
+    mutating func offer(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
+        if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
+            seen += 1
+            return
+        }
+        try consider(k, row, keys)
+    }
+
+    /// Offers the row of object `k`, read in full when it might enter the top k.
+    private mutating func consider(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys)
+        throws
+    {
         defer { seen += 1 }
-        if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w { return }
         let first = try keys.value(0, k, row: row)
         if top.mightTake(first: first) {
             top.offer(try keys.ranked(seen, k, row: row, first: first))
@@ -30,23 +41,21 @@ struct TopKScan {
         }
     }
 
-    /// Offers every row of cluster `number` that `matches`, in one loop here: one access to
-    /// this scan per cluster where a closure per row paid a dynamic exclusivity check and the
-    /// retains of its captures on every row.
+    /// Offers every row of cluster `number` that `flat` matches (every row without one), in
+    /// one loop: one access to this scan per cluster, where a closure per row paid a dynamic
+    /// exclusivity check and the retains of its captures on every row.
     mutating func take(
-        _ v: ClusterView, number: Int64, _ keys: QueryEvaluator.SortKeys,
-        matches: (UnsafeRawBufferPointer, Int64) throws -> Bool
+        _ v: ClusterView, number: Int64, _ keys: QueryEvaluator.SortKeys, _ flat: RowConjunction?,
+        _ codec: RowCodec?, _ src: CompiledPredicate.Source
     ) throws {
-        var rows = ClusterView.RowCursor(v)
-        while let (s, row) = try rows.next() {
-            let k = number << v.shift | Int64(s)
-            guard try matches(row, k) else { continue }
-            // The test `consider` starts with, here: a call per row retained the sort keys.
-            if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
-                seen += 1
-                continue
+        if let flat, let codec {
+            _ = try flat.forEachMatch(in: v, number: number, codec, src) { k, row in
+                try offer(k, row, keys)
+                return true
             }
-            try consider(k, row, keys)
+            return
         }
+        var rows = ClusterView.RowCursor(v)
+        while let (s, row) = try rows.next() { try offer(number << v.shift | Int64(s), row, keys) }
     }
 }
