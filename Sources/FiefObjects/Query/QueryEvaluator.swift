@@ -410,11 +410,13 @@ struct QueryEvaluator {
         if predicate == nil && limit == nil && !t.plan(c).legacyRows {
             // Every object: each cluster's keys and rows in one loop, no test per row.
             try t.clusters(c) { number, v in
-                try v.forEachObject(number: number) { k, r in
-                    out.append(k)
+                let base = number << v.shift
+                var rows = ClusterView.RowCursor(v)
+                while let (s, r) = try rows.next() {
+                    out.append(base | Int64(s))
                     row(r)
-                    return true
                 }
+                return true
             }
             return out
         }
