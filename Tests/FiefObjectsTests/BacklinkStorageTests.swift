@@ -72,6 +72,44 @@ final class BacklinkStorageTests: XCTestCase {
         }
     }
 
+    /// A write that found a dog's `fief/b` missing (a read of its owners, a dog's deletion)
+    /// and then made it (a dog's owners outgrow its row) reads, changes and deletes through it
+    /// in the same write: a class's plan remembers a missing table only while the catalog has
+    /// not changed.
+    func testAWriteThatMakesASideTableSeesItAfterFindingItMissing() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            let shared = Dog()
+            shared.name = "shared"
+            let brief = Dog()
+            let first = Person()
+            first.id = 1000
+            first.dogs.append(shared)
+            first.dogs.append(brief)
+            try ctx.add(first)
+            XCTAssertEqual(shared.owners.count, 1, "fief/b asked for, and missing")
+            try ctx.delete(brief)
+            for i in 0..<100 {
+                let p = Person()
+                p.id = Int64(i)
+                p.dogs.append(shared)
+                try ctx.add(p)
+            }
+            // About 34 owners fit in the dog's row; the others are in the fief/b made meanwhile.
+            XCTAssertEqual(shared.owners.count, 101)
+            try ctx.object(ofType: Person.self, forPrimaryKey: Int64(99))!.dogs.removeAll()
+            XCTAssertEqual(shared.owners.count, 100)
+            try ctx.delete(shared)
+        }
+        XCTAssertEqual(try cells(store, inTablesStartingWith: "fief/b/"), 0, "every entry to the dog went")
+        let report = try store.check()
+        XCTAssertTrue(report.isSound, "\(report)")
+        XCTAssertEqual(ctx.objects(Dog.self).count, 0)
+        XCTAssertTrue(ctx.objects(Person.self).allSatisfy { $0.dogs.isEmpty })
+    }
+
     /// Counts in a full row grow (one origin linking many times): an entry that no longer fits
     /// moves whole to fief/b, never kept in both places.
     func testAnEntryThatOutgrowsItsRowMovesWhole() throws {

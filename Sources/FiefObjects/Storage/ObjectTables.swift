@@ -37,6 +37,10 @@ final class ObjectTables {
         let links: [Property]
         let lists: [Property]
         let varLength: [Property]
+        /// What a deletion reads of the row: indexed properties (their entries go) and to-one
+        /// links (their targets' backlinks go), not every value (strings made, out-of-row
+        /// values fetched, for nothing).
+        let deletionReads: [Property]
         let byName: [String: Property]
         let primaryKey: Property?
         let codec: RowCodec
@@ -56,12 +60,12 @@ final class ObjectTables {
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
-        /// Whether `fief/b/<cid>` exists, once asked: for good in a read (its snapshot holds
-        /// still), only once true in a write (which may create it). Most targets keep their
-        /// backlinks in their rows, and each read of them asked the catalog again.
-        @exclusivity(unchecked) var backlinksTableExists: Bool?
-        /// As `backlinksTableExists`, for `fief/l/<cid>` (lists too long for their rows).
-        @exclusivity(unchecked) var listsTableExists: Bool?
+        /// Whether `fief/b`, `fief/l` and `fief/v` of the class exist, as last seen. Most
+        /// classes keep their backlinks, lists and strings in their rows, and every read or
+        /// deletion asked the catalog again, by a name hashed twice.
+        @exclusivity(unchecked) var backlinksSeen = TableSeen()
+        @exclusivity(unchecked) var listsSeen = TableSeen()
+        @exclusivity(unchecked) var outOfRowSeen = TableSeen()
         /// The row found last, kept while the transaction's bytes outlive it (a read): the
         /// reads of one object come in a run (a property, then its backlinks), and the run
         /// costs one descent.
@@ -75,6 +79,7 @@ final class ObjectTables {
             links = stored.filter(\.isLink)
             lists = stored.filter(\.list)
             varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
+            deletionReads = stored.filter { $0.hasIndex || ($0.isLink && !$0.list) }
             byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
             primaryKey = c.primaryKey
             codec = RowCodec(c)
@@ -86,6 +91,30 @@ final class ObjectTables {
             backlinksTable = Tables.backlinks(c.cid)
             listsTable = Tables.lists(c.cid)
             indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
+        }
+
+        func seen(_ side: SideTable) -> TableSeen {
+            switch side {
+            case .backlinks: return backlinksSeen
+            case .lists: return listsSeen
+            case .outOfRow: return outOfRowSeen
+            }
+        }
+
+        func see(_ side: SideTable, _ seen: TableSeen) {
+            switch side {
+            case .backlinks: backlinksSeen = seen
+            case .lists: listsSeen = seen
+            case .outOfRow: outOfRowSeen = seen
+            }
+        }
+
+        func name(of side: SideTable) -> String {
+            switch side {
+            case .backlinks: return backlinksTable
+            case .lists: return listsTable
+            case .outOfRow: return outOfRowTable
+            }
         }
 
         /// A model's fields in declaration order (as `ModelInfo.unmanagedValues` gives them),
@@ -389,16 +418,17 @@ final class ObjectTables {
         }
     }
 
-    /// All stored values of a row, by pid, in the class's current properties; the row is
-    /// checked whole first (a compact row must end where its last slot does).
-    func values(_ c: ClassSchema, _ key: Int64) throws -> [UInt32: ObjectValue] {
+    /// The stored values of a row (all, or those of `props`), by pid, in the class's current
+    /// properties; the row is checked whole first (a compact row must end where its last slot
+    /// does).
+    func values(_ c: ClassSchema, _ key: Int64, of props: [Property]? = nil) throws -> [UInt32: ObjectValue] {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
             let plan = plan(c)
             return try decodeGuarded {
                 let (l, fields) = try plan.codec.fields(row, key: key)
                 var out: [UInt32: ObjectValue] = [:]
-                for p in plan.stored {
+                for p in props ?? plan.stored {
                     guard let s = l.slot(of: p.pid) else {
                         out[p.pid] = ObjectTables.defaultValue(p)
                         continue
@@ -427,7 +457,7 @@ final class ObjectTables {
         let inRow = try ownerRow.map(inline) ?? withRow(plan, key, inline)
         if let inRow { return inRow }
         let t = plan.listsTable
-        guard try hasTable(t, known: \.listsTableExists, plan) else { return [] }
+        guard try hasTable(.lists, plan) else { return [] }
         var out: [ObjectValue] = []
         let prefix = KeyBytes.property(key, p.pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { _, v in
@@ -539,7 +569,7 @@ final class ObjectTables {
         var out: [Int64] = []
         for e in try rowBacklinks(target, key) where e.cid == origin.cid && e.pid == p.pid { out.append(e.origin) }
         let plan = plan(target), t = plan.backlinksTable
-        guard try hasTable(t, known: \.backlinksTableExists, plan) else { return out }
+        guard try hasTable(.backlinks, plan) else { return out }
         let inRow = out.count
         let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
@@ -550,13 +580,15 @@ final class ObjectTables {
         return out
     }
 
-    /// `hasTable(name)`, remembered in the class's plan at `known` (see `backlinksTableExists`).
-    private func hasTable(_ name: String, known: ReferenceWritableKeyPath<ClassPlan, Bool?>, _ plan: ClassPlan)
-        throws -> Bool
-    {
-        if let k = plan[keyPath: known] { return k }
-        let exists = try hasTable(name)
-        if exists || tx.lendsStableBytes { plan[keyPath: known] = exists }
+    /// `hasTable` of one of the class's side tables, remembered in its plan: a table that
+    /// exists stays (only a migration drops one, and it drops the plans), a missing one is
+    /// missing while the transaction's catalog has not changed since.
+    private func hasTable(_ side: SideTable, _ plan: ClassPlan) throws -> Bool {
+        let seen = plan.seen(side)
+        if seen.exists { return true }
+        if seen.absentAt == tx.catalogChanges { return false }
+        let exists = try hasTable(plan.name(of: side))
+        plan.see(side, exists ? TableSeen(exists: true) : TableSeen(absentAt: tx.catalogChanges))
         return exists
     }
 
@@ -574,7 +606,7 @@ final class ObjectTables {
     )] {
         var out = try rowBacklinks(target, key).map { ($0.cid, $0.pid, $0.origin, $0.count) }
         let plan = plan(target), t = plan.backlinksTable
-        guard try hasTable(t, known: \.backlinksTableExists, plan) else { return out }
+        guard try hasTable(.backlinks, plan) else { return out }
         let prefix = KeyBytes.obj(key)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
             out.append(
@@ -743,7 +775,7 @@ final class ObjectTables {
         }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = plan.outOfRowTable
-        if !fresh, try hasTable(vt) {
+        if !fresh, try hasTable(.outOfRow, plan) {
             for p in plan.varLength where moved[p.pid] == nil {
                 try w.delete(table: vt, key: KeyBytes.property(key, p.pid))
             }
@@ -888,7 +920,7 @@ final class ObjectTables {
         let tplan = plan(tc)
         let t = tplan.backlinksTable
         let k = KeyBytes.backlink(target: target, originClass: origin.cid, pid: p.pid, origin: from)
-        if !fresh, try hasTable(t), let w = writer, let cur = try w.get(table: t, key: k) {
+        if !fresh, try hasTable(.backlinks, tplan), let w = writer, let cur = try w.get(table: t, key: k) {
             let (next, overflow) = try cur.withUnsafeBytes { try Int64(valueBytes: $0) }.addingReportingOverflow(delta)
             if next <= 0 || overflow {
                 try w.delete(table: t, key: k)
@@ -1026,8 +1058,8 @@ final class ObjectTables {
     }
 
     private func deleteList(_ c: ClassSchema, _ key: Int64, _ p: Property) throws {
-        let t = plan(c).listsTable
-        guard try hasTable(t), let w = writer else { return }
+        let plan = plan(c), t = plan.listsTable
+        guard try hasTable(.lists, plan), let w = writer else { return }
         let prefix = KeyBytes.property(key, p.pid)
         var old: [[UInt8]] = []
         try w.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
@@ -1058,7 +1090,7 @@ final class ObjectTables {
         // The object's cluster, decoded for the removal below, first: the reads of its row
         // on the way (values, lists, backlinks) find it in memory, not by a descent each.
         if !plan.legacyRows { _ = try withHotCluster(plan, key) { _, _ in } }
-        let vals = try values(c, key)
+        let vals = try values(c, key, of: plan.deletionReads)
         var cascade: [(ClassSchema, Int64)] = []
         for (i, p) in plan.indexed.enumerated() {
             let t = plan.indexTables[i]
@@ -1085,7 +1117,7 @@ final class ObjectTables {
         }
         for p in plan.lists { try deleteList(c, key, p) }
         let vt = plan.outOfRowTable
-        if try hasTable(vt) {
+        if try hasTable(.outOfRow, plan) {
             for p in plan.stored where p.kind.isVariableLength {
                 try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid))
             }
@@ -1105,8 +1137,8 @@ final class ObjectTables {
         }
         // Whatever the changes above left of those entries (an origin that is gone): nothing
         // adds entries under this key meanwhile, so no second scan is needed to find them.
-        let bt = Tables.backlinks(c.cid)
-        guard try hasTable(bt) else { return cascade }
+        let bt = plan.backlinksTable
+        guard try hasTable(.backlinks, plan) else { return cascade }
         for (cid, pid, origin, _) in links {
             try writer?.delete(
                 table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
@@ -1122,4 +1154,16 @@ final class ObjectTables {
         }
         for k in keys { try delete(c, k) }
     }
+}
+
+/// A class's tables beside its clusters, each made by the first write that needs it.
+enum SideTable {
+    case backlinks, lists, outOfRow
+}
+
+/// Whether a table exists, as a transaction last saw: `exists`, or missing as of the catalog
+/// change count `absentAt` (-1: not asked).
+struct TableSeen {
+    var exists = false
+    var absentAt = -1
 }
