@@ -105,7 +105,8 @@ extension ReadTransaction {
     }
 
     /// Keeps this transaction's version readable after the transaction moves or ends: the
-    /// base a notifier diffs the next version against.
+    /// base a notifier diffs the next version against, or the version a streaming iteration
+    /// began on (`ResultsStream`).
     package func pinVersion() throws -> PinnedVersion {
         try ensureActive()
         try db.readers.pin(snapshot.version)

@@ -106,11 +106,13 @@ public final class Results<T: Object>: RandomAccessCollection {
 
     public struct Iterator: IteratorProtocol {
         let ctx: ObjectContext
-        let keys: [Int64]
-        let rows: [UnsafeRawBufferPointer]?
+        var keys: [Int64]
+        var rows: [UnsafeRawBufferPointer]?
         let stamp: Int
         let className: String
         var i = 0
+        /// Where the next keys come from, when the iteration streams (`ResultsStream`).
+        private var stream: ResultsStream?
         /// The accessor handed out last, while the class's accessors may be reused: if the loop
         /// body kept no reference to it, it becomes the next object's (an allocation, an
         /// initialisation and a deinitialisation fewer per object, the bulk of an enumeration).
@@ -127,8 +129,21 @@ public final class Results<T: Object>: RandomAccessCollection {
             self.className = className
         }
 
+        /// An iteration that takes its keys from `stream`, its first batch taken now.
+        init(ctx: ObjectContext, stream: ResultsStream, className: String) {
+            self.init(ctx: ctx, keys: [], rows: nil, className: className)
+            self.stream = stream
+            if !stream.fill(&keys, &rows) { self.stream = nil }
+        }
+
         public mutating func next() -> T? {
-            guard i < keys.count else { return nil }
+            if i >= keys.count {
+                guard let s = stream, s.fill(&keys, &rows) else {
+                    stream = nil
+                    return nil
+                }
+                i = 0
+            }
             defer { i += 1 }
             // Rows are used only while the context has not moved since the iteration began.
             let row = stamp == ctx.stamp ? rows?[i] : nil
@@ -145,7 +160,14 @@ public final class Results<T: Object>: RandomAccessCollection {
         }
     }
 
+    /// Over a whole class, unsorted and unlimited, outside a write, the keys stream a batch of
+    /// clusters at a time (`ResultsStream`) unless these results already hold them.
     public func makeIterator() -> Iterator {
+        if cache?.stamp != ctx.stamp, case .all = source, sorts.isEmpty, limitCount == nil,
+            let stream = ResultsStream(ctx: ctx, className: className, predicate: predicate)
+        {
+            return Iterator(ctx: ctx, stream: stream, className: className)
+        }
         let k = fetched
         let rows = cache?.stamp == ctx.stamp ? cachedRows : nil
         return Iterator(ctx: ctx, keys: k, rows: rows?.count == k.count ? rows : nil, className: className)

@@ -256,6 +256,41 @@ struct QueryEvaluator {
         try t.keys(c) { k, row in try !test.matches(k, row) || body(k, row) }
     }
 
+    /// The keys, and rows when `rows` is not nil, of the objects of `c` that `test` matches,
+    /// in key order, from cluster `from` on, until `atLeast` keys are taken (whole clusters):
+    /// the number of the cluster to go on from, nil past the last. A `ResultsStream`'s batch.
+    func matches(
+        _ c: ClassSchema, _ test: RowTest, from: Int64, atLeast: Int, keys: inout [Int64],
+        rows: inout [UnsafeRawBufferPointer]?
+    ) throws -> Int64? {
+        var next: Int64?
+        let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source, t = t
+        try t.decodeGuarded {
+            try t.clusters(c, from: from) { number, v in
+                if keys.count >= atLeast {
+                    next = number
+                    return false
+                }
+                if let flat, let codec {
+                    _ = try flat.forEachMatch(in: v, number: number, codec, source) { k, r in
+                        keys.append(k)
+                        rows?.append(r)
+                        return true
+                    }
+                    return true
+                }
+                let base = number << v.shift
+                var cursor = ClusterView.RowCursor(v)
+                while let (s, r) = try cursor.next() {
+                    keys.append(base | Int64(s))
+                    rows?.append(r)
+                }
+                return true
+            }
+        }
+        return next
+    }
+
     /// A predicate made ready for testing rows of one class in place: compiled where it can
     /// be, else evaluated through `matches` with the row at hand.
     struct RowTest {
@@ -487,15 +522,31 @@ struct QueryEvaluator {
     /// Candidate keys from the primary key or an index, for the first conjunct that has one;
     /// nil when the whole class must be scanned. The full predicate is checked on each after.
     private func plan(_ p: Predicate, _ c: ClassSchema) throws -> [Int64]? {
+        guard let probe = probe(p, c) else { return nil }
+        return KeySort.ascendingUnique(try candidates(probe, c))
+    }
+
+    /// Whether `p` finds its candidates through the primary key or an index (a lazy
+    /// iteration, which scans, would be slower).
+    func usesIndex(_ p: Predicate, _ c: ClassSchema) -> Bool { probe(p, c) != nil }
+
+    /// How a conjunct finds its candidates: keys looked up by value, or a range of index-key bytes.
+    enum IndexProbe {
+        case lookup(Property, [ObjectValue])
+        case range(Property, from: [UInt8], to: [UInt8])
+    }
+
+    /// The probe of the first conjunct of `p` that has one.
+    private func probe(_ p: Predicate, _ c: ClassSchema) -> IndexProbe? {
         let conjuncts: [Predicate]
         if case .and(let ps) = p { conjuncts = ps } else { conjuncts = [p] }
         for q in conjuncts {
-            if let keys = try planOne(q, c) { return KeySort.ascendingUnique(keys) }
+            if let probe = probeOne(q, c) { return probe }
         }
         return nil
     }
 
-    private func planOne(_ q: Predicate, _ c: ClassSchema) throws -> [Int64]? {
+    private func probeOne(_ q: Predicate, _ c: ClassSchema) -> IndexProbe? {
         func direct(_ e: QueryExpression) -> Property? {
             guard case .keyPath(let k) = e, k.variable == nil, k.components.count == 1,
                 let p = c.property(k.components[0]), !p.list
@@ -510,30 +561,6 @@ struct QueryEvaluator {
             default: return false
             }
         }
-        func lookup(_ p: Property, _ v: ObjectValue) throws -> [Int64] {
-            if p.primaryKey && p.kind.isInteger { return try t.lookupPrimaryKey(c, v).map { [$0] } ?? [] }
-            return try t.indexLookup(c, p, v)
-        }
-        func range(_ p: Property, from: [UInt8], to: [UInt8]) throws -> [Int64] {
-            if p.primaryKey && p.kind.isInteger {
-                var out: [Int64] = []
-                try t.keys(c) { k, _ in
-                    let kb = ObjectValue.int(k)
-                    let e = KeyBytes.indexValue(kb)
-                    if e.lexicographicallyPrecedes(from) { return true }
-                    if !e.lexicographicallyPrecedes(to) { return false }
-                    out.append(k)
-                    return true
-                }
-                return out
-            }
-            var out: [Int64] = []
-            try t.indexScan(c, p, from: from, to: to) {
-                out.append($0); return true
-            }
-            if BrokenObjectLayer.on(.indexRangeDropsLast) { out = out.dropLast() }
-            return out
-        }
         func usable(_ p: Property) -> Bool { p.hasIndex || (p.primaryKey && p.kind.isInteger) }
         switch q {
         case .compare(let l, let op, .value(let v), let opts, let quant)
@@ -542,26 +569,54 @@ struct QueryEvaluator {
             let enc = KeyBytes.indexValue(v)
             let kindStart = [enc[0]], kindEnd = [enc[0] + 1]
             switch op {
-            case .equal: return try lookup(p, v)
-            case .greater: return try range(p, from: KeyBytes.successor(enc) ?? kindEnd, to: kindEnd)
-            case .greaterOrEqual: return try range(p, from: enc, to: kindEnd)
-            case .less: return try range(p, from: kindStart, to: enc)
-            case .lessOrEqual: return try range(p, from: kindStart, to: KeyBytes.successor(enc) ?? kindEnd)
+            case .equal: return .lookup(p, [v])
+            case .greater: return .range(p, from: KeyBytes.successor(enc) ?? kindEnd, to: kindEnd)
+            case .greaterOrEqual: return .range(p, from: enc, to: kindEnd)
+            case .less: return .range(p, from: kindStart, to: enc)
+            case .lessOrEqual: return .range(p, from: kindStart, to: KeyBytes.successor(enc) ?? kindEnd)
             case .beginsWith:
                 guard case .string(let s) = v, !(p.primaryKey && p.kind.isInteger) else { return nil }
                 let pre = KeyBytes.indexStringPrefix(s)
-                return try range(p, from: pre, to: KeyBytes.successor(pre) ?? kindEnd)
+                return .range(p, from: pre, to: KeyBytes.successor(pre) ?? kindEnd)
             default: return nil
             }
         case .in(let l, .values(let vs), let quant) where quant != .all && quant != .none:
             guard let p = direct(l), usable(p), vs.allSatisfy({ sameKind(p, $0) }) else { return nil }
-            return try vs.flatMap { try lookup(p, $0) }
+            return .lookup(p, vs)
         case .between(let l, .value(let lo), .value(let hi), let quant) where quant != .all && quant != .none:
             guard let p = direct(l), usable(p), sameKind(p, lo), sameKind(p, hi) else { return nil }
             let a = KeyBytes.indexValue(lo), b = KeyBytes.indexValue(hi)
-            return try range(p, from: a, to: KeyBytes.successor(b) ?? [b[0] + 1])
+            return .range(p, from: a, to: KeyBytes.successor(b) ?? [b[0] + 1])
         default:
             return nil
+        }
+    }
+
+    /// The keys a probe finds, in index order (not yet sorted by key).
+    private func candidates(_ probe: IndexProbe, _ c: ClassSchema) throws -> [Int64] {
+        switch probe {
+        case .lookup(let p, let vs):
+            return try vs.flatMap { v -> [Int64] in
+                if p.primaryKey && p.kind.isInteger { return try t.lookupPrimaryKey(c, v).map { [$0] } ?? [] }
+                return try t.indexLookup(c, p, v)
+            }
+        case .range(let p, let from, let to):
+            var out: [Int64] = []
+            if p.primaryKey && p.kind.isInteger {
+                try t.keys(c) { k, _ in
+                    let e = KeyBytes.indexValue(ObjectValue.int(k))
+                    if e.lexicographicallyPrecedes(from) { return true }
+                    if !e.lexicographicallyPrecedes(to) { return false }
+                    out.append(k)
+                    return true
+                }
+                return out
+            }
+            try t.indexScan(c, p, from: from, to: to) {
+                out.append($0); return true
+            }
+            if BrokenObjectLayer.on(.indexRangeDropsLast) { out = out.dropLast() }
+            return out
         }
     }
 

@@ -481,12 +481,12 @@ final class ObjectTables {
     /// Each cluster of a format-2 class with its number, in order, until `body` returns false
     /// (a query's kernels test a cluster's rows in one loop). A cluster that does not decode
     /// is damage, thrown as `EngineError.corrupt`. Calls nothing for a format-1 class.
-    func clusters(_ c: ClassSchema, _ body: (Int64, ClusterView) throws -> Bool) throws {
+    func clusters(_ c: ClassSchema, from: Int64? = nil, _ body: (Int64, ClusterView) throws -> Bool) throws {
         let plan = plan(c)
         guard try hasObjectsTable(plan), !plan.legacyRows else { return }
         try writeClusters(plan)
         let shift = try clusterShift(plan)
-        try tx.scan(table: plan.objectsTable) { k, v in
+        try tx.scan(table: plan.objectsTable, from: from.map(KeyBytes.obj)) { k, v in
             try decodeGuarded { try body(KeyBytes.readObj(k, at: 0), try ClusterView(v, shift: shift)) }
         }
     }
