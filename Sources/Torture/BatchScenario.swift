@@ -47,7 +47,7 @@ public struct BatchScenario: Scenario {
         }
         let children = try killed.map { w in
             try ChildProcess(
-                arguments: w.writerArguments(maxCommit: UInt64.max / 2), environment: w.environment, output: w.logPath,
+                w.writer(maxCommit: UInt64.max / 2), environment: w.environment, output: w.logPath,
                 label: "writer")
         }
         let delay = UInt32.random(in: 20_000...300_000, using: &rng)
@@ -79,7 +79,7 @@ public struct BatchScenario: Scenario {
         defer { fs.unmount() }
         let cut = writer(dir + "/mnt/db.fief", oracle: dir + "/oracle-power-cut.log", log: dir + "/writer-3.out")
         let child = try ChildProcess(
-            arguments: cut.writerArguments(maxCommit: UInt64.max / 2), environment: cut.environment,
+            cut.writer(maxCommit: UInt64.max / 2), environment: cut.environment,
             output: cut.logPath, label: "writer")
         let running = UInt32.random(in: 50_000...300_000, using: &rng)
         usleep(running)

@@ -37,6 +37,17 @@ public final class ChildProcess {
         }
     }
 
+    /// A `fief` child of the suite doing `role`, with the run's encryption key (`ChildRequest`).
+    /// `environment` is for what the engine reads from it: a crash point to die at, a broken
+    /// variant to run.
+    public convenience init(
+        _ role: ChildRole, environment extra: [String: String] = [:], output: String? = nil, label: String
+    ) throws {
+        try self.init(arguments: ChildRequest(role).arguments, environment: extra, output: output, label: label)
+    }
+
+    /// `fief` with a command a person would type (`db put`, `faultfs ctl`); the suite's own
+    /// children are started by role (above).
     public convenience init(
         arguments: [String], environment extra: [String: String] = [:], output: String? = nil, label: String
     ) throws {

@@ -49,12 +49,10 @@ public struct CrashCycle {
         public var violations: [String] { verdict.violations }
     }
 
-    func writerArguments(maxCommit: UInt64) -> [String] {
-        [
-            "torture", "writer", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
-            "--threads", String(threads), "--max-commit", String(maxCommit)
-        ] + (batch ? ["--batch"] : [])
-            + (schedulePath.map { ["--schedule", $0] } ?? [])
+    func writer(maxCommit: UInt64, durability: Durability = .full) -> ChildRole {
+        .writer(
+            db: dbPath, oracle: oraclePath, seed: workload.seed, threads: threads, maxCommit: maxCommit,
+            durability: durability, batch: batch, schedule: schedulePath)
     }
 
     func verify() -> RecoveryVerdict {
@@ -72,7 +70,7 @@ public struct CrashCycle {
         let before = committedNow()
         let child = try ChildProcess(
             // Batched, a version holds up to one commit per thread: allow enough for nth versions.
-            arguments: writerArguments(maxCommit: before + UInt64((nth + 3) * (batch ? threads : 1))),
+            writer(maxCommit: before + UInt64((nth + 3) * (batch ? threads : 1))),
             environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) { $1 },
             output: logPath, label: "writer")
         let ending = child.wait()
@@ -100,7 +98,7 @@ public struct CrashCycle {
     public func kill(afterMicros delayMicros: UInt32) throws -> Outcome {
         let before = committedNow()
         let child = try ChildProcess(
-            arguments: writerArguments(maxCommit: UInt64.max / 2), environment: environment, output: logPath,
+            writer(maxCommit: UInt64.max / 2), environment: environment, output: logPath,
             label: "writer")
         usleep(delayMicros)
         child.kill9()

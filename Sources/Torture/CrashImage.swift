@@ -42,7 +42,7 @@ struct CrashImage {
         cycle.environment = environment
         try cycle.writeSchedule()
         let first = try ChildProcess(
-            arguments: cycle.writerArguments(maxCommit: clean), environment: environment,
+            cycle.writer(maxCommit: clean), environment: environment,
             output: dir + "/writer-0.out", label: "writer"
         ).wait()
         guard first == .exited(0) else {
@@ -55,7 +55,7 @@ struct CrashImage {
         for (n, p) in deaths.enumerated() {
             let commit = clean + UInt64(n + 1)
             let killed = try ChildProcess(
-                arguments: cycle.writerArguments(maxCommit: commit + 2),
+                cycle.writer(maxCommit: commit + 2),
                 environment: environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):1"]) { $1 },
                 output: dir + "/writer-\(n + 1).out", label: "writer"
             ).wait()

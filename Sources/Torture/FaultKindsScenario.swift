@@ -93,7 +93,7 @@ public struct FaultKindsScenario: Scenario {
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
             return try ChildProcess(
-                arguments: c.writerArguments(maxCommit: n), environment: environment,
+                c.writer(maxCommit: n), environment: environment,
                 output: "\(dir)/writer-\(tag).out", label: "writer")
         }
         func said(_ tag: String) -> String {
@@ -151,10 +151,7 @@ public struct FaultKindsScenario: Scenario {
                 for verify in [true, false] {
                     let out = "\(dir)/reader-\(round)-\(verify ? "verified" : "plain").out"
                     let child = try ChildProcess(
-                        arguments: [
-                            "torture", "checked-read", "--db", mnt + "/db.fief", "--oracle", oracle, "--seed",
-                            String(seed)
-                        ] + (verify ? ["--verify-checksums"] : []),
+                        .checkedRead(db: mnt + "/db.fief", oracle: oracle, seed: seed, verifyChecksums: verify),
                         environment: environment, output: out, label: "reader")
                     let ending = child.wait()
                     let text = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").trimmingCharacters(

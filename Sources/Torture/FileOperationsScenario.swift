@@ -17,7 +17,7 @@ public struct FileOperationsScenario: Scenario {
     public var name: String { "file-ops" }
     public init() {}
 
-    enum Operation: String, CaseIterable { case create, compact, copy }
+    typealias Operation = ChildRole.FileOperation
 
     static func points(_ op: Operation) -> [CrashPoint] {
         switch op {
@@ -102,13 +102,13 @@ public struct FileOperationsScenario: Scenario {
         let w = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try w.writeSchedule()
         let child = try ChildProcess(
-            arguments: w.writerArguments(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
+            w.writer(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
         let ending = child.wait()
         return ending == .exited(0) ? nil : "the writer \(ending) while committing up to \(maxCommit); see \(log)"
     }
 
-    func operationArguments(_ op: Operation, db: String, dest: String) -> [String] {
-        ["torture", "file-op", "--op", op.rawValue, "--db", db] + (op == .copy ? ["--dest", dest] : [])
+    func operation(_ op: Operation, db: String, dest: String) -> ChildRole {
+        .fileOperation(op, db: db, dest: op == .copy ? dest : nil)
     }
 
     func killCycle(
@@ -124,7 +124,7 @@ public struct FileOperationsScenario: Scenario {
         }
         let target = op == .create ? fresh : db
         let child = try ChildProcess(
-            arguments: operationArguments(op, db: target, dest: dest),
+            operation(op, db: target, dest: dest),
             environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):1"]) { $1 },
             output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
@@ -230,7 +230,7 @@ public struct FileOperationsScenario: Scenario {
         }
         let target = op == .create ? mnt + "/new.fief" : mnt + "/db.fief"
         let child = try ChildProcess(
-            arguments: operationArguments(op, db: target, dest: mnt + "/copy.fief"), environment: environment,
+            operation(op, db: target, dest: mnt + "/copy.fief"), environment: environment,
             output: dir + "/op.out", label: op.rawValue)
         let ending = child.wait()
         guard ending == .exited(0) else {

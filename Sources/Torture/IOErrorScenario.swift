@@ -35,7 +35,7 @@ public struct IOErrorScenario: Scenario {
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
             let child = try ChildProcess(
-                arguments: c.writerArguments(maxCommit: n), environment: context.writerEnvironment,
+                c.writer(maxCommit: n), environment: context.writerEnvironment,
                 output: "\(dir)/writer-\(tag).out", label: "writer")
             return child.wait()
         }
@@ -73,7 +73,7 @@ public struct IOErrorScenario: Scenario {
         if fault == "enospc" || fault == "edquot" {
             let ready = dir + "/holder.ready"
             holder = try ChildProcess(
-                arguments: ["torture", "hold-snapshot", "--db", mnt + "/db.fief", "--ready", ready, "--seconds", "60"],
+                .holdSnapshot(db: mnt + "/db.fief", ready: ready, seconds: 60),
                 output: dir + "/holder.out", label: "snapshot holder")
             let deadline = Date().addingTimeInterval(10)
             while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning {

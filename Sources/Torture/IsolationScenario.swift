@@ -35,11 +35,9 @@ public struct IsolationScenario: Scenario {
         for p in 0..<processes {
             children.append(
                 try ChildProcess(
-                    arguments: [
-                        "torture", "list-append", "--db", db, "--history", "\(dir)/history-\(p).jsonl",
-                        "--process", String(p), "--seed", String(seed), "--threads", String(plan.threads),
-                        "--transactions", String(plan.transactions)
-                    ],
+                    .listAppend(
+                        db: db, history: "\(dir)/history-\(p).jsonl", process: p, seed: seed, threads: plan.threads,
+                        transactions: plan.transactions),
                     environment: environment, output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [String] = []

@@ -44,7 +44,7 @@ public struct KeystreamScenario: Scenario {
         for (n, end) in plan.stepsEndAt.enumerated() {
             let step = n + 1
             let child = try ChildProcess(
-                arguments: writer.writerArguments(maxCommit: end), environment: writer.environment,
+                writer.writer(maxCommit: end), environment: writer.environment,
                 output: writer.logPath, label: "writer")
             if child.wait() != .exited(0) {
                 outcome.events.append(

@@ -58,7 +58,7 @@ public struct NotifyScenario: Scenario {
         let stop = dir + "/stop"
         _ = try Database(path: db, options: TortureEncryption.options())
         let watchers = try ObserverProcesses(
-            "commits", db: db, dir: dir, stop: stop, environment: environment, count: plan.observers)
+            .commits, db: db, dir: dir, stop: stop, environment: environment, count: plan.observers)
         var outcome = try WriterDeath.run(deaths, dir: dir, workload: workload, environment: environment)
         // A last writer that finishes, so the run ends on commits that rang.
         var last = CrashCycle(
@@ -66,7 +66,7 @@ public struct NotifyScenario: Scenario {
         last.environment = environment
         try last.writeSchedule()
         let finisher = try ChildProcess(
-            arguments: last.writerArguments(maxCommit: last.committedNow() + plan.lastCommits),
+            last.writer(maxCommit: last.committedNow() + plan.lastCommits),
             environment: environment,
             output: dir + "/writer-last.out", label: "writer")
         var violations: [String] = []
@@ -96,7 +96,7 @@ public struct NotifyScenario: Scenario {
         let workload = ObjectGraphWorkload(seed: seed)
         func writer(_ maxCommit: UInt64, _ log: String, _ env: [String: String] = [:]) throws -> ChildProcess {
             try ChildProcess(
-                arguments: ObjectsScenario.writerArguments(db, oracle, seed, maxCommit),
+                .objectsWriter(db: db, oracle: oracle, seed: seed, maxCommit: maxCommit),
                 environment: context.writerEnvironment.merging(env) { $1 },
                 output: log, label: "objects writer")
         }
@@ -107,7 +107,7 @@ public struct NotifyScenario: Scenario {
             return outcome
         }
         let watchers = try ObserverProcesses(
-            "results", db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
+            .results, db: db, dir: dir, stop: stop, environment: context.writerEnvironment)
 
         var current: UInt64 = 3
         let points = CrashPoint.commitPoints
@@ -226,7 +226,7 @@ final class ObserverProcesses {
     let members: [(process: ChildProcess, log: String)]
 
     init(
-        _ watching: String, db: String, dir: String, stop: String, environment: [String: String],
+        _ watching: ChildRole.ObservedChanges, db: String, dir: String, stop: String, environment: [String: String],
         count: Int = NotifyScenario.observers
     ) throws {
         var members: [(ChildProcess, String)] = []
@@ -235,10 +235,8 @@ final class ObserverProcesses {
             members.append(
                 (
                     try ChildProcess(
-                        arguments: [
-                            "torture", "observer", "--of", watching, "--db", db, "--log", log, "--stop", stop,
-                            "--grace-seconds", String(NotifyScenario.graceSeconds)
-                        ],
+                        .observer(
+                            of: watching, db: db, log: log, stop: stop, graceSeconds: NotifyScenario.graceSeconds),
                         environment: environment, output: dir + "/observer-\(o).out", label: "observer"), log
                 ))
         }

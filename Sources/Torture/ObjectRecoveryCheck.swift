@@ -22,7 +22,7 @@ public enum ObjectRecoveryCheck {
         var violations: [String]
     }
 
-    /// `verifyHere` in a child process (`fief torture objects-check`) with the writers'
+    /// `verifyHere` in a child process (`ChildRole.objectsCheck`) with the writers'
     /// environment: it reads the recovered file with the object layer under test (a broken
     /// read path is caught as a broken write path is), and a trap or a hang on a damaged file
     /// is this cycle's violation, with the verifier's output kept, while the run goes on.
@@ -36,11 +36,8 @@ public enum ObjectRecoveryCheck {
         let ending: ChildProcess.Ending?
         do {
             let child = try ChildProcess(
-                arguments: [
-                    "torture", "objects-check", "--db", dbPath, "--oracle", oraclePath, "--seed", String(workload.seed),
-                    "--report", report
-                ]
-                    + (cacheReopen ? ["--cache-reopen"] : []),
+                .objectsCheck(
+                    db: dbPath, oracle: oraclePath, seed: workload.seed, report: report, cacheReopen: cacheReopen),
                 environment: environment, output: log, label: "objects verifier")
             ending = child.wait(timeoutSeconds: timeoutSeconds)
         } catch {

@@ -41,7 +41,7 @@ public struct ObjectsScenario: Scenario {
         // A migration to schema 2, killed at a crash point (rotating over the cycles).
         let point = points[index % points.count]
         let notKilled = try run(
-            ["torture", "objects-migrate", "--db", db], killedAt: point, 1, output: "\(dir)/migrate.out",
+            .objectsMigrate(db: db), killedAt: point, 1, output: "\(dir)/migrate.out",
             label: "objects migration", context)
         var verdict = ObjectRecoveryCheck.verify(
             dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
@@ -67,7 +67,7 @@ public struct ObjectsScenario: Scenario {
         current = verdict.recoveredCommit
         let p2 = points[(index + 2) % points.count], nth = Int.random(in: 1...4, using: &rng)
         let writer2NotKilled = try run(
-            ObjectsScenario.writerArguments(db, oracle, seed, current + UInt64(nth) + 3) + ["--schema", "2"],
+            .objectsWriter(db: db, oracle: oracle, seed: seed, maxCommit: current + UInt64(nth) + 3, schema: 2),
             killedAt: p2, nth,
             output: "\(dir)/writer-schema-2.out", label: "schema-2 objects writer", context)
         var after = ObjectRecoveryCheck.verify(
@@ -83,7 +83,7 @@ public struct ObjectsScenario: Scenario {
         // at a crash point of its first commits.
         let p3 = points[(index / 4) % points.count], nth3 = Int.random(in: 1...3, using: &rng)
         let cacheNotKilled = try run(
-            ["torture", "objects-cache", "--db", db, "--max-notes", String(nth3 + 3)], killedAt: p3, nth3,
+            .objectsCache(db: db, maxNotes: nth3 + 3), killedAt: p3, nth3,
             output: "\(dir)/cache.out", label: "cache reopen", context)
         var reopened = ObjectRecoveryCheck.verify(
             dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment,
@@ -124,7 +124,7 @@ public struct ObjectsScenario: Scenario {
             return
         }
         let notKilled = try run(
-            ["torture", "objects-convert", "--db", db], killedAt: point, 1, output: "\(dir)/convert.out",
+            .objectsConvert(db: db), killedAt: point, 1, output: "\(dir)/convert.out",
             label: "format conversion", context)
         var violations = notKilled.map { [$0] } ?? []
         do {
@@ -189,7 +189,7 @@ public struct ObjectsScenario: Scenario {
             if let point = death.point {
                 let nth = death.nth ?? 1
                 let child = try ChildProcess(
-                    arguments: writerArguments(db, oracle, seed, current + UInt64(nth) + 3),
+                    .objectsWriter(db: db, oracle: oracle, seed: seed, maxCommit: current + UInt64(nth) + 3),
                     environment: environment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"]) {
                         $1
                     },
@@ -199,7 +199,8 @@ public struct ObjectsScenario: Scenario {
                 outcome.crashPoints.insert(point.rawValue)
             } else {
                 let child = try ChildProcess(
-                    arguments: writerArguments(db, oracle, seed, UInt64.max / 2), environment: environment,
+                    .objectsWriter(db: db, oracle: oracle, seed: seed, maxCommit: UInt64.max / 2),
+                    environment: environment,
                     output: log, label: "objects writer")
                 let delay = death.killAfterMicros ?? 0
                 usleep(delay)
@@ -221,27 +222,20 @@ public struct ObjectsScenario: Scenario {
         return (outcome, current)
     }
 
-    /// Runs a `fief` process armed to kill itself at the `nth` pass of `point`; nil when it
+    /// Runs a child process armed to kill itself at the `nth` pass of `point`; nil when it
     /// was killed there, else the violation that it was not.
     func run(
-        _ arguments: [String], killedAt point: CrashPoint, _ nth: Int, output: String, label: String,
+        _ role: ChildRole, killedAt point: CrashPoint, _ nth: Int, output: String, label: String,
         _ context: ScenarioContext
     ) throws -> String? {
         let child = try ChildProcess(
-            arguments: arguments,
+            role,
             environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"])
             { $1 },
             output: output, label: label)
         let ending = child.wait()
         return ending == .signaled(SIGKILL)
             ? nil : "\(label) \(ending) instead of being killed at \(point.rawValue):\(nth); see \(output)"
-    }
-
-    static func writerArguments(_ db: String, _ oracle: String, _ seed: UInt64, _ maxCommit: UInt64) -> [String] {
-        [
-            "torture", "objects-writer", "--db", db, "--oracle", oracle, "--seed", String(seed), "--max-commit",
-            String(maxCommit)
-        ]
     }
 
     /// On a FaultFS mount: a writer killed at a crash point, then a cut; a cut while a writer runs.
@@ -261,14 +255,15 @@ public struct ObjectsScenario: Scenario {
                 tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
             try fs.mount()
             defer { fs.unmount() }
-            let args = ObjectsScenario.writerArguments(
-                mnt + "/objects.fief", oracle, seed, e == 0 ? current + 10 : UInt64.max / 2)
+            let writer = ChildRole.objectsWriter(
+                db: mnt + "/objects.fief", oracle: oracle, seed: seed, maxCommit: e == 0 ? current + 10 : UInt64.max / 2
+            )
             var description: String
             if e == 0 {
                 let p = CrashPoint.commitPoints[(index / 3) % CrashPoint.commitPoints.count]
                 let nth = Int.random(in: 1...6, using: &rng)
                 let child = try ChildProcess(
-                    arguments: args,
+                    writer,
                     environment: context.writerEnvironment.merging([
                         CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"
                     ]) { $1 },
@@ -290,7 +285,7 @@ public struct ObjectsScenario: Scenario {
                 outcome.crashPoints.insert(p.rawValue)
             } else {
                 let child = try ChildProcess(
-                    arguments: args, environment: context.writerEnvironment, output: "\(dir)/writer-\(e).out",
+                    writer, environment: context.writerEnvironment, output: "\(dir)/writer-\(e).out",
                     label: "objects writer")
                 let delay = UInt32.random(in: 100_000...500_000, using: &rng)
                 usleep(delay)

@@ -82,7 +82,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 let nth = cut.nth ?? 1
                 let dying = current + UInt64(nth)
                 let child = try ChildProcess(
-                    arguments: cycle.writerArguments(maxCommit: dying + 2),
+                    cycle.writer(maxCommit: dying + 2),
                     environment: cycle.environment.merging([CrashPoint.environmentVariable: "\(p.rawValue):\(nth)"]) {
                         $1
                     },
@@ -97,7 +97,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 // flip no writer saw synced (as after the last cut) syncs once more before it
                 // writes, so one commit goes first, outside the count.
                 let warmUp = try ChildProcess(
-                    arguments: cycle.writerArguments(maxCommit: current + 1), environment: cycle.environment,
+                    cycle.writer(maxCommit: current + 1), environment: cycle.environment,
                     output: cycle.logPath.map { $0 + ".warm-up" }, label: "writer"
                 ).wait()
                 if warmUp != .exited(0) {
@@ -115,7 +115,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 let dying = current + UInt64(commits)
                 try fs.ctl(["inject", "kill-caller", "op=fsync", "path=db.fief", "nth=\(k)", "when=before", "once"])
                 let child = try ChildProcess(
-                    arguments: cycle.writerArguments(maxCommit: dying + 2),
+                    cycle.writer(maxCommit: dying + 2),
                     environment: cycle.environment, output: cycle.logPath, label: "writer")
                 let ending = child.wait()
                 try fs.ctl(["power-cut"] + mode.args)
@@ -129,10 +129,10 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
             case .running:
                 let threads = cut.threads ?? 1
                 let child = try ChildProcess(
-                    arguments: CrashCycle(
+                    CrashCycle(
                         dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload, threads: threads
                     )
-                    .writerArguments(maxCommit: UInt64.max / 2),
+                    .writer(maxCommit: UInt64.max / 2),
                     environment: cycle.environment, output: cycle.logPath, label: "writer")
                 usleep(cut.delayMicros ?? 0)
                 try fs.ctl(["power-cut"] + mode.args)

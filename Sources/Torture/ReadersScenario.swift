@@ -72,7 +72,7 @@ public struct ReadersScenario: Scenario {
         func commit(_ n: UInt64, _ tag: String) throws {
             committed += n
             let c = try ChildProcess(
-                arguments: cycle.writerArguments(maxCommit: committed), environment: environment,
+                cycle.writer(maxCommit: committed), environment: environment,
                 output: "\(dir)/writer-\(tag).out", label: "writer")
             let e = c.wait()
             if e != .exited(0) {
@@ -84,7 +84,7 @@ public struct ReadersScenario: Scenario {
         for (r, reader) in plan.readers.enumerated() {
             let ready = "\(dir)/reader-\(r).ready"
             let child = try ChildProcess(
-                arguments: ["torture", "hold-snapshot", "--db", db, "--ready", ready, "--seconds", "60"],
+                .holdSnapshot(db: db, ready: ready, seconds: 60),
                 output: "\(dir)/reader-\(r).out", label: "reader")
             if reader.whileOpening {
                 usleep(reader.delayMicros)
@@ -142,18 +142,14 @@ public struct ReadersScenario: Scenario {
         let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try cycle.writeSchedule()
         let writer = try ChildProcess(
-            arguments: cycle.writerArguments(maxCommit: UInt64.max / 2) + ["--durability", "none"],
+            cycle.writer(maxCommit: UInt64.max / 2, durability: .none),
             environment: environment, output: dir + "/writer.out", label: "writer")
         // Readers start once the file exists.
         let deadline = Date().addingTimeInterval(10)
         while access(db, F_OK) != 0 && Date() < deadline && writer.isRunning { usleep(2_000) }
         let readers = try (0..<plan.processes).map { r in
             try ChildProcess(
-                arguments: [
-                    "torture", "churn-reader", "--db", db, "--seed", String(workload.seed), "--seconds",
-                    String(plan.seconds),
-                    "--threads", String(plan.threads)
-                ],
+                .churnReader(db: db, seed: workload.seed, seconds: plan.seconds, threads: plan.threads),
                 environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
         }
         var violations: [String] = []

@@ -1,33 +1,31 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Engine
 import FiefObjects
+import Foundation
 import SeededRandomness
 
 /// `fief torture run --encrypt`: every database the scenarios make, in this process and in
 /// every process it starts, is encrypted with one key drawn from the run's seed (so a
-/// failure reproduces from the seed alone). Processes learn the key from the environment.
+/// failure reproduces from the seed alone). Child processes get the key in their request
+/// (`ChildRequest`), which takes it from here.
 public enum TortureEncryption {
-    static let environmentVariable = "FIEF_TORTURE_KEY"
+    // Cycles run on several threads at once (`--jobs`); the key changes only between scenarios.
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var current: [UInt8]?
 
-    /// Encrypts every database opened from now on, here and in child processes.
+    /// Encrypts every database opened from now on, here and in child processes started from now on.
     public static func activate(seed: UInt64) {
         var rng = SeededRandom.derive(seed, 0xE7C_0DE)
-        let key = (0..<EncryptionError.keyLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        setenv(environmentVariable, HexBytes.encode(key), 1)
+        use(key: (0..<EncryptionError.keyLength).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
+
+    /// Uses `key` (nil: none) from now on: a child process takes its parent's from its request.
+    public static func use(key: [UInt8]?) { lock.withLock { current = key } }
 
     /// Back to plain databases.
-    public static func deactivate() { unsetenv(environmentVariable) }
+    public static func deactivate() { use(key: nil) }
 
     /// The run's key, nil when the run is not encrypted.
-    public static var key: [UInt8]? {
-        guard let hex = getenv(environmentVariable).map({ String(cString: $0) }),
-            hex.count == 2 * EncryptionError.keyLength
-        else { return nil }
-        return HexBytes.decode(hex)
-    }
+    public static var key: [UInt8]? { lock.withLock { current } }
 
     public static var isActive: Bool { key != nil }
 

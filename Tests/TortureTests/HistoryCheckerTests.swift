@@ -197,10 +197,7 @@ final class ScenarioTests: XCTestCase {
             let env = broken.map { [BrokenVariant.environmentVariable: $0.rawValue] } ?? [:]
             func write(until commit: UInt64) throws {
                 let c = try ChildProcess(
-                    arguments: [
-                        "torture", "writer", "--db", db, "--oracle", dir.file("oracle.log"), "--seed", "5",
-                        "--max-commit", String(commit)
-                    ],
+                    .writer(db: db, oracle: dir.file("oracle.log"), seed: 5, maxCommit: commit),
                     environment: env, output: dir.file("writer.out"), label: "writer")
                 XCTAssertEqual(
                     c.wait(), .exited(0),

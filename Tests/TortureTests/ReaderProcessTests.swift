@@ -43,9 +43,8 @@ final class ReaderProcessTests: XCTestCase {
             readers.append(
                 (
                     try ChildProcess(
-                        arguments: [
-                            "torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "3"
-                        ], output: dir.file("reader\(i).out"), label: "reader"), ready
+                        .holdSnapshot(db: dir.file("db.fief"), ready: ready, seconds: 3),
+                        output: dir.file("reader\(i).out"), label: "reader"), ready
                 ))
             XCTAssertNotNil(waitForFile(ready), "reader \(i) never became ready")
             try churn(db, 40)
@@ -67,14 +66,11 @@ final class ReaderProcessTests: XCTestCase {
         _ = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
         let reader = try ChildProcess(
-            arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "4"],
+            .holdSnapshot(db: dir.file("db.fief"), ready: ready, seconds: 4),
             output: dir.file("reader.out"), label: "reader")
         XCTAssertNotNil(waitForFile(ready))
         let writer = try ChildProcess(
-            arguments: [
-                "torture", "writer", "--db", dir.file("db.fief"), "--oracle", dir.file("oracle.log"), "--seed", "3",
-                "--max-commit", "300"
-            ],
+            .writer(db: dir.file("db.fief"), oracle: dir.file("oracle.log"), seed: 3, maxCommit: 300),
             environment: [BrokenVariant.environmentVariable: BrokenVariant.reusePinned.rawValue],
             output: dir.file("writer.out"), label: "writer")
         _ = writer.wait()
@@ -86,7 +82,7 @@ final class ReaderProcessTests: XCTestCase {
         let db = try seedDatabase(dir.file("db.fief"))
         let ready = dir.file("ready")
         let reader = try ChildProcess(
-            arguments: ["torture", "hold-snapshot", "--db", dir.file("db.fief"), "--ready", ready, "--seconds", "60"],
+            .holdSnapshot(db: dir.file("db.fief"), ready: ready, seconds: 60),
             output: dir.file("reader.out"), label: "reader")
         XCTAssertNotNil(waitForFile(ready))
         let pinnedVersion = try db.latestVersion()

@@ -33,11 +33,9 @@ public struct TargetIsolationScenario: Scenario {
         for p in 0..<TargetIsolationScenario.processes {
             children.append(
                 try ChildProcess(
-                    arguments: [
-                        "torture", "target-list-append", "--target", spec.description, "--dir", store,
-                        "--history", "\(dir)/history-\(p).jsonl", "--process", String(p), "--seed", String(seed),
-                        "--transactions", String(TargetIsolationScenario.transactions)
-                    ],
+                    .targetListAppend(
+                        target: spec, dir: store, history: "\(dir)/history-\(p).jsonl", process: p, seed: seed,
+                        transactions: TargetIsolationScenario.transactions),
                     output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [String] = []

@@ -45,10 +45,7 @@ struct TargetProcesses {
 
     func writer(maxCommit: UInt64, tag: String, environment: [String: String] = [:]) throws -> ChildProcess {
         try ChildProcess(
-            arguments: [
-                "torture", "target-writer", "--target", spec.description, "--dir", storeDirectory,
-                "--oracle", oraclePath, "--seed", String(seed), "--max-commit", String(maxCommit)
-            ],
+            .targetWriter(target: spec, dir: storeDirectory, oracle: oraclePath, seed: seed, maxCommit: maxCommit),
             environment: environment, output: "\(scratch)/writer-\(tag).out", label: "\(spec.kind) writer")
     }
 

@@ -69,7 +69,7 @@ public enum TargetRecoveryCheck {
         return v
     }
 
-    /// Verifies in a child process (`fief torture target-verify`), so a target that crashes or
+    /// Verifies in a child process (`ChildRole.targetVerify`), so a target that crashes or
     /// hangs on what it finds is a finding, not the end of the run.
     public static func verifyInChild(
         spec: TargetSpec, directory: String, oraclePath: String, seed: UInt64, scratch: String
@@ -77,10 +77,7 @@ public enum TargetRecoveryCheck {
         let out = scratch + ".verdict.json"
         try? FileManager.default.removeItem(atPath: out)
         let child = try ChildProcess(
-            arguments: [
-                "torture", "target-verify", "--target", spec.description, "--dir", directory, "--oracle", oraclePath,
-                "--seed", String(seed), "--out", out
-            ],
+            .targetVerify(target: spec, dir: directory, oracle: oraclePath, seed: seed, out: out),
             output: scratch + ".verify.out", label: "verifier")
         let ending = child.wait(timeoutSeconds: 180)
         var v = TargetVerdict()
