@@ -4,8 +4,9 @@
 import FaultFS
 import Foundation
 
-/// A FaultFS mount driven through the `fief faultfs` command, as a user would drive it: the
-/// filesystem runs as its own daemon, and torture talks to it only through `ctl`.
+/// A FaultFS mount for a cycle: the filesystem runs as its own daemon (a `faultFSDaemon`
+/// child, as `fief faultfs mount` starts one), and torture talks to it only through its
+/// control file (`Mounter.control`, what `fief faultfs ctl` sends).
 public final class FaultFSMount {
     public let backing: String
     public let mountpoint: String
@@ -47,45 +48,38 @@ public final class FaultFSMount {
             model: context.options.fsModel)
     }
 
-    static func run(_ args: [String], output: String) throws -> (Int32, String) {
-        let child = try ChildProcess(
-            arguments: args, output: output, label: "fief \(args.prefix(2).joined(separator: " "))")
-        let ending = child.wait()
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        switch ending {
-        case .exited(let c): return (c, text)
-        case .signaled(let s): return (128 + s, text)
-        }
-    }
-
+    /// Mounts and returns once the mount is up; the daemon writes to `<mountpoint>.daemon.log`.
     public func mount() throws {
         try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        let (code, text) = try FaultFSMount.run(
-            [
-                "faultfs", "mount", backing, mountpoint, "--seed", String(seed), "--trace", tracePath, "--log",
-                mountpoint + ".daemon.log"
-            ] + ["--model", model.rawValue] + (configPath.map { ["--config", $0] } ?? []),
-            output: mountpoint + ".mount.out")
-        guard code == 0 else {
-            throw TortureError.invalid(
-                "faultfs mount failed (\(code)): \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
+        do {
+            let (b, m) = try Mounter.validate(backing: backing, mountpoint: mountpoint)
+            let daemon = ChildRequest(
+                .faultFSDaemon(
+                    backing: b, mountpoint: m, seed: seed, model: model,
+                    config: configPath.map(Mounter.absolutePath), trace: Mounter.absolutePath(tracePath)))
+            _ = try Mounter.startDaemon(
+                executable: try FiefExecutable.path(), arguments: daemon.arguments, mountpoint: m,
+                log: mountpoint + ".daemon.log")
+        } catch {
+            throw TortureError.invalid("faultfs mount failed: \(error)")
         }
         mounted = true
     }
 
+    /// Sends one control command (the words of `fief faultfs ctl`) and returns the answer.
     @discardableResult
     public func ctl(_ words: [String]) throws -> String {
-        let (code, text) = try FaultFSMount.run(["faultfs", "ctl", mountpoint] + words, output: mountpoint + ".ctl.out")
-        guard code == 0 else {
-            throw TortureError.invalid("faultfs ctl \(words.joined(separator: " ")) failed (\(code)): \(text)")
+        do {
+            return try Mounter.control(mountpoint, words)
+        } catch {
+            throw TortureError.invalid("faultfs ctl \(words.joined(separator: " ")) failed: \(error)")
         }
-        return text
     }
 
     public func unmount() {
         guard mounted else { return }
-        _ = try? FaultFSMount.run(["faultfs", "unmount", mountpoint], output: mountpoint + ".unmount.out")
+        _ = try? Mounter.unmount(mountpoint)
         mounted = false
     }
 

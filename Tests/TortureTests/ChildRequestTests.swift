@@ -26,7 +26,8 @@ final class ChildRequestTests: XCTestCase {
         .objectsConvert(db: "d"),
         .fileOperation(.copy, db: "d", dest: "c"),
         .checkedRead(db: "d", oracle: "o", seed: 1, verifyChecksums: true),
-        .churnReader(db: "d", seed: 1, seconds: 0.5, threads: 2)
+        .churnReader(db: "d", seed: 1, seconds: 0.5, threads: 2),
+        .faultFSDaemon(backing: "b", mountpoint: "m", seed: 4, model: .ext4Ordered, config: nil, trace: "t.jsonl")
     ]
 
     func testEveryRoleReadsBackAsItWasBuilt() throws {

@@ -1,4 +1,5 @@
 import Engine
+import FaultFS
 
 /// What one child process of the suite does. Every process a scenario starts (the writers it
 /// kills, readers, observers, verifiers) is one of these cases, sent in a `ChildRequest` and
@@ -40,6 +41,10 @@ public enum ChildRole: Codable, Sendable, Equatable {
     case checkedRead(db: String, oracle: String, seed: UInt64, verifyChecksums: Bool)
     /// Many short checked reads on `threads` threads for `seconds`.
     case churnReader(db: String, seed: UInt64, seconds: Double, threads: Int)
+    /// Serves a FaultFS mount until it is unmounted: the daemon of a `FaultFSMount`, with the
+    /// faults of the `config` file (JSON or TOML) armed from the start.
+    case faultFSDaemon(
+        backing: String, mountpoint: String, seed: UInt64, model: PersistenceModel, config: String?, trace: String)
 
     /// What an observer of the notify scenario watches.
     public enum ObservedChanges: String, Codable, Sendable {

@@ -1,4 +1,5 @@
 import Engine
+import FaultFS
 import Foundation
 
 extension ChildRequest {
@@ -81,8 +82,24 @@ extension ChildRole {
                 print("wrong read: \(e)")
                 return 3
             }
+        case .faultFSDaemon(let backing, let mountpoint, let seed, let model, let config, let trace):
+            try ChildRole.serve(backing, mountpoint, seed: seed, model: model, config: config, trace: trace)
         }
         return 0
+    }
+
+    private static func serve(
+        _ backing: String, _ mountpoint: String, seed: UInt64, model: PersistenceModel, config: String?,
+        trace: String
+    ) throws {
+        // A session of its own, as `fief faultfs mount` gives its daemon: a signal to the run's
+        // process group (Ctrl-C) must not take the filesystem away before the run unmounts it.
+        setsid()
+        var c = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
+        c.model = model
+        print("faultfs: serving \(backing) at \(mountpoint), seed \(seed), model \(model), pid \(getpid())")
+        fflush(stdout)
+        try Mounter.serve(backing: backing, mountpoint: mountpoint, seed: seed, config: c, tracePath: trace)
     }
 
     private static func perform(_ op: FileOperation, db: String, dest: String?) throws {
