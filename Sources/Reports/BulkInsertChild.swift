@@ -11,6 +11,7 @@ public enum BulkInsertChild {
         public var valueSize: Int
         public var durability: Durability
         public var seed: UInt64
+
     }
 
     public struct Report: Codable, Sendable {
@@ -42,7 +43,7 @@ public enum BulkInsertChild {
     static func spawn(_ r: Request, executable: String) throws -> Report {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = ["bench", "child", "--request", String(decoding: try JSONEncoder().encode(r), as: UTF8.self)]
+        p.arguments = r.arguments
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -70,5 +71,19 @@ enum BenchValue {
     static func make(size: Int, seed: UInt64) -> [UInt8] {
         var rng = BenchRandom.stream(seed: seed, .values)
         return (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+}
+
+extension BulkInsertChild.Request {
+    /// The `fief` command line that performs it: `bench child --request JSON`.
+    var arguments: [String] {
+        ["bench", "child", "--request", String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)]
+    }
+
+    /// Reads the value of `--request` (built by `arguments`).
+    public init(argument: String) throws {
+        do { self = try JSONDecoder().decode(Self.self, from: Data(argument.utf8)) } catch {
+            throw BenchError.badArgument("bench child: malformed --request: \(error)")
+        }
     }
 }

@@ -16,6 +16,7 @@ public enum CrossProcessNotify {
     public struct Request: Codable, Sendable {
         /// The store the parent writes (the objects suite's Fief data set).
         public var path: String
+
     }
 
     /// The child's part: observe until standard input closes (the parent is done), printing
@@ -46,10 +47,7 @@ public enum CrossProcessNotify {
     ) throws -> Measurement {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = [
-            "bench", "notify-child", "--request",
-            String(decoding: try JSONEncoder().encode(Request(path: path)), as: UTF8.self)
-        ]
+        p.arguments = Request(path: path).arguments
         let input = Pipe(), output = Pipe()
         p.standardInput = input
         p.standardOutput = output
@@ -140,6 +138,21 @@ struct ChildLines {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw BenchError.child("the child closed its output") }
             buffer += chunk[..<n]
+        }
+    }
+}
+
+extension CrossProcessNotify.Request {
+    /// The `fief` command line that performs it: `bench notify-child --request JSON`.
+    var arguments: [String] {
+        let json = String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
+        return ["bench", "notify-child", "--request", json]
+    }
+
+    /// Reads the value of `--request` (built by `arguments`).
+    public init(argument: String) throws {
+        do { self = try JSONDecoder().decode(Self.self, from: Data(argument.utf8)) } catch {
+            throw BenchError.badArgument("bench notify-child: malformed --request: \(error)")
         }
     }
 }

@@ -170,11 +170,7 @@ struct BenchChildCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let req: BulkInsertChild.Request
-            do { req = try JSONDecoder().decode(BulkInsertChild.Request.self, from: Data(request.utf8)) } catch {
-                throw BenchError.badArgument("bench child: malformed --request: \(error)")
-            }
-            let report = try BulkInsertChild.run(req)
+            let report = try BulkInsertChild.run(try BulkInsertChild.Request(argument: request))
             print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
         }
     }
@@ -193,11 +189,7 @@ struct BenchNotifyChildCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let req: CrossProcessNotify.Request
-            do { req = try JSONDecoder().decode(CrossProcessNotify.Request.self, from: Data(request.utf8)) } catch {
-                throw BenchError.badArgument("bench notify-child: malformed --request: \(error)")
-            }
-            try CrossProcessNotify.observe(req)
+            try CrossProcessNotify.observe(try CrossProcessNotify.Request(argument: request))
         }
     }
 }

@@ -80,7 +80,6 @@ struct DBFuzzWorker: ParsableCommand {
     @Option var request: String
 
     func run() throws {
-        let r = try JSONDecoder().decode(FuzzWorkerRequest.self, from: Data(contentsOf: URL(fileURLWithPath: request)))
-        try FuzzWorkerRun(r).run()
+        try FuzzWorkerRun(try FuzzWorkerRequest(file: request)).run()
     }
 }

@@ -86,9 +86,8 @@ struct FuzzRun {
             }
             let request = FuzzWorkerRequest(
                 corpus: corpus, seed: seed, from: next, to: range.upperBound, results: results, scratch: work)
-            try JSONEncoder().encode(request).write(to: URL(fileURLWithPath: requestPath))
             let child = try ChildProcess(
-                arguments: ["db", "fuzz-worker", "--request", requestPath], output: work + "/worker.out",
+                arguments: try request.arguments(writingTo: requestPath), output: work + "/worker.out",
                 label: "fuzz worker")
             var lines = LineFollower(path: results)
             var current: (index: Int, since: Date)?
