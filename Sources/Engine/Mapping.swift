@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import CFiefSys
 
 /// A read-only shared mapping of the database file. It reserves far more address space than
 /// the file needs, so the file can grow under it without a remap; when it outgrows even that,
@@ -96,6 +97,18 @@ final class PageSource: @unchecked Sendable {
             throw CorruptNode(ref: ref, detail: "page fails its checksum (damaged on the way from storage?)")
         }
         return v
+    }
+
+    /// Starts bringing the plain page at `ref` into the cache (every 64-byte line of it), for a
+    /// scan about to read it; nothing for an encrypted page (its bytes are a decryption away) or
+    /// a ref outside the version.
+    func prefetch(_ ref: UInt64) {
+        let ps = UInt64(Layout.pageSize)
+        guard encrypted == nil, ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
+            return
+        }
+        let p = mapping.base + Int(ref)
+        for line in stride(from: 0, to: Layout.pageSize, by: 64) { fief_prefetch(p + line) }
     }
 
     /// The whole extent starting at `ref` (its span from the first page's header), node

@@ -169,6 +169,10 @@ enum Tree {
                 let hi = try to.map { t in try t.withUnsafeBytes { try p.childIndex($0) } } ?? (p.count - 1)
                 if lo > hi { return true }
                 for i in (reverse ? Array((lo...hi).reversed()) : Array(lo...hi)) {
+                    // The next child comes into the cache while this one is read: a scan's
+                    // leaves lie anywhere in the file, and each one's first touch waited on memory.
+                    let next = reverse ? i - 1 : i + 1
+                    if next >= lo && next <= hi, let r = try? p.branchChild(next) { pages.prefetch(r) }
                     if !(try visit(
                         .page(try p.branchChild(i)), depth: depth + 1, from: from, to: to, reverse: reverse,
                         pages: pages, body))

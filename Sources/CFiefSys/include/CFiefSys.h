@@ -66,6 +66,12 @@ static inline int fief_futex_wait(void *p, uint32_t expected, long timeout_ms) {
     return errno == EAGAIN ? 0 : errno;
 }
 
+// Asks the CPU to bring one cache line at `p` in ahead of its use (no fault, no effect on a
+// bad address): a scan touches the next leaf of its tree while it reads this one.
+static inline void fief_prefetch(const void *p) {
+    __builtin_prefetch(p, 0, 3);
+}
+
 static inline void fief_futex_wake_all(void *p) {
     syscall(SYS_futex, (uint32_t *)p, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
