@@ -1,4 +1,4 @@
-/// The writer process of the generic scenarios (`fief torture target-writer`): one
+/// The writer process of the generic scenarios (the `targetWriter` child role): one
 /// connection commits `TargetWorkload` transactions up to `maxCommit`, logging each intent
 /// before it starts and each acknowledgement after `commit` returned, to the oracle.
 /// `maxCommit` 0 only creates the store (set-up, before the scenario syncs its directory).
