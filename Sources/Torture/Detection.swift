@@ -49,7 +49,8 @@ public struct Detection {
         ("migration-split", "objects"),
         ("conversion-split", "objects"),
         ("short-row", "objects"), ("key-counter-behind", "objects"), ("list-chunk-from-one", "objects"),
-        ("index-range-drops-last", "objects"), ("rewrite-drops-backlinks", "objects")
+        ("index-range-drops-last", "objects"), ("rewrite-drops-backlinks", "objects"),
+        ("stale-cluster-summary", "objects")
     ]
 
     /// Where `fief torture detect` writes its rows; a run's summary.md and the HTML report

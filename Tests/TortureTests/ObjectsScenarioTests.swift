@@ -37,7 +37,8 @@ final class ObjectsScenarioTests: XCTestCase {
             (.keyCounterBehind, "is not above key"),
             (.listChunkFromOne, "starts at chunk 1, not 0"),
             (.indexRangeDropsLast, "queries at commit"),
-            (.rewriteDropsBacklinks, "backlinks are not the inverse")
+            (.rewriteDropsBacklinks, "backlinks are not the inverse"),
+            (.staleClusterSummary, "that its rows break")
         ]
         for (variant, words) in expected {
             let r = try run(seed: 42, broken: variant)

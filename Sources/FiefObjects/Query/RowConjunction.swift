@@ -188,7 +188,9 @@ final class RowConjunction {
             }
             return true
         }
-        let search = ByteSearch(UnsafeRawBufferPointer(needle)), bytes = v.bytes
+        // The rows only: a summary's bytes after them could hold the needle too.
+        let search = ByteSearch(UnsafeRawBufferPointer(needle))
+        let bytes = UnsafeRawBufferPointer(rebasing: v.bytes[..<v.rowsEnd])
         var i = 0, from = v.rowsStart
         while i < v.count, let hit = search.firstOffset(in: bytes, from: from) {
             i = v.rowIndex(holding: hit, from: i)

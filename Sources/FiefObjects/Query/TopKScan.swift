@@ -3,7 +3,8 @@
 /// kept one is passed over on its bytes alone: the column is read through a `PropertyAccess`
 /// (the row's layout compared with the last one, one load), and the last kept integer is held
 /// here, not unwrapped from an `ObjectValue` per row. A row it cannot read (a null, damage)
-/// takes the full path.
+/// takes the full path. A cluster whose bounds cannot beat the last kept row is passed over
+/// whole.
 struct TopKScan {
     private(set) var top: TopK
     let column: PropertyAccess?
@@ -41,6 +42,17 @@ struct TopKScan {
         }
     }
 
+    /// Whether no row of `v` can enter the full top k, by the bounds the cluster keeps for the
+    /// sort column (`ClusterSummary`): every value sorts after the last kept one, or (one sort
+    /// key) ties with it, and a tie goes to the row seen first.
+    @inline(__always)
+    private func passes(over v: ClusterView, _ keys: QueryEvaluator.SortKeys) -> Bool {
+        guard let column, let w = worst, let b = v.bounds(of: column.property.pid) else { return false }
+        let edge = ascending ? b.least : b.greatest
+        if edge == w { return keys.order.sorts.count == 1 }
+        return ascending ? edge > w : edge < w
+    }
+
     /// Offers every row of cluster `number` that `flat` matches (every row without one), in
     /// one loop: one access to this scan per cluster, where a closure per row paid a dynamic
     /// exclusivity check and the retains of its captures on every row.
@@ -48,6 +60,10 @@ struct TopKScan {
         _ v: ClusterView, number: Int64, _ keys: QueryEvaluator.SortKeys, _ flat: RowConjunction?,
         _ codec: RowCodec?, _ src: CompiledPredicate.Source
     ) throws {
+        if passes(over: v, keys) {
+            seen += v.count
+            return
+        }
         if let flat, let codec {
             _ = try flat.forEachMatch(in: v, number: number, codec, src) { k, row in
                 try offer(k, row, keys)

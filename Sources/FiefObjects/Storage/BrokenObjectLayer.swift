@@ -32,6 +32,9 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case indexRangeDropsLast = "index-range-drops-last"
     /// A row written again (a longer string, a null) loses the backlinks it kept.
     case rewriteDropsBacklinks = "rewrite-drops-backlinks"
+    /// A value patched in place outside its cluster's integer bounds leaves the bounds as they
+    /// were, so a top-k scan passes over the cluster that now holds the best row.
+    case staleClusterSummary = "stale-cluster-summary"
 
     #if FIEF_BROKEN_VARIANTS
         static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap {

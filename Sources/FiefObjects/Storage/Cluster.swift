@@ -3,10 +3,12 @@ import Engine
 /// Up to 2^shift objects of one class whose keys share `key >> shift` (the cluster's number),
 /// stored as ONE value of `fief/c/<cid>` under that number (object-layer format 2):
 ///
-///     tag u8 (2) | flags u8 (bit 0: row ends are u32) | shift u8 | 0 u8 | count u16 | 0 u16 |
+///     tag u8 (2) | flags u8 (bit 0: row ends are u32; bit 1: a summary follows the rows) |
+///     shift u8 | 0 u8 | count u16 | 0 u16 |
 ///     presence: max(1, 2^shift / 8) bytes, bit i set when object (number << shift) + i exists |
 ///     row ends: count × u16 (u32 with flag bit 0), from the start of the rows |
-///     rows: the objects' rows (`RowLayout`) in key order, back to back
+///     rows: the objects' rows (`RowLayout`) in key order, back to back |
+///     summary (flag bit 1): the bounds of the integer properties (`ClusterSummary`)
 ///
 /// A key finds its cluster by an exact lookup (no floor search, no splits, no rebasing), and
 /// its row by the rank of its presence bit. Keys are implicit, so a class loaded in key order
@@ -23,6 +25,9 @@ struct ClusterView {
     private let wideEnds: Bool
     private let endsAt: Int
     private let rowsAt: Int
+    /// Where the rows end: the summary's start when the cluster keeps one, else the end.
+    let rowsEnd: Int
+    let hasSummary: Bool
 
     static func presenceSize(_ shift: Int) -> Int { max(1, (1 << shift) / 8) }
 
@@ -44,6 +49,19 @@ struct ClusterView {
         guard rowsAt <= b.count else {
             throw RowError("cluster of \(b.count) bytes is shorter than its \(count) row ends")
         }
+        hasSummary = b[1] & ClusterSummary.flag != 0
+        if hasSummary {
+            let last =
+                wideEnds
+                ? Int(b.loadUnaligned(fromByteOffset: rowsAt - 4, as: UInt32.self).littleEndian)
+                : Int(b.loadUnaligned(fromByteOffset: rowsAt - 2, as: UInt16.self).littleEndian)
+            guard rowsAt + last <= b.count else {
+                throw RowError("cluster rows end past its \(b.count) bytes")
+            }
+            rowsEnd = rowsAt + last
+        } else {
+            rowsEnd = b.count
+        }
         // The presence bits agree with the count, so a count from the headers alone (a class's
         // object count) and a walk of the keys agree too: 32 bytes for 256 objects.
         var present = 0
@@ -53,6 +71,20 @@ struct ClusterView {
             throw RowError("cluster counts \(count) objects and has \(present) presence bits")
         }
         bytes = b
+    }
+
+    /// The bounds the cluster keeps for integer property `pid` (see `ClusterSummary`); nil
+    /// when it keeps none.
+    @inline(__always)
+    func bounds(of pid: UInt32) -> ClusterSummary.Bounds? {
+        guard hasSummary else { return nil }
+        return ClusterSummary.bounds(in: UnsafeRawBufferPointer(rebasing: bytes[rowsEnd...]), of: pid)
+    }
+
+    /// The cluster's summary, read whole (for the check); throws when it is damaged.
+    func summary() throws -> ClusterSummary? {
+        guard hasSummary else { return nil }
+        return try ClusterSummary(UnsafeRawBufferPointer(rebasing: bytes[rowsEnd...]))
     }
 
     /// Whether slot `s` (key & (2^shift − 1)) holds an object.
@@ -86,7 +118,7 @@ struct ClusterView {
     /// Where the row at index `i` (< count) lies in the cluster's bytes.
     func rowRange(at i: Int) throws -> Range<Int> {
         let start = i == 0 ? 0 : end(i - 1), stop = end(i)
-        guard start <= stop, rowsAt + stop <= bytes.count else {
+        guard start <= stop, rowsAt + stop <= rowsEnd else {
             throw RowError("cluster row \(i) lies outside the cluster")
         }
         return (rowsAt + start)..<(rowsAt + stop)
@@ -99,7 +131,7 @@ struct ClusterView {
         var last = 0
         for i in 0..<count {
             let e = end(i)
-            guard e >= last, rowsAt + e <= bytes.count else {
+            guard e >= last, rowsAt + e <= rowsEnd else {
                 throw RowError("cluster row \(i) lies outside the cluster")
             }
             last = e
@@ -278,6 +310,13 @@ final class ClusterRows {
         return true
     }
 
+    /// Each slot and its row, in key order.
+    func forEachRow(_ body: (Int, UnsafeRawBufferPointer) -> Void) {
+        heap.withUnsafeBytes { h in
+            for i in 0..<slots.count { body(slots[i], UnsafeRawBufferPointer(rebasing: h[range(i)])) }
+        }
+    }
+
     /// Puts the row of slot `s`; true when the slot was empty.
     @discardableResult
     func put(slot s: Int, _ row: [UInt8]) -> Bool {
@@ -308,15 +347,16 @@ final class ClusterRows {
         return true
     }
 
-    /// The cluster's bytes (see `ClusterView`); nil when it holds nothing.
-    func encoded() -> [UInt8]? {
+    /// The cluster's bytes (see `ClusterView`), with `summary` after the rows; nil when it
+    /// holds nothing.
+    func encoded(summary: ClusterSummary? = nil) -> [UInt8]? {
         guard !slots.isEmpty else { return nil }
         let wide = heap.count > Int(UInt16.max)
         let presence = ClusterView.presenceSize(shift)
         var out = [UInt8](repeating: 0, count: ClusterView.headerSize + presence + slots.count * (wide ? 4 : 2))
         out.reserveCapacity(out.count + heap.count)
         out[0] = ClusterView.tag
-        out[1] = wide ? 1 : 0
+        out[1] = (wide ? 1 : 0) | (summary == nil ? 0 : ClusterSummary.flag)
         out[2] = UInt8(shift)
         out[4] = UInt8(truncatingIfNeeded: slots.count)
         out[5] = UInt8(truncatingIfNeeded: slots.count >> 8)
@@ -326,6 +366,7 @@ final class ClusterRows {
             for b in 0..<(wide ? 4 : 2) { out[at + b] = UInt8(truncatingIfNeeded: ends[i] >> (8 * b)) }
         }
         out.append(contentsOf: heap)
+        if let summary { out.append(contentsOf: summary.encoded()) }
         return out
     }
 }

@@ -90,7 +90,7 @@ package enum FormatConversion {
                     }
                 }
             }
-            if let bytes = rows.encoded() {
+            if let bytes = rows.encoded(summary: compact ? ClusterSummary.of(rows, number: n, plan) : nil) {
                 try n.withKeyBytes { try w.put(table: plan.objectsTable, keyBytes: $0, value: bytes) }
             }
         }

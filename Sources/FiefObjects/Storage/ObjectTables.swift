@@ -551,9 +551,18 @@ final class ObjectTables {
             let number = KeyBytes.readObj(k, at: 0)
             do {
                 guard k.count == 8 else { throw RowError("cluster key of \(k.count) bytes") }
-                _ = try ClusterView(v, shift: shift).forEachObject(number: number) { k, _ in
+                let view = try ClusterView(v, shift: shift)
+                _ = try view.forEachObject(number: number) { k, _ in
                     keys.append(k)
                     return true
+                }
+                if let kept = try view.summary() {
+                    let actual = ClusterSummary.of(try ClusterRows(view), number: number, plan)
+                    for (pid, b) in kept.columns {
+                        guard let a = actual?.bounds(pid), b.holds(a.least), b.holds(a.greatest) else {
+                            throw RowError("cluster keeps bounds for property \(pid) that its rows break")
+                        }
+                    }
                 }
             } catch {
                 problems.append("\(c.name) cluster \(number): \(error)")
@@ -860,7 +869,7 @@ final class ObjectTables {
     private func writeCluster(_ plan: ClassPlan, _ number: Int64) throws {
         guard let rows = plan.clusters.hot.removeValue(forKey: number), let w = writer else { return }
         hotChanges &+= 1
-        if let bytes = rows.encoded() {
+        if let bytes = rows.encoded(summary: ClusterSummary.of(rows, number: number, plan)) {
             try number.withKeyBytes { try w.put(table: plan.objectsTable, keyBytes: $0, value: bytes) }
         } else {
             try w.delete(table: plan.objectsTable, key: KeyBytes.obj(number))
@@ -900,6 +909,12 @@ final class ObjectTables {
                         old = try plan.codec.patch(
                             UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v,
                             key: key)
+                        if let b = view.bounds(of: p.pid), !BrokenObjectLayer.on(.staleClusterSummary) {
+                            // Bounds that no longer hold are dropped, not widened: the new
+                            // numbers may not fit where the old ones were.
+                            if case .int(let x) = v, b.holds(x) { return }
+                            blob[1] &= ~ClusterSummary.flag
+                        }
                     }
                 }
             }

@@ -1,0 +1,119 @@
+/// The least and greatest value of each integer property over a cluster's rows, kept after
+/// the rows when the cluster's flags have bit 1 (`ClusterView`):
+///
+///     count LEB | count × (pid LEB | least, zigzag LEB | greatest − least LEB)
+///
+/// A scan for the top k by an integer passes over a whole cluster whose bounds cannot beat the
+/// k-th row kept, without reading a row: a zone map, as column stores keep per block. A
+/// property is listed only when every row holds an integer for it (no null, no row of a layout
+/// that lacks it), so the bounds hold for every value a reader would see.
+///
+/// The bounds may be wider than the values, never narrower. A full write of the cluster
+/// computes them again; a write that patches one value in place (`ObjectTables.patchRow`)
+/// clears the flag when the new value falls outside them. Files without the trailer (every
+/// cluster written before it existed) read as clusters with no bounds: nothing is skipped.
+struct ClusterSummary: Equatable {
+    static let flag: UInt8 = 2
+
+    struct Bounds: Equatable {
+        var least: Int64
+        var greatest: Int64
+
+        func holds(_ v: Int64) -> Bool { v >= least && v <= greatest }
+    }
+
+    private(set) var columns: [(pid: UInt32, bounds: Bounds)] = []
+
+    static func == (a: ClusterSummary, b: ClusterSummary) -> Bool {
+        a.columns.count == b.columns.count
+            && zip(a.columns, b.columns).allSatisfy { $0.pid == $1.pid && $0.bounds == $1.bounds }
+    }
+
+    /// The bounds of every integer property of `plan` over `rows` (the cluster `number`); nil
+    /// when no property has an integer in every row.
+    static func of(_ rows: ClusterRows, number: Int64, _ plan: ObjectTables.ClassPlan) -> ClusterSummary? {
+        let ints = plan.stored.filter { $0.kind.isInteger && !$0.list }
+        guard !ints.isEmpty, rows.count > 0 else { return nil }
+        var bounds: [Bounds?] = Array(repeating: nil, count: ints.count)
+        var holds = Array(repeating: true, count: ints.count)
+        rows.forEachRow { slot, row in
+            let key = number << rows.shift | Int64(slot)
+            for (j, p) in ints.enumerated() where holds[j] {
+                guard case .int(let v)? = try? plan.codec.value(row, pid: p.pid, key: key, outOfRow: { nil }) else {
+                    holds[j] = false
+                    continue
+                }
+                if var b = bounds[j] {
+                    b.least = min(b.least, v)
+                    b.greatest = max(b.greatest, v)
+                    bounds[j] = b
+                } else {
+                    bounds[j] = Bounds(least: v, greatest: v)
+                }
+            }
+        }
+        var s = ClusterSummary()
+        for (j, p) in ints.enumerated() where holds[j] {
+            if let b = bounds[j] { s.columns.append((p.pid, b)) }
+        }
+        return s.columns.isEmpty ? nil : s
+    }
+
+    /// The trailer's bytes.
+    func encoded() -> [UInt8] {
+        var w = CompactRow.Writer()
+        w.leb(columns.count)
+        for (pid, b) in columns {
+            w.leb(Int(pid))
+            w.leb64(UInt64(bitPattern: (b.least << 1) ^ (b.least >> 63)))
+            w.leb64(UInt64(bitPattern: b.greatest &- b.least))
+        }
+        return w.bytes
+    }
+
+    /// Reads a trailer; throws `RowError` when it is not one (damage), ending anywhere but at
+    /// the end of `bytes`.
+    init(_ bytes: UnsafeRawBufferPointer) throws {
+        try ClusterSummary.walk(bytes) { pid, b in
+            columns.append((pid, b))
+            return true
+        }
+    }
+
+    /// The bounds of property `pid` in a trailer, without making a summary (a scan asks once
+    /// per cluster); nil when the trailer keeps none for it, or is damaged (the check reports
+    /// that; a scan then reads every row).
+    @inline(__always)
+    static func bounds(in bytes: UnsafeRawBufferPointer, of pid: UInt32) -> Bounds? {
+        var found: Bounds?
+        _ = try? walk(bytes) { p, b in
+            if p == pid { found = b }
+            return p != pid
+        }
+        return found
+    }
+
+    /// Each column of a trailer in order, until `body` returns false; throws as `init` does.
+    private static func walk(_ bytes: UnsafeRawBufferPointer, _ body: (UInt32, Bounds) throws -> Bool) throws {
+        var at = 0
+        let n = CompactRow.leb(bytes, &at)
+        guard n >= 0, n <= bytes.count else { throw RowError("cluster summary of \(bytes.count) bytes is damaged") }
+        for _ in 0..<n {
+            let pid = CompactRow.leb(bytes, &at)
+            guard pid >= 0, let z = CompactRow.leb64(bytes, &at), let span = CompactRow.leb64(bytes, &at) else {
+                throw RowError("cluster summary of \(bytes.count) bytes is damaged")
+            }
+            let least = Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+            // Wraps only when least + span passes Int64.max: no pair of integers is that far apart.
+            let greatest = Int64(bitPattern: UInt64(bitPattern: least) &+ span)
+            guard greatest >= least else { throw RowError("cluster summary bounds overflow") }
+            if try !body(UInt32(pid), Bounds(least: least, greatest: greatest)) { return }
+        }
+        guard at == bytes.count else { throw RowError("cluster summary has \(bytes.count - at) bytes past its end") }
+    }
+
+    private init() {}
+
+    /// The bounds of property `pid`, nil when the cluster keeps none for it.
+    func bounds(_ pid: UInt32) -> Bounds? { columns.first { $0.pid == pid }?.bounds }
+}

@@ -1,0 +1,90 @@
+import XCTest
+import Foundation
+@testable import FiefObjects
+
+/// A cluster keeps the bounds of its integer properties after its rows, and sort + limit
+/// passes over a cluster whose bounds cannot beat the last row kept. The bounds must hold for
+/// every value a reader sees: a write that patches a value in place outside them drops them.
+final class ClusterSummaryTests: XCTestCase {
+    func testBoundsRoundTripThroughTheirBytes() throws {
+        for (least, greatest) in [(Int64.min, Int64.max), (-5, 7), (0, 0), (Int64.max, Int64.max)] {
+            let s = try ClusterSummary.testing([(3, least, greatest), (900, -1, 1)])
+            let bytes = s.encoded()
+            let back = try bytes.withUnsafeBytes { try ClusterSummary($0) }
+            XCTAssertEqual(back, s)
+            XCTAssertEqual(bytes.withUnsafeBytes { ClusterSummary.bounds(in: $0, of: 3) }?.least, least)
+            XCTAssertNil(bytes.withUnsafeBytes { ClusterSummary.bounds(in: $0, of: 4) })
+            // A byte short, or one too many, is damage.
+            XCTAssertThrowsError(try Array(bytes.dropLast()).withUnsafeBytes { try ClusterSummary($0) })
+            XCTAssertThrowsError(try (bytes + [0]).withUnsafeBytes { try ClusterSummary($0) })
+        }
+    }
+
+    func testAValuePatchedOutsideItsClusterBoundsStillWins() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        var rng = SplitMix64(seed: 5)
+        try ctx.write {
+            for i in 1...3000 {
+                let p = Person()
+                p.id = Int64(i)
+                p.age = Int(rng.next() % 50) + 1  // one byte each, as the patches below
+                try ctx.add(p)
+            }
+        }
+        let all = ctx.objects(Person.self)
+        func top(_ ascending: Bool, _ k: Int = 1) -> [Int64] {
+            all.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id)
+        }
+        XCTAssertEqual(top(false, 20), Array(all.sorted(byKeyPath: "age", ascending: false).map(\.id).prefix(20)))
+        // Each in its own write, of the same width: the row is patched in the leaf, its cluster
+        // not decoded.
+        for (id, age) in [(1777, 120), (2222, -120), (10, 110), (2999, 127)] {
+            try ctx.write { try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: Int64(id))).age = age }
+        }
+        XCTAssertEqual(top(false, 3), [2999, 1777, 10])
+        XCTAssertEqual(top(true), [2222])
+        // Patched back inside, then a cluster decoded and written whole: bounds exact again.
+        try ctx.write {
+            try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: 2999)).age = 3
+            try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: 2999)).name = "a longer name than before"
+        }
+        XCTAssertEqual(top(false, 2), [1777, 10])
+        XCTAssertEqual(try store.check().problems, [])
+    }
+
+    func testOptionalsAndRowsThatLackThePropertyKeepNoBounds() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            for i in 1...200 {
+                let p = Person()
+                p.id = Int64(i)
+                p.age = i % 7
+                // A null in some rows: the date has no bounds; neither kind is an integer.
+                if i % 3 == 0 { p.born = Date(timeIntervalSince1970: Double(i)) }
+                try ctx.add(p)
+            }
+        }
+        let all = ctx.objects(Person.self)
+        let full = all.sorted(byKeyPath: "born", ascending: false).map(\.id)
+        XCTAssertEqual(all.sorted(byKeyPath: "born", ascending: false).limit(5).map(\.id), Array(full.prefix(5)))
+        XCTAssertEqual(try store.check().problems, [])
+    }
+}
+
+extension ClusterSummary {
+    /// A summary of the given columns, made through its bytes.
+    static func testing(_ columns: [(UInt32, Int64, Int64)]) throws -> ClusterSummary {
+        var w = CompactRow.Writer()
+        w.leb(columns.count)
+        for (pid, least, greatest) in columns {
+            w.leb(Int(pid))
+            w.leb64(UInt64(bitPattern: (least << 1) ^ (least >> 63)))
+            w.leb64(UInt64(bitPattern: greatest &- least))
+        }
+        return try w.bytes.withUnsafeBytes { try ClusterSummary($0) }
+    }
+}
