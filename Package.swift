@@ -58,20 +58,24 @@ let package = Package(
         // Peers for `fief bench` and torture targets, through their C libraries.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        // The torture results (results.json, detection.json): Torture writes them, Reports reads them.
+        .target(name: "TortureSchema"),
         .target(
             name: "Torture",
-            dependencies: ["Engine", "FiefObjects", "FaultFS", "SeededRandomness", "ProcFS", "CSQLite", "CLMDB"]),
+            dependencies: [
+                "Engine", "FiefObjects", "FaultFS", "SeededRandomness", "ProcFS", "CSQLite", "CLMDB", "TortureSchema"
+            ]),
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount",
+                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount", "TortureSchema",
                 .product(name: "Histogram", package: "hdrhistogram-swift")
             ]
         ),
         .executableTarget(
             name: "fief",
             dependencies: [
-                "Engine", "FiefObjects", "FaultFS", "Torture", "Reports", "ProcFS",
+                "Engine", "FiefObjects", "FaultFS", "Torture", "Reports", "ProcFS", "TortureSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
@@ -88,9 +92,12 @@ let package = Package(
         .testTarget(
             name: "TortureTests",
             dependencies: [
-                "Torture", "Reports", "Engine", "FiefObjects", "SeededRandomness", "CSQLite", "FiefTestSupport"
+                "Torture", "Reports", "TortureSchema", "Engine", "FiefObjects", "SeededRandomness", "CSQLite",
+                "FiefTestSupport"
             ]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Engine", "SeededRandomness", "FiefTestSupport"])
+        .testTarget(
+            name: "ReportsTests",
+            dependencies: ["Reports", "TortureSchema", "Engine", "SeededRandomness", "FiefTestSupport"])
     ],
     swiftLanguageModes: [.v5]
 )

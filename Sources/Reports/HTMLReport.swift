@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// One self-contained HTML page: context, throughput against peers, latency percentiles, the
 /// file-size curves (bench churn and the torture growth scenario), the torture pass/fail
@@ -41,9 +42,9 @@ public enum HTMLReport {
     }
 
     public static func page(
-        bench: BenchResults?, torture: TortureSummary?, comparison: Comparison? = nil,
-        targetRuns: [TortureSummary] = [],
-        detection: [TortureSummary.DetectionRow] = []
+        bench: BenchResults?, torture: TortureResults?, comparison: Comparison? = nil,
+        targetRuns: [TortureResults] = [],
+        detection: [DetectionRow] = []
     ) -> String {
         let head = "<meta charset=\"utf-8\">" + tag("title", [], "Fief report") + tag("style", [], style)
         var h = "<!doctype html><html lang=\"en\">" + tag("head", [], head) + "<body>"
@@ -189,7 +190,7 @@ public enum HTMLReport {
 
     // MARK: Torture
 
-    static func tortureSections(_ t: TortureSummary) -> String {
+    static func tortureSections(_ t: TortureResults) -> String {
         var h = tag("h2", [], "Torture: " + (t.passed ? "passed" : tag("span", [("class", "missed")], "FAILED")))
         let encrypted = t.encrypted ? ", " + tag("b", [], "encrypted") + " (format 3)" : ""
         let started = t.started.isEmpty ? "" : ", started \(esc(t.started))"
@@ -255,7 +256,7 @@ public enum HTMLReport {
         return tag("section", [("id", "torture")], h)
     }
 
-    static func detectionSection(_ rows: [TortureSummary.DetectionRow]) -> String {
+    static func detectionSection(_ rows: [DetectionRow]) -> String {
         let h = tag("h2", [], "Detection: \(rows.filter(\.caught).count) of \(rows.count) broken variants caught")
         var table = headerRow([
             "broken variant", "scenario", "caught", "cycles to detection", "shrunk to", "first violation"

@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// Reading and writing JSON files with one-line errors: a missing file, an unreadable one or
 /// malformed JSON is reported by path and cause, never as a trap.
@@ -61,7 +62,7 @@ public enum ResultIO {
     }
 
     /// Writes results.json, report.md and report.html into `directory`.
-    public static func writeBench(_ r: BenchResults, to directory: String, torture: TortureSummary? = nil) throws
+    public static func writeBench(_ r: BenchResults, to directory: String, torture: TortureResults? = nil) throws
         -> [String]
     {
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {

@@ -1,3 +1,5 @@
+import TortureSchema
+
 /// The torture verdicts of several runs side by side: one row per target and configuration,
 /// one column per scenario, each cell the scenario's verdict (clean, durability loss,
 /// atomicity/integrity violation) with its counts. Runs of the same target and configuration
@@ -6,10 +8,10 @@ enum TargetMatrix {
     struct Row {
         var kind: String
         var configuration: String
-        var cells: [String: TortureSummary.Scenario] = [:]
+        var cells: [String: ScenarioResult] = [:]
     }
 
-    static func rows(_ runs: [TortureSummary]) -> (rows: [Row], scenarios: [String]) {
+    static func rows(_ runs: [TortureResults]) -> (rows: [Row], scenarios: [String]) {
         var rows: [Row] = []
         var scenarios: [String] = []
         for run in runs {
@@ -26,7 +28,7 @@ enum TargetMatrix {
         return (rows, scenarios)
     }
 
-    static func cell(_ s: TortureSummary.Scenario?) -> String {
+    static func cell(_ s: ScenarioResult?) -> String {
         guard let s else { return HTMLReport.td("–", left: true) }
         let counts =
             "\(s.cycles) cycles · \(s.durabilityViolations) durability · "
@@ -35,7 +37,7 @@ enum TargetMatrix {
         return HTMLReport.td(verdict + "<br>" + HTMLReport.tag("small", [], HTMLReport.esc(counts)), left: true)
     }
 
-    static func section(_ runs: [TortureSummary]) -> String {
+    static func section(_ runs: [TortureResults]) -> String {
         let (rows, scenarios) = rows(runs)
         var h = HTMLReport.tag("h2", [], "Torture verdicts by target, configuration and scenario")
         h += HTMLReport.tag(

@@ -5,6 +5,7 @@ import Engine
 import FaultFS
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// Every state a power cut could leave after a commit died, enumerated rather than drawn, in
 /// the spirit of ALICE and CrashMonkey but on a real FUSE mount: the file is copied while it

@@ -1,35 +1,15 @@
 import Engine
 import FiefObjects
 import Foundation
+import TortureSchema
 
 /// The proof that the checkers fire, as a table: every broken variant run under the scenario
 /// meant to catch it, with how many cycles it took. Debug builds only (release builds carry
 /// no broken variants).
 public struct Detection {
-    public struct Row: Codable, Sendable {
-        public var variant: String
-        public var scenario: String
-        public var caught: Bool
-        /// The 1-based number of the first cycle that found a violation.
-        public var cyclesToDetection: Int?
-        public var cyclesRun: Int
-        public var firstViolation: String?
-        /// The first failing cycle shrunk (`fief torture shrink`), for scenarios it takes.
-        public var shrunk: Shrunk? = nil
-        /// Why the first failing cycle was not shrunk, when shrink was tried and gave up.
-        public var notShrunk: String? = nil
-    }
-
-    /// A caught variant's first failing cycle, before and after shrinking.
-    public struct Shrunk: Codable, Sendable {
-        public var before: ReplaySize
-        public var after: ReplaySize
-        public var seconds: Double
-        /// The shrunk case passes on the correct engine (it must).
-        public var passesOnCorrectEngine: Bool
-        /// The replay file, under the detection folder.
-        public var replay: String
-    }
+    /// A row of detection.json (the schema Reports reads too).
+    public typealias Row = DetectionRow
+    public typealias Shrunk = DetectionRow.Shrunk
 
     /// Which scenario is meant to catch each variant.
     public static let plan: [(variant: String, scenario: String)] = [

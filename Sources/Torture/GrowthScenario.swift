@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// A reader pins an old version while writers churn. The file may grow only by what the pin
 /// holds plus growth of live data; the pinned snapshot stays readable and unchanged; once

@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// Writes a run's results as results.json, junit.xml (a test case per scenario and fault
 /// mode) and summary.md.
@@ -32,10 +33,7 @@ public enum ResultFiles {
         // Fief's own run keeps the names CI history already knows; other targets are prefixed.
         let qualifier = r.target.spec == TargetSpec.default.description ? "" : xml(r.target.spec) + "."
         for s in r.scenarios {
-            let modes =
-                s.modes.isEmpty
-                ? [ModeResult(name: s.name, cycles: s.cycles, violations: s.passed ? 0 : max(1, s.violations))]
-                : s.modes
+            let modes = s.cells
             out +=
                 "  <testsuite name=\"\(qualifier)\(xml(s.name))\" tests=\"\(modes.count)\" "
                 + "failures=\"\(modes.filter { !$0.passed }.count)\" "

@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// Shards of one soak (`--shard K/N`, same seed and profile) folded into one result, so a
 /// CI matrix or an indexed Job reports as a single run.

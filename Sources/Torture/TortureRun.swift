@@ -6,6 +6,7 @@ import FaultFS
 import FiefObjects
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 public enum TortureProfile: String, CaseIterable, Sendable {
     /// About two minutes on a 2-core machine.

@@ -4,6 +4,7 @@ import Foundation
 import ProcFS
 import Reports
 import Torture
+import TortureSchema
 
 extension SystemName: ExpressibleByArgument {}
 extension Durability: ExpressibleByArgument {}
@@ -107,7 +108,7 @@ struct BenchRunCommand: ParsableCommand {
             p.durability = durability
             p.suite = suite
             p.systems = systems.split(separator: ",").compactMap { SystemName(rawValue: String($0)) }
-            let torture = try self.torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            let torture = try self.torture.map { try ResultIO.load(TortureResults.self, from: $0) }
             let runner = BenchRunner(
                 parameters: p, workDirectory: workDir ?? NSTemporaryDirectory(), childExecutable: ownExecutablePath(),
                 only: workloads.map { Set($0.split(separator: ",").map(String.init)) }, label: label,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TortureSchema
 import Reports
 
 struct ReportCommand: ParsableCommand {
@@ -96,11 +97,11 @@ struct ReportHTML: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let b = try bench.map { try ResultIO.loadBench($0) }
-            let t = try torture.map { try ResultIO.load(TortureSummary.self, from: $0) }
-            let runs = try targetResults.map { try ResultIO.load(TortureSummary.self, from: $0) }
+            let t = try torture.map { try ResultIO.load(TortureResults.self, from: $0) }
+            let runs = try targetResults.map { try ResultIO.load(TortureResults.self, from: $0) }
             let beside = torture.map { ($0 as NSString).deletingLastPathComponent + "/detection.json" }
             let detectionPath = detection ?? beside.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-            let rows = try detectionPath.map { try ResultIO.load([TortureSummary.DetectionRow].self, from: $0) } ?? []
+            let rows = try detectionPath.map { try ResultIO.load([DetectionRow].self, from: $0) } ?? []
             var c: Comparison?
             if let base, let b {
                 c = Comparison.compare(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Torture
+import TortureSchema
 
 struct ReportMerge: ParsableCommand {
     static let configuration = CommandConfiguration(

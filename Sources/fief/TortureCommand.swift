@@ -4,6 +4,7 @@ import FaultFS
 import FiefObjects
 import Foundation
 import Torture
+import TortureSchema
 
 struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

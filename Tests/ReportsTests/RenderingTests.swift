@@ -1,9 +1,10 @@
 import XCTest
 @testable import Reports
+import TortureSchema
 
 final class RenderingTests: XCTestCase {
-    var torture: TortureSummary {
-        try! JSONDecoder().decode(TortureSummary.self, from: Data(Fixtures.tortureJSON.utf8))
+    var torture: TortureResults {
+        try! JSONDecoder().decode(TortureResults.self, from: Data(Fixtures.tortureJSON.utf8))
     }
 
     func testMarkdownHasContextTableAndTargets() {
@@ -210,7 +211,7 @@ final class RenderingTests: XCTestCase {
 /// Torture runs of several targets render as one target × configuration × scenario matrix.
 final class TargetMatrixTests: XCTestCase {
     func run(_ kind: String, _ configuration: String, _ scenario: String, durability: Int, integrity: Int) throws
-        -> TortureSummary
+        -> TortureResults
     {
         let verdict = durability > 0 ? "durability loss" : (integrity > 0 ? "atomicity/integrity violation" : "clean")
         let json = """
@@ -221,7 +222,7 @@ final class TargetMatrixTests: XCTestCase {
                "durabilityViolations":\(durability),"atomicityIntegrityViolations":\(integrity),\
             "verdict":"\(verdict)"}]}
             """
-        return try JSONDecoder().decode(TortureSummary.self, from: Data(json.utf8))
+        return try JSONDecoder().decode(TortureResults.self, from: Data(json.utf8))
     }
 
     func testVerdictsOfSeveralTargetsShareOneMatrix() throws {
@@ -240,7 +241,7 @@ final class TargetMatrixTests: XCTestCase {
     }
 
     func testOlderResultsReadAsFief() throws {
-        let t = try JSONDecoder().decode(TortureSummary.self, from: Data(Fixtures.tortureJSON.utf8))
+        let t = try JSONDecoder().decode(TortureResults.self, from: Data(Fixtures.tortureJSON.utf8))
         XCTAssertEqual(t.target.kind, "fief")
     }
 }

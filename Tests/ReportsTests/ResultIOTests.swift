@@ -1,5 +1,6 @@
 import XCTest
 @testable import Reports
+import TortureSchema
 
 final class ResultIOTests: XCTestCase {
     var dir = ""
@@ -63,7 +64,7 @@ final class ResultIOTests: XCTestCase {
     func testReadsTortureResults() throws {
         let path = dir + "/torture.json"
         try Fixtures.tortureJSON.write(toFile: path, atomically: true, encoding: .utf8)
-        let t = try ResultIO.load(TortureSummary.self, from: path)
+        let t = try ResultIO.load(TortureResults.self, from: path)
         XCTAssertEqual(t.seed, 42)
         XCTAssertFalse(t.passed)
         XCTAssertEqual(t.scenarios.map(\.name), ["crash-points", "isolation"])

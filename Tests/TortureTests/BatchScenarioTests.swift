@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import TortureSchema
 
 /// Group commit under crashes: the correct engine keeps every call `batch` acknowledged; an
 /// engine that acknowledges before its commit is durable is caught on the same seed.

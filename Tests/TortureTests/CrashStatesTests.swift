@@ -2,6 +2,7 @@ import XCTest
 import Engine
 import FaultFS
 @testable import Torture
+import TortureSchema
 
 /// Crash states enumerated from FaultFS's record of what a dying commit left unsynced.
 final class CrashStatesTests: XCTestCase {

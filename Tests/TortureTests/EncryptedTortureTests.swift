@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import TortureSchema
 
 /// The torture suite on encrypted files: the correct engine loses nothing and every file
 /// authenticates; each broken encryption is caught by the scenario meant for it.

@@ -2,6 +2,7 @@ import XCTest
 import Engine
 import FaultFS
 @testable import Torture
+import TortureSchema
 
 /// The faults no other scenario injects: short writes, latency, bit flips on reads, FaultFS
 /// killing the writer at a write or sync, and a lying fsync before a power cut.

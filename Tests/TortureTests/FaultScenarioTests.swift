@@ -2,6 +2,7 @@ import XCTest
 import Engine
 import FaultFS
 @testable import Torture
+import TortureSchema
 
 /// The scenarios that run on FaultFS: power cuts under every mode, and I/O errors during
 /// commits. The correct engine shows no violation; an engine that skips the data sync before

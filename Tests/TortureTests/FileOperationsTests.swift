@@ -2,6 +2,7 @@ import XCTest
 import Engine
 import FaultFS
 @testable import Torture
+import TortureSchema
 
 /// Create, compact and writeCopy under a death at each of their crash points and under power
 /// cuts after they returned. The correct engine shows no violation; an engine that skips the

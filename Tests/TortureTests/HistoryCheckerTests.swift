@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import TortureSchema
 
 /// The isolation checker on hand-made histories: each anomaly it claims to find, it finds.
 final class HistoryCheckerTests: XCTestCase {

@@ -2,6 +2,7 @@ import XCTest
 import Engine
 import FiefObjects
 @testable import Torture
+import TortureSchema
 
 /// Commit observation across processes while writers die: the correct engine is clean, and
 /// each broken watcher or writer is caught by the check meant for it.

@@ -3,6 +3,7 @@ import Engine
 import FaultFS
 import FiefObjects
 @testable import Torture
+import TortureSchema
 
 /// The `objects` scenario: crash points, random kills, power cuts and killed migrations on an
 /// object graph. The correct object layer shows no violation; each object layer broken on

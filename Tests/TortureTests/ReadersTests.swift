@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import TortureSchema
 
 /// Reader processes killed while holding pins, and short readers racing a fast writer.
 final class ReadersTests: XCTestCase {

@@ -1,9 +1,11 @@
 import XCTest
 import Reports
 @testable import Torture
+import TortureSchema
 
-/// The torture results Torture writes and Reports reads are two sets of types (Reports does
-/// not depend on Torture); this round trip keeps them from drifting apart.
+/// Torture writes results.json and detection.json and Reports reads them, through the one schema
+/// in TortureSchema; this round trip goes through the files, and pins the keys readers outside
+/// Fief may rely on (the derived `passed`, `verdict`, `choices`).
 final class ResultsSchemaTests: XCTestCase {
     func testReportsReadsWhatTortureWrites() throws {
         var r = TortureResults(seed: 42, profile: "quick", shard: "1/2", started: "2026-11-23T00:00:00Z")
@@ -47,7 +49,17 @@ final class ResultsSchemaTests: XCTestCase {
         try Detection(seed: 1, cycles: 4, out: dir.path).write(detection)
         try ResultFiles.write(r, to: dir.path)
 
-        let read = try ResultIO.load(TortureSummary.self, from: dir.file("results.json"))
+        let read = try ResultIO.load(TortureResults.self, from: dir.file("results.json"))
+        let json = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: dir.file("results.json"))))
+        let top = try XCTUnwrap(json as? [String: Any])
+        XCTAssertEqual(top["passed"] as? Bool, false)
+        let written = try XCTUnwrap(top["scenarios"] as? [[String: Any]])
+        XCTAssertEqual(written[0]["verdict"] as? String, "other violations")
+        XCTAssertEqual((written[0]["modes"] as? [[String: Any]])?.map { $0["passed"] as? Bool }, [false, true])
+        let coverage = try XCTUnwrap(written[2]["crashStates"] as? [[String: Any]])
+        XCTAssertEqual(coverage.map { $0["choices"] as? Int }, [6, 60])
+        XCTAssertEqual(coverage[0]["statesPossible"] as? Double, 64)
         XCTAssertEqual(read.seed, 42)
         XCTAssertEqual(read.profile, "quick")
         XCTAssertEqual(read.shard, "1/2")
@@ -59,7 +71,7 @@ final class ResultsSchemaTests: XCTestCase {
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.statesExplored), [64, 256])
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.exhaustive), [true, false])
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.crashPoint), ["after-select-flip-write", "before-data-sync"])
-        let rows = try ResultIO.load([TortureSummary.DetectionRow].self, from: dir.file("detection.json"))
+        let rows = try ResultIO.load([DetectionRow].self, from: dir.file("detection.json"))
         XCTAssertEqual(rows.map(\.variant), ["no-data-sync", "no-reclaim"])
         XCTAssertEqual(rows.map(\.cyclesToDetection), [2, nil])
         XCTAssertEqual(rows.map(\.caught), [true, false])

@@ -3,6 +3,7 @@ import Engine
 import FaultFS
 import FiefObjects
 @testable import Torture
+import TortureSchema
 
 /// Runs one scenario of the suite as `fief torture run` would, in a fresh folder. Scenarios on
 /// FaultFS say loudly that they cannot run where FUSE is missing, and are skipped, never passed.

@@ -2,6 +2,7 @@ import XCTest
 import FaultFS
 import CSQLite
 @testable import Torture
+import TortureSchema
 
 /// The generic scenarios on real stores: real SQLite and LMDB libraries, Python adapters,
 /// FaultFS mounts, SIGKILL. Safe configurations must come out clean; unsafe ones must be

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import TortureSchema
 
 /// Makes a failing case smaller while it keeps failing with the same kind of violation, every
 /// candidate run for real (writer processes killed at crash points, FaultFS mounts, the
