@@ -271,7 +271,7 @@ public enum HTMLReport {
             table += tr([
                 td(code(r.variant), left: true), td(esc(r.scenario), left: true),
                 td(verdict(r.caught, "yes", "NO"), left: true), td(r.cyclesToDetection.map(String.init) ?? "-"),
-                td(esc(shrunk)), td(esc(String((r.firstViolation ?? "").prefix(200))), left: true)
+                td(esc(shrunk)), td(esc(String((r.firstViolation?.text ?? "").prefix(200))), left: true)
             ])
         }
         return tag("section", [("id", "detection")], h + tag("table", [], table))

@@ -1,5 +1,6 @@
 import Engine
 import SeededRandomness
+import TortureSchema
 
 /// Bank transfers riding on every commit of `CommitWorkload`: commit 1 opens the accounts,
 /// each commit moves money between two of them and records both legs in a per-account
@@ -68,10 +69,10 @@ public struct BankTransfers: Sendable {
     }
 
     /// The violations of the bank's invariants in the snapshot `tx`, which holds commit `k`.
-    public func verify(in tx: Transaction, afterCommit k: UInt64) throws -> [String] {
+    public func verify(in tx: Transaction, afterCommit k: UInt64) throws -> [Violation] {
         guard try tx.tableInfo(BankTransfers.accountsTable) != nil else {
             return openingCommit.map { k >= $0 } ?? false
-                ? ["bank: commit \(k) is present but the accounts table is not"] : []
+                ? [.bank("commit \(k) is present but the accounts table is not")] : []
         }
         let accounts = try tx.table(BankTransfers.accountsTable, key: Int64.self, value: Int64.self)
         let history = try tx.table(BankTransfers.historyTable, key: Int64.self, value: Int64.self)
@@ -79,19 +80,19 @@ public struct BankTransfers: Sendable {
         try accounts.scan { a, v in
             balances[a] = v; return true
         }
-        var out: [String] = []
+        var out: [Violation] = []
         let total = balances.values.reduce(0, +)
         if total != BankTransfers.accounts * BankTransfers.opening {
-            out.append("bank: the balances add up to \(total), not \(BankTransfers.accounts * BankTransfers.opening)")
+            out.append(.bank("the balances add up to \(total), not \(BankTransfers.accounts * BankTransfers.opening)"))
         }
         let expected = expectedBalances(afterCommit: k)
         if balances != expected {
             let wrong = expected.keys.sorted().filter { balances[$0] != expected[$0] }
             out.append(
-                "bank: after commit \(k), accounts \(wrong.prefix(5)) hold "
-                    + "\(wrong.prefix(5).map { balances[$0].map(String.init) ?? "nothing" }), "
-                    + "expected \(wrong.prefix(5).map { expected[$0]! })"
-            )
+                .bank(
+                    "after commit \(k), accounts \(wrong.prefix(5)) hold "
+                        + "\(wrong.prefix(5).map { balances[$0].map(String.init) ?? "nothing" }), "
+                        + "expected \(wrong.prefix(5).map { expected[$0]! })"))
         }
         for (a, balance) in balances.sorted(by: { $0.key < $1.key }) {
             var sum: Int64 = 0, legs = 0
@@ -100,11 +101,16 @@ public struct BankTransfers: Sendable {
             }
             if BankTransfers.opening + sum != balance {
                 out.append(
-                    "bank: account \(a)'s \(legs) history entries add up to "
-                        + "\(BankTransfers.opening + sum), its balance is \(balance)"
-                )
+                    .bank(
+                        "account \(a)'s \(legs) history entries add up to "
+                            + "\(BankTransfers.opening + sum), its balance is \(balance)"))
             }
         }
         return out
     }
+}
+
+extension Violation {
+    /// A broken invariant of the bank: money made or lost is a state no commit made.
+    static func bank(_ detail: String) -> Violation { Violation(kind: .atomicity, text: "bank: " + detail) }
 }

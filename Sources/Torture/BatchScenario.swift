@@ -3,6 +3,7 @@
 #endif
 import Engine
 import SeededRandomness
+import TortureSchema
 
 /// Group commit under crashes: writer processes of four to eight threads commit through
 /// `Database.batch` (each call one oracle commit; some bodies throw once, so their shared
@@ -53,10 +54,10 @@ public struct BatchScenario: Scenario {
         let delay = UInt32.random(in: 20_000...300_000, using: &rng)
         usleep(delay)
         for c in children { c.kill9() }
-        var violations: [String] = []
+        var violations: [Violation] = []
         for c in children {
             if case .exited(let code) = c.wait(), code != 0 {
-                violations.append("a writer failed on its own before the kill; see its output")
+                violations.append(.harness("a writer failed on its own before the kill; see its output"))
             }
         }
         violations += killed[0].verify().violations
@@ -71,7 +72,10 @@ public struct BatchScenario: Scenario {
         let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                ("no-fuse", ["the batch power cut cannot run on this machine: \(why)"], "batch cycle \(index)"))
+                (
+                    "no-fuse", [.harness("the batch power cut cannot run on this machine: \(why)")],
+                    "batch cycle \(index)"
+                ))
             return outcome
         }
         let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)

@@ -37,7 +37,7 @@ public enum CheckedReader {
                     return (.wrongData, "\(differ) keys read back wrong at commit \(k), no error")
                 }
                 let bank = try BankTransfers(seed: seed).verify(in: tx, afterCommit: k)
-                return bank.isEmpty ? (.correct, "commit \(k) read back exactly") : (.wrongData, bank[0])
+                return bank.isEmpty ? (.correct, "commit \(k) read back exactly") : (.wrongData, bank[0].text)
             }
         } catch let e as EngineError {
             if case .corrupt = e { return (.reportedCorruption, e.description) }

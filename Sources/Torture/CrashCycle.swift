@@ -3,6 +3,7 @@
 #endif
 import Engine
 import Foundation
+import TortureSchema
 
 /// One crash-and-recover cycle on a database that survives across cycles: start a writer
 /// process, let it die (at an armed crash point, or by SIGKILL after a seeded delay), then
@@ -46,7 +47,7 @@ public struct CrashCycle {
     public struct Outcome: Sendable {
         public var description: String
         public var verdict: RecoveryVerdict
-        public var violations: [String] { verdict.violations }
+        public var violations: [Violation] { verdict.violations }
     }
 
     func writer(maxCommit: UInt64, durability: Durability = .full) -> ChildRole {
@@ -77,18 +78,19 @@ public struct CrashCycle {
         var verdict = verify()
         if ending != .signaled(SIGKILL) {
             verdict.violations.append(
-                "writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there")
+                .harness("writer armed at \(point.rawValue):\(nth) \(ending), but should have been killed there"))
         } else if threads == 1 {
             let dying = before + UInt64(nth)
             let expected = point.newVersionSurvivesProcessKill ? dying : dying - 1
             if verdict.recoveredCommit != expected {
                 // More than expected: a commit the crash should have undone survived; fewer: one
                 // that had reached the point of no return is gone.
-                let kind = verdict.recoveredCommit > expected ? "atomicity" : "durability"
+                let kind: ViolationKind = verdict.recoveredCommit > expected ? .atomicity : .durability
                 verdict.violations.append(
-                    "\(kind): killed at \(point.rawValue) during commit \(dying): "
-                        + "expected commit \(expected) after recovery, found \(verdict.recoveredCommit)"
-                )
+                    Violation(
+                        kind,
+                        "killed at \(point.rawValue) during commit \(dying): "
+                            + "expected commit \(expected) after recovery, found \(verdict.recoveredCommit)"))
             }
         }
         return Outcome(description: "crash at \(point.rawValue):\(nth) from commit \(before)", verdict: verdict)
@@ -105,7 +107,7 @@ public struct CrashCycle {
         let ending = child.wait()
         var verdict = verify()
         if case .exited(let code) = ending, code != 0 {
-            verdict.violations.append("writer failed on its own before the kill (\(ending)); see its output")
+            verdict.violations.append(.harness("writer failed on its own before the kill (\(ending)); see its output"))
         }
         return Outcome(description: "SIGKILL after \(delayMicros / 1000) ms from commit \(before)", verdict: verdict)
     }

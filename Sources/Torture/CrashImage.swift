@@ -5,6 +5,7 @@ import Engine
 import FaultFS
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// What a power cut may leave of a database after its writers died on a FaultFS mount: the
 /// file's bytes now (`new`), its durable bytes (`old`, what a drop-all cut leaves), the 512-byte
@@ -117,7 +118,7 @@ struct CrashImage {
 
     /// The violations of one state, opened and checked as a file at `path`.
     func check(_ bytes: Data, at path: String, oraclePath: String, workload: CommitWorkload, mode: String) throws
-        -> [String]
+        -> [Violation]
     {
         unlink(path)
         unlink(path + ".lock")
@@ -126,7 +127,9 @@ struct CrashImage {
         var found = v.violations
         if found.isEmpty && v.recoveredCommit > newest {
             found.append(
-                "\(mode) in commit \(dying), yet the state recovered commit \(v.recoveredCommit) (at most \(newest))")
+                .harness(
+                    "\(mode) in commit \(dying), yet the state recovered commit \(v.recoveredCommit) "
+                        + "(at most \(newest))"))
         }
         return found
     }

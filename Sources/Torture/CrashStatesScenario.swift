@@ -49,13 +49,13 @@ public struct CrashStatesScenario: Scenario {
         let image: CrashImage
         switch made {
         case .failure(let f):
-            outcome.events.append((mode, [f.description], "crash-states cycle \(index)"))
+            outcome.events.append((mode, [.harness(f.description)], "crash-states cycle \(index)"))
             return outcome
         case .success(let i): image = i
         }
         let choices = image.choices
         let (masks, exhaustive) = image.masks(bound: CrashStatesScenario.bound(context.options.profile), using: &rng)
-        var violations: [String] = []
+        var violations: [Violation] = []
         for (n, mask) in masks.enumerated() {
             let (newSectors, newSize) = image.state(mask: mask)
             let found = try image.check(
@@ -67,7 +67,8 @@ public struct CrashStatesScenario: Scenario {
                 let more = shown.count > 12 ? "..." : ""
                 let size = image.sizeChoice ? ", \(newSize ? "new" : "old") size" : ""
                 violations.append(
-                    "state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(more)\(size)): \(found[0])")
+                    found[0].prefixed(
+                        "state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(more)\(size))"))
                 if violations.count >= 5 { break }
             }
         }

@@ -122,7 +122,7 @@ public struct Detection {
             + "| sectors lost | shrink time | first violation |\n"
         md += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n"
         for r in rows {
-            let v = (r.firstViolation ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
+            let v = (r.firstViolation?.text ?? "").replacingOccurrences(of: "|", with: "\\|").prefix(160)
             md +=
                 "| `\(r.variant)` | \(r.scenario) | \(r.caught ? "yes" : "**NO**") "
                 + "| \(r.cyclesToDetection.map(String.init) ?? "-") | "

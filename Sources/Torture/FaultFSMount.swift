@@ -3,6 +3,7 @@
 #endif
 import FaultFS
 import Foundation
+import TortureSchema
 
 /// A FaultFS mount for a cycle: the filesystem runs as its own daemon (a `faultFSDaemon`
 /// child, as `fief faultfs mount` starts one), and torture talks to it only through its
@@ -36,7 +37,8 @@ public final class FaultFSMount {
     static func missingOutcome(_ scenario: String, mode: String, cycle: Int) -> CycleOutcome? {
         guard let why = unavailableReason() else { return nil }
         var o = CycleOutcome()
-        o.events.append((mode, ["\(scenario) cannot run on this machine: \(why)"], "\(scenario) cycle \(cycle)"))
+        o.events.append(
+            (mode, [.harness("\(scenario) cannot run on this machine: \(why)")], "\(scenario) cycle \(cycle)"))
         return o
     }
 

@@ -5,6 +5,7 @@ import Engine
 import FaultFS
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// The FaultFS faults the other scenarios do not use, one per cycle in turn, each on a
 /// committing writer and followed by a power cut:
@@ -88,7 +89,7 @@ public struct FaultKindsScenario: Scenario {
             model: model)
         try fs.mount()
         defer { fs.unmount() }
-        var violations: [String] = []
+        var violations: [Violation] = []
         var notes: [String] = []
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
@@ -102,7 +103,7 @@ public struct FaultKindsScenario: Scenario {
         }
         let warm = plan.warm
         if try writer(upTo: warm, "warm").wait() != .exited(0) {
-            outcome.events.append((kind, ["the writer failed before any fault: \(said("warm"))"], ""))
+            outcome.events.append((kind, [.harness("the writer failed before any fault: \(said("warm"))")], ""))
             return outcome
         }
         var cut = "drop-random"
@@ -113,10 +114,11 @@ public struct FaultKindsScenario: Scenario {
             try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(plan.nth ?? 1)", "once"])
             let ending = try writer(upTo: warm + 1, "fault").wait()
             if case .signaled(let s) = ending {
-                violations.append("after a short write the writer died of signal \(s)")
+                violations.append(.harness("after a short write the writer died of signal \(s)"))
             }
             if case .exited(let c) = ending, c != 0, !said("fault").contains("fief torture writer:") {
-                violations.append("after a short write the writer failed without a clear error: \(said("fault"))")
+                violations.append(
+                    .harness("after a short write the writer failed without a clear error: \(said("fault"))"))
             }
             notes.append("short write: writer \(ending)")
         case "latency":
@@ -132,7 +134,8 @@ public struct FaultKindsScenario: Scenario {
             )
             let ending = try writer(upTo: warm + 20, "fault").wait()
             if ending != .signaled(SIGKILL) {
-                violations.append("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)")
+                violations.append(
+                    .harness("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)"))
             }
             outcome.crashPoints.insert("kill-caller-\(when)-\(nth)")
             cut = "prefix"
@@ -164,14 +167,15 @@ public struct FaultKindsScenario: Scenario {
                         }
                     case (true, _):
                         violations.append(
-                            "integrity: bit flips with checksums verified "
-                                + "(round \(round)): the reader \(ending): \(text)"
-                        )
+                            Violation(
+                                .integrity,
+                                "bit flips with checksums verified (round \(round)): the reader \(ending): \(text)"))
                     case (false, _) where TortureEncryption.isActive:
                         violations.append(
-                            "integrity: bit flips in an encrypted file (round \(round)): the reader \(ending): "
-                                + "\(text) (every encrypted page is authenticated, verified or not)"
-                        )
+                            Violation(
+                                .integrity,
+                                "bit flips in an encrypted file (round \(round)): the reader \(ending): "
+                                    + "\(text) (every encrypted page is authenticated, verified or not)"))
                     case (false, _):
                         notes.append(
                             "bit flips without checksum verification (round \(round)): "
@@ -185,7 +189,7 @@ public struct FaultKindsScenario: Scenario {
         default:  // fsync-lie
             try fs.ctl(["inject", "fsync-lie", "path=db.fief"])
             if try writer(upTo: warm + (plan.commitsUnderLie ?? 3), "fault").wait() != .exited(0) {
-                violations.append("under a lying fsync the writer failed: \(said("fault"))")
+                violations.append(.harness("under a lying fsync the writer failed: \(said("fault"))"))
             }
             cut = "drop-all"
         }
@@ -193,20 +197,20 @@ public struct FaultKindsScenario: Scenario {
         try fs.ctl(["clear"])
         if kind != "fsync-lie" {
             let through = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
-            violations += through.violations.map { "after \(kind), through the mount: \($0)" }
+            violations += through.violations.map { $0.prefixed("after \(kind), through the mount") }
         }
         try fs.ctl(["power-cut", "--mode", cut])
         fs.unmount()
         let after = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
         if kind == "fsync-lie" {
-            let lost = after.violations.filter { $0.hasPrefix("durability:") }
-            let other = after.violations.filter { !$0.hasPrefix("durability:") }
-            violations += other.map { "after a lying fsync and a power cut: \($0)" }
+            let lost = after.violations.filter { $0.kind == .durability }
+            let other = after.violations.filter { $0.kind != .durability }
+            violations += other.map { $0.prefixed("after a lying fsync and a power cut") }
             if lost.isEmpty {
                 violations.append(
-                    "a lying fsync and a drop-all power cut lost no acknowledged commit: "
-                        + "the durability check cannot see a lying disk"
-                )
+                    .harness(
+                        "a lying fsync and a drop-all power cut lost no acknowledged commit: "
+                            + "the durability check cannot see a lying disk"))
             } else {
                 notes.append(
                     "as expected, the lying fsync lost acknowledged commits at the power cut "
@@ -214,7 +218,7 @@ public struct FaultKindsScenario: Scenario {
                 )
             }
         } else {
-            violations += after.violations.map { "after \(kind) and a \(cut) power cut: \($0)" }
+            violations += after.violations.map { $0.prefixed("after \(kind) and a \(cut) power cut") }
         }
         outcome.notes += notes
         outcome.events.append((kind, violations, notes.isEmpty ? "" : ": " + notes.joined(separator: "; ")))

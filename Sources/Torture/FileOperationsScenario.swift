@@ -5,6 +5,7 @@ import Engine
 import FaultFS
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// The operations that change files outside a commit: creating a database, `compact()` and
 /// `writeCopy(to:)`. Each cycle commits (acknowledged, in the oracle), runs one operation in
@@ -98,13 +99,14 @@ public struct FileOperationsScenario: Scenario {
     func commit(
         _ db: String, _ oracle: String, _ workload: CommitWorkload, upTo maxCommit: UInt64,
         _ environment: [String: String], log: String
-    ) throws -> String? {
+    ) throws -> Violation? {
         let w = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try w.writeSchedule()
         let child = try ChildProcess(
             w.writer(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
         let ending = child.wait()
-        return ending == .exited(0) ? nil : "the writer \(ending) while committing up to \(maxCommit); see \(log)"
+        return ending == .exited(0)
+            ? nil : .harness("the writer \(ending) while committing up to \(maxCommit); see \(log)")
     }
 
     func operation(_ op: Operation, db: String, dest: String) -> ChildRole {
@@ -130,10 +132,12 @@ public struct FileOperationsScenario: Scenario {
         let ending = child.wait()
         let description = plan.description
         outcome.crashPoints.insert(point.rawValue)
-        var violations: [String] = []
+        var violations: [Violation] = []
         if ending != .signaled(SIGKILL) {
             violations.append(
-                "\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out")
+                .harness(
+                    "\(op.rawValue) armed at \(point.rawValue) \(ending), but should have died there; see \(dir)/op.out"
+                ))
         }
         violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         violations += checkResult(
@@ -158,7 +162,7 @@ public struct FileOperationsScenario: Scenario {
     func checkResult(
         _ op: Operation, point: CrashPoint?, db: String, dest: String, fresh: String, copiedCommit: UInt64,
         workload: CommitWorkload, completed: Bool
-    ) -> [String] {
+    ) -> [Violation] {
         let mustExist = completed || (point?.newVersionSurvivesProcessKill ?? false)
         switch op {
         case .compact:
@@ -167,8 +171,9 @@ public struct FileOperationsScenario: Scenario {
             let exists = access(dest, F_OK) == 0
             if exists != mustExist {
                 return [
-                    "writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): "
-                        + "the destination \(exists ? "exists" : "is missing")"
+                    .harness(
+                        "writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): "
+                            + "the destination \(exists ? "exists" : "is missing")")
                 ]
             }
             guard exists else { return [] }
@@ -179,19 +184,22 @@ public struct FileOperationsScenario: Scenario {
                     atPath: copyOracle, contents: Data("intent \(copiedCommit)\nack \(copiedCommit)\n".utf8))
             else {
                 return [
-                    "copy: the check could not write its oracle \(copyOracle) (\(String(cString: strerror(errno))))"
+                    .harness(
+                        "copy: the check could not write its oracle \(copyOracle) (\(String(cString: strerror(errno))))"
+                    )
                 ]
             }
             defer { unlink(copyOracle) }
             return RecoveryCheck.verify(dbPath: dest, oraclePath: copyOracle, workload: workload).violations.map {
-                "copy: \($0)"
+                $0.prefixed("copy")
             }
         case .create:
             let exists = access(fresh, F_OK) == 0
             if exists != mustExist {
                 return [
-                    "create \(completed ? "returned" : "died at \(point!.rawValue)"): "
-                        + "the file \(exists ? "exists" : "is missing")"
+                    .harness(
+                        "create \(completed ? "returned" : "died at \(point!.rawValue)"): "
+                            + "the file \(exists ? "exists" : "is missing")")
                 ]
             }
             guard exists else { return [] }
@@ -199,10 +207,10 @@ public struct FileOperationsScenario: Scenario {
                 let d = try Database(path: fresh, options: TortureEncryption.options(create: false))
                 let r = try d.check()
                 let tables = try d.read { try $0.tableNames() }
-                return r.problems.map { "new file: \($0)" }
-                    + (tables.isEmpty ? [] : ["new file: holds tables \(tables)"])
+                return r.problems.map { .harness("new file: \($0)") }
+                    + (tables.isEmpty ? [] : [.harness("new file: holds tables \(tables)")])
             } catch {
-                return ["new file does not open: \(error)"]
+                return [Violation(kind: .integrity, text: "new file does not open: \(error)")]
             }
         }
     }
@@ -235,7 +243,7 @@ public struct FileOperationsScenario: Scenario {
         let ending = child.wait()
         guard ending == .exited(0) else {
             outcome.events.append(
-                ("file-ops-\(mode.name)", ["\(op.rawValue) \(ending); see \(dir)/op.out"], description))
+                ("file-ops-\(mode.name)", [.harness("\(op.rawValue) \(ending); see \(dir)/op.out")], description))
             return outcome
         }
         if let e = try commit(

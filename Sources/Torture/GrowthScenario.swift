@@ -20,7 +20,7 @@ public struct GrowthScenario: Scenario {
         var rng = SeededRandom(seed: seed)
         var outcome = CycleOutcome()
         var curve = GrowthCurve()
-        var violations: [String] = []
+        var violations: [Violation] = []
         let db = try Database(path: dir + "/growth.fief", options: TortureEncryption.options())
         let keys: Int64 = 3000
         try db.write { tx in
@@ -81,43 +81,45 @@ public struct GrowthScenario: Scenario {
             worst = max(worst, bound)
             if s.fileSize > bound {
                 violations.append(
-                    "commit \(commit): file is \(s.fileSize) bytes while pinned, above the bound \(bound) "
-                        + "(size at pin \(atPin.fileSize) + held \(s.bytesPinned) + live growth + slack)"
-                )
+                    .harness(
+                        "commit \(commit): file is \(s.fileSize) bytes while pinned, above the bound \(bound) "
+                            + "(size at pin \(atPin.fileSize) + held \(s.bytesPinned) + live growth + slack)"))
                 break
             }
         }
         curve.boundBytes = worst
         stop.set()
         reader.join()
-        if let e = readerFailures.error { violations.append("pinned reader: \(e)") }
+        if let e = readerFailures.error { violations.append(.harness("pinned reader: \(e)")) }
         if try db.stats().bytesPinned == 0 {
-            violations.append("churn under a pin held no pages: the pin is not protecting anything")
+            violations.append(.harness("churn under a pin held no pages: the pin is not protecting anything"))
         }
         pinned.release()
         curve.releasedAtCommit = commit
         try churn(phase / 2)
         let afterRelease = try db.stats()
         if afterRelease.bytesPinned != 0 {
-            violations.append("\(afterRelease.bytesPinned) bytes still held after the pin was released")
+            violations.append(.harness("\(afterRelease.bytesPinned) bytes still held after the pin was released"))
         }
         try churn(phase)
         let final = try db.stats()
         if final.fileSize > afterRelease.fileSize + GrowthScenario.slackBytes {
             violations.append(
-                "after release the file kept growing: "
-                    + "\(afterRelease.fileSize) -> \(final.fileSize) bytes over \(phase) commits"
-            )
+                .harness(
+                    "after release the file kept growing: "
+                        + "\(afterRelease.fileSize) -> \(final.fileSize) bytes over \(phase) commits"))
         }
         let report = try db.check()
-        violations += report.problems.map { "integrity: \($0)" }
+        violations += report.problems.map { Violation(.integrity, "\($0)") }
         try db.compact()
         let compacted = try db.stats()
         curve.compactedSize = compacted.fileSize
         if compacted.fileSize > final.bytesInUse + 8 * 4096 {
-            violations.append("compact left \(compacted.fileSize) bytes for \(final.bytesInUse) live")
+            violations.append(.harness("compact left \(compacted.fileSize) bytes for \(final.bytesInUse) live"))
         }
-        violations += try db.check().problems.map { "integrity after compact: \($0)" }
+        violations += try db.check().problems.map {
+            Violation(kind: .integrity, text: "integrity after compact: \($0)")
+        }
         outcome.events.append(("pinned-growth", violations, "growth cycle \(index)"))
         outcome.growth = curve
         outcome.notes.append(

@@ -4,6 +4,7 @@
 import Engine
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// FaultFS fails writes with EIO, runs out of space (ENOSPC past a quota), or fails an fsync
 /// (and, as Linux does, forgets the unsynced data) while a writer commits. The engine must
@@ -22,7 +23,8 @@ public struct IOErrorScenario: Scenario {
         var outcome = CycleOutcome()
         let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
         if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append((fault, ["io-errors cannot run on this machine: \(why)"], "io-errors cycle \(index)"))
+            outcome.events.append(
+                (fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -31,7 +33,7 @@ public struct IOErrorScenario: Scenario {
         let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
-        var violations: [String] = []
+        var violations: [Violation] = []
         func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
             let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
             let child = try ChildProcess(
@@ -45,7 +47,7 @@ public struct IOErrorScenario: Scenario {
         }
         let warm = UInt64.random(in: 5...20, using: &rng)
         if try writer(upTo: warm, "warm") != .exited(0) {
-            violations.append("the writer failed before any fault: \(output("warm"))")
+            violations.append(.harness("the writer failed before any fault: \(output("warm"))"))
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: backing + "/db.fief")[.size] as? UInt64) ?? 0
         switch fault {
@@ -88,25 +90,25 @@ public struct IOErrorScenario: Scenario {
         let said = output("fault")
         switch faulted {
         case .signaled(let s):
-            violations.append("under \(fault) the writer died of signal \(s) instead of getting an error")
+            violations.append(.harness("under \(fault) the writer died of signal \(s) instead of getting an error"))
         case .exited(0):
-            violations.append("under \(fault) the writer never saw an error (the fault did not fire?)")
+            violations.append(.harness("under \(fault) the writer never saw an error (the fault did not fire?)"))
         case .exited(_):
             if !said.contains("fief torture writer:") {
-                violations.append("under \(fault) the writer failed without a clear error: \(said)")
+                violations.append(.harness("under \(fault) the writer failed without a clear error: \(said)"))
             }
         }
         try fs.ctl(["clear"])
         var verdict = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
-        violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
+        violations += verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
         let resumed = try writer(upTo: verdict.recoveredCommit + 10, "resume")
         if resumed != .exited(0) {
-            violations.append("after the fault cleared, new commits failed: \(output("resume"))")
+            violations.append(.harness("after the fault cleared, new commits failed: \(output("resume"))"))
         }
         try fs.ctl(["power-cut", "--mode", "drop-all"])
         fs.unmount()
         verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
-        violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
+        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
         outcome.events.append(
             (
                 fault, violations,

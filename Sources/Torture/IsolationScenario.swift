@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import TortureSchema
 
 /// Reader and writer threads in several processes run list-append transactions; the merged
 /// history is checked for G0, G1a, G1b, G1c, G-single and lost updates, readers check an
@@ -40,28 +41,31 @@ public struct IsolationScenario: Scenario {
                         transactions: plan.transactions),
                     environment: environment, output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
-        var violations: [String] = []
+        var violations: [Violation] = []
         for (p, c) in children.enumerated() {
             let ending = c.wait()
             if ending != .exited(0) {
                 let out = (try? String(contentsOfFile: "\(dir)/worker-\(p).out", encoding: .utf8)) ?? ""
-                violations.append("worker \(p) \(ending): \(out.split(separator: "\n").last ?? "")")
+                let last = out.split(separator: "\n").last ?? ""
+                // A worker stops at the first snapshot whose two reads of a pair disagree.
+                let kind: ViolationKind = last.contains("lists differ") ? .isolation : .harness
+                violations.append(Violation(kind: kind, text: "worker \(p) \(ending): \(last)"))
             }
         }
         var history: [HistoryTxn] = []
         for p in 0..<processes { history += (try? HistoryFile.read("\(dir)/history-\(p).jsonl")) ?? [] }
         try? HistoryFile.elle(history).write(toFile: dir + "/history.edn", atomically: true, encoding: .utf8)
         let anomalies = HistoryChecker(history).check()
-        violations += anomalies.prefix(20).map(\.description)
+        violations += anomalies.prefix(20).map { Violation(kind: .isolation, text: $0.description) }
         // Half of all transactions, at least, commit (the rest roll back on purpose or conflict).
         if history.filter(\.committed).count < processes * plan.threads * plan.transactions / 2 {
-            violations.append("only \(history.filter(\.committed).count) committed transactions recorded")
+            violations.append(.harness("only \(history.filter(\.committed).count) committed transactions recorded"))
         }
         do {
             let report = try Database(path: db, options: TortureEncryption.options(create: false)).check()
-            violations += report.problems.map { "integrity: \($0)" }
+            violations += report.problems.map { Violation(.integrity, "\($0)") }
         } catch {
-            violations.append("database does not open: \(error)")
+            violations.append(Violation(kind: .integrity, text: "database does not open: \(error)"))
         }
         outcome.events.append(("list-append", violations, "\(history.count) transactions"))
         return outcome

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import TortureSchema
 
 /// Encryption's one rule a crash check cannot see: no two writes of a page share a keystream
 /// (AES-CTR with a reused counter block gives away the XOR of the two plaintexts). Writer
@@ -39,7 +40,7 @@ public struct KeystreamScenario: Scenario {
         writer.environment = environment
         try writer.writeSchedule()
         var seen: [PageSalt: [UInt8]] = [:]
-        var reused: [String] = []
+        var reused: [Violation] = []
         var writes = 0
         for (n, end) in plan.stepsEndAt.enumerated() {
             let step = n + 1
@@ -49,13 +50,14 @@ public struct KeystreamScenario: Scenario {
             if child.wait() != .exited(0) {
                 outcome.events.append(
                     (
-                        "keystream", ["writer step \(step) failed; see \(writer.logPath ?? "its log")"],
+                        "keystream", [.harness("writer step \(step) failed; see \(writer.logPath ?? "its log")")],
                         "writer step \(step)"
                     ))
                 return outcome
             }
             guard let bytes = FileManager.default.contents(atPath: db).map({ [UInt8]($0) }) else {
-                outcome.events.append(("keystream", ["\(db) cannot be read after step \(step)"], "writer step \(step)"))
+                outcome.events.append(
+                    ("keystream", [.harness("\(db) cannot be read after step \(step)")], "writer step \(step)"))
                 return outcome
             }
             let ps = 4096
@@ -70,9 +72,9 @@ public struct KeystreamScenario: Scenario {
                 if let before = seen[key] {
                     if before != tag && reused.count < 5 {
                         reused.append(
-                            "page at offset \(offset) written twice with salt \(salt) "
-                                + "(after step \(step)): two ciphertexts share one keystream"
-                        )
+                            .harness(
+                                "page at offset \(offset) written twice with salt \(salt) "
+                                    + "(after step \(step)): two ciphertexts share one keystream"))
                     }
                 } else {
                     seen[key] = tag

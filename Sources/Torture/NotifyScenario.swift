@@ -5,6 +5,7 @@ import Engine
 import FiefObjects
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// Commit observation across processes under writer deaths: two observer processes log
 /// every range `observeCommits` delivers while writers commit and die (at every commit crash
@@ -69,8 +70,8 @@ public struct NotifyScenario: Scenario {
             last.writer(maxCommit: last.committedNow() + plan.lastCommits),
             environment: environment,
             output: dir + "/writer-last.out", label: "writer")
-        var violations: [String] = []
-        if finisher.wait() != .exited(0) { violations.append("the last writer failed; see writer-last.out") }
+        var violations: [Violation] = []
+        if finisher.wait() != .exited(0) { violations.append(.harness("the last writer failed; see writer-last.out")) }
 
         let final = try Database(path: db, options: TortureEncryption.options(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
@@ -79,7 +80,7 @@ public struct NotifyScenario: Scenario {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             violations += NotifyScenario.verify(log: text, final: final, observer: o)
             if ending != .exited(0) && !text.contains("missed") {
-                violations.append("observer \(o) ended \(ending); see observer-\(o).out")
+                violations.append(.harness("observer \(o) ended \(ending); see observer-\(o).out"))
             }
         }
         outcome.events.append(("delivery", violations, "notify: \(plan.observers) observers, final version \(final)"))
@@ -102,7 +103,10 @@ public struct NotifyScenario: Scenario {
         }
         guard try writer(3, dir + "/writer-first.out").wait() == .exited(0) else {
             outcome.events.append(
-                ("objects-delivery", ["the first objects writer failed; see writer-first.out"], "notify cycle \(index)")
+                (
+                    "objects-delivery", [.harness("the first objects writer failed; see writer-first.out")],
+                    "notify cycle \(index)"
+                )
             )
             return outcome
         }
@@ -134,15 +138,15 @@ public struct NotifyScenario: Scenario {
             var verdict = ObjectRecoveryCheck.verify(
                 dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
             if ending != .signaled(SIGKILL) {
-                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
+                verdict.violations.append(.harness("objects writer \(ending) instead of being killed; see \(log)"))
             }
             current = verdict.recoveredCommit
             outcome.events.append(
                 ("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
         }
-        var violations: [String] = []
+        var violations: [Violation] = []
         if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) {
-            violations.append("the last objects writer failed; see writer-last.out")
+            violations.append(.harness("the last objects writer failed; see writer-last.out"))
         }
         let final = try Database(path: db, options: TortureEncryption.options(create: false)).latestVersion()
         try Data("\(final)\n".utf8).write(to: URL(fileURLWithPath: stop))
@@ -155,18 +159,22 @@ public struct NotifyScenario: Scenario {
                     ((try? String(contentsOfFile: dir + "/observer-\(o).out", encoding: .utf8)) ?? "").split(
                         separator: "\n"
                     ).first ?? ""
-                violations.append("observer \(o) never started: \(said)")
+                violations.append(.harness("observer \(o) never started: \(said)"))
                 continue
             }
+            // The observer process reports what it found as lines of text: delivery faults, none
+            // of them a durability or integrity verdict.
             violations += lines.filter { $0.hasPrefix("violation ") }.prefix(3).map {
-                "observer \(o): \($0.dropFirst("violation ".count))"
+                .harness("observer \(o): \($0.dropFirst("violation ".count))")
             }
             if lines.contains(where: { $0.hasPrefix("missed") }) {
                 violations.append(
-                    "observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s")
+                    .harness(
+                        "observer \(o) did not reach the final version \(final) within \(NotifyScenario.graceSeconds) s"
+                    ))
             }
             if ending != .exited(0) && violations.isEmpty {
-                violations.append("observer \(o) ended \(ending); see observer-\(o).out")
+                violations.append(.harness("observer \(o) ended \(ending); see observer-\(o).out"))
             }
         }
         outcome.events.append(
@@ -175,8 +183,8 @@ public struct NotifyScenario: Scenario {
     }
 
     /// The checks on one observer's log.
-    static func verify(log: String, final: UInt64, observer o: Int) -> [String] {
-        var violations: [String] = []
+    static func verify(log: String, final: UInt64, observer o: Int) -> [Violation] {
+        var violations: [Violation] = []
         var start: UInt64?
         var ranges: [(UInt64, UInt64)] = []
         var doorbell = 0
@@ -191,29 +199,31 @@ public struct NotifyScenario: Scenario {
             default: break
             }
         }
-        guard let start else { return ["observer \(o) never started (no 'start' line)"] }
+        guard let start else { return [.harness("observer \(o) never started (no 'start' line)")] }
         var expect = start
         for (a, b) in ranges {
             if a != expect {
                 violations.append(
-                    a > expect
-                        ? "observer \(o): versions (\(expect), \(a)] were never delivered"
-                        : "observer \(o): versions (\(a), \(min(b, expect))] were delivered twice")
+                    .harness(
+                        a > expect
+                            ? "observer \(o): versions (\(expect), \(a)] were never delivered"
+                            : "observer \(o): versions (\(a), \(min(b, expect))] were delivered twice"))
                 break
             }
-            if b <= a { violations.append("observer \(o): empty or backward range (\(a), \(b)]"); break }
+            if b <= a { violations.append(.harness("observer \(o): empty or backward range (\(a), \(b)]")); break }
             expect = b
         }
         if missed {
             violations.append(
-                "observer \(o) did not reach the final version \(final) within \(graceSeconds) s "
-                    + "(last delivered: \(ranges.last?.1 ?? start))"
-            )
+                .harness(
+                    "observer \(o) did not reach the final version \(final) within \(graceSeconds) s "
+                        + "(last delivered: \(ranges.last?.1 ?? start))"))
         } else if violations.isEmpty && expect != final {
-            violations.append("observer \(o) ended at version \(expect), not the final \(final)")
+            violations.append(.harness("observer \(o) ended at version \(expect), not the final \(final)"))
         }
         if doorbell == 0 && final > start {
-            violations.append("observer \(o): every delivery came from the poll; commits never rang the doorbell")
+            violations.append(
+                .harness("observer \(o): every delivery came from the poll; commits never rang the doorbell"))
         }
         return violations
     }

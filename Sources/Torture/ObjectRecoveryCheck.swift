@@ -4,6 +4,7 @@
 import Engine
 import FiefObjects
 import Foundation
+import TortureSchema
 
 /// What a crash left of an object graph, judged against the oracle: the file opens, the
 /// engine's and the object layer's checks pass (links resolve, backlinks are the inverse of
@@ -19,7 +20,7 @@ public enum ObjectRecoveryCheck {
     /// What the verifier process reports.
     struct Report: Codable {
         var recoveredCommit: UInt64
-        var violations: [String]
+        var violations: [Violation]
     }
 
     /// `verifyHere` in a child process (`ChildRole.objectsCheck`) with the writers'
@@ -41,20 +42,21 @@ public enum ObjectRecoveryCheck {
                 environment: environment, output: log, label: "objects verifier")
             ending = child.wait(timeoutSeconds: timeoutSeconds)
         } catch {
-            v.violations.append("the objects verifier did not start: \(error)")
+            v.violations.append(.harness("the objects verifier did not start: \(error)"))
             return v
         }
         let said = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").prefix(3).joined(
             separator: " / ")
         guard let ending else {
             v.violations.append(
-                "the objects verifier hung on \(dbPath) (killed after \(Int(timeoutSeconds)) s); see \(log)")
+                .harness("the objects verifier hung on \(dbPath) (killed after \(Int(timeoutSeconds)) s); see \(log)"))
             return v
         }
         guard ending == .exited(0), let data = FileManager.default.contents(atPath: report),
             let r = try? JSONDecoder().decode(Report.self, from: data)
         else {
-            v.violations.append("the objects verifier \(ending) on \(dbPath): \(said.prefix(400)); see \(log)")
+            v.violations.append(
+                .harness("the objects verifier \(ending) on \(dbPath): \(said.prefix(400)); see \(log)"))
             return v
         }
         v.recoveredCommit = r.recoveredCommit
@@ -87,9 +89,13 @@ public enum ObjectRecoveryCheck {
                 // The new, empty store, killed before its schema's first commit.
                 do {
                     let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
-                    v.violations = try db.check().problems.map { "cache store: integrity: \($0)" }
+                    v.violations = try db.check().problems.map {
+                        Violation(kind: .integrity, text: "cache store: integrity: \($0)")
+                    }
                 } catch {
-                    v.violations.append("cache store: does not open after the reopen was killed: \(error)")
+                    v.violations.append(
+                        Violation(
+                            kind: .integrity, text: "cache store: does not open after the reopen was killed: \(error)"))
                 }
                 return v
             default: break
@@ -97,12 +103,12 @@ public enum ObjectRecoveryCheck {
         }
         do {
             let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))
-            for p in try db.check().problems { v.violations.append("integrity: \(p)") }
+            for p in try db.check().problems { v.violations.append(Violation(.integrity, "\(p)")) }
             v.version = try db.latestVersion()
         } catch EngineError.fileNotFound where v.oracle.lastAck == 0 {
             return v
         } catch {
-            v.violations.append("database does not open after the crash: \(error)")
+            v.violations.append(Violation(kind: .integrity, text: "database does not open after the crash: \(error)"))
             return v
         }
         do {
@@ -110,8 +116,9 @@ public enum ObjectRecoveryCheck {
             else {
                 if v.oracle.lastAck > 0 {
                     v.violations.append(
-                        "durability: \(v.oracle.lastAck) commits were acknowledged, but the file holds no object schema"
-                    )
+                        Violation(
+                            .durability,
+                            "\(v.oracle.lastAck) commits were acknowledged, but the file holds no object schema"))
                 }
                 return v
             }
@@ -122,7 +129,7 @@ public enum ObjectRecoveryCheck {
                         path: dbPath, types: v2 ? ObjectGraphWorkload.typesV2 : ObjectGraphWorkload.types,
                         schemaVersion: schema, readOnly: true)))
             let report = try store.check()
-            for p in report.problems { v.violations.append("objects: \(p)") }
+            for p in report.problems { v.violations.append(.harness("objects: \(p)")) }
             let ctx = store.context()
             // Throwing reads: a damaged row is this cycle's violation, not the run's trap.
             let (k, diff, wrongAnswers) = try ctx.throwingReads {
@@ -142,16 +149,19 @@ public enum ObjectRecoveryCheck {
             v.recoveredCommit = k
             if k < v.oracle.lastAck {
                 v.violations.append(
-                    "durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
+                    Violation(
+                        .durability, "commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)"))
             }
             if k > v.oracle.lastIntent {
                 v.violations.append(
-                    "atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
+                    Violation(.atomicity, "the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted"))
             }
-            for d in diff { v.violations.append("atomicity: graph is not the graph after commit \(k): \(d)") }
-            for q in wrongAnswers { v.violations.append("queries at commit \(k): \(q)") }
+            for d in diff {
+                v.violations.append(Violation(.atomicity, "graph is not the graph after commit \(k): \(d)"))
+            }
+            for q in wrongAnswers { v.violations.append(.harness("queries at commit \(k): \(q)")) }
         } catch {
-            v.violations.append("reading the recovered object graph failed: \(error)")
+            v.violations.append(.harness("reading the recovered object graph failed: \(error)"))
         }
         return v
     }

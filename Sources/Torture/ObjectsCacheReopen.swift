@@ -1,6 +1,7 @@
 import Engine
 import FiefObjects
 import Foundation
+import TortureSchema
 
 /// The `objects` scenario's store reopened as a cache: a newer schema version with other
 /// models and `deleteIfMigrationNeeded`, so the open deletes the file and starts an empty store
@@ -31,28 +32,32 @@ public enum GraphCache {
     }
 
     /// A file left by `reopenAndWrite` after it made the new store: sound, and notes 1...m.
-    static func verify(dbPath: String) -> [String] {
+    static func verify(dbPath: String) -> [Violation] {
         do {
             var c = configuration(dbPath)
             c.readOnly = true
             let store = try ObjectStore(c)
-            var out = try store.check().problems.map { "cache store: \($0)" }
+            var out = try store.check().problems.map { Violation.harness("cache store: \($0)") }
             let ctx = store.context()
             let notes = try ctx.throwingReads { ctx.objects(CacheNote.self).map { ($0.id, $0.text) } }
             let ids = notes.map(\.0).sorted()
             if ids != Array(1...Int64(max(ids.count, 1))).prefix(ids.count).map({ $0 })
                 || notes.contains(where: { $0.1 != "note \($0.0)" })
             {
-                out.append("cache store: notes \(ids.prefix(10)) are not 1...\(ids.count) with their texts")
+                out.append(.harness("cache store: notes \(ids.prefix(10)) are not 1...\(ids.count) with their texts"))
             }
             let classes = try ctx.storedClasses().map(\.name)
             if classes != ["CacheNote"] {
                 out.append(
-                    "cache store: holds classes \(classes), not just CacheNote: the old file was not deleted whole")
+                    .harness(
+                        "cache store: holds classes \(classes), not just CacheNote: the old file was not deleted whole")
+                )
             }
             return out
         } catch {
-            return ["cache store: does not open after the reopen was killed: \(error)"]
+            return [
+                Violation(kind: .integrity, text: "cache store: does not open after the reopen was killed: \(error)")
+            ]
         }
     }
 }

@@ -5,6 +5,7 @@ import Engine
 import FiefObjects
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// An object graph (links, lists, backlinks, an index, cascading deletes, upserts) written
 /// through the object layer, one engine commit per object write. Writer processes die at
@@ -51,9 +52,9 @@ public struct ObjectsScenario: Scenario {
             (s == 2) != point.newVersionSurvivesProcessKill
         {
             verdict.violations.append(
-                "migration killed at \(point.rawValue): "
-                    + "expected schema \(point.newVersionSurvivesProcessKill ? 2 : 1), found \(s)"
-            )
+                .harness(
+                    "migration killed at \(point.rawValue): "
+                        + "expected schema \(point.newVersionSurvivesProcessKill ? 2 : 1), found \(s)"))
         }
         outcome.crashPoints.insert("migration-\(point.rawValue)")
         outcome.events.append(
@@ -133,11 +134,15 @@ public struct ObjectsScenario: Scenario {
             let expected = point.newVersionSurvivesProcessKill ? FormatConversion.current : old
             if format != expected {
                 violations.append(
-                    "format conversion killed at \(point.rawValue): expected object format \(expected), found \(format)"
-                )
+                    .harness(
+                        "format conversion killed at \(point.rawValue): expected object format \(expected), "
+                            + "found \(format)"))
             }
         } catch {
-            violations.append("format conversion killed at \(point.rawValue): the file does not open: \(error)")
+            violations.append(
+                Violation(
+                    kind: .integrity,
+                    text: "format conversion killed at \(point.rawValue): the file does not open: \(error)"))
         }
         let after = ObjectRecoveryCheck.verify(
             dbPath: db, oraclePath: dir + "/oracle.log", workload: ObjectGraphWorkload(seed: seed),
@@ -145,9 +150,9 @@ public struct ObjectsScenario: Scenario {
         violations += after.violations
         if after.recoveredCommit != before.recoveredCommit {
             violations.append(
-                "format conversion killed at \(point.rawValue): "
-                    + "the graph was commit \(before.recoveredCommit) and is \(after.recoveredCommit)"
-            )
+                .harness(
+                    "format conversion killed at \(point.rawValue): "
+                        + "the graph was commit \(before.recoveredCommit) and is \(after.recoveredCommit)"))
         }
         // A conversion that died before its flip left the old format: converted here, so the
         // migration that follows is killed in its own write, not in the conversion's.
@@ -212,7 +217,7 @@ public struct ObjectsScenario: Scenario {
             var verdict = ObjectRecoveryCheck.verify(
                 dbPath: db, oraclePath: oracle, workload: workload, environment: environment)
             if ending != .signaled(SIGKILL) {
-                verdict.violations.append("objects writer \(ending) instead of being killed; see \(log)")
+                verdict.violations.append(.harness("objects writer \(ending) instead of being killed; see \(log)"))
             }
             current = verdict.recoveredCommit
             outcome.events.append(
@@ -227,7 +232,7 @@ public struct ObjectsScenario: Scenario {
     func run(
         _ role: ChildRole, killedAt point: CrashPoint, _ nth: Int, output: String, label: String,
         _ context: ScenarioContext
-    ) throws -> String? {
+    ) throws -> Violation? {
         let child = try ChildProcess(
             role,
             environment: context.writerEnvironment.merging([CrashPoint.environmentVariable: "\(point.rawValue):\(nth)"])
@@ -235,7 +240,7 @@ public struct ObjectsScenario: Scenario {
             output: output, label: label)
         let ending = child.wait()
         return ending == .signaled(SIGKILL)
-            ? nil : "\(label) \(ending) instead of being killed at \(point.rawValue):\(nth); see \(output)"
+            ? nil : .harness("\(label) \(ending) instead of being killed at \(point.rawValue):\(nth); see \(output)")
     }
 
     /// On a FaultFS mount: a writer killed at a crash point, then a cut; a cut while a writer runs.
@@ -276,8 +281,9 @@ public struct ObjectsScenario: Scenario {
                         (
                             "objects-\(mode.name)",
                             [
-                                "objects writer \(ending) instead of dying at \(p.rawValue):\(nth); "
-                                    + "see \(dir)/writer-\(e).out"
+                                .harness(
+                                    "objects writer \(ending) instead of dying at \(p.rawValue):\(nth); "
+                                        + "see \(dir)/writer-\(e).out")
                             ], description
                         ))
                     break

@@ -4,6 +4,7 @@
 import Engine
 import FaultFS
 import Foundation
+import TortureSchema
 
 /// One power cut of the `power-cut` scenario: how its writer dies, then which FaultFS cut
 /// mode takes what was unsynced. The scenario draws four per cycle from its seed; a replay
@@ -103,7 +104,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 if warmUp != .exited(0) {
                     outcome.events.append(
                         (
-                            mode.name, ["its writer \(warmUp)"],
+                            mode.name, [.harness("its writer \(warmUp)")],
                             "power-cut event \(e + 1), the commit before the FaultFS kill"
                         ))
                     continue
@@ -122,7 +123,10 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 outcome.crashPoints.insert(cut.death.rawValue)
                 if ending != .signaled(SIGKILL) {
                     outcome.events.append(
-                        (mode.name, ["FaultFS was to kill the writer at fsync \(k), but it \(ending)"], description))
+                        (
+                            mode.name, [.harness("FaultFS was to kill the writer at fsync \(k), but it \(ending)")],
+                            description
+                        ))
                     break
                 }
                 expect = (dying, select, false)
@@ -148,12 +152,17 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 let k = verdict.recoveredCommit
                 if x.flipSynced && k != x.dying {
                     verdict.violations.append(
-                        "the select bit of commit \(x.dying) was synced, yet the file recovered commit \(k)")
+                        Violation(
+                            kind: .durability,
+                            text: "the select bit of commit \(x.dying) was synced, yet the file recovered commit \(k)"))
                 } else if !x.flipWritten && k != x.dying - 1 {
                     verdict.violations.append(
-                        "atomicity: commit \(x.dying) never flipped the select bit, yet the file recovered commit \(k)")
+                        Violation(
+                            .atomicity,
+                            "commit \(x.dying) never flipped the select bit, yet the file recovered commit \(k)"))
                 } else if x.flipWritten && !x.flipSynced && k != x.dying && k != x.dying - 1 {
-                    verdict.violations.append("atomicity: expected commit \(x.dying - 1) or \(x.dying), found \(k)")
+                    verdict.violations.append(
+                        Violation(.atomicity, "expected commit \(x.dying - 1) or \(x.dying), found \(k)"))
                 }
             }
             current = verdict.recoveredCommit

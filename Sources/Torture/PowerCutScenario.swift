@@ -3,6 +3,7 @@
 #endif
 import Engine
 import Foundation
+import TortureSchema
 import SeededRandomness
 
 /// The workload runs on a FaultFS mount; power is cut under each mode (drop-all, drop-random,
@@ -34,7 +35,7 @@ public struct PowerCutScenario: Scenario {
         if let why = FaultFSMount.unavailableReason() {
             var outcome = CycleOutcome()
             outcome.events.append(
-                ("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
+                ("no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
             return outcome
         }
         return try PowerCut.run(

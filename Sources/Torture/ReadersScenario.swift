@@ -4,6 +4,7 @@
 import Engine
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// Readers that die and readers that race. Even cycles: reader processes holding pins are
 /// SIGKILLed at seeded moments (while opening and pinning, while reading, while idle); the
@@ -68,7 +69,7 @@ public struct ReadersScenario: Scenario {
         let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
         try cycle.writeSchedule()
         var committed: UInt64 = 0
-        var violations: [String] = []
+        var violations: [Violation] = []
         func commit(_ n: UInt64, _ tag: String) throws {
             committed += n
             let c = try ChildProcess(
@@ -76,7 +77,8 @@ public struct ReadersScenario: Scenario {
                 output: "\(dir)/writer-\(tag).out", label: "writer")
             let e = c.wait()
             if e != .exited(0) {
-                violations.append("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out")
+                violations.append(
+                    .harness("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out"))
             }
         }
         try commit(plan.warm, "warm")
@@ -108,10 +110,10 @@ public struct ReadersScenario: Scenario {
         let grown = fileSize(db) &- before
         if fileSize(db) > before && grown > ReadersScenario.slackPages * 4096 {
             violations.append(
-                "after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), "
-                    + "\(plan.measured) commits grew the file by \(grown / 4096) pages "
-                    + "(allowed \(ReadersScenario.slackPages)): their pins still hold pages"
-            )
+                .harness(
+                    "after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), "
+                        + "\(plan.measured) commits grew the file by \(grown / 4096) pages "
+                        + "(allowed \(ReadersScenario.slackPages)): their pins still hold pages"))
         }
         violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         outcome.events.append(
@@ -152,7 +154,7 @@ public struct ReadersScenario: Scenario {
                 .churnReader(db: db, seed: workload.seed, seconds: plan.seconds, threads: plan.threads),
                 environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
         }
-        var violations: [String] = []
+        var violations: [Violation] = []
         var reads = 0
         for (r, c) in readers.enumerated() {
             let e = c.wait()
@@ -161,14 +163,14 @@ public struct ReadersScenario: Scenario {
             if e == .exited(0) {
                 reads += Int(text.split(separator: " ").first ?? "") ?? 0
             } else {
-                violations.append("reader \(r) \(e): \(text)")
+                violations.append(.harness("reader \(r) \(e): \(text)"))
             }
         }
         writer.kill9()
         _ = writer.wait()
         let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
         violations += verdict.violations
-        if reads == 0 && violations.isEmpty { violations.append("the readers made no read at all") }
+        if reads == 0 && violations.isEmpty { violations.append(.harness("the readers made no read at all")) }
         outcome.events.append(
             (
                 "reader-churn", violations,

@@ -1,4 +1,5 @@
 import Engine
+import TortureSchema
 
 /// What a crash left behind, judged against the oracle: the file opens (top-pointer and
 /// select-bit recovery), `check()` passes, every acknowledged commit is present, the state is
@@ -11,7 +12,7 @@ public struct RecoveryVerdict: Sendable {
     public var recoveredCommit: UInt64 = 0
     public var version: UInt64 = 0
     public var oracle = OracleLog.Summary()
-    public var violations: [String] = []
+    public var violations: [Violation] = []
     public var passed: Bool { violations.isEmpty }
 
     public init() {}
@@ -21,7 +22,7 @@ public struct RecoveryVerdict: Sendable {
         do {
             oracle = try OracleLog.read(oraclePath)
         } catch {
-            violations.append("oracle log unreadable: \(error)")
+            violations.append(Violation(kind: .harness, text: "oracle log unreadable: \(error)"))
         }
     }
 }
@@ -38,37 +39,48 @@ public enum RecoveryCheck {
         } catch EngineError.fileNotFound where v.oracle.lastAck == 0 {
             return v  // died before creating the file, and nothing was acknowledged
         } catch {
-            v.violations.append("database does not open after the crash: \(error)")
+            v.violations.append(Violation(kind: .integrity, text: "database does not open after the crash: \(error)"))
             return v
         }
         do {
             let report = try db.check()
-            for p in report.problems { v.violations.append("integrity: \(p)") }
+            for p in report.problems { v.violations.append(Violation(.integrity, "\(p)")) }
             try db.read { tx in
                 let k = try CommitWorkload.committed(in: tx)
                 v.recoveredCommit = k
                 v.version = tx.version
                 if k < v.oracle.lastAck {
                     v.violations.append(
-                        "durability: commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)")
+                        Violation(
+                            .durability,
+                            "commit \(v.oracle.lastAck) was acknowledged but the file holds only commit \(k)"))
                 }
                 if k > v.oracle.lastIntent {
                     v.violations.append(
-                        "atomicity: the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted")
+                        Violation(
+                            .atomicity, "the file holds commit \(k), but only \(v.oracle.lastIntent) were attempted"))
                 }
                 if let acked = v.oracle.ackedVersions[k], acked != tx.version {
                     v.violations.append(
-                        "version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)")
+                        Violation(
+                            kind: .atomicity,
+                            text:
+                                "version: commit \(k) was acknowledged as version \(acked), the file says \(tx.version)"
+                        ))
                 } else if !batched && k > 0 && v.oracle.ackedVersions[k] == nil && tx.version != k + 1 {
-                    v.violations.append("version: commit \(k) should be version \(k + 1), the file says \(tx.version)")
+                    v.violations.append(
+                        Violation(
+                            kind: .atomicity,
+                            text: "version: commit \(k) should be version \(k + 1), the file says \(tx.version)"))
                 }
                 if batched {
                     let split = v.oracle.ackedVersions.filter { ($0.value <= tx.version) != ($0.key <= k) }
                     if let (c, ver) = split.min(by: { $0.key < $1.key }) {
                         v.violations.append(
-                            "atomicity: commit \(c) was acknowledged in version \(ver), "
-                                + "but the file is version \(tx.version) holding commits up to \(k)"
-                        )
+                            Violation(
+                                .atomicity,
+                                "commit \(c) was acknowledged in version \(ver), "
+                                    + "but the file is version \(tx.version) holding commits up to \(k)"))
                     }
                 }
                 v.violations += try workload.bank.verify(in: tx, afterCommit: k)
@@ -85,15 +97,16 @@ public enum RecoveryCheck {
                     let extra = found.keys.filter { expected[$0] == nil }.sorted()
                     let differ = expected.keys.filter { found[$0] != nil && found[$0] != expected[$0] }.sorted()
                     v.violations.append(
-                        "atomicity: state is not the state after commit \(k): "
-                            + "\(missing.count) keys missing \(missing.prefix(5)), "
-                            + "\(extra.count) unexpected \(extra.prefix(5)), "
-                            + "\(differ.count) with other values \(differ.prefix(5))"
-                    )
+                        Violation(
+                            .atomicity,
+                            "state is not the state after commit \(k): "
+                                + "\(missing.count) keys missing \(missing.prefix(5)), "
+                                + "\(extra.count) unexpected \(extra.prefix(5)), "
+                                + "\(differ.count) with other values \(differ.prefix(5))"))
                 }
             }
         } catch {
-            v.violations.append("reading the recovered file failed: \(error)")
+            v.violations.append(Violation(kind: .harness, text: "reading the recovered file failed: \(error)"))
         }
         return v
     }

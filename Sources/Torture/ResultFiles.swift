@@ -50,7 +50,8 @@ public enum ResultFiles {
                 if !m.passed {
                     let related = s.failures.filter { $0.description.contains(m.name) || s.modes.isEmpty }
                     let text = (related.isEmpty ? s.failures : related).prefix(5).map {
-                        "\($0.description): \($0.violations.joined(separator: "; "))\nreproduce: \($0.reproduce)"
+                        "\($0.description): \($0.violations.map(\.text).joined(separator: "; "))\n"
+                            + "reproduce: \($0.reproduce)"
                     }.joined(separator: "\n\n")
                     out +=
                         "      <failure message=\"\(m.violations) violation(s) in \(m.cycles) cycles\">"
@@ -96,7 +97,7 @@ public enum ResultFiles {
             md += "\n## Failures\n\n"
             for (name, f) in failures.prefix(20) {
                 md += "- **\(name)** cycle \(f.cycle) (seed \(f.seed)): \(f.description)\n"
-                for v in f.violations.prefix(5) { md += "  - \(v)\n" }
+                for v in f.violations.prefix(5) { md += "  - \(v.text)\n" }
                 md += "  - reproduce: `\(f.reproduce)`\n"
             }
         }

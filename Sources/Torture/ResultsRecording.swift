@@ -19,8 +19,8 @@ extension TargetInfo {
 }
 
 extension ScenarioResult {
-    mutating func classify(_ violation: String) {
-        switch ViolationKind.of(violation).verdictClass {
+    mutating func classify(_ violation: Violation) {
+        switch violation.kind.verdictClass {
         case .durability: durabilityViolations += 1
         case .atomicityIntegrity: atomicityIntegrityViolations += 1
         case .isolation: isolationViolations += 1

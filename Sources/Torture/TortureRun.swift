@@ -61,14 +61,14 @@ public struct TortureOptions: Sendable {
 
 /// What one cycle found. A cycle may hold several crash events, each under its own mode.
 public struct CycleOutcome: Sendable {
-    public var events: [(mode: String, violations: [String], description: String)] = []
+    public var events: [(mode: String, violations: [Violation], description: String)] = []
     public var faults = 0
     public var crashPoints: Set<String> = []
     public var growth: GrowthCurve?
     public var notes: [String] = []
     public var crashStates: [CrashStateCoverage] = []
     public init() {}
-    public var violations: [String] { events.flatMap { e in e.violations.map { "\(e.description): \($0)" } } }
+    public var violations: [Violation] { events.flatMap { e in e.violations.map { $0.prefixed(e.description) } } }
 }
 
 /// A torture scenario: a number of independent cycles, each reproducible from its seed.
@@ -229,7 +229,8 @@ public final class TortureRun {
                         outcome = CycleOutcome()
                         outcome.events.append(
                             (
-                                mode: "harness", violations: ["the cycle could not run: \(error)"],
+                                mode: "harness",
+                                violations: [Violation(kind: .harness, text: "the cycle could not run: \(error)")],
                                 description: "cycle \(i)"
                             ))
                         firstError.record(error)
@@ -258,7 +259,7 @@ public final class TortureRun {
                     lock.unlock()
                     if let f = failure {
                         progress.say(
-                            "FAIL \(s.name) cycle \(i): \(f.violations.first ?? "")\n  reproduce: \(f.reproduce)")
+                            "FAIL \(s.name) cycle \(i): \(f.violations.first?.text ?? "")\n  reproduce: \(f.reproduce)")
                     }
                     let remaining = deadline.map { $0.timeIntervalSinceNow }
                     progress.update(
@@ -332,7 +333,7 @@ public struct ReproductionRecord: Codable, Sendable {
     public var cycleSeed: UInt64
     public var profile: String
     public var broken: String?
-    public var violations: [String]
+    public var violations: [Violation]
     /// The target, canonical (`sqlite:journal=wal,synchronous=full`); absent in older records: fief.
     public var target: String?
     /// The FaultFS persistence model; absent: posix.

@@ -7,7 +7,7 @@ public struct DetectionRow: Codable, Sendable {
     /// The 1-based number of the first cycle that found a violation.
     public var cyclesToDetection: Int?
     public var cyclesRun: Int
-    public var firstViolation: String?
+    public var firstViolation: Violation?
     /// The first failing cycle shrunk (`fief torture shrink`), for scenarios it takes.
     public var shrunk: Shrunk? = nil
     /// Why the first failing cycle was not shrunk, when shrink was tried and gave up.
@@ -15,7 +15,7 @@ public struct DetectionRow: Codable, Sendable {
 
     public init(
         variant: String, scenario: String, caught: Bool, cyclesToDetection: Int?, cyclesRun: Int,
-        firstViolation: String?, shrunk: Shrunk? = nil, notShrunk: String? = nil
+        firstViolation: Violation?, shrunk: Shrunk? = nil, notShrunk: String? = nil
     ) {
         self.variant = variant
         self.scenario = scenario

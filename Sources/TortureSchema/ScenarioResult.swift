@@ -125,12 +125,12 @@ public struct CycleFailure: Codable, Sendable {
     public var cycle: Int
     public var seed: UInt64
     public var description: String
-    public var violations: [String]
+    public var violations: [Violation]
     public var artifacts: String?
     public var reproduce: String
 
     public init(
-        cycle: Int, seed: UInt64, description: String, violations: [String], artifacts: String?, reproduce: String
+        cycle: Int, seed: UInt64, description: String, violations: [Violation], artifacts: String?, reproduce: String
     ) {
         self.cycle = cycle
         self.seed = seed

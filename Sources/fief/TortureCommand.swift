@@ -181,7 +181,7 @@ struct TortureReproduce: ParsableCommand {
             "fief torture reproduce: target \(target), scenario \(record.scenario), "
                 + "seed \(record.runSeed), cycle \(record.cycle)"
         )
-        print("originally: \(record.violations.prefix(3).joined(separator: "; "))")
+        print("originally: \(record.violations.prefix(3).map(\.text).joined(separator: "; "))")
         var o = TortureOptions(seed: record.runSeed)
         o.target = target
         o.profile = TortureProfile(rawValue: record.profile) ?? .quick
@@ -309,7 +309,7 @@ struct TortureReplayCommand: ParsableCommand {
             throw ExitCode(2)
         }
         if out == nil { try? FileManager.default.removeItem(atPath: dir) }
-        for v in result.violations.prefix(5) { print("  \(v)") }
+        for v in result.violations.prefix(5) { print("  \(v.text)") }
         if result.passed {
             let failedWith = replay.expected.map { " (it failed with \($0.kind.rawValue))" } ?? ""
             print("fief torture replay: passes: fixed\(failedWith)")

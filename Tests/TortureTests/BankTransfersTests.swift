@@ -1,6 +1,7 @@
 import XCTest
 import Engine
 @testable import Torture
+import TortureSchema
 
 /// The bank checker passes a sound history and fires on each kind of damage.
 final class BankTransfersTests: XCTestCase {
@@ -12,7 +13,7 @@ final class BankTransfersTests: XCTestCase {
         return (dir, db, w)
     }
 
-    func violations(_ db: Database, _ w: CommitWorkload, _ k: UInt64) throws -> [String] {
+    func violations(_ db: Database, _ w: CommitWorkload, _ k: UInt64) throws -> [Violation] {
         try db.read { try BankTransfers(seed: w.seed).verify(in: $0, afterCommit: k) }
     }
 
@@ -27,7 +28,9 @@ final class BankTransfersTests: XCTestCase {
             try tx.openTable(BankTransfers.accountsTable, key: Int64.self, value: Int64.self).put(3, 99_999)
         }
         let v = try violations(db, w, 10)
-        XCTAssertTrue(v.contains { $0.contains("add up to") }, "\(v)")
+        XCTAssertTrue(
+            v.contains { $0.kind == .atomicity && $0.text.hasPrefix("bank: ") && $0.text.contains("add up to") }, "\(v)"
+        )
     }
 
     func testATransferWithoutItsHistoryIsCaught() throws {
@@ -38,7 +41,7 @@ final class BankTransfersTests: XCTestCase {
             try a.put(1, try a.get(1)! + 5)
         }
         let v = try violations(db, w, 10)
-        XCTAssertTrue(v.contains { $0.contains("history entries") }, "\(v)")
+        XCTAssertTrue(v.contains { $0.kind == .atomicity && $0.text.contains("history entries") }, "\(v)")
     }
 
     func testAStateFromAnotherCommitIsCaught() throws {

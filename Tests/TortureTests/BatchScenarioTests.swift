@@ -10,7 +10,7 @@ final class BatchScenarioTests: XCTestCase {
 
     func testCorrectEngineKeepsEveryAcknowledgedBatchCall() throws {
         let r = try runScenario("batch", seed: BatchScenarioTests.seed, cycles: 3)
-        XCTAssertTrue(r.passed, "\(r.failures.flatMap(\.violations).prefix(3))")
+        XCTAssertTrue(r.passed, "\(r.failures.flatMap(\.violations).map(\.text).prefix(3))")
         XCTAssertEqual(r.cycles, 3)
     }
 
@@ -20,7 +20,7 @@ final class BatchScenarioTests: XCTestCase {
         let all = r.failures.flatMap(\.violations)
         XCTAssertFalse(r.passed, "batch-early-ack went unnoticed")
         XCTAssertTrue(
-            all.contains { $0.contains("durability:") }, "caught, but not as lost acknowledged calls: \(all.prefix(3))")
-        print("batch-early-ack caught: \(all.first ?? "")")
+            all.contains { $0.kind == .durability }, "caught, but not as lost acknowledged calls: \(all.prefix(3))")
+        print("batch-early-ack caught: \(all.first?.text ?? "")")
     }
 }

@@ -24,7 +24,7 @@ final class BrokenEngineTests: XCTestCase {
         for nth in [3, 5] {
             for point in CrashPoint.commitPoints {
                 let o = try cycle.crash(at: point, nth: nth)
-                found += o.violations.map { "\(o.description): \($0)" }
+                found += o.violations.map { "\(o.description): \($0.text)" }
             }
         }
         return found

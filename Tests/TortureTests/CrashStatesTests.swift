@@ -29,7 +29,7 @@ final class CrashStatesTests: XCTestCase {
             ok.crashStates.map(\.crashPoint), ["after-top-written", "after-select-flip", "unsynced-flip-then-next"])
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 3, broken: .noBaseSync)
-        let all = r.failures.flatMap(\.violations)
+        let all = r.failures.flatMap(\.violations).map(\.text)
         XCTAssertTrue(
             all.contains { $0.contains("unsynced-flip-then-next") }, "no-base-sync went unnoticed: \(all.prefix(2))")
         print("no-base-sync caught: \(all.first ?? "")")
@@ -38,7 +38,7 @@ final class CrashStatesTests: XCTestCase {
     func testAMissingDataSyncIsFoundAmongTheStates() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 4, broken: .noDataSync)
-        let all = r.failures.flatMap(\.violations)
+        let all = r.failures.flatMap(\.violations).map(\.text)
         XCTAssertTrue(
             all.contains { $0.contains("after-select-flip") && $0.contains("crash states") },
             "no-data-sync went unnoticed: \(all.prefix(2))")

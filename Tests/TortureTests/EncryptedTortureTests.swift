@@ -9,12 +9,12 @@ final class EncryptedTortureTests: XCTestCase {
     func testEncryptedRunsAreCleanAndTheirFilesAreEncrypted() throws {
         for name in ["crash-points", "power-cut", "objects", "file-ops"] {
             let r = try runScenario(name, seed: 7, cycles: name == "objects" ? 4 : 3, encrypt: true)
-            XCTAssertTrue(r.passed, "\(name): \(r.failures.flatMap(\.violations).prefix(3))")
+            XCTAssertTrue(r.passed, "\(name): \(r.failures.flatMap(\.violations).map(\.text).prefix(3))")
         }
         // The key is gone with the run: a later plain run opens its files without one.
         XCTAssertFalse(TortureEncryption.isActive)
         let k = try runScenario("keystream", seed: 7, cycles: 2, needsFUSE: false)
-        XCTAssertTrue(k.passed, "\(k.failures.flatMap(\.violations).prefix(3))")
+        XCTAssertTrue(k.passed, "\(k.failures.flatMap(\.violations).map(\.text).prefix(3))")
     }
 
     func testAnEncryptedRunOpensOnlyEncryptedFiles() throws {
@@ -35,17 +35,17 @@ final class EncryptedTortureTests: XCTestCase {
         let inPlace = try runScenario("power-cut", seed: 7, cycles: 6, broken: .encryptInPlace, encrypt: true)
         XCTAssertFalse(inPlace.passed, "encrypt-in-place went unnoticed by power-cut --encrypt")
         XCTAssertTrue(
-            inPlace.failures.flatMap(\.violations).contains { $0.contains("failed authentication") },
-            "\(inPlace.failures.flatMap(\.violations).prefix(3))")
+            inPlace.failures.flatMap(\.violations).map(\.text).contains { $0.contains("failed authentication") },
+            "\(inPlace.failures.flatMap(\.violations).map(\.text).prefix(3))")
 
         let salt = try runScenario("keystream", seed: 7, cycles: 1, broken: .fixedSalt, needsFUSE: false)
         XCTAssertFalse(salt.passed, "fixed-salt went unnoticed by keystream")
-        XCTAssertTrue(salt.failures.flatMap(\.violations).contains { $0.contains("share one keystream") })
+        XCTAssertTrue(salt.failures.flatMap(\.violations).map(\.text).contains { $0.contains("share one keystream") })
 
         let mac = try runScenario("faults", seed: 5, cycles: 8, broken: .skipMAC, encrypt: true)
         XCTAssertFalse(mac.passed, "skip-mac went unnoticed by faults --encrypt")
         XCTAssertTrue(
-            mac.failures.flatMap(\.violations).contains { $0.contains("bit flips") },
-            "\(mac.failures.flatMap(\.violations).prefix(3))")
+            mac.failures.flatMap(\.violations).map(\.text).contains { $0.contains("bit flips") },
+            "\(mac.failures.flatMap(\.violations).map(\.text).prefix(3))")
     }
 }

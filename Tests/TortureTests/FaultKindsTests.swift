@@ -31,7 +31,7 @@ final class FaultKindsTests: XCTestCase {
         ]
         for (variant, words) in expected {
             let r = try run(seed: 5, cycles: 10, broken: variant)
-            let all = r.failures.flatMap(\.violations)
+            let all = r.failures.flatMap(\.violations).map(\.text)
             XCTAssertTrue(
                 all.contains { $0.contains(words) }, "\(variant.rawValue): expected '\(words)', found \(all.prefix(3))")
             print("\(variant.rawValue) caught: \(all.first ?? "")")

@@ -32,7 +32,7 @@ final class FaultScenarioTests: XCTestCase {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run("power-cut", cycles: 10, seed: 31, broken: .noDataSync)
         XCTAssertFalse(r.passed, "no-data-sync survived 10 power-cut cycles unnoticed")
-        print("no-data-sync caught: \(r.failures.first?.violations.first ?? "")")
+        print("no-data-sync caught: \(r.failures.first?.violations.first?.text ?? "")")
     }
 
     func testIOErrorsAreReportedAndLoseNothing() throws {

@@ -31,7 +31,7 @@ final class FileOperationsTests: XCTestCase {
         ]
         for (variant, words) in expected {
             let r = try run(seed: 3, cycles: 36, broken: variant)
-            let all = r.failures.flatMap(\.violations)
+            let all = r.failures.flatMap(\.violations).map(\.text)
             XCTAssertTrue(
                 all.contains { $0.contains(words) && $0.contains("power cut") },
                 "\(variant.rawValue): expected a power-cut violation with '\(words)', found \(all.prefix(3))")

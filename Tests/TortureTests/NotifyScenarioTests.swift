@@ -26,7 +26,7 @@ final class NotifyScenarioTests: XCTestCase {
         ]
         for (variant, message) in expected {
             let r = try run(seed: 5, cycles: 1, broken: variant)
-            let all = r.failures.flatMap(\.violations)
+            let all = r.failures.flatMap(\.violations).map(\.text)
             XCTAssertTrue(all.contains { $0.contains(message) }, "\(variant) went unnoticed: \(all.prefix(3))")
         }
     }
@@ -40,7 +40,7 @@ final class NotifyScenarioTests: XCTestCase {
         // Which check fires depends on how commits coalesce: a change set that lost its only
         // insertion is empty and never delivered, so the next one starts from keys the observer
         // never saw (indices out of range) or the end finds the results unreported.
-        let all = r.failures.flatMap(\.violations)
+        let all = r.failures.flatMap(\.violations).map(\.text)
         let lostInsertion = [
             "the change set does not turn the previous", "indices out of order or out of range",
             "which was never reported"
@@ -50,7 +50,7 @@ final class NotifyScenarioTests: XCTestCase {
             "change-set-drops-insertion went unnoticed: \(all.prefix(3))")
         let m = try runScenario(
             "notify", seed: 3, cycles: 2, brokenObjects: .changeSetDropsModifications, needsFUSE: false)
-        let mall = m.failures.flatMap(\.violations)
+        let mall = m.failures.flatMap(\.violations).map(\.text)
         let lostModification = ["are not among the modifications", "which was never reported"]
         XCTAssertTrue(
             mall.contains { v in lostModification.contains { v.contains($0) } },
@@ -70,10 +70,11 @@ final class NotifyScenarioTests: XCTestCase {
         XCTAssertEqual(NotifyScenario.verify(log: ok, final: 6, observer: 0), [])
         XCTAssertTrue(
             NotifyScenario.verify(log: "start 3\nrange 3 5\nrange 5 5\nreached 6 1\nwakes 2 0\n", final: 6, observer: 0)
-                .first!.contains("empty or backward"))
+                .first!.text.contains("empty or backward"))
         XCTAssertTrue(
             NotifyScenario.verify(log: "start 3\nrange 3 5\nmissed 6\nwakes 1 0\n", final: 6, observer: 0).first!
-                .contains("did not reach"))
-        XCTAssertTrue(NotifyScenario.verify(log: "range 3 5\n", final: 5, observer: 0).first!.contains("never started"))
+                .text.contains("did not reach"))
+        XCTAssertTrue(
+            NotifyScenario.verify(log: "range 3 5\n", final: 5, observer: 0).first!.text.contains("never started"))
     }
 }

@@ -44,7 +44,7 @@ final class ObjectsScenarioTests: XCTestCase {
         for (variant, words) in expected {
             let r = try run(seed: 42, broken: variant)
             XCTAssertFalse(r.passed, "\(variant.rawValue) went unnoticed")
-            let all = r.failures.flatMap(\.violations)
+            let all = r.failures.flatMap(\.violations).map(\.text)
             XCTAssertTrue(
                 all.contains { $0.contains(words) },
                 "\(variant.rawValue): expected a violation with '\(words)', found \(all.prefix(3))")

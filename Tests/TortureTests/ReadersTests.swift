@@ -18,7 +18,7 @@ final class ReadersTests: XCTestCase {
     func testPinsOfDeadReadersThatAreNeverReclaimedAreCaught() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 2, broken: .noReclaim)
-        let all = r.failures.flatMap(\.violations)
+        let all = r.failures.flatMap(\.violations).map(\.text)
         XCTAssertTrue(
             all.contains { $0.contains("their pins still hold pages") }, "no-reclaim went unnoticed: \(all.prefix(3))")
         print("no-reclaim caught: \(all.first ?? "")")
@@ -27,7 +27,7 @@ final class ReadersTests: XCTestCase {
     func testAScanThatStopsShortOfNewSlotsIsCaught() throws {
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 2, broken: .noHighWater)
-        let all = r.failures.flatMap(\.violations)
+        let all = r.failures.flatMap(\.violations).map(\.text)
         XCTAssertFalse(all.isEmpty, "no-high-water went unnoticed")
         print("no-high-water caught: \(all.first ?? "")")
     }

@@ -41,12 +41,20 @@ final class ResultsSchemaTests: XCTestCase {
         let detection = [
             Detection.Row(
                 variant: "no-data-sync", scenario: "crash-states", caught: true, cyclesToDetection: 2, cyclesRun: 2,
-                firstViolation: "lost | commit 3"),
+                firstViolation: Violation(.durability, "lost | commit 3")),
             Detection.Row(
                 variant: "no-reclaim", scenario: "readers", caught: false, cyclesToDetection: nil, cyclesRun: 4,
                 firstViolation: nil)
         ]
         try Detection(seed: 1, cycles: 4, out: dir.path).write(detection)
+        let lost = Violation(.durability, "commit 3 was acknowledged but the file holds only commit 2")
+        let torn = Violation(kind: .atomicity, text: "bank: the balances add up to 990, not 1000")
+        r.scenarios[0].failures = [
+            CycleFailure(
+                cycle: 4, seed: 99, description: "crash at after-data-sync:1 from commit 2",
+                violations: [lost.prefixed("crash at after-data-sync:1 from commit 2"), torn],
+                artifacts: nil, reproduce: "fief torture run --scenario objects --seed 42 --only-cycle 4")
+        ]
         try ResultFiles.write(r, to: dir.path)
 
         let read = try ResultIO.load(TortureResults.self, from: dir.file("results.json"))
@@ -71,7 +79,18 @@ final class ResultsSchemaTests: XCTestCase {
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.statesExplored), [64, 256])
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.exhaustive), [true, false])
         XCTAssertEqual(read.scenarios[2].crashStates.map(\.crashPoint), ["after-select-flip-write", "before-data-sync"])
+        // Violations reach Reports typed: kind and text as the checker made them.
+        let failure = try XCTUnwrap(read.scenarios[0].failures.first)
+        XCTAssertEqual(failure.violations.map(\.kind), [.durability, .atomicity])
+        XCTAssertEqual(
+            failure.violations.map(\.text),
+            [
+                "crash at after-data-sync:1 from commit 2: durability: commit 3 was acknowledged but the file holds "
+                    + "only commit 2",
+                "bank: the balances add up to 990, not 1000"
+            ])
         let rows = try ResultIO.load([DetectionRow].self, from: dir.file("detection.json"))
+        XCTAssertEqual(rows[0].firstViolation, Violation(.durability, "lost | commit 3"))
         XCTAssertEqual(rows.map(\.variant), ["no-data-sync", "no-reclaim"])
         XCTAssertEqual(rows.map(\.cyclesToDetection), [2, nil])
         XCTAssertEqual(rows.map(\.caught), [true, false])
@@ -82,6 +101,11 @@ final class ResultsSchemaTests: XCTestCase {
         XCTAssertTrue(summary.contains("| 6 | 1 | 64 | 64 | yes |"), summary)
         XCTAssertTrue(summary.contains("| 60 | 1 | 256 | 1 × 2^60 | sampled |"), summary)
         XCTAssertTrue(summary.contains("| `no-reclaim` | readers | **NO** | - |"), summary)
+        XCTAssertTrue(summary.contains("durability: lost \\| commit 3 |"), summary)
+        XCTAssertTrue(
+            summary.contains("  - crash at after-data-sync:1 from commit 2: durability: commit 3 was acknowledged"),
+            summary)
+        XCTAssertTrue(summary.contains("  - bank: the balances add up to 990, not 1000\n"), summary)
         let html = HTMLReport.page(bench: nil, torture: read, detection: rows)
         XCTAssertTrue(html.contains("Detection: 1 of 2 broken variants caught"), html)
         XCTAssertTrue(html.contains("Crash states explored (crash-states)"))

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Torture
+import TortureSchema
 
 /// `--target` strings: each canonical form parses back to the same target, and every bad
 /// string is one typed line naming what is wrong.
@@ -48,16 +49,24 @@ final class TargetSpecTests: XCTestCase {
         XCTAssertEqual(try Scenarios.named(["all"], for: .default).count, Scenarios.all.count)
     }
 
-    func testViolationsAreClassifiedAsDurabilityOrAtomicityIntegrity() {
-        XCTAssertEqual(ViolationKind.of("drop-all power cut …: durability: commit 3 was acknowledged"), .durability)
+    /// Results written before violations were typed hold bare texts: each reads back with the
+    /// kind its checker started it with.
+    func testOlderViolationTextsReadBackWithTheirKind() throws {
+        func kind(_ text: String) throws -> ViolationKind {
+            try JSONDecoder().decode(Violation.self, from: JSONEncoder().encode(text)).kind
+        }
+        XCTAssertEqual(try kind("drop-all power cut …: durability: commit 3 was acknowledged"), .durability)
         XCTAssertEqual(
-            ViolationKind.of("after eio-write, through the mount: atomicity: the data is not the data after commit 4"),
+            try kind("after eio-write, through the mount: atomicity: the data is not the data after commit 4"),
             .atomicity)
-        XCTAssertEqual(
-            ViolationKind.of("integrity: the target's integrity check: row 3 missing from index"), .integrity)
-        XCTAssertEqual(ViolationKind.of("database does not open after the crash: corrupt"), .integrity)
-        XCTAssertEqual(ViolationKind.of("G1c: cycle p0t0#1 -> p1t0#2"), .isolation)
-        XCTAssertEqual(ViolationKind.of("the cycle could not run: mount failed"), .harness)
+        XCTAssertEqual(try kind("integrity: the target's integrity check: row 3 missing from index"), .integrity)
+        XCTAssertEqual(try kind("database does not open after the crash: corrupt"), .integrity)
+        XCTAssertEqual(try kind("G1c: cycle p0t0#1 -> p1t0#2"), .isolation)
+        XCTAssertEqual(try kind("the cycle could not run: mount failed"), .harness)
+        XCTAssertEqual(try kind("the select bit of commit 4 was synced, yet the file recovered commit 3"), .durability)
+    }
+
+    func testViolationsAreClassifiedAsDurabilityOrAtomicityIntegrity() {
         XCTAssertEqual(ViolationKind.durability.verdictClass, .durability)
         XCTAssertEqual(ViolationKind.integrity.verdictClass, .atomicityIntegrity)
     }

@@ -110,7 +110,7 @@ final class TargetVerdictTests: XCTestCase {
         let dir = TempDir()
         let r = try run("sqlite:synchronous=off", [("power-cut", 1)], in: dir)["power-cut"]!
         XCTAssertGreaterThan(r.durabilityViolations, 0, "synchronous=off survived a drop-all power cut: \(r.verdict)")
-        print("sqlite synchronous=off caught: \(r.failures.first?.violations.first ?? "")")
+        print("sqlite synchronous=off caught: \(r.failures.first?.violations.first?.text ?? "")")
         // The evidence names the target, so `fief torture reproduce` reruns the same one.
         let failure = try XCTUnwrap(r.failures.first)
         XCTAssertTrue(failure.reproduce.contains("--target sqlite:journal=wal,synchronous=off"), failure.reproduce)
@@ -126,7 +126,7 @@ final class TargetVerdictTests: XCTestCase {
     func testLMDBNoSyncLosesAcknowledgedCommits() throws {
         let r = try run("lmdb:nosync", [("power-cut", 1)])["power-cut"]!
         XCTAssertGreaterThan(r.durabilityViolations, 0, "MDB_NOSYNC survived a drop-all power cut: \(r.verdict)")
-        print("lmdb nosync caught: \(r.failures.first?.violations.first ?? "")")
+        print("lmdb nosync caught: \(r.failures.first?.violations.first?.text ?? "")")
     }
 
     /// SQLite documents WAL with synchronous=NORMAL as durable only up to the last checkpoint
@@ -137,7 +137,7 @@ final class TargetVerdictTests: XCTestCase {
             let r = try run(t, [("power-cut", 5)])["power-cut"]!
             XCTAssertGreaterThan(r.durabilityViolations, 0, "\(t) lost nothing in 5 power-cut cycles: \(r.verdict)")
             let notDurability = r.failures.flatMap(\.violations).filter {
-                ViolationKind.of($0).verdictClass != .durability
+                $0.kind.verdictClass != .durability
             }
             XCTAssertEqual(r.atomicityIntegrityViolations, 0, "\(t): \(notDurability.prefix(3))")
             print("\(t): \(r.verdict), \(r.durabilityViolations) durability violations")
@@ -150,7 +150,7 @@ final class TargetVerdictTests: XCTestCase {
         let r = try run(TargetVerdictTests.unsafeAdapter + " --claim-transactions", [("isolation", 1)])["isolation"]!
         XCTAssertGreaterThan(r.isolationViolations, 0, "\(r.verdict): \(r.failures.first?.violations.prefix(2) ?? [])")
         XCTAssertEqual(r.verdict, "isolation anomalies")
-        print("claimed transactions caught: \(r.failures.first?.violations.first ?? "")")
+        print("claimed transactions caught: \(r.failures.first?.violations.first?.text ?? "")")
     }
 
     /// Found by the `ci` profile: SQLite in WAL mode with synchronous=NORMAL meets a failing
@@ -179,7 +179,7 @@ final class TargetVerdictTests: XCTestCase {
             power.durabilityViolations + power.atomicityIntegrityViolations, 0, "the unsafe adapter survived power cuts"
         )
         for (name, r) in results {
-            print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first ?? "")")
+            print("unsafe adapter, \(name): \(r.verdict): \(r.failures.first?.violations.first?.text ?? "")")
         }
     }
 }

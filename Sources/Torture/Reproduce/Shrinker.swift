@@ -64,10 +64,10 @@ public struct Shrinker {
         // A violation of the store is kept over a harness one (a writer that did not die where
         // armed): that is what a bug report is about.
         let candidates = first.violations.filter {
-            original.expected == nil || ViolationKind.of($0) == original.expected!.kind
+            original.expected == nil || $0.kind == original.expected!.kind
         }
         guard first.reproduces,
-            let violation = candidates.first(where: { ViolationKind.of($0) != .harness }) ?? candidates.first
+            let violation = candidates.first(where: { $0.kind != .harness }) ?? candidates.first
         else {
             throw TortureError.invalid(
                 "the case did not fail in \(tries) runs "
@@ -75,11 +75,11 @@ public struct Shrinker {
             )
         }
         var start = original
-        start.expected = original.expected ?? .init(kind: ViolationKind.of(violation), violation: violation)
+        start.expected = original.expected ?? .init(kind: violation.kind, violation: violation.text)
         // A crash-states case keeps the state that failed: candidates try it first.
         if let state = first.state { start.state = state }
         let before = start.size(first)
-        say("shrink: the case fails (\(start.expected!.kind.rawValue): \(violation.prefix(160))); \(before)")
+        say("shrink: the case fails (\(start.expected!.kind.rawValue): \(violation.text.prefix(160))); \(before)")
         let search = Search(start, result: first, deadline: t0.addingTimeInterval(budgetSeconds))
         let kind = start.expected!.kind
 
@@ -100,7 +100,7 @@ public struct Shrinker {
             guard let r, r.reproduces else { return false }
             if let state = r.state { c.state = state }
             c.expected = TortureReplay.Expected(
-                kind: kind, violation: r.violations.first { ViolationKind.of($0) == kind } ?? violation)
+                kind: kind, violation: (r.violations.first { $0.kind == kind } ?? violation).text)
             search.best = c
             search.bestResult = r
             say("shrink: \(what): \(search.size)")

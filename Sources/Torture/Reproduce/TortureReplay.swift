@@ -321,7 +321,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
         let attempted = (try? OracleLog.read(dir + "/oracle.log").lastIntent) ?? 0
         var result = ReplayResult(violations: [], commitsAttempted: attempted, expected: expected)
         guard case .success(let image) = made else {
-            if case .failure(let f) = made { result.violations = ["harness: \(f.description)"] }
+            if case .failure(let f) = made { result.violations = [Violation(.harness, f.description)] }
             return result
         }
         result.unsyncedSectors = image.unsynced
@@ -334,8 +334,9 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             let lost = image.unsynced.filter { !newSectors.contains($0) }
             let named = lost.count <= 8 ? " \(lost)" : ""
             result.violations = found.map {
-                "\(mode), \(lost.count) of \(image.unsynced.count) unsynced sectors lost\(named)"
-                    + "\(image.sizeChoice && !newSize ? " and the size" : ""): \($0)"
+                $0.prefixed(
+                    "\(mode), \(lost.count) of \(image.unsynced.count) unsynced sectors lost\(named)"
+                        + "\(image.sizeChoice && !newSize ? " and the size" : "")")
             }
             result.state = CrashState(newSectors: newSectors.sorted(), newSize: newSize)
             return true
@@ -398,7 +399,7 @@ public struct TortureReplay: Codable, Sendable, Equatable {
 
 /// What one run of a replay found.
 public struct ReplayResult: Sendable {
-    public var violations: [String]
+    public var violations: [Violation]
     public var commitsAttempted: UInt64
     public var expected: TortureReplay.Expected?
     /// crash-states: the unsynced sectors after the deaths, and the state that failed.
@@ -409,6 +410,6 @@ public struct ReplayResult: Sendable {
     /// Fails with the kind of violation the case is kept for (any violation when none is named).
     public var reproduces: Bool {
         guard let expected else { return !passed }
-        return violations.contains { ViolationKind.of($0) == expected.kind }
+        return violations.contains { $0.kind == expected.kind }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// `crash-points` for targets without named crash points: each cycle starts writers on one
 /// store and SIGKILLs them (with an `exec` adapter, the adapter too) at seeded random times,
@@ -33,7 +34,7 @@ public struct TargetCrashScenario: Scenario {
                 violations.append(
                     Violation(
                         .harness, "the writer failed on its own before the kill (\(ending)): \(p.lastLine("\(e)"))"
-                    ).description)
+                    ))
             }
             outcome.events.append(
                 (

@@ -1,5 +1,6 @@
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// `io-errors` for any target on the FaultFS mount: EIO on a write, an fsync that fails (and,
 /// as Linux does, forgets the unsynced data), or ENOSPC past a quota, while a writer commits.
@@ -20,7 +21,8 @@ public struct TargetIOErrorScenario: Scenario {
         var outcome = CycleOutcome()
         let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
         if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append((fault, ["io-errors cannot run on this machine: \(why)"], "io-errors cycle \(index)"))
+            outcome.events.append(
+                (fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -32,8 +34,8 @@ public struct TargetIOErrorScenario: Scenario {
         try fs.mount()
         defer { fs.unmount() }
         try p.setUp()
-        var violations: [String] = []
-        func flag(_ kind: ViolationKind, _ text: String) { violations.append(Violation(kind, text).description) }
+        var violations: [Violation] = []
+        func flag(_ kind: ViolationKind, _ text: String) { violations.append(Violation(kind, text)) }
         let warm = UInt64.random(in: 5...20, using: &rng)
         let warmEnding = try p.writer(maxCommit: warm, tag: "warm").wait()
         if warmEnding != .exited(0) {
@@ -73,7 +75,7 @@ public struct TargetIOErrorScenario: Scenario {
         }
         try fs.ctl(["clear"])
         var verdict = try p.verify(tag: "through-mount")
-        violations += verdict.violations.map { "after \(fault), through the mount: \($0)" }
+        violations += verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
         let resumed = try p.writer(maxCommit: verdict.recoveredCommit + 10, tag: "resume").wait(timeoutSeconds: 120)
         if resumed != .exited(0) {
             flag(
@@ -85,7 +87,7 @@ public struct TargetIOErrorScenario: Scenario {
         try fs.ctl(["power-cut", "--mode", "drop-all"])
         fs.unmount()
         verdict = try p.verify(directory: backing, tag: "after-cut")
-        violations += verdict.violations.map { "after \(fault) and a power cut: \($0)" }
+        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
         outcome.events.append(
             (
                 fault, violations,

@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// `isolation` for targets with transactions: four processes, one connection each, run
 /// list-append transactions on one store; the merged history must show no G0, G1a, G1b, G1c,
@@ -38,7 +39,7 @@ public struct TargetIsolationScenario: Scenario {
                         transactions: TargetIsolationScenario.transactions),
                     output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
-        var violations: [String] = []
+        var violations: [Violation] = []
         for (p, c) in children.enumerated() {
             let ending = c.wait(timeoutSeconds: 300)
             if ending != .exited(0) {
@@ -46,7 +47,7 @@ public struct TargetIsolationScenario: Scenario {
                 let last = String(out.split(separator: "\n").last ?? "")
                 let kind: ViolationKind = last.contains("lists differ") ? .isolation : .harness
                 violations.append(
-                    Violation(kind, "worker \(p) \(ending.map { "\($0)" } ?? "hung"): \(last)").description)
+                    Violation(kind, "worker \(p) \(ending.map { "\($0)" } ?? "hung"): \(last)"))
             }
         }
         var history: [HistoryTxn] = []
@@ -54,19 +55,21 @@ public struct TargetIsolationScenario: Scenario {
             history += (try? HistoryFile.read("\(dir)/history-\(p).jsonl")) ?? []
         }
         try? HistoryFile.elle(history).write(toFile: dir + "/history.edn", atomically: true, encoding: .utf8)
-        violations += HistoryChecker(history).check().prefix(20).map(\.description)
+        violations += HistoryChecker(history).check().prefix(20).map {
+            Violation(kind: .isolation, text: $0.description)
+        }
         let committed = history.filter(\.committed).count
         if committed < TargetIsolationScenario.processes * TargetIsolationScenario.transactions / 2 {
-            violations.append(Violation(.harness, "only \(committed) committed transactions recorded").description)
+            violations.append(Violation(.harness, "only \(committed) committed transactions recorded"))
         }
         do {
             let t = try spec.open(directory: store)
             defer { t.close() }
             violations += (try t.integrityCheck() ?? []).map {
-                Violation(.integrity, "the target's integrity check: \($0)").description
+                Violation(.integrity, "the target's integrity check: \($0)")
             }
         } catch {
-            violations.append(Violation(.integrity, "the store does not open after the run: \(error)").description)
+            violations.append(Violation(.integrity, "the store does not open after the run: \(error)"))
         }
         outcome.events.append(("list-append", violations, "isolation cycle \(index), \(history.count) transactions"))
         return outcome

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import SeededRandomness
+import TortureSchema
 
 /// `power-cut` for any target whose files live on the FaultFS mount. Each cycle cuts the power
 /// three times on one store, under one mode (drop-all, drop-random, prefix, torn-512,
@@ -26,7 +27,7 @@ public struct TargetPowerCutScenario: Scenario {
         var outcome = CycleOutcome()
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                ("no-fuse", ["power-cut cannot run on this machine: \(why)"], "power-cut cycle \(index)"))
+                ("no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -87,7 +88,7 @@ public struct TargetPowerCutScenario: Scenario {
                         + notes.map { "; \($0)" }.joined()
                 ))
             // A lost commit leaves a usable store to cut again; a damaged one does not.
-            if verdict.violations.contains(where: { ViolationKind.of($0).verdictClass != .durability }) { break }
+            if verdict.violations.contains(where: { $0.kind.verdictClass != .durability }) { break }
         }
         return outcome
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// What a crash left in a target's store, judged against the oracle: the store opens, its
 /// integrity check passes, it holds every acknowledged commit (durability), and its state is
@@ -8,7 +9,7 @@ public struct TargetVerdict: Codable, Sendable {
     public var recoveredCommit: UInt64 = 0
     public var lastAck: UInt64 = 0
     public var lastIntent: UInt64 = 0
-    public var violations: [String] = []
+    public var violations: [Violation] = []
     public var passed: Bool { violations.isEmpty }
     public init() {}
 }
@@ -18,7 +19,7 @@ public enum TargetRecoveryCheck {
     /// the caller with it: scenarios use `verifyInChild`.
     public static func verify(spec: TargetSpec, directory: String, oraclePath: String, seed: UInt64) -> TargetVerdict {
         var v = TargetVerdict()
-        func add(_ violation: Violation) { v.violations.append(violation.description) }
+        func add(_ violation: Violation) { v.violations.append(violation) }
         let oracle: OracleLog.Summary
         do {
             oracle = try OracleLog.read(oraclePath)
@@ -89,19 +90,19 @@ public enum TargetRecoveryCheck {
         switch ending {
         case .some(.exited(0)):
             if FileManager.default.contents(atPath: out) == nil {
-                v.violations.append(Violation(.harness, "the verifier wrote no verdict").description)
+                v.violations.append(Violation(.harness, "the verifier wrote no verdict"))
             }
         case .some(.signaled(let s)):
             v.violations.append(
                 Violation(.integrity, "the verifier crashed (signal \(s)) reading the store; see \(scratch).verify.out")
-                    .description)
+            )
         case .some(let e):
             let text = (try? String(contentsOfFile: scratch + ".verify.out", encoding: .utf8)) ?? ""
             v.violations.append(
-                Violation(.harness, "the verifier \(e): \(text.split(separator: "\n").last ?? "")").description)
+                Violation(.harness, "the verifier \(e): \(text.split(separator: "\n").last ?? "")"))
         case .none:
             v.violations.append(
-                Violation(.integrity, "the verifier hung for 180 s opening or reading the store").description)
+                Violation(.integrity, "the verifier hung for 180 s opening or reading the store"))
         }
         return v
     }

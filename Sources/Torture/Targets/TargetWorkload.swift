@@ -1,4 +1,5 @@
 import SeededRandomness
+import TortureSchema
 
 /// `CommitWorkload` and `BankTransfers` as text keys and values in one ordered key space, so
 /// any target runs the same commits Fief's engine runs and the state after commit k is known
