@@ -50,15 +50,7 @@ public struct BenchRunner {
 
     public func run() throws -> BenchResults {
         let p = parameters
-        let durability = p.durability
-        guard !p.systems.isEmpty else { throw BenchError.badArgument("no systems to run") }
-        let known = BenchRunner.workloadNames + BenchRunner.objectWorkloadNames + ["objects"]
-        if let only, let bad = only.first(where: { !known.contains($0) }) {
-            throw BenchError.badArgument("unknown workload '\(bad)' (known: \(known.joined(separator: ", ")))")
-        }
-        guard ["engine", "objects", "all"].contains(suite) else {
-            throw BenchError.badArgument("unknown suite '\(suite)' (use engine, objects or all)")
-        }
+        try checkParameters()
         let fm = FileManager.default
         let work = workDirectory + "/fief-bench-\(getpid())"
         try? fm.removeItem(atPath: work)
@@ -72,202 +64,51 @@ public struct BenchRunner {
                 + "systems \(p.systems.map(\.rawValue).joined(separator: " ")), "
                 + "\(p.records) records of \(p.valueSize) bytes"
         )
-
-        var table = ResultTable()
-        var notes: [String] = []
-        let value = BenchValue.make(size: p.valueSize, seed: p.seed)
-
-        // Bulk insert: a fresh store each run, in a child process when we can start one.
-        if wants("bulk-insert") {
-            for rep in 0..<p.repetitions {
-                for s in order(rep) {
-                    let dir = "\(work)/bulk-\(s.rawValue)-\(rep)"
-                    let req = BulkInsertChild.Request(
-                        system: s, directory: dir, records: p.records, valueSize: p.valueSize, durability: p.durability,
-                        seed: p.seed)
-                    let report =
-                        try childExecutable.flatMap { p.memoryInChild ? $0 : nil }.map {
-                            try BulkInsertChild.spawn(req, executable: $0)
-                        } ?? BulkInsertChild.run(req)
-                    try? fm.removeItem(atPath: dir)
-                    var m = Measurement(value: report.opsPerSecond, extra: ["fileBytes": Double(report.fileBytes)])
-                    let inChild = childExecutable != nil && p.memoryInChild
-                    if inChild {
-                        m.extra["peakMemory"] = Double(report.peakAboveBaseline);
-                        m.extra["peakRSS"] = Double(report.peakRSSBytes)
-                    }
-                    table.add("bulk-insert", s, m)
-                    progress(
-                        "bulk-insert  rep \(rep + 1)/\(p.repetitions) \(s.rawValue): \(Format.si(m.value)) records/s"
-                            + (inChild ? ", peak memory +\(Format.bytes(Double(report.peakAboveBaseline)))" : ""))
-                }
-            }
-            if childExecutable == nil || !p.memoryInChild {
-                notes.append("bulk inserts ran in-process: peak memory not measured")
-            }
+        let state = BenchRunState(
+            work: work, value: BenchValue.make(size: p.valueSize, seed: p.seed), records: p.records)
+        defer { state.closeStores() }
+        for phase in BenchRunner.engineSuite where phase.workloads.contains(where: wants) {
+            try phase.run(self, state)
         }
-
-        // The data set the read workloads share: one store per system, loaded once.
-        let needData = ["point-reads", "scan", "small-txns", "small-txns.concurrent", "readers-while-writing", "open"]
-            .contains(where: wants)
-        var stores: [SystemName: any BenchStore] = [:]
-        func dataDir(_ s: SystemName) -> String { "\(work)/data-\(s.rawValue)" }
-        func reopenAll(_ d: Durability) throws {
-            for s in p.systems {
-                stores[s]?.close()
-                stores[s] = try StoreFactory.open(s, directory: dataDir(s), durability: d)
-            }
+        if suite != "engine" {
+            try runObjects(state)
         }
-        defer { for s in stores.values { s.close() } }
-        if needData {
-            let keys = BenchRandom.permutation(p.records, seed: p.seed, .insertOrder)
-            for s in p.systems {
-                try fm.createDirectory(atPath: dataDir(s), withIntermediateDirectories: true)
-                let store = try StoreFactory.open(s, directory: dataDir(s), durability: .none)
-                let t = try BenchClock.seconds { try Workloads.load(store, keys: keys, value: value) }
-                store.close()
-                progress("loaded       \(s.rawValue): \(p.records) records in \(String(format: "%.2f", t)) s")
-            }
-            try reopenAll(durability)
-        }
-
-        if wants("point-reads") {
-            let keys = BenchRandom.keys(p.pointReads, below: p.records, seed: p.seed, .readKeys)
-            try repeatInterleaved("point-reads", &table) { s in
-                try Workloads.pointReads(stores[s]!, keys: keys, latencySamples: p.latencySamples)
-            }
-        }
-        if wants("scan") {
-            try repeatInterleaved("scan", &table) { s in
-                try Workloads.scan(stores[s]!, expected: p.records, passes: p.scanPasses)
-            }
-        }
-        // Fresh keys above the data set for every writing run, the same for every system.
-        var nextKey = Int64(p.records) + 1_000_000
-        if wants("small-txns") {
-            // On a FaultFS mount, the same durable commits rep by rep beside the native ones, so
-            // the machine's drift moves both sides of their ratio alike.
-            var onMount: [SystemName: any BenchStore] = [:]
-            defer {
-                for (sys, st) in onMount {
-                    st.close();
-                    try? fm.removeItem(atPath: "\(faultFSDirectory ?? "")/fief-bench-\(getpid())-\(sys.rawValue)")
-                }
-            }
-            if let mount = faultFSDirectory, p.smallTxnsFull > 0 {
-                for s in p.systems {
-                    let dir = "\(mount)/fief-bench-\(getpid())-\(s.rawValue)"
-                    try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                    onMount[s] = try StoreFactory.open(s, directory: dir, durability: .full)
-                }
-            }
-            for (d, count) in [(Durability.full, p.smallTxnsFull), (Durability.none, p.smallTxnsNone)] where count > 0 {
-                try reopenAll(d)
-                var base: [Int: Int64] = [:]
-                for rep in 0..<p.repetitions { base[rep] = nextKey; nextKey += Int64(count) }
-                var rep = 0
-                var workloads: [(String, (SystemName) throws -> Measurement)] = [
-                    (
-                        "small-txns.\(d.rawValue)",
-                        { s in
-                            let b = base[rep]!
-                            return try Workloads.smallTransactions(
-                                stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: value)
-                        }
-                    )
-                ]
-                if d == .full && !onMount.isEmpty {
-                    workloads.append(
-                        (
-                            "small-txns.faultfs",
-                            { s in
-                                nextKey += Int64(count)
-                                return try Workloads.smallTransactions(
-                                    onMount[s]!, keys: ((nextKey - Int64(count))..<nextKey).map { $0 }, value: value)
-                            }
-                        ))
-                }
-                try repeatInterleaved(workloads, &table, perRep: { rep = $0 })
-            }
-            try reopenAll(durability)
-        }
-        if wants("small-txns.concurrent") {
-            try reopenAll(.full)
-            for writers in p.writerThreadCounts ?? [1, 4, 16] {
-                try repeatInterleaved("small-txns.concurrent.\(writers)", &table) { s in
-                    nextKey += Int64(writers) << 32
-                    return try Workloads.concurrentSmallTransactions(
-                        stores[s]!, writers: writers, keyBase: nextKey, value: value,
-                        seconds: p.writerSeconds ?? p.concurrentSeconds)
-                }
-            }
-            try reopenAll(durability)
-        }
-        if wants("readers-while-writing") {
-            try repeatInterleaved("readers-while-writing", &table) { s in
-                nextKey += 10_000_000
-                let m = try Workloads.readersWhileWriting(
-                    stores[s]!, records: p.records, writeKeyBase: nextKey, value: value, seconds: p.concurrentSeconds,
-                    readers: p.readerThreads, seed: p.seed)
-                return m
-            }
-        }
-        if wants("open") {
-            for s in p.systems { stores[s]?.close() }
-            stores = [:]
-            try repeatInterleaved("open", &table) { s in
-                var m = Measurement(value: 0)
-                var times: [Double] = []
-                for i in 0..<p.opens {
-                    let t = try Workloads.open(
-                        s, directory: dataDir(s), durability: durability, key: Int64(i % p.records))
-                    times.append(t)
-                    m.latency.record(nanos: UInt64(t * 1e6))
-                }
-                m.value = SampleStats(times).median
-                m.extra["fileBytes"] = Double(fileBytesOf(s, dataDir(s)))
-                return m
-            }
-        }
-        if wants("churn") {
-            // Sizes do not wander between runs of the same seed: one run per system.
-            for s in p.systems {
-                let dir = "\(work)/churn-\(s.rawValue)"
-                try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                let store = try StoreFactory.open(s, directory: dir, durability: durability)
-                let m = try Workloads.churn(
-                    store, records: p.churnRecords, rounds: p.churnRounds, value: value, seed: p.seed)
-                store.close()
-                try? fm.removeItem(atPath: dir)
-                table.add("churn", s, m)
-                progress(
-                    "churn        \(s.rawValue): \(Format.bytes(m.curve!.first!)) after load, "
-                        + "\(Format.bytes(m.value)) after \(p.churnRounds) rounds"
-                )
-            }
-        }
-
-        if suite != "engine" { try runObjects(&table, &notes, work: work, durability: durability) }
-
         let duration = Double(BenchClock.nanos() - started) / 1e9
+        if RunContext.buildConfiguration == "debug" {
+            state.notes.append("debug build: numbers are not representative; use `swift build -c release`")
+        }
+        return BenchResults(
+            context: runContext(scratch: work), parameters: p, durationSeconds: duration,
+            benchmarks: state.table.benchmarks(p), notes: state.notes)
+    }
+
+    /// Refuses, before any work, a run that names no system, an unknown workload or suite.
+    func checkParameters() throws {
+        guard !parameters.systems.isEmpty else { throw BenchError.badArgument("no systems to run") }
+        let known = BenchRunner.workloadNames + BenchRunner.objectWorkloadNames + ["objects"]
+        if let only, let bad = only.first(where: { !known.contains($0) }) {
+            throw BenchError.badArgument("unknown workload '\(bad)' (known: \(known.joined(separator: ", ")))")
+        }
+        guard ["engine", "objects", "all"].contains(suite) else {
+            throw BenchError.badArgument("unknown suite '\(suite)' (use engine, objects or all)")
+        }
+    }
+
+    /// What the results were measured on: the source tree, the engine's format, the machine.
+    func runContext(scratch work: String) -> RunContext {
         let versionDir = "\(work)/format"
-        try? fm.createDirectory(atPath: versionDir, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: versionDir, withIntermediateDirectories: true)
         // The tree the run started in, else the one the binary was built in (.build is inside it).
-        var git = RunContext.git(in: fm.currentDirectoryPath)
+        var git = RunContext.git(in: FileManager.default.currentDirectoryPath)
         if git.commit == "unknown", let exe = childExecutable {
             git = RunContext.git(in: (exe as NSString).deletingLastPathComponent)
         }
-        let context = RunContext(
+        return RunContext(
             gitCommit: git.commit, gitDirty: git.dirty, label: label,
             engineFormatVersion: FiefSubject.formatVersion(scratchDirectory: versionDir),
             build: RunContext.buildConfiguration, date: RunContext.isoNow(), machine: .current(),
-            durability: p.durability,
+            durability: parameters.durability,
             peerVersions: ["sqlite": SQLitePeer.libraryVersion, "lmdb": LMDBPeer.libraryVersion])
-        if RunContext.buildConfiguration == "debug" {
-            notes.append("debug build: numbers are not representative; use `swift build -c release`")
-        }
-        return BenchResults(
-            context: context, parameters: p, durationSeconds: duration, benchmarks: table.benchmarks(p), notes: notes)
     }
 
     /// Runs `body` for every repetition and every system in rotated order, printing a line each.

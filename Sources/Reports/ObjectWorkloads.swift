@@ -11,197 +11,219 @@ extension BenchRunner {
         "obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"
     ]
 
-    func runObjects(_ table: inout ResultTable, _ notes: inout [String], work: String, durability: Durability) throws {
-        let p = parameters
-        let persons = p.objectPersons ?? 20_000, dogs = p.objectDogs ?? persons / 2, queries = p.objectQueries ?? 2_000
-        let systems = p.systems.filter { $0 != .lmdb }
+    /// The objects suite's phases in the order they run; each runs the workloads it owns that
+    /// are wanted. The shared data set is loaded whatever is wanted: the file size comes from it.
+    static let objectSuite: [(BenchRunner, ObjectRunState) throws -> Void] = [
+        { try $0.insertObjects($1) }, { try $0.loadObjects($1) }, { try $0.checkAnswers($1) },
+        { try $0.readObjects($1) }, { try $0.updateObjects($1) }, { try $0.deleteObjects($1) },
+        { try $0.notifyInProcess($1) }, { try $0.notifyCrossProcess($1) }, { try $0.smallObjectTransactions($1) },
+        { try $0.runEncryptedObjects($1) }
+    ]
+
+    func runObjects(_ run: BenchRunState) throws {
+        let systems = parameters.systems.filter { $0 != .lmdb }
         guard !systems.isEmpty else { return }
-        let data = ObjectDataSet(persons: persons, dogs: dogs, seed: p.seed)
-        let fm = FileManager.default
-        func open(_ s: SystemName, _ dir: String) throws -> any ObjectBenchSystem {
-            try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            return s == .fief
-                ? try FiefObjectSystem(directory: dir, durability: durability)
-                : try SQLiteObjectSystem(directory: dir, durability: durability)
-        }
-        progress("objects: \(persons) persons, \(dogs) dogs, systems \(systems.map(\.rawValue).joined(separator: " "))")
-        let objectOrder = { (rep: Int) in (0..<systems.count).map { systems[($0 + rep) % systems.count] } }
+        let o = ObjectRunState(run: run, parameters: parameters, systems: systems)
+        defer { o.closeStores() }
+        progress(
+            "objects: \(o.persons) persons, \(o.dogs) dogs, systems \(systems.map(\.rawValue).joined(separator: " "))")
+        for phase in BenchRunner.objectSuite { try phase(self, o) }
+    }
 
-        if wantsObjects("obj.insert") {
-            try repeatInterleaved("obj.insert", &table, systems: objectOrder) { s in
-                let dir = "\(work)/obj-insert-\(s.rawValue)"
-                let sys = try open(s, dir)
-                defer { sys.close(); try? fm.removeItem(atPath: dir) }
-                return try countingCommits(sys) {
-                    let t = try BenchClock.seconds { try sys.load(data) }
-                    return Measurement(value: Double(persons + dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
-                }
+    func insertObjects(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.insert") else { return }
+        try repeatInterleaved("obj.insert", &o.run.table, systems: o.order) { s in
+            let dir = "\(o.run.work)/obj-insert-\(s.rawValue)"
+            let sys = try o.open(s, dir)
+            defer {
+                sys.close()
+                try? FileManager.default.removeItem(atPath: dir)
+            }
+            return try countingCommits(sys) {
+                let t = try BenchClock.seconds { try sys.load(o.data) }
+                return Measurement(value: Double(o.persons + o.dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
             }
         }
-        // The data set every other workload reads, loaded once per system.
-        var loaded: [SystemName: any ObjectBenchSystem] = [:]
-        defer { for s in loaded.values { s.close() } }
-        for s in systems {
-            let sys = try open(s, "\(work)/obj-data-\(s.rawValue)")
-            try sys.load(data)
-            loaded[s] = sys
+    }
+
+    /// The data set every other workload reads, loaded once per system.
+    func loadObjects(_ o: ObjectRunState) throws {
+        for s in o.systems {
+            let sys = try o.open(s, "\(o.run.work)/obj-data-\(s.rawValue)")
+            try sys.load(o.data)
+            o.loaded[s] = sys
             if wantsObjects("obj.file-size") {
-                table.add("obj.file-size", s, try spaceMeasurement(sys, objects: persons + dogs))
+                o.run.table.add("obj.file-size", s, try spaceMeasurement(sys, objects: o.persons + o.dogs))
             }
         }
-        var rng = BenchRandom.stream(seed: p.seed, .objectQueries)
-        let ids = (0..<queries).map { _ in Int64.random(in: 0..<Int64(persons), using: &rng) }
-        let cities = (0..<max(1, queries / 100)).map { _ in "c\(Int.random(in: 0..<50, using: &rng))" }
-        let prefixes = (0..<max(1, queries / 10)).map { _ in "p\(Int.random(in: 10..<100, using: &rng))" }
+    }
 
+    /// Before any read is timed, every system must give the same answers.
+    func checkAnswers(_ o: ObjectRunState) throws {
         let readWorkloads = ["obj.count", "obj.query", "obj.pk-get", "obj.enumerate", "obj.sort-limit", "obj.links"]
-        if readWorkloads.contains(where: wantsObjects) {
-            let asked = try ObjectAnswerCheck.run(
-                systems.compactMap { loaded[$0] }, cities: cities, prefixes: prefixes, ids: ids)
-            if asked > 0 {
-                progress(
-                    "objects: \(systems.map(\.rawValue).joined(separator: " and ")) "
-                        + "gave the same answers to \(asked) questions"
-                )
-            }
+        guard readWorkloads.contains(where: wantsObjects) else { return }
+        let asked = try ObjectAnswerCheck.run(
+            o.systems.compactMap { o.loaded[$0] }, cities: o.cities, prefixes: o.prefixes, ids: o.ids)
+        if asked > 0 {
+            progress(
+                "objects: \(o.systems.map(\.rawValue).joined(separator: " and ")) "
+                    + "gave the same answers to \(asked) questions"
+            )
         }
+    }
 
-        func ops(_ id: String, _ n: Int, _ body: @escaping (any ObjectBenchSystem, Int) throws -> Void) throws {
-            guard wantsObjects(id) else { return }
-            try repeatInterleaved(id, &table, systems: objectOrder) { s in
-                let sys = loaded[s]!
-                var m = Measurement(value: 0)
-                let counters = ReadCounters(sys)
-                let t0 = BenchClock.nanos()
-                for i in 0..<n {
-                    let a = BenchClock.nanos()
-                    try body(sys, i)
-                    m.latency.record(nanos: BenchClock.nanos() - a)
-                }
-                m.value = Double(n) / (Double(BenchClock.nanos() - t0) / 1e9)
-                counters.record(into: &m, operations: n)
-                return m
-            }
+    func readObjects(_ o: ObjectRunState) throws {
+        let (ids, cities, prefixes) = (o.ids, o.cities, o.prefixes)
+        try timedOperations("obj.count", cities.count, o) { sys, i in _ = try sys.count(ageAbove: 40, city: cities[i]) }
+        try timedOperations("obj.query", prefixes.count, o) { sys, i in
+            _ = try sys.prefixQuery(prefixes[i], ageAbove: 30)
         }
-        try ops("obj.count", cities.count) { sys, i in _ = try sys.count(ageAbove: 40, city: cities[i]) }
-        try ops("obj.query", prefixes.count) { sys, i in _ = try sys.prefixQuery(prefixes[i], ageAbove: 30) }
-        try ops("obj.pk-get", ids.count * 10) { sys, i in _ = try sys.nameLength(ofPerson: ids[i % ids.count]) }
+        try timedOperations("obj.pk-get", ids.count * 10, o) { sys, i in
+            _ = try sys.nameLength(ofPerson: ids[i % ids.count])
+        }
         if wantsObjects("obj.enumerate") {
-            try repeatInterleaved("obj.enumerate", &table, systems: objectOrder) { s in
-                let counters = ReadCounters(loaded[s]!)
-                let t = try BenchClock.seconds { _ = try loaded[s]!.sumOfAges() }
-                var m = Measurement(value: Double(persons) / t)
-                counters.record(into: &m, operations: persons)  // per object read
+            try repeatInterleaved("obj.enumerate", &o.run.table, systems: o.order) { s in
+                let counters = ReadCounters(o.loaded[s]!)
+                let t = try BenchClock.seconds { _ = try o.loaded[s]!.sumOfAges() }
+                var m = Measurement(value: Double(o.persons) / t)
+                counters.record(into: &m, operations: o.persons)  // per object read
                 return m
             }
         }
-        try ops("obj.sort-limit", 5) { sys, _ in _ = try sys.oldest(100) }
-        try ops("obj.links", ids.count) { sys, i in _ = try sys.walkLinks(ofPerson: ids[i]) }
-        let batch = max(10, persons / 20)
-        if wantsObjects("obj.update") {
-            var rep = 0
-            try repeatInterleaved("obj.update", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
-                let chosen = (0..<batch).map { Int64(($0 * 7919 + rep * 104_729) % persons) }
-                return try countingCommits(loaded[s]!) {
-                    Measurement(value: Double(batch) / (try BenchClock.seconds { try loaded[s]!.birthday(chosen) }))
-                }
+        try timedOperations("obj.sort-limit", 5, o) { sys, _ in _ = try sys.oldest(100) }
+        try timedOperations("obj.links", ids.count, o) { sys, i in _ = try sys.walkLinks(ofPerson: ids[i]) }
+    }
+
+    /// `n` calls of `body` on each loaded system, each call's latency recorded.
+    func timedOperations(
+        _ id: String, _ n: Int, _ o: ObjectRunState, _ body: @escaping (any ObjectBenchSystem, Int) throws -> Void
+    ) throws {
+        guard wantsObjects(id) else { return }
+        try repeatInterleaved(id, &o.run.table, systems: o.order) { s in
+            let sys = o.loaded[s]!
+            var m = Measurement(value: 0)
+            let counters = ReadCounters(sys)
+            let t0 = BenchClock.nanos()
+            for i in 0..<n {
+                let a = BenchClock.nanos()
+                try body(sys, i)
+                m.latency.record(nanos: BenchClock.nanos() - a)
+            }
+            m.value = Double(n) / (Double(BenchClock.nanos() - t0) / 1e9)
+            counters.record(into: &m, operations: n)
+            return m
+        }
+    }
+
+    func updateObjects(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.update") else { return }
+        let batch = o.batch
+        var rep = 0
+        try repeatInterleaved("obj.update", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
+            let chosen = (0..<batch).map { Int64(($0 * 7919 + rep * 104_729) % o.persons) }
+            return try countingCommits(o.loaded[s]!) {
+                Measurement(value: Double(batch) / (try BenchClock.seconds { try o.loaded[s]!.birthday(chosen) }))
             }
         }
-        // Persons below this key were deleted (by obj.delete-cascade): the notify workloads
-        // change only persons that exist, or a change would change nothing and be awaited
-        // forever.
-        var deletedBelow: Int64 = 0
-        if wantsObjects("obj.delete-cascade") {
-            var rep = 0
-            let per = max(1, min(batch / 2, persons / (2 * max(1, p.repetitions))))
-            try repeatInterleaved("obj.delete-cascade", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
-                let chosen = (0..<per).map { Int64(rep * per + $0) }
-                deletedBelow = max(deletedBelow, Int64(rep * per + per))
-                return try countingCommits(loaded[s]!) {
-                    Measurement(value: Double(per) / (try BenchClock.seconds { try loaded[s]!.delete(chosen) }))
-                }
+    }
+
+    func deleteObjects(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.delete-cascade") else { return }
+        var rep = 0
+        let per = max(1, min(o.batch / 2, o.persons / (2 * max(1, parameters.repetitions))))
+        try repeatInterleaved("obj.delete-cascade", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
+            let chosen = (0..<per).map { Int64(rep * per + $0) }
+            o.deletedBelow = max(o.deletedBelow, Int64(rep * per + per))
+            return try countingCommits(o.loaded[s]!) {
+                Measurement(value: Double(per) / (try BenchClock.seconds { try o.loaded[s]!.delete(chosen) }))
             }
         }
-        let alive = ids.filter { $0 >= deletedBelow }
-        let liveIDs = alive.isEmpty ? [Int64(persons - 1)] : alive
-        if wantsObjects("obj.notify") {
-            // One person's age changes in a durable write (not timed); timed: learning what
-            // changed in a view of every person sorted by age.
-            let rounds = max(5, min(50, queries / 40))
-            var rep = 0
-            try repeatInterleaved("obj.notify", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
-                let sys = loaded[s]!
-                _ = try sys.refreshSortedView()  // Fief: the observer's initial run, outside the timing
+    }
+
+    /// One person's age changes in a durable write (not timed); timed: learning what changed
+    /// in a view of every person sorted by age.
+    func notifyInProcess(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.notify") else { return }
+        let rounds = max(5, min(50, o.queries / 40))
+        let liveIDs = o.liveIDs
+        var rep = 0
+        try repeatInterleaved("obj.notify", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
+            let sys = o.loaded[s]!
+            _ = try sys.refreshSortedView()  // Fief: the observer's initial run, outside the timing
+            var m = Measurement(value: 0)
+            var timed: UInt64 = 0
+            for i in 0..<rounds {
+                try sys.setAge(liveIDs[(rep * rounds + i) % liveIDs.count], 200 + (rep * rounds + i) % 50)
+                let a = BenchClock.nanos()
+                _ = try sys.refreshSortedView()
+                let d = BenchClock.nanos() - a
+                timed += d
+                m.latency.record(nanos: d)
+            }
+            m.value = Double(rounds) / (Double(timed) / 1e9)
+            return m
+        }
+    }
+
+    /// Fief only: SQLite has no way to tell another process what a commit changed.
+    func notifyCrossProcess(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.notify.cross-process") else { return }
+        guard let exe = childExecutable, let fief = o.loaded[.fief] as? FiefObjectSystem else {
+            o.run.notes.append(
+                "obj.notify.cross-process not run: it needs Fief among the systems "
+                    + "and the fief executable for its observer process"
+            )
+            return
+        }
+        let rounds = max(10, min(200, o.queries / 10))
+        let liveIDs = o.liveIDs
+        var rep = 0
+        try repeatInterleaved(
+            "obj.notify.cross-process", &o.run.table, perRep: { rep = $0 }, systems: { _ in [.fief] }
+        ) { _ in
+            try CrossProcessNotify.measure(
+                path: fief.path, rounds: rounds, ids: liveIDs, firstAge: 1_000 + rep * rounds,
+                executable: exe
+            ) { try fief.setAge($0, $1) }
+        }
+    }
+
+    /// Durable one-object inserts, and (Fief) the raw engine's own one-record durable commits,
+    /// same count, same run.
+    func smallObjectTransactions(_ o: ObjectRunState) throws {
+        guard wantsObjects("obj.small-txns") else { return }
+        let n = max(5, parameters.smallTxnsFull / 2)
+        var rep = 0
+        try repeatInterleaved("obj.small-txns", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
+            let base = Int64(o.persons) + 1_000_000 + Int64(rep * n)
+            var m = try countingCommits(o.loaded[s]!) {
                 var m = Measurement(value: 0)
-                var timed: UInt64 = 0
-                for i in 0..<rounds {
-                    try sys.setAge(liveIDs[(rep * rounds + i) % liveIDs.count], 200 + (rep * rounds + i) % 50)
-                    let a = BenchClock.nanos()
-                    _ = try sys.refreshSortedView()
-                    let d = BenchClock.nanos() - a
-                    timed += d
-                    m.latency.record(nanos: d)
+                let t = try BenchClock.seconds {
+                    for i in 0..<n {
+                        let a = BenchClock.nanos()
+                        try o.loaded[s]!.insertOne(base + Int64(i))
+                        m.latency.record(nanos: BenchClock.nanos() - a)
+                    }
                 }
-                m.value = Double(rounds) / (Double(timed) / 1e9)
+                m.value = Double(n) / t
                 return m
             }
+            if s == .fief { m.extra["rawEngineOpsPerSecond"] = try rawEngineCommitsPerSecond(n, o, rep: rep) }
+            return m
         }
-        if wantsObjects("obj.notify.cross-process") {
-            // Fief only: SQLite has no way to tell another process what a commit changed.
-            if let exe = childExecutable, let fief = loaded[.fief] as? FiefObjectSystem {
-                let rounds = max(10, min(200, queries / 10))
-                var rep = 0
-                try repeatInterleaved(
-                    "obj.notify.cross-process", &table, perRep: { rep = $0 }, systems: { _ in [.fief] }
-                ) { _ in
-                    try CrossProcessNotify.measure(
-                        path: fief.path, rounds: rounds, ids: liveIDs, firstAge: 1_000 + rep * rounds,
-                        executable: exe
-                    ) { try fief.setAge($0, $1) }
-                }
-            } else {
-                notes.append(
-                    "obj.notify.cross-process not run: it needs Fief among the systems "
-                        + "and the fief executable for its observer process"
-                )
-            }
+    }
+
+    func rawEngineCommitsPerSecond(_ n: Int, _ o: ObjectRunState, rep: Int) throws -> Double {
+        let dir = "\(o.run.work)/obj-raw-\(rep)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let raw = try FiefSubject(directory: dir, durability: parameters.durability)
+        defer { raw.close() }
+        let value = [UInt8](repeating: 7, count: 48)
+        let rt = try BenchClock.seconds {
+            for i in 0..<n { try raw.write { try $0.put(Int64(i), value) } }
         }
-        if wantsObjects("obj.small-txns") {
-            let n = max(5, p.smallTxnsFull / 2)
-            var rep = 0
-            try repeatInterleaved("obj.small-txns", &table, perRep: { rep = $0 }, systems: objectOrder) { s in
-                let base = Int64(persons) + 1_000_000 + Int64(rep * n)
-                var m = try countingCommits(loaded[s]!) {
-                    var m = Measurement(value: 0)
-                    let t = try BenchClock.seconds {
-                        for i in 0..<n {
-                            let a = BenchClock.nanos()
-                            try loaded[s]!.insertOne(base + Int64(i))
-                            m.latency.record(nanos: BenchClock.nanos() - a)
-                        }
-                    }
-                    m.value = Double(n) / t
-                    return m
-                }
-                if s == .fief {
-                    // The raw engine's own one-record durable commits, same count, same run.
-                    let dir = "\(work)/obj-raw-\(rep)"
-                    try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                    defer { try? fm.removeItem(atPath: dir) }
-                    let raw = try FiefSubject(directory: dir, durability: durability)
-                    defer { raw.close() }
-                    let value = [UInt8](repeating: 7, count: 48)
-                    let rt = try BenchClock.seconds {
-                        for i in 0..<n { try raw.write { try $0.put(Int64(i), value) } }
-                    }
-                    m.extra["rawEngineOpsPerSecond"] = Double(n) / rt
-                }
-                return m
-            }
-        }
-        try runEncryptedObjects(
-            &table, work: work, durability: durability, data: data, loaded: loaded, systems: systems, ids: ids,
-            cities: cities)
+        return Double(n) / rt
     }
 
     /// `body`'s measurement, with the pages Fief's commits wrote per commit during it.
@@ -235,11 +257,9 @@ extension BenchRunner {
     /// Encryption's cost: the same workloads on an encrypted Fief file. The Fief column is the
     /// encrypted store; plain Fief runs in the same repetition (`plainOpsPerSecond`), and the
     /// SQLite column is plain SQLite, so both ratios come from one run.
-    func runEncryptedObjects(
-        _ table: inout ResultTable, work: String, durability: Durability, data: ObjectDataSet,
-        loaded: [SystemName: any ObjectBenchSystem], systems: [SystemName],
-        ids: [Int64], cities: [String]
-    ) throws {
+    func runEncryptedObjects(_ o: ObjectRunState) throws {
+        let (work, durability, data, loaded, systems) = (o.run.work, parameters.durability, o.data, o.loaded, o.systems)
+        let (ids, cities) = (o.ids, o.cities)
         guard systems.contains(.fief),
             ["obj.encrypted.insert", "obj.encrypted.pk-get", "obj.encrypted.count"].contains(where: wantsObjects)
         else { return }
@@ -250,7 +270,7 @@ extension BenchRunner {
         let count = data.persons.count + data.dogs.count
         if wantsObjects("obj.encrypted.insert") {
             var rep = 0
-            try repeatInterleaved("obj.encrypted.insert", &table, perRep: { rep = $0 }, systems: order) { s in
+            try repeatInterleaved("obj.encrypted.insert", &o.run.table, perRep: { rep = $0 }, systems: order) { s in
                 func insert(_ key: [UInt8]?, _ name: String) throws -> Double {
                     let dir = "\(work)/obj-enc-insert-\(name)-\(rep)"
                     try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -275,7 +295,7 @@ extension BenchRunner {
         try encrypted.load(data)
         func ops(_ id: String, _ n: Int, _ body: (any ObjectBenchSystem, Int) throws -> Void) throws {
             guard wantsObjects(id) else { return }
-            try repeatInterleaved(id, &table, systems: order) { s in
+            try repeatInterleaved(id, &o.run.table, systems: order) { s in
                 func timed(_ sys: any ObjectBenchSystem, latency: Bool) throws -> Measurement {
                     var m = Measurement(value: 0)
                     let t0 = BenchClock.nanos()
@@ -299,4 +319,58 @@ extension BenchRunner {
     }
 
     func wantsObjects(_ id: String) -> Bool { only.map { $0.contains(id) || $0.contains("objects") } ?? true }
+}
+
+/// What the objects suite's workloads share: the data set, the stores loaded with it once, the
+/// questions asked of them, and which persons are gone.
+final class ObjectRunState {
+    let run: BenchRunState
+    let persons: Int
+    let dogs: Int
+    let queries: Int
+    let systems: [SystemName]
+    let data: ObjectDataSet
+    let durability: Durability
+    var loaded: [SystemName: any ObjectBenchSystem] = [:]
+    let ids: [Int64]
+    let cities: [String]
+    let prefixes: [String]
+    /// Persons below this key were deleted (by obj.delete-cascade): the notify workloads change
+    /// only persons that exist, or a change would change nothing and be awaited forever.
+    var deletedBelow: Int64 = 0
+
+    init(run: BenchRunState, parameters p: BenchParameters, systems: [SystemName]) {
+        let persons = p.objectPersons ?? 20_000, queries = p.objectQueries ?? 2_000
+        self.run = run
+        self.persons = persons
+        dogs = p.objectDogs ?? persons / 2
+        self.queries = queries
+        self.systems = systems
+        durability = p.durability
+        data = ObjectDataSet(persons: persons, dogs: dogs, seed: p.seed)
+        var rng = BenchRandom.stream(seed: p.seed, .objectQueries)
+        ids = (0..<queries).map { _ in Int64.random(in: 0..<Int64(persons), using: &rng) }
+        cities = (0..<max(1, queries / 100)).map { _ in "c\(Int.random(in: 0..<50, using: &rng))" }
+        prefixes = (0..<max(1, queries / 10)).map { _ in "p\(Int.random(in: 10..<100, using: &rng))" }
+    }
+
+    /// Repetition `rep`'s order of the systems: a rotation, as the engine suite's.
+    func order(_ rep: Int) -> [SystemName] { (0..<systems.count).map { systems[($0 + rep) % systems.count] } }
+
+    /// How many objects an update or a delete batch touches.
+    var batch: Int { max(10, persons / 20) }
+
+    var liveIDs: [Int64] {
+        let alive = ids.filter { $0 >= deletedBelow }
+        return alive.isEmpty ? [Int64(persons - 1)] : alive
+    }
+
+    func open(_ s: SystemName, _ dir: String) throws -> any ObjectBenchSystem {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return s == .fief
+            ? try FiefObjectSystem(directory: dir, durability: durability)
+            : try SQLiteObjectSystem(directory: dir, durability: durability)
+    }
+
+    func closeStores() { for s in loaded.values { s.close() } }
 }
