@@ -129,16 +129,46 @@ struct FreeList: Equatable {
         return start
     }
 
-    /// Takes `n` neighbouring pages for the single-page allocations that follow, if a recent
-    /// extent holds that many. Not from the chunked run (its chunk page would be rewritten:
-    /// one more page in the commit than it saves calls) nor from the file's end: a commit
-    /// whose pages are not free together takes them one by one, as without a run. Once one
-    /// commit has a run, the commit two later finds it free again.
+    /// Takes `n` neighbouring pages for the single-page allocations that follow, from a recent
+    /// extent that holds that many. Not from the chunked run (its chunk page would be
+    /// rewritten: one more page in the commit than it saves calls). From the file's end only
+    /// while the list holds fewer than `4 * n` free pages: a stream of small commits that began
+    /// on scattered pages (each commit reuses the pages of the one two before it) otherwise
+    /// keeps them scattered forever, one write call per page; two runs at the end break that
+    /// cycle, after which each commit finds the run of the commit two before it free again.
+    /// The bounds keep the file from growing for runs while it has room (each run it grows
+    /// joins the free pages once rewritten, so growth for runs stops after a few) and for a
+    /// large commit, whose pages are many calls' worth of data anyway (a churn of large
+    /// commits would otherwise grow the file by a run each time).
     mutating func reserveRun(_ n: Int) {
-        guard n > 1, runNext == runEnd, recent.contains(where: { $0.count >= UInt64(n) }) else { return }
+        let want = UInt64(n)
+        guard n > 1, runNext == runEnd else { return }
+        guard
+            recent.contains(where: { $0.count >= want })
+                || (n <= FreeList.growsForRunsUpTo && !hasFreePages(atLeast: 4 * want))
+        else { return }
         runNext = allocate(n)
-        runEnd = runNext + UInt64(n)
+        runEnd = runNext + want
     }
+
+    /// Whether `recent` and `reusable` hold at least `n` pages (stops counting there).
+    private func hasFreePages(atLeast n: UInt64) -> Bool {
+        var sum: UInt64 = 0
+        for e in recent {
+            sum += e.count
+            if sum >= n { return true }
+        }
+        for c in reusable {
+            for e in c.entries {
+                sum += e.count
+                if sum >= n { return true }
+            }
+        }
+        return false
+    }
+
+    /// The largest run the file grows for (`reserveRun`): a small commit's pages.
+    static let growsForRunsUpTo = 16
 
     /// Gives back what the commit did not take of its run (still free: nothing was written
     /// there), before the list is stored.

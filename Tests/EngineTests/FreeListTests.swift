@@ -18,9 +18,21 @@ final class FreeListTests: XCTestCase {
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<4:
                 // Now and then a commit's run: single pages from a reserved run of neighbours,
-                // what it does not use given back (the file must not grow for a run).
+                // what it does not use given back. The file grows for a run only while the list
+                // holds fewer than 4 free pages a page of the run, and by the run alone.
                 let reserving = Int.random(in: 0..<8, using: &rng) == 0
-                if reserving { list.reserveRun(Int.random(in: 2...6, using: &rng)) }
+                if reserving {
+                    let run = Int.random(in: 2...6, using: &rng)
+                    let freeBefore = reusable.count, endBefore = list.pageCount
+                    list.reserveRun(run)
+                    if list.pageCount > endBefore {
+                        XCTAssertLessThan(
+                            freeBefore, 4 * run, "step \(step): the file grew for a run while it had room")
+                        XCTAssertLessThanOrEqual(run, FreeList.growsForRunsUpTo, "step \(step): grew for a large run")
+                        XCTAssertEqual(list.pageCount, endBefore + UInt64(run), "step \(step): grew by more than a run")
+                        for p in endBefore..<list.pageCount { reusable.insert(p) }
+                    }
+                }
                 let pagesBefore = list.pageCount
                 for _ in 0..<(reserving ? Int.random(in: 1...7, using: &rng) : 1) {
                     let n =
@@ -75,13 +87,27 @@ final class FreeListTests: XCTestCase {
         XCTAssertEqual(list.recent, [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(23, 7)])
         XCTAssertEqual(list.allocate(1), 3, "after the run, first fit again")
 
-        // No recent extent holds the run: nothing is reserved, and the file does not grow for it.
-        var tight = FreeList(
-            reusable: [], recent: [ext(3, 1), ext(5, 2)], pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        // No recent extent holds the run but the list has room elsewhere (at least 4 pages
+        // a page of the run): nothing is reserved, and the file does not grow for it.
+        let roomy =
+            [ext(3, 1), ext(5, 2), ext(9, 1), ext(11, 1), ext(13, 1), ext(15, 1), ext(17, 2)]
+            + (0..<8).map { ext(20 + 2 * $0, 1) }
+        var tight = FreeList(reusable: [], recent: roomy, pending: [], pageCount: 40, rootPages: [], geometry: .plain)
         tight.reserveRun(4)
         XCTAssertEqual((0..<3).map { _ in tight.allocate(1) }, [3, 5, 6])
         tight.returnUnusedRun()
         XCTAssertEqual(tight.pageCount, 40)
+
+        // A list of a few scattered pages (a stream of small commits that began on scattered
+        // pages): the run comes from the file's end, and what the commit leaves of it joins the
+        // free pages, so the commit two later finds a run.
+        var scarce = FreeList(
+            reusable: [], recent: [ext(3, 1), ext(5, 2)], pending: [], pageCount: 40, rootPages: [], geometry: .plain)
+        scarce.reserveRun(4)
+        XCTAssertEqual((0..<3).map { _ in scarce.allocate(1) }, [40, 41, 42])
+        scarce.returnUnusedRun()
+        XCTAssertEqual(scarce.pageCount, 44)
+        XCTAssertEqual(scarce.recent, [ext(3, 1), ext(5, 2), ext(43, 1)])
     }
 
     private func assertInvariants(_ list: FreeList, reusable: Set<UInt64>, pending: [UInt64: UInt64], step: Int) throws
