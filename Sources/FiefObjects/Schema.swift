@@ -117,11 +117,17 @@ public struct ClassSchema: Codable, Equatable, Sendable {
 
 /// The whole stored schema of one version, by class name.
 struct StoredSchema: Equatable {
-    var classes: [String: ClassSchema] = [:]
+    var classes: [String: ClassSchema] = [:] { didSet { layouts = ClassLayouts() } }
     var version: UInt64 = 0
     var nextCid: UInt32 = 1
     /// The object layer's format the file's objects are stored in (`SchemaStore.format`).
-    var format: Int64 = SchemaStore.format
+    var format: Int64 = SchemaStore.format { didSet { layouts = ClassLayouts() } }
+    /// Each class's layout, built once for this schema (not part of its value).
+    private(set) var layouts = ClassLayouts()
+
+    static func == (a: StoredSchema, b: StoredSchema) -> Bool {
+        a.classes == b.classes && a.version == b.version && a.nextCid == b.nextCid && a.format == b.format
+    }
 
     func byCid(_ cid: UInt32) -> ClassSchema? { classes.values.first { $0.cid == cid } }
 }

@@ -27,36 +27,32 @@ final class ObjectTables {
         knownTables = []
     }
 
-    /// What every row operation of a class needs, worked out once per transaction (a class,
-    /// so handing it around costs one reference, not a copy of its arrays).
+    /// What every row operation of a class needs in one transaction: the class's layout
+    /// (shared by every transaction under the same stored schema) and what this transaction
+    /// learned (a class, so handing it around costs one reference, not a copy of its arrays).
     final class ClassPlan {
-        let name: String
-        let cid: UInt32
-        let stored: [Property]
-        let indexed: [Property]
-        let links: [Property]
-        let lists: [Property]
-        let varLength: [Property]
-        /// What a deletion reads of the row: indexed properties (their entries go) and to-one
-        /// links (their targets' backlinks go), not every value (strings made, out-of-row
-        /// values fetched, for nothing).
-        let deletionReads: [Property]
-        let byName: [String: Property]
-        let primaryKey: Property?
-        let codec: RowCodec
-        /// `fief/c/<cid>`, or `fief/o/<cid>` in a format-1 file (read only, until converted).
-        let objectsTable: String
-        let outOfRowTable: String
-        let backlinksTable: String
-        let listsTable: String
-        let legacyRows: Bool
-        /// Index entries end in the compact key (format 3, `KeyBytes.indexEntry`).
-        let compactIndexKeys: Bool
+        let layout: ClassLayout
+        var name: String { layout.name }
+        var cid: UInt32 { layout.cid }
+        var stored: [Property] { layout.stored }
+        var indexed: [Property] { layout.indexed }
+        var links: [Property] { layout.links }
+        var lists: [Property] { layout.lists }
+        var varLength: [Property] { layout.varLength }
+        var deletionReads: [Property] { layout.deletionReads }
+        var byName: [String: Property] { layout.byName }
+        var primaryKey: Property? { layout.primaryKey }
+        var codec: RowCodec { layout.codec }
+        var objectsTable: String { layout.objectsTable }
+        var outOfRowTable: String { layout.outOfRowTable }
+        var backlinksTable: String { layout.backlinksTable }
+        var listsTable: String { layout.listsTable }
+        var legacyRows: Bool { layout.legacyRows }
+        var compactIndexKeys: Bool { layout.compactIndexKeys }
+        var indexTables: [String] { layout.indexTables }
         /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
         let clusters: ClusterState
-        /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
-        let indexTables: [String]
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
@@ -71,26 +67,9 @@ final class ObjectTables {
         /// costs one descent.
         @exclusivity(unchecked) var lastRow: (key: Int64, row: UnsafeRawBufferPointer)?
 
-        init(_ c: ClassSchema, format: Int64, clusters: ClusterState) {
-            name = c.name
-            cid = c.cid
-            stored = c.storedProperties
-            indexed = c.properties.filter(\.hasIndex)
-            links = stored.filter(\.isLink)
-            lists = stored.filter(\.list)
-            varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
-            deletionReads = stored.filter { $0.hasIndex || ($0.isLink && !$0.list) }
-            byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
-            primaryKey = c.primaryKey
-            codec = RowCodec(c)
-            legacyRows = format < 2
-            compactIndexKeys = format >= 3
-            objectsTable = legacyRows ? Tables.objects(c.cid) : Tables.clusters(c.cid)
+        init(_ layout: ClassLayout, clusters: ClusterState) {
+            self.layout = layout
             self.clusters = clusters
-            outOfRowTable = Tables.outOfRow(c.cid)
-            backlinksTable = Tables.backlinks(c.cid)
-            listsTable = Tables.lists(c.cid)
-            indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
         }
 
         func seen(_ side: SideTable) -> TableSeen {
@@ -117,26 +96,7 @@ final class ObjectTables {
             }
         }
 
-        /// A model's fields in declaration order (as `ModelInfo.unmanagedValues` gives them),
-        /// each as the stored property it fills (nil: not stored, as linking objects), and
-        /// which field is the primary key. Kept for the model last asked about.
-        struct Fields {
-            let model: ObjectIdentifier
-            let properties: [Property?]
-            let primaryKey: Int?
-        }
-        private var lastFields: Fields?
-
-        func fields(of info: ModelInfo) -> Fields {
-            if let f = lastFields, f.model == ObjectIdentifier(info) { return f }
-            let byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let props = info.properties.map { byName[$0.name] }
-            let f = Fields(
-                model: ObjectIdentifier(info), properties: props,
-                primaryKey: props.firstIndex { $0?.primaryKey == true })
-            lastFields = f
-            return f
-        }
+        func fields(of info: ModelInfo) -> ClassLayout.Fields { layout.fields(of: info) }
     }
     @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
     /// Per class id, kept when a migration drops the plans.
@@ -151,7 +111,7 @@ final class ObjectTables {
             state = ClusterState()
             clusterStates[c.cid] = state
         }
-        let p = ClassPlan(c, format: schema.format, clusters: state)
+        let p = ClassPlan(schema.layouts.layout(of: c, format: schema.format), clusters: state)
         plans[c.cid] = p
         return p
     }
