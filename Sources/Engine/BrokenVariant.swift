@@ -6,7 +6,7 @@
 /// isolation checkers catch real bugs. Selected with `FIEF_BROKEN=<name>`, and only in
 /// builds compiled with `-D FIEF_BROKEN_VARIANTS` (debug builds of this package); release
 /// builds never read the variable.
-public enum BrokenVariant: String, CaseIterable, Sendable {
+package enum BrokenVariant: String, CaseIterable, Sendable {
     /// No sync between writing the new nodes and slot and flipping the select bit.
     case noDataSync = "no-data-sync"
     /// The select bit is flipped before the new top ref is written (and made durable).
@@ -70,16 +70,16 @@ public enum BrokenVariant: String, CaseIterable, Sendable {
     /// version sharing the page and outside any commit, instead of in a copy of its leaf.
     case patchMappedPage = "patch-mapped-page"
 
-    public static let environmentVariable = "FIEF_BROKEN"
+    package static let environmentVariable = "FIEF_BROKEN"
 
     #if FIEF_BROKEN_VARIANTS
         static let active: BrokenVariant? = getenv(environmentVariable).flatMap {
             BrokenVariant(rawValue: String(cString: $0))
         }
-        public static let available = true
+        package static let available = true
     #else
         static let active: BrokenVariant? = nil
-        public static let available = false
+        package static let available = false
     #endif
 
     @inline(__always) static func on(_ v: BrokenVariant) -> Bool {

@@ -41,8 +41,11 @@ final class DirtyNode {
     /// Serialized size of the cells as they will be on the page, offset array included.
     @exclusivity(unchecked) private(set) var size = 0
     @exclusivity(unchecked) private var arena: CellArena
-    /// The page this node was copied from (used only by the overwrite-in-place broken variant).
-    @exclusivity(unchecked) var origin: UInt64 = 0
+    #if FIEF_BROKEN_VARIANTS
+        /// The page this node was copied from, for the overwrite-in-place broken variant (a
+        /// field only in builds that compile broken variants in).
+        @exclusivity(unchecked) var origin: UInt64 = 0
+    #endif
     /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
     @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
 

@@ -63,18 +63,29 @@ enum NodeWriter {
                     n.setChildRef(at: i, try tree(.dirty(child), version: version, &alloc, &out, written: written))
                 }
             }
-            if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
-                var buf = [UInt8](repeating: 0, count: n.pageBytes)
-                let skipsGap = out.checksumSkipsGap, placed = out.placement(n.origin / UInt64(Layout.pageSize))
-                buf.withUnsafeMutableBytes {
-                    n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed)
+            #if FIEF_BROKEN_VARIANTS
+                if BrokenVariant.on(.overwriteInPlace) && n.origin != 0 {
+                    return try overwriteInPlace(n, version: version, &out)
                 }
-                try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
-                return n.origin
-            }
+            #endif
             let ref = try node(n, version: version, &alloc, &out)
             written?.record(ref, n)
             return ref
         }
     }
+
+    #if FIEF_BROKEN_VARIANTS
+        /// The overwrite-in-place broken variant: the node goes back to the page it was read
+        /// from, which the version before this commit still reaches (I1 broken).
+        private static func overwriteInPlace(_ n: DirtyNode, version: UInt64, _ out: inout PageWriter) throws -> UInt64
+        {
+            var buf = [UInt8](repeating: 0, count: n.pageBytes)
+            let skipsGap = out.checksumSkipsGap, placed = out.placement(n.origin / UInt64(Layout.pageSize))
+            buf.withUnsafeMutableBytes {
+                n.encode(into: $0, version: version, checksumSkipsGap: skipsGap, placedAt: placed)
+            }
+            try out.add(page: n.origin / UInt64(Layout.pageSize), buf)
+            return n.origin
+        }
+    #endif
 }

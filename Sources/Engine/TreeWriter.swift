@@ -34,7 +34,9 @@ final class TreeWriter {
         case .dirty(let n): return n
         case .page(let ref):
             let n = try reuse?.take(ref) ?? DirtyNode.decode(try pages.page(ref), pageBytes: geometry.pageBytes)
-            n.origin = ref
+            #if FIEF_BROKEN_VARIANTS
+                n.origin = ref
+            #endif
             // An embedded catalog leaf has no page of its own: its top node's is freed whole.
             if !BrokenVariant.on(.overwriteInPlace) && ref % UInt64(Layout.pageSize) == 0 { free(ref: ref, pages: 1) }
             c = .dirty(n)

@@ -35,9 +35,9 @@ public struct TortureOptions: Sendable {
     public var shard: (index: Int, count: Int) = (1, 1)
     public var out: String = "fief-out/torture"
     /// Run the writers on a deliberately broken engine (debug builds), to see the checkers fire.
-    public var broken: BrokenVariant?
+    package var broken: BrokenVariant?
     /// Run the object writers on a deliberately broken object layer (debug builds).
-    public var brokenObjects: BrokenObjectLayer?
+    package var brokenObjects: BrokenObjectLayer?
     /// The name of whichever broken variant is chosen.
     public var brokenName: String? { broken?.rawValue ?? brokenObjects?.rawValue }
 

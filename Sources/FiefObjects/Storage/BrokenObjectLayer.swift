@@ -6,7 +6,7 @@
 /// object checks catch real bugs. Selected with `FIEF_BROKEN=<name>` (the engine's variable),
 /// and only in builds compiled with `-D FIEF_BROKEN_VARIANTS` (debug builds); release builds
 /// never read the variable.
-public enum BrokenObjectLayer: String, CaseIterable, Sendable {
+package enum BrokenObjectLayer: String, CaseIterable, Sendable {
     /// Links added to a list get no backlink entry.
     case skipBacklink = "skip-backlink"
     /// Changing an indexed property leaves its old index entry behind.
@@ -40,10 +40,10 @@ public enum BrokenObjectLayer: String, CaseIterable, Sendable {
         static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap {
             BrokenObjectLayer(rawValue: String(cString: $0))
         }
-        public static let available = true
+        package static let available = true
     #else
         static let active: BrokenObjectLayer? = nil
-        public static let available = false
+        package static let available = false
     #endif
 
     @inline(__always) static func on(_ v: BrokenObjectLayer) -> Bool {
