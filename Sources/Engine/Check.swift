@@ -112,8 +112,7 @@ struct IntegrityWalk {
 
     mutating func checkSlots(header: UnsafeRawBufferPointer, select: SelectBit) {
         for i in 0..<2 {
-            let o = Layout.slotOffsets[i]
-            let slot = TopSlot(raw: UnsafeRawBufferPointer(rebasing: header[o..<(o + Layout.slotSize)]))
+            let slot = TopSlot(header: header, index: i)
             if i == select.index { continue }
             if slot.isBlank { report.notes.append("slot \(i) (inactive) is blank"); continue }
             if !slot.isSelfConsistent {

@@ -86,7 +86,7 @@ extension WriteTransaction {
         let skipsGap = out.checksumSkipsGap, topPlacement = out.placement(metaPage)
         try out.add(page: metaPage, nodeBytes: nodeBytes, zeroed: true) { p in
             meta.encode(into: p, catalog: embedded, checksumSkipsGap: skipsGap, placedAt: topPlacement)
-            topChecksum = UnsafeRawBufferPointer(p).u64(0)
+            topChecksum = TopSlot.topChecksum(ofTopPage: UnsafeRawBufferPointer(p))
         }
         if let embedded { written.record(catalogRef, embedded) }
         if BrokenVariant.on(.encryptInPlace), base.pages.encrypted != nil {
@@ -105,7 +105,7 @@ extension WriteTransaction {
     private func makeDurable(_ slot: TopSlot, durable: Bool) throws {
         let target = BrokenVariant.on(.topInActiveSlot) ? base.select : base.select.other
         if BrokenVariant.on(.flipBeforeTop) {
-            try db.file.write([target.rawValue], at: UInt64(Layout.selectOffset))
+            try db.file.write(target.byte, at: UInt64(Layout.selectOffset))
         }
         try writeHeader(slot.encoded(), at: Layout.slotOffsets[target.index], durable: durable)
         CrashArming.reach(.afterTopWritten)
@@ -113,7 +113,7 @@ extension WriteTransaction {
         if durable && !BrokenVariant.on(.noDataSync) { try db.file.sync() }
         CrashArming.reach(.afterDataSync)
 
-        try writeHeader([target.rawValue], at: Layout.selectOffset, durable: durable)
+        try writeHeader(target.byte, at: Layout.selectOffset, durable: durable)
         CrashArming.reach(.afterSelectFlip)
         if durable {
             do {
@@ -121,7 +121,7 @@ extension WriteTransaction {
             } catch {
                 // The flip may or may not be on disk; both versions are intact. Put the old
                 // bit back in the page cache and refuse further writes on this handle.
-                try? db.file.write([base.select.rawValue], at: UInt64(Layout.selectOffset))
+                try? db.file.write(base.select.byte, at: UInt64(Layout.selectOffset))
                 // The disk may hold either bit: the next writer must sync before touching
                 // the other slot (I12), whichever version it finds selected.
                 db.lockFile?.recordSynced(version: 0)

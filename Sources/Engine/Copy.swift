@@ -87,7 +87,7 @@ extension Database {
                 try pw.flush()
                 let slot = TopSlot(
                     ref: metaPage * UInt64(Layout.pageSize), version: v,
-                    topChecksum: metaBytes.withUnsafeBytes { $0.u64(0) })
+                    topChecksum: metaBytes.withUnsafeBytes(TopSlot.topChecksum))
                 try out.write(FileHeader.initialPage(firstSlot: slot, encryption: cipher?.1), at: 0)
                 CrashArming.reach(.copyWritten)
                 if !BrokenVariant.on(.copyNoSync) { try out.fullSync() }

@@ -190,7 +190,7 @@ public final class Database: @unchecked Sendable {
         let meta = Meta(version: 1, catalogRoot: 0, tableCount: 0, freeListRef: 0, pageCount: 2)
         let metaPage = meta.encode(pages, page: 1)
         let slot = TopSlot(
-            ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes { $0.u64(0) })
+            ref: UInt64(Layout.pageSize), version: 1, topChecksum: metaPage.withUnsafeBytes(TopSlot.topChecksum))
         try pages.add(page: 1, metaPage)
         try pages.flush()
         try f.write(FileHeader.initialPage(firstSlot: slot, encryption: cipher?.1), at: 0)
@@ -236,21 +236,13 @@ public final class Database: @unchecked Sendable {
 
     private func headerSlot() -> (SelectBit, TopSlot)? {
         let raw = UnsafeRawBufferPointer(start: mapping.base, count: Layout.pageSize)
-        guard var select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else { return nil }
+        guard var select = SelectBit(header: raw) else { return nil }
         if BrokenVariant.on(.readUncommitted) {
-            let other = TopSlot(
-                raw: UnsafeRawBufferPointer(
-                    rebasing: raw[
-                        Layout.slotOffsets[
-                            select.other.index]..<(Layout.slotOffsets[select.other.index] + Layout.slotSize)]))
-            let mine = TopSlot(
-                raw: UnsafeRawBufferPointer(
-                    rebasing: raw[
-                        Layout.slotOffsets[select.index]..<(Layout.slotOffsets[select.index] + Layout.slotSize)]))
+            let other = TopSlot(header: raw, index: select.other.index)
+            let mine = TopSlot(header: raw, index: select.index)
             if other.isSelfConsistent && other.version > mine.version { select = select.other }
         }
-        let o = Layout.slotOffsets[select.index]
-        return (select, TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[o..<(o + Layout.slotSize)])))
+        return (select, TopSlot(header: raw, index: select.index))
     }
 
     /// The newest committed version, optionally pinned in the reader table. The slot is read

@@ -44,7 +44,7 @@ public enum Recovery {
         // it could miss the growth of a commit that lands in between.
         let size = try file.size()
         guard size > 0 else { throw EngineError.emptyFile(path: path) }
-        guard got >= Layout.magic.count, Array(head[0..<Layout.magic.count]) == Layout.magic else {
+        guard head.prefix(got).withUnsafeBytes(FileHeader.hasMagic) else {
             throw EngineError.notAFiefFile(path: path)
         }
         guard got == Layout.pageSize else {
@@ -129,7 +129,7 @@ extension Recovery {
         let size = try file.size()
         var head = [UInt8](repeating: 0, count: Layout.pageSize)
         let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        guard got >= Layout.slotOffsets[1] + Layout.slotSize, Array(head[0..<8]) == Layout.magic else {
+        guard got >= Layout.slotOffsets[1] + Layout.slotSize, head.withUnsafeBytes(FileHeader.hasMagic) else {
             throw size == 0 ? EngineError.emptyFile(path: path) : EngineError.notAFiefFile(path: path)
         }
         let select = head[Layout.selectOffset]
@@ -137,10 +137,7 @@ extension Recovery {
         let encrypted = FileFormat(head.withUnsafeBytes { $0.u32(Layout.formatOffset) })?.isEncrypted ?? false
         var slots: [SlotInfo] = []
         for i in 0..<2 {
-            let o = Layout.slotOffsets[i]
-            let s = head.withUnsafeBytes {
-                TopSlot(raw: UnsafeRawBufferPointer(rebasing: $0[o..<(o + Layout.slotSize)]))
-            }
+            let s = head.withUnsafeBytes { TopSlot(header: $0, index: i) }
             var valid = false
             if encrypted {
                 valid = s.isSelfConsistent && s.ref + UInt64(Layout.pageSize) <= size
@@ -148,7 +145,8 @@ extension Recovery {
                 var top = [UInt8](repeating: 0, count: Layout.pageSize)
                 if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
                     valid = top.withUnsafeBytes {
-                        $0.u64(0) == s.topChecksum && PageHeader.checksumMatches($0, ref: s.ref)
+                        TopSlot.topChecksum(ofTopPage: $0) == s.topChecksum
+                            && PageHeader.checksumMatches($0, ref: s.ref)
                     }
                 }
             }

@@ -51,8 +51,7 @@ extension Database {
             let header = UnsafeRawBufferPointer(start: snap.pages.mapping.base, count: Layout.pageSize)
             var slots: [SlotInfo] = []
             for i in 0..<2 {
-                let o = Layout.slotOffsets[i]
-                let s = TopSlot(raw: UnsafeRawBufferPointer(rebasing: header[o..<(o + Layout.slotSize)]))
+                let s = TopSlot(header: header, index: i)
                 var valid = s.isSelfConsistent
                 if valid,
                     let top = try? PageSource(

@@ -2,64 +2,6 @@
     import Glibc
 #endif
 
-/// One of the two top-pointer slots in the header: where a committed version's top (meta)
-/// node is, which version it is, and the checksum of that node. The slot checksums itself,
-/// so a half-written slot is recognised as garbage rather than followed.
-public struct TopSlot: Equatable, Sendable {
-    public var ref: UInt64
-    public var version: UInt64
-    public var topChecksum: UInt64
-    public var slotChecksum: UInt64
-
-    init(ref: UInt64, version: UInt64, topChecksum: UInt64) {
-        self.ref = ref
-        self.version = version
-        self.topChecksum = topChecksum
-        self.slotChecksum = TopSlot.checksum(ref: ref, version: version, topChecksum: topChecksum)
-    }
-
-    init(raw: UnsafeRawBufferPointer) {
-        ref = raw.u64(0)
-        version = raw.u64(8)
-        topChecksum = raw.u64(16)
-        slotChecksum = raw.u64(24)
-    }
-
-    static func checksum(ref: UInt64, version: UInt64, topChecksum: UInt64) -> UInt64 {
-        var b = [UInt8](repeating: 0, count: 24)
-        b.withUnsafeMutableBytes { p in
-            p.setU64(ref, at: 0); p.setU64(version, at: 8); p.setU64(topChecksum, at: 16)
-        }
-        return Checksum.of(b)
-    }
-
-    /// The slot's own bytes agree with its checksum and it names a plausible node.
-    public var isSelfConsistent: Bool {
-        ref != 0 && ref % UInt64(Layout.pageSize) == 0 && version != 0
-            && slotChecksum == TopSlot.checksum(ref: ref, version: version, topChecksum: topChecksum)
-    }
-
-    public var isBlank: Bool { ref == 0 && version == 0 && topChecksum == 0 && slotChecksum == 0 }
-
-    func encoded() -> [UInt8] {
-        var b = [UInt8](repeating: 0, count: Layout.slotSize)
-        b.withUnsafeMutableBytes { p in
-            p.setU64(ref, at: 0); p.setU64(version, at: 8)
-            p.setU64(topChecksum, at: 16); p.setU64(slotChecksum, at: 24)
-        }
-        return b
-    }
-}
-
-/// Which top slot is current. One byte, flipped by a single one-byte write.
-public enum SelectBit: UInt8, Sendable {
-    case slot0 = 0
-    case slot1 = 1
-
-    var index: Int { Int(rawValue) }
-    var other: SelectBit { self == .slot0 ? .slot1 : .slot0 }
-}
-
 /// What an encrypted file's header holds besides a plain one's: the salt bound into every
 /// page's tag, and a check value that tells a wrong key before any page is read.
 struct EncryptionRecord: Equatable {
@@ -81,6 +23,12 @@ struct FileHeader {
 
     var current: TopSlot { slots[select.index] }
 
+    /// Whether `raw` starts with the magic bytes (the one check every reader of a header makes
+    /// first).
+    static func hasMagic(_ raw: UnsafeRawBufferPointer) -> Bool {
+        raw.count >= Layout.magic.count && raw.prefix(Layout.magic.count).elementsEqual(Layout.magic)
+    }
+
     /// Decodes and validates the fixed part. Slots are returned as found; whether the
     /// selected one is sound is for the caller to judge against the node it names.
     static func decode(_ raw: UnsafeRawBufferPointer, path: String) throws -> FileHeader {
@@ -88,7 +36,7 @@ struct FileHeader {
             throw EngineError.truncated(
                 path: path, detail: "header needs \(Layout.pageSize) bytes, file has \(raw.count)")
         }
-        guard Array(raw[0..<8]) == Layout.magic else { throw EngineError.notAFiefFile(path: path) }
+        guard FileHeader.hasMagic(raw) else { throw EngineError.notAFiefFile(path: path) }
         let stored = raw.u64(Layout.headerChecksumOffset)
         let computed = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[0..<16]))
         guard stored == computed else {
@@ -111,12 +59,10 @@ struct FileHeader {
         guard pageSize == UInt32(Layout.pageSize) else {
             throw EngineError.corrupt(path: path, detail: "page size \(pageSize) is not \(Layout.pageSize)")
         }
-        guard let select = SelectBit(rawValue: raw.u8(Layout.selectOffset)) else {
+        guard let select = SelectBit(header: raw) else {
             throw EngineError.corrupt(path: path, detail: "select byte is \(raw.u8(Layout.selectOffset)), not 0 or 1")
         }
-        let slots = Layout.slotOffsets.map {
-            TopSlot(raw: UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + Layout.slotSize)]))
-        }
+        let slots = [TopSlot(header: raw, index: 0), TopSlot(header: raw, index: 1)]
         return FileHeader(select: select, slots: slots, format: format, encryption: encryption)
     }
 
@@ -136,8 +82,7 @@ struct FileHeader {
             let sum = Checksum.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<16]))
             p.setU64(sum, at: Layout.headerChecksumOffset)
             p.setU8(SelectBit.slot0.rawValue, at: Layout.selectOffset)
-            let slot = firstSlot.encoded()
-            slot.withUnsafeBytes { p.copy($0, at: Layout.slotOffsets[0]) }
+            firstSlot.encode(into: p, at: Layout.slotOffsets[0])
         }
         return page
     }

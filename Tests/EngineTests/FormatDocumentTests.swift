@@ -1,0 +1,96 @@
+import Foundation
+import XCTest
+
+@testable import Engine
+
+/// The header's records as `docs/FORMAT.md` §1.1 states them, pinned against the constants
+/// the code reads and writes them with: a change to either without the other fails here.
+final class FormatDocumentTests: XCTestCase {
+    struct Row: Equatable, CustomStringConvertible {
+        var offset: Int
+        var size: Int
+        var field: String
+        var description: String { "\(field) at \(offset), \(size) bytes" }
+    }
+
+    /// The rows of the first table after the line that starts with `heading`.
+    func table(after heading: String) throws -> [Row] {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/FORMAT.md")
+        let lines = try String(contentsOf: doc, encoding: .utf8).components(separatedBy: "\n")
+        let start = try XCTUnwrap(lines.firstIndex { $0.hasPrefix(heading) }, "FORMAT.md has no '\(heading)'")
+        var rows: [Row] = []
+        for line in lines[(start + 1)...] {
+            if !line.hasPrefix("|") {
+                if rows.isEmpty { continue } else { break }
+            }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count > 3, let o = Int(cells[1]), let n = Int(cells[2]) else { continue }
+            rows.append(Row(offset: o, size: n, field: cells[3].replacingOccurrences(of: "**", with: "")))
+        }
+        return rows
+    }
+
+    func testHeaderPageMatchesTheDocument() throws {
+        let rows = try table(after: "### 1.1 Header page")
+        let expected = [
+            "magic": (Layout.magicOffset, Layout.magic.count),
+            "format version u32": (Layout.formatOffset, 4),
+            "page size u32": (Layout.pageSizeOffset, 4),
+            "header checksum u64": (Layout.headerChecksumOffset, 8),
+            "select byte": (Layout.selectOffset, 1),
+            "encryption record": (Layout.fileSaltOffset, Layout.encryptionChecksumOffset + 8 - Layout.fileSaltOffset),
+            "top slot 0": (Layout.slotOffsets[0], Layout.slotSize),
+            "top slot 1": (Layout.slotOffsets[1], Layout.slotSize)
+        ]
+        for (field, (offset, size)) in expected {
+            XCTAssertTrue(
+                rows.contains(Row(offset: offset, size: size, field: field)),
+                "FORMAT.md §1.1 does not give \(field) at \(offset), \(size) bytes: \(rows)")
+        }
+        assertTiles(rows, bytes: Layout.pageSize)
+        // Each of the select byte and the slots in a 512-byte sector of its own (I10).
+        let sectors = [Layout.selectOffset / 512] + Layout.slotOffsets.map { $0 / 512 }
+        XCTAssertEqual(Set(sectors).count, 3)
+    }
+
+    func testTopSlotMatchesTheDocument() throws {
+        let rows = try table(after: "**Top slot**")
+        XCTAssertEqual(
+            rows,
+            [
+                Row(offset: TopSlot.Offset.ref, size: 8, field: "ref u64"),
+                Row(offset: TopSlot.Offset.version, size: 8, field: "version u64"),
+                Row(offset: TopSlot.Offset.topChecksum, size: 8, field: "top checksum u64"),
+                Row(offset: TopSlot.Offset.slotChecksum, size: 8, field: "slot checksum u64")
+            ])
+        assertTiles(rows, bytes: Layout.slotSize)
+
+        // The bytes a slot is written as, read back at the documented offsets, and by the one
+        // reader every caller uses.
+        let slot = TopSlot(ref: 3 * 4096, version: 77, topChecksum: 0xDEAD_BEEF)
+        var header = [UInt8](repeating: 0, count: Layout.pageSize)
+        header.withUnsafeMutableBytes { slot.encode(into: $0, at: Layout.slotOffsets[1]) }
+        header.withUnsafeBytes { h in
+            let at = { (row: Int) in h.u64(Layout.slotOffsets[1] + rows[row].offset) }
+            XCTAssertEqual([at(0), at(1), at(2), at(3)], [slot.ref, slot.version, slot.topChecksum, slot.slotChecksum])
+            XCTAssertEqual(TopSlot(header: h, index: 1), slot)
+            XCTAssertTrue(TopSlot(header: h, index: 0).isBlank)
+            XCTAssertEqual(
+                slot.slotChecksum,
+                Checksum.of(UnsafeRawBufferPointer(rebasing: h[Layout.slotOffsets[1]..<(Layout.slotOffsets[1] + 24)])))
+        }
+    }
+
+    /// The rows cover `bytes` from 0, each starting where the one before ends.
+    private func assertTiles(_ rows: [Row], bytes: Int, file: StaticString = #filePath, line: UInt = #line) {
+        var next = 0
+        for r in rows {
+            XCTAssertEqual(r.offset, next, "\(r) does not follow the row before", file: file, line: line)
+            next = r.offset + r.size
+        }
+        XCTAssertEqual(next, bytes, "the rows end at \(next), not \(bytes)", file: file, line: line)
+    }
+}
