@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Engine
 
-/// The header's records as `docs/FORMAT.md` §1.1 states them, pinned against the constants
+/// The records of `Engine/Format/` as `docs/FORMAT.md` §1 states them, pinned against the constants
 /// the code reads and writes them with: a change to either without the other fails here.
 final class FormatDocumentTests: XCTestCase {
     struct Row: Equatable, CustomStringConvertible {
@@ -82,6 +82,56 @@ final class FormatDocumentTests: XCTestCase {
                 slot.slotChecksum,
                 Checksum.of(UnsafeRawBufferPointer(rebasing: h[Layout.slotOffsets[1]..<(Layout.slotOffsets[1] + 24)])))
         }
+    }
+
+    func testTopNodeMatchesTheDocument() throws {
+        let rows = try table(after: "### 1.5 Top (meta) node")
+        XCTAssertEqual(
+            rows,
+            [
+                Row(offset: Meta.Offset.version, size: 8, field: "version u64"),
+                Row(offset: Meta.Offset.catalogRoot, size: 8, field: "catalog root ref u64"),
+                Row(offset: Meta.Offset.tableCount, size: 8, field: "table count u64"),
+                Row(offset: Meta.Offset.freeListRef, size: 8, field: "free-list root ref u64"),
+                Row(offset: Meta.Offset.pageCount, size: 8, field: "page count u64"),
+                Row(offset: Meta.Offset.inlineChunkCount, size: 4, field: "inline chunk count *n* u32"),
+                Row(offset: Meta.Offset.inlineExtentCount, size: 2, field: "inline extent count *m* u16"),
+                Row(offset: Meta.Offset.reserved, size: 2, field: "—")
+            ])
+        XCTAssertEqual(rows.first?.offset, Layout.pageHeaderSize)
+        XCTAssertEqual(rows.last.map { $0.offset + $0.size }, Meta.Offset.inline)
+
+        let m = Meta(
+            version: 9, catalogRoot: 5 * 4096, tableCount: 3, freeListRef: 0, pageCount: 12,
+            freeListChunks: [7 * 4096], freeExtents: [FreeExtent(start: 10, count: 2, freedAt: 0)])
+        var page = [UInt8](repeating: 0, count: Layout.pageSize)
+        page.withUnsafeMutableBytes { m.encode(into: $0, checksumSkipsGap: true, placedAt: 4096) }
+        page.withUnsafeBytes { p in
+            XCTAssertEqual((0..<5).map { p.u64(rows[$0].offset) }, [9, 5 * 4096, 3, 0, 12])
+            XCTAssertEqual(p.u32(rows[5].offset), 1)
+            XCTAssertEqual(p.u16(rows[6].offset), 1)
+            XCTAssertEqual(p.u64(Meta.Offset.inline), 7 * 4096)
+        }
+    }
+
+    func testTableRecordMatchesTheDocument() throws {
+        let rows = try table(after: "**Catalog**")
+        XCTAssertEqual(rows.map(\.offset), [0, 8, 16, 17, 18])
+        XCTAssertEqual(rows.map(\.size), [8, 8, 1, 1, 6])
+        assertTiles(rows, bytes: TableRecord.size)
+        let r = TableRecord(root: 8192, count: 41, keyKind: .int64, valueKind: .bytes)
+        r.encode().withUnsafeBytes { p in
+            XCTAssertEqual(p.u64(TableRecord.Offset.root), 8192)
+            XCTAssertEqual(p.u64(TableRecord.Offset.count), 41)
+            XCTAssertEqual(p.u8(TableRecord.Offset.keyKind), KeyKind.int64.rawValue)
+            XCTAssertEqual(p.u8(TableRecord.Offset.valueKind), KeyKind.bytes.rawValue)
+        }
+        XCTAssertEqual(
+            [
+                TableRecord.Offset.root, TableRecord.Offset.count, TableRecord.Offset.keyKind,
+                TableRecord.Offset.valueKind
+            ],
+            Array(rows.map(\.offset).prefix(4)))
     }
 
     /// The rows cover `bytes` from 0, each starting where the one before ends.

@@ -17,9 +17,23 @@ struct Meta: Equatable {
     /// Reusable extents (by start), then pending ones (by tag), as in chunk pages.
     var freeExtents: [FreeExtent] = []
 
-    static let inlineChunkCountOffset = 72  // u32
-    static let inlineExtentCountOffset = 76  // u16
-    static let inlineOffset = 80
+    /// Byte offsets in the top node's page (docs/FORMAT.md §1.5), after the page header.
+    enum Offset {
+        static let version = 32
+        static let catalogRoot = 40
+        static let tableCount = 48
+        static let freeListRef = 56
+        static let pageCount = 64
+        /// u32: inline chunk refs.
+        static let inlineChunkCount = 72
+        /// u16: inline free extents.
+        static let inlineExtentCount = 76
+        /// u16, zero.
+        static let reserved = 78
+        /// The inline chunk refs, then the inline extents.
+        static let inline = 80
+    }
+    static let inlineOffset = Offset.inline
     static func inlineChunkCapacity(_ g: PageGeometry) -> Int { (g.pageBytes - inlineOffset) / 8 }
     /// In a plain file.
     static let inlineChunkCapacity = inlineChunkCapacity(.plain)
@@ -41,8 +55,9 @@ struct Meta: Equatable {
         }
         try p.expect(.meta)
         var m = Meta(
-            version: p.raw.u64(32), catalogRoot: p.raw.u64(40), tableCount: p.raw.u64(48),
-            freeListRef: p.raw.u64(56), pageCount: p.raw.u64(64))
+            version: p.raw.u64(Offset.version), catalogRoot: p.raw.u64(Offset.catalogRoot),
+            tableCount: p.raw.u64(Offset.tableCount), freeListRef: p.raw.u64(Offset.freeListRef),
+            pageCount: p.raw.u64(Offset.pageCount))
         guard m.version == p.version else {
             throw CorruptNode(
                 ref: p.ref, detail: "top node version \(m.version) disagrees with its header \(p.version)")
@@ -59,8 +74,8 @@ struct Meta: Equatable {
             }
             end = o
         }
-        let chunks = Int(p.raw.u32(inlineChunkCountOffset)), extents = Int(p.raw.u16(inlineExtentCountOffset))
-        guard 8 * chunks + FreeExtent.size * extents <= end - inlineOffset, p.raw.u16(78) == 0,
+        let chunks = Int(p.raw.u32(Offset.inlineChunkCount)), extents = Int(p.raw.u16(Offset.inlineExtentCount))
+        guard 8 * chunks + FreeExtent.size * extents <= end - inlineOffset, p.raw.u16(Offset.reserved) == 0,
             chunks == 0 || m.freeListRef == 0
         else {
             throw CorruptNode(
@@ -87,10 +102,13 @@ struct Meta: Equatable {
         into p: UnsafeMutableRawBufferPointer, catalog: DirtyNode? = nil, checksumSkipsGap: Bool, placedAt ref: UInt64?
     ) {
         PageHeader.fill(p, kind: .meta, count: 0, span: 1, version: version, extra: 0)
-        p.setU64(version, at: 32); p.setU64(catalogRoot, at: 40); p.setU64(tableCount, at: 48)
-        p.setU64(freeListRef, at: 56); p.setU64(pageCount, at: 64)
-        p.setU32(UInt32(freeListChunks.count), at: Meta.inlineChunkCountOffset)
-        p.setU16(UInt16(freeExtents.count), at: Meta.inlineExtentCountOffset)
+        p.setU64(version, at: Offset.version)
+        p.setU64(catalogRoot, at: Offset.catalogRoot)
+        p.setU64(tableCount, at: Offset.tableCount)
+        p.setU64(freeListRef, at: Offset.freeListRef)
+        p.setU64(pageCount, at: Offset.pageCount)
+        p.setU32(UInt32(freeListChunks.count), at: Offset.inlineChunkCount)
+        p.setU16(UInt16(freeExtents.count), at: Offset.inlineExtentCount)
         for (i, r) in freeListChunks.enumerated() { p.setU64(r, at: Meta.inlineOffset + 8 * i) }
         let extentsAt = Meta.inlineOffset + 8 * freeListChunks.count
         for (i, e) in freeExtents.enumerated() { e.encode(into: p, at: extentsAt + FreeExtent.size * i) }
@@ -104,45 +122,5 @@ struct Meta: Equatable {
         }
         let used = extentsAt + FreeExtent.size * freeExtents.count
         PageHeader.seal(p, gap: checksumSkipsGap ? used..<end : nil, placedAt: ref)
-    }
-}
-
-/// How a table's keys and values are typed. Storage is bytes; the kind says how to read them.
-public enum KeyKind: UInt8, Sendable, CustomStringConvertible {
-    case int64 = 1
-    case bytes = 2
-    public var description: String { self == .int64 ? "int64" : "bytes" }
-}
-
-public typealias ValueKind = KeyKind
-
-/// A table's entry in the catalog tree.
-struct TableRecord {
-    var root: UInt64
-    var count: UInt64
-    var keyKind: KeyKind
-    var valueKind: ValueKind
-
-    static let size = 24
-
-    func encode() -> [UInt8] {
-        var b = [UInt8](repeating: 0, count: TableRecord.size)
-        b.withUnsafeMutableBytes { p in
-            p.setU64(root, at: 0); p.setU64(count, at: 8)
-            p.setU8(keyKind.rawValue, at: 16); p.setU8(valueKind.rawValue, at: 17)
-        }
-        return b
-    }
-
-    static func decode(_ b: [UInt8], table: String) throws -> TableRecord {
-        guard b.count == size else {
-            throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has \(b.count) bytes")
-        }
-        return try b.withUnsafeBytes { p in
-            guard let k = KeyKind(rawValue: p.u8(16)), let v = ValueKind(rawValue: p.u8(17)) else {
-                throw CorruptNode(ref: 0, detail: "catalog entry for '\(table)' has unknown key or value kind")
-            }
-            return TableRecord(root: p.u64(0), count: p.u64(8), keyKind: k, valueKind: v)
-        }
     }
 }
