@@ -2,32 +2,35 @@
     import Glibc
 #endif
 
-/// Little-endian integers in byte buffers. All on-disk integers are little-endian.
+/// Little-endian integers in byte buffers. All on-disk integers are little-endian. Package-wide
+/// (and inlinable): the object layer's records read and write theirs with the same helpers.
 extension UnsafeRawBufferPointer {
-    @inline(__always) func u64(_ at: Int) -> UInt64 {
+    @inlinable @inline(__always) package func u64(_ at: Int) -> UInt64 {
         UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self))
     }
-    @inline(__always) func u32(_ at: Int) -> UInt32 {
+    @inlinable @inline(__always) package func u32(_ at: Int) -> UInt32 {
         UInt32(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt32.self))
     }
-    @inline(__always) func u16(_ at: Int) -> UInt16 {
+    @inlinable @inline(__always) package func u16(_ at: Int) -> UInt16 {
         UInt16(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt16.self))
     }
-    @inline(__always) func u8(_ at: Int) -> UInt8 { load(fromByteOffset: at, as: UInt8.self) }
+    @inlinable @inline(__always) package func u8(_ at: Int) -> UInt8 { load(fromByteOffset: at, as: UInt8.self) }
 }
 
 extension UnsafeMutableRawBufferPointer {
-    @inline(__always) func setU64(_ v: UInt64, at: Int) {
+    @inlinable @inline(__always) package func setU64(_ v: UInt64, at: Int) {
         storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt64.self)
     }
-    @inline(__always) func setU32(_ v: UInt32, at: Int) {
+    @inlinable @inline(__always) package func setU32(_ v: UInt32, at: Int) {
         storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self)
     }
-    @inline(__always) func setU16(_ v: UInt16, at: Int) {
+    @inlinable @inline(__always) package func setU16(_ v: UInt16, at: Int) {
         storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt16.self)
     }
-    @inline(__always) func setU8(_ v: UInt8, at: Int) { storeBytes(of: v, toByteOffset: at, as: UInt8.self) }
-    @inline(__always) func copy(_ src: UnsafeRawBufferPointer, at: Int) {
+    @inlinable @inline(__always) package func setU8(_ v: UInt8, at: Int) {
+        storeBytes(of: v, toByteOffset: at, as: UInt8.self)
+    }
+    @inlinable @inline(__always) package func copy(_ src: UnsafeRawBufferPointer, at: Int) {
         if src.count > 0 { (baseAddress! + at).copyMemory(from: src.baseAddress!, byteCount: src.count) }
     }
 }

@@ -30,6 +30,14 @@ public struct ValueDecodingError: Error, CustomStringConvertible {
     public var description: String { detail }
 }
 
+extension Int64 {
+    /// The integer an Int64 key's bytes hold, read big-endian: the value with its sign bit
+    /// flipped, so that byte order is numeric order. Package-wide: the object layer's keys
+    /// and index entries are read with the same codec.
+    @inlinable package var keyBits: UInt64 { UInt64(bitPattern: self) ^ (1 << 63) }
+    @inlinable package init(keyBits u: UInt64) { self = Int64(bitPattern: u ^ (1 << 63)) }
+}
+
 extension Int64: KeyCodable, ValueCodable {
     public static var keyKind: KeyKind { .int64 }
     public static var valueKind: ValueKind { .int64 }
@@ -37,21 +45,21 @@ extension Int64: KeyCodable, ValueCodable {
     public var keyBytes: [UInt8] {
         // Big-endian with the sign bit flipped, so byte order is numeric order. (One copy of
         // the integer's bytes: every typed get and put makes one of these.)
-        let u = (UInt64(bitPattern: self) ^ (1 << 63)).bigEndian
+        let u = keyBits.bigEndian
         return withUnsafeBytes(of: u) { Array($0) }
     }
 
     @inlinable
     public func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         // The same bytes as `keyBytes`, from the stack.
-        try withUnsafeBytes(of: (UInt64(bitPattern: self) ^ (1 << 63)).bigEndian, body)
+        try withUnsafeBytes(of: keyBits.bigEndian, body)
     }
 
     public init(keyBytes b: UnsafeRawBufferPointer) throws {
         guard b.count == 8 else { throw ValueDecodingError(detail: "an int64 key has \(b.count) bytes, not 8") }
         var u: UInt64 = 0
         for i in 0..<8 { u = (u << 8) | UInt64(b[i]) }
-        self = Int64(bitPattern: u ^ (1 << 63))
+        self = Int64(keyBits: u)
     }
 
     public var valueBytes: [UInt8] {

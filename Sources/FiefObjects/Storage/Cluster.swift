@@ -39,7 +39,7 @@ struct ClusterView {
         guard shift == expected else {
             throw RowError("cluster holds 2^\(shift) objects; its class's clusters hold 2^\(expected)")
         }
-        count = Int(b.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian)
+        count = Int(b.u16(4))
         guard count >= 1, count <= 1 << shift else {
             throw RowError("cluster counts \(count) objects, outside 1...\(1 << shift)")
         }
@@ -53,8 +53,8 @@ struct ClusterView {
         if hasSummary {
             let last =
                 wideEnds
-                ? Int(b.loadUnaligned(fromByteOffset: rowsAt - 4, as: UInt32.self).littleEndian)
-                : Int(b.loadUnaligned(fromByteOffset: rowsAt - 2, as: UInt16.self).littleEndian)
+                ? Int(b.u32(rowsAt - 4))
+                : Int(b.u16(rowsAt - 2))
             guard rowsAt + last <= b.count else {
                 throw RowError("cluster rows end past its \(b.count) bytes")
             }
@@ -111,8 +111,8 @@ struct ClusterView {
 
     private func end(_ i: Int) -> Int {
         wideEnds
-            ? Int(bytes.loadUnaligned(fromByteOffset: endsAt + 4 * i, as: UInt32.self).littleEndian)
-            : Int(bytes.loadUnaligned(fromByteOffset: endsAt + 2 * i, as: UInt16.self).littleEndian)
+            ? Int(bytes.u32(endsAt + 4 * i))
+            : Int(bytes.u16(endsAt + 2 * i))
     }
 
     /// Where the row at index `i` (< count) lies in the cluster's bytes.

@@ -113,7 +113,7 @@ final class RowCodec {
         guard row.count >= RowLayout.headerSize, row[0] == RowLayout.tag else {
             throw RowError("row has no object tag")
         }
-        let id = Int(row.loadUnaligned(fromByteOffset: 1, as: UInt32.self).littleEndian)
+        let id = Int(row.u32(1))
         guard id < layouts.count else { throw RowError("row names layout \(id); the class has \(layouts.count)") }
         let l = layouts[id]
         guard row.count >= l.fixedEnd else {
@@ -156,13 +156,13 @@ final class RowCodec {
         case .listCount(let n), .inlineList(let n, _): return .int(n)
         case .raw(let b):
             switch kind {
-            case .float: return .float(Float(bitPattern: b.loadUnaligned(as: UInt32.self).littleEndian))
-            case .double: return .double(Double(bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian))
+            case .float: return .float(Float(bitPattern: b.u32(0)))
+            case .double: return .double(Double(bitPattern: b.u64(0)))
             case .date:
                 return .date(
                     Date(
                         timeIntervalSinceReferenceDate: Double(
-                            bitPattern: b.loadUnaligned(as: UInt64.self).littleEndian)))
+                            bitPattern: b.u64(0))))
             default:
                 var u = UUID().uuid
                 withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: b) }
@@ -231,7 +231,7 @@ final class RowCodec {
         if row[RowLayout.headerSize + s / 8] & (1 << UInt8(s % 8)) == 0 { return .null }
         let o = l.offsets[s]
         if l.lists[s] {
-            let raw = row.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
+            let raw = row.u64(o)
             guard raw & RowCodec.inlineList != 0 else {
                 // No list has 2^31 elements: a count past that is damage (and would overflow
                 // the compact row's serial when the conversion writes it).
@@ -247,12 +247,12 @@ final class RowCodec {
         switch l.kinds[s] {
         case .bool: return .bool(row[o] != 0)
         case .int, .int8, .int16, .int32, .int64, .object:
-            return .int(row.loadUnaligned(fromByteOffset: o, as: Int64.self).littleEndian)
+            return .int(Int64(bitPattern: row.u64(o)))
         case .float, .double, .date, .uuid:
             return .raw(UnsafeRawBufferPointer(rebasing: row[o..<(o + l.kinds[s].fixedSize)]))
         case .string, .data, .bytes:
-            let off = row.loadUnaligned(fromByteOffset: o, as: UInt32.self).littleEndian
-            let len = Int(row.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self).littleEndian)
+            let off = row.u32(o)
+            let len = Int(row.u32(o + 4))
             if off == RowLayout.outOfRow { return .outOfRow(len) }
             guard Int(off) + len <= row.count, Int(off) >= l.fixedEnd else {
                 throw RowError("var-area slice out of the row")

@@ -34,7 +34,7 @@ enum KeyBytes {
             // and the checks that compare it with the rest of the graph report it.
             for i in 0..<8 { u = (u << 8) | UInt64(o + i >= 0 && o + i < b.count ? b[o + i] : 0) }
         }
-        return Int64(bitPattern: u ^ (1 << 63))
+        return Int64(keyBits: u)
     }
     /// As `readObj`: bytes a damaged key lacks read as zeros, never past its end.
     static func readU32(_ b: UnsafeRawBufferPointer, at o: Int) -> UInt32 {
@@ -153,7 +153,7 @@ enum TaggedValue {
         func u64() throws -> UInt64 {
             guard o + 8 <= b.count else { throw RowError("list element truncated") }
             defer { o += 8 }
-            return b.loadUnaligned(fromByteOffset: o, as: UInt64.self).littleEndian
+            return b.u64(o)
         }
         while o < b.count {
             let tag = b[o]; o += 1
