@@ -100,7 +100,7 @@ struct IntegrityWalk {
         }
         if kind == 1 { report.reachablePages += UInt64(span) } else { report.freePages += UInt64(span) }
         if kind == 1, requirePlaced, pages.encrypted == nil, let p = try? pages.page(ref),
-            p.raw.u8(9) & PageHeader.placedFlag == 0
+            p.raw.u8(PageHeader.Offset.flags) & PageHeader.placedFlag == 0
         {
             problem(
                 "\(what) at offset \(ref) is not sealed at its offset, "

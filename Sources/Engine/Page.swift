@@ -25,12 +25,12 @@ struct PageView {
     let raw: UnsafeRawBufferPointer
     let ref: UInt64
 
-    var storedChecksum: UInt64 { raw.u64(0) }
-    var kindByte: UInt8 { raw.u8(8) }
-    var count: Int { Int(raw.u16(10)) }
-    var span: Int { Int(raw.u32(12)) }
-    var version: UInt64 { raw.u64(16) }
-    var extra: UInt64 { raw.u64(24) }
+    var storedChecksum: UInt64 { raw.u64(PageHeader.Offset.checksum) }
+    var kindByte: UInt8 { raw.u8(PageHeader.Offset.kind) }
+    var count: Int { Int(raw.u16(PageHeader.Offset.count)) }
+    var span: Int { Int(raw.u32(PageHeader.Offset.span)) }
+    var version: UInt64 { raw.u64(PageHeader.Offset.version) }
+    var extra: UInt64 { raw.u64(PageHeader.Offset.extra) }
 
     func kind() throws -> PageKind {
         guard let k = PageKind(rawValue: kindByte) else {
@@ -175,78 +175,5 @@ struct PageView {
     @inline(never)
     private func badCell(_ i: Int) -> CorruptNode {
         CorruptNode(ref: ref, detail: "cell \(i) is damaged")
-    }
-}
-
-/// Writes a page header into a freshly built page buffer, checksum last.
-enum PageHeader {
-    /// Flags bit: the checksum leaves out the bytes from `extra`'s low u32 to its high u32.
-    static let gapFlag: UInt8 = 1
-    /// Format 7 (plain): the checksum is seeded with the page's own file offset, so a whole,
-    /// well-formed page written at the wrong place (a misdirected write, a page copied over
-    /// another) fails it, as LMDB's and bbolt's page numbers in each page catch.
-    static let placedFlag: UInt8 = 2
-
-    static func fill(
-        _ p: UnsafeMutableRawBufferPointer, kind: PageKind, count: Int, span: Int, version: UInt64, extra: UInt64
-    ) {
-        p.setU8(kind.rawValue, at: 8)
-        p.setU8(0, at: 9)
-        p.setU16(UInt16(count), at: 10)
-        p.setU32(UInt32(span), at: 12)
-        p.setU64(version, at: 16)
-        p.setU64(extra, at: 24)
-    }
-
-    /// Checksums the page from byte 8: all of it, or, given a `gap` (format 6 and later), all
-    /// but the gap: the free bytes between a node's offset array and its cells, or after a top
-    /// node's entries. No reader looks at them, and a small commit's nodes are mostly gap, so
-    /// hashing them was most of a commit's checksum work. The bounds go into the header
-    /// (flagged, in `extra`, which such pages leave 0), so checking a page needs only the page;
-    /// `Database.check` still finds a gap that is not all zeros.
-    static func seal(_ p: UnsafeMutableRawBufferPointer, gap: Range<Int>? = nil, placedAt ref: UInt64? = nil) {
-        let flags = UnsafeRawBufferPointer(p).u8(9)
-        p.setU8(ref != nil ? flags | placedFlag : flags & ~placedFlag, at: 9)
-        if let gap {
-            let raw = UnsafeRawBufferPointer(p)
-            precondition(
-                raw.u64(24) == 0 && gap.lowerBound >= Layout.pageHeaderSize && gap.upperBound <= p.count,
-                "a gap in a page that uses extra, or outside the page")
-            p.setU8(raw.u8(9) | gapFlag, at: 9)
-            p.setU32(UInt32(gap.lowerBound), at: 24)
-            p.setU32(UInt32(gap.upperBound), at: 28)
-        }
-        p.setU64(checksum(UnsafeRawBufferPointer(p), ref: ref ?? 0) ?? 0, at: 0)
-    }
-
-    /// The gap a sealed page's checksum leaves out, if it is flagged and its bounds lie in the
-    /// page; an empty range at the header's end when unflagged; nil when the bounds are damaged.
-    static func gap(_ raw: UnsafeRawBufferPointer) -> Range<Int>? {
-        guard raw.u8(9) & gapFlag != 0 else { return Layout.pageHeaderSize..<Layout.pageHeaderSize }
-        let start = Int(raw.u32(24)), end = Int(raw.u32(28))
-        guard start >= Layout.pageHeaderSize, start <= end, end <= raw.count else { return nil }
-        return start..<end
-    }
-
-    /// What `seal` stores for the page at file offset `ref`: XXH64 of bytes 8 up to the gap,
-    /// as the seed of XXH64 of the bytes after it (unflagged: XXH64 of bytes 8 to the end),
-    /// the first hash seeded with `ref` when the page is flagged as placed. nil when the gap's
-    /// bounds are damaged.
-    static func checksum(_ raw: UnsafeRawBufferPointer, ref: UInt64) -> UInt64? {
-        guard raw.count >= Layout.pageHeaderSize else { return nil }
-        let seed = raw.u8(9) & placedFlag != 0 ? ref : 0
-        guard raw.u8(9) & gapFlag != 0 else {
-            return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8...]), seed: seed)
-        }
-        guard let gap = gap(raw) else { return nil }
-        let before = Checksum.of(UnsafeRawBufferPointer(rebasing: raw[8..<gap.lowerBound]), seed: seed)
-        return Checksum.of(UnsafeRawBufferPointer(rebasing: raw[gap.upperBound...]), seed: before)
-    }
-
-    /// Whether the page read at file offset `ref` carries the checksum of its bytes (and, when
-    /// placed, of that offset).
-    static func checksumMatches(_ raw: UnsafeRawBufferPointer, ref: UInt64) -> Bool {
-        guard let sum = checksum(raw, ref: ref) else { return false }
-        return raw.u64(0) == sum
     }
 }

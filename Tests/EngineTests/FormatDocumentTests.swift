@@ -56,6 +56,44 @@ final class FormatDocumentTests: XCTestCase {
         XCTAssertEqual(Set(sectors).count, 3)
     }
 
+    func testPageHeaderMatchesTheDocument() throws {
+        let rows = try table(after: "### 1.2 Common page header")
+        XCTAssertEqual(
+            rows,
+            [
+                Row(offset: PageHeader.Offset.checksum, size: 8, field: "checksum u64"),
+                Row(offset: PageHeader.Offset.kind, size: 1, field: "kind u8"),
+                Row(offset: PageHeader.Offset.flags, size: 1, field: "flags u8"),
+                Row(offset: PageHeader.Offset.count, size: 2, field: "count u16"),
+                Row(offset: PageHeader.Offset.span, size: 4, field: "span u32"),
+                Row(offset: PageHeader.Offset.version, size: 8, field: "version u64"),
+                Row(offset: PageHeader.Offset.extra, size: 8, field: "extra u64")
+            ])
+        assertTiles(rows, bytes: Layout.pageHeaderSize)
+        XCTAssertEqual(PageHeader.Offset.checksummed, PageHeader.Offset.checksum + 8)
+        XCTAssertEqual(PageHeader.Offset.gapStart, PageHeader.Offset.extra)
+        XCTAssertEqual(PageHeader.Offset.gapEnd, PageHeader.Offset.extra + 4)
+
+        // What `fill` and `seal` write, read at the documented offsets and by `PageView`.
+        var page = [UInt8](repeating: 0, count: Layout.pageSize)
+        page.withUnsafeMutableBytes {
+            PageHeader.fill($0, kind: .leaf, count: 3, span: 1, version: 42, extra: 0)
+            PageHeader.seal($0, gap: 40..<4000, placedAt: 8192)
+        }
+        page.withUnsafeBytes { p in
+            let v = PageView(raw: p, ref: 8192)
+            XCTAssertEqual(p.u8(rows[1].offset), PageKind.leaf.rawValue)
+            XCTAssertEqual(p.u8(rows[2].offset), PageHeader.gapFlag | PageHeader.placedFlag)
+            XCTAssertEqual([v.count, v.span], [Int(p.u16(rows[3].offset)), Int(p.u32(rows[4].offset))])
+            XCTAssertEqual([v.count, v.span], [3, 1])
+            XCTAssertEqual(v.version, p.u64(rows[5].offset))
+            XCTAssertEqual([p.u32(rows[6].offset), p.u32(rows[6].offset + 4)], [40, 4000])
+            XCTAssertEqual(v.storedChecksum, p.u64(rows[0].offset))
+            XCTAssertTrue(PageHeader.checksumMatches(p, ref: 8192))
+            XCTAssertFalse(PageHeader.checksumMatches(p, ref: 4096), "a placed page read at another offset")
+        }
+    }
+
     func testTopSlotMatchesTheDocument() throws {
         let rows = try table(after: "**Top slot**")
         XCTAssertEqual(

@@ -40,7 +40,9 @@ public struct TopSlot: Equatable, Sendable {
     }
 
     /// The checksum a top node's page stores first: what a slot's `topChecksum` must equal.
-    static func topChecksum(ofTopPage page: UnsafeRawBufferPointer) -> UInt64 { page.u64(0) }
+    static func topChecksum(ofTopPage page: UnsafeRawBufferPointer) -> UInt64 {
+        page.u64(PageHeader.Offset.checksum)
+    }
 
     static func checksum(ref: UInt64, version: UInt64, topChecksum: UInt64) -> UInt64 {
         withUnsafeTemporaryAllocation(byteCount: Offset.slotChecksum, alignment: 8) { p in
