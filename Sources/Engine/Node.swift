@@ -49,9 +49,6 @@ final class DirtyNode {
     /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
     @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
 
-    static let overflowFlag: UInt8 = 1
-    /// In memory only, never on a page: a large value not yet written to an overflow extent.
-    static let pendingLargeFlag: UInt8 = 2
     /// Arena bytes beyond the live cells, for the cells a transaction adds before a compaction.
     static let headroom = Layout.pageSize / 2
 
@@ -80,11 +77,11 @@ final class DirtyNode {
     static func key(_ raw: UnsafeRawBufferPointer, at o: Int, isLeaf: Bool) -> UnsafeRawBufferPointer {
         let start: Int, length: Int
         if isLeaf {
-            start = o + (raw.u8(o + 2) & DirtyNode.overflowFlag != 0 ? 16 : 8)
-            length = Int(raw.u16(o))
+            start = LeafCell.keyStart(raw, at: o)
+            length = LeafCell.keyLength(raw, at: o)
         } else {
-            start = o + 10
-            length = Int(raw.u16(o + 8))
+            start = o + BranchCell.headerSize
+            length = BranchCell.keyLength(raw, at: o)
         }
         return UnsafeRawBufferPointer(start: raw.baseAddress! + start, count: length)
     }
@@ -92,23 +89,23 @@ final class DirtyNode {
     /// A leaf's value; a pending large value is reported as inline bytes.
     func value(_ i: Int) -> StoredValue {
         let o = cells[i]
-        let valueLength = Int(raw.u32(o + 4))
-        if raw.u8(o + 2) & DirtyNode.overflowFlag != 0 {
-            return .overflow(ref: raw.u64(o + 8), length: valueLength)
+        let valueLength = LeafCell.valueLength(raw, at: o)
+        if LeafCell.isOverflow(raw, at: o) {
+            return .overflow(ref: raw.u64(o + LeafCell.Offset.overflowRef), length: valueLength)
         }
-        return .inline(arena.slice(o + 8 + Int(raw.u16(o)), valueLength))
+        return .inline(arena.slice(o + LeafCell.headerSize + LeafCell.keyLength(raw, at: o), valueLength))
     }
 
     /// Leaf cell `i`'s value bytes in the arena, to change in place at their length; nil for
     /// a value in an overflow extent (those pages belong to the base version).
     func mutableValue(_ i: Int) -> UnsafeMutableRawBufferPointer? {
         let o = cells[i]
-        if raw.u8(o + 2) & DirtyNode.overflowFlag != 0 { return nil }
-        let start = o + 8 + Int(raw.u16(o))
-        return UnsafeMutableRawBufferPointer(rebasing: arena.bytes[start..<(start + Int(raw.u32(o + 4)))])
+        if LeafCell.isOverflow(raw, at: o) { return nil }
+        let start = o + LeafCell.headerSize + LeafCell.keyLength(raw, at: o)
+        return UnsafeMutableRawBufferPointer(rebasing: arena.bytes[start..<(start + LeafCell.valueLength(raw, at: o))])
     }
 
-    func isPendingLarge(_ i: Int) -> Bool { raw.u8(cells[i] + 2) & DirtyNode.pendingLargeFlag != 0 }
+    func isPendingLarge(_ i: Int) -> Bool { LeafCell.flags(raw, at: cells[i]) & LeafCell.pendingLargeFlag != 0 }
 
     /// Bytes of cell `i` in the arena.
     private func arenaLength(_ i: Int) -> Int { DirtyNode.cellLength(raw, at: cells[i], isLeaf: isLeaf) }
@@ -119,15 +116,13 @@ final class DirtyNode {
     /// exclusivity check each.
     @inline(__always)
     static func cellLength(_ raw: UnsafeRawBufferPointer, at o: Int, isLeaf: Bool) -> Int {
-        guard isLeaf else { return 10 + Int(raw.u16(o + 8)) }
-        let keyLength = Int(raw.u16(o))
-        if raw.u8(o + 2) & DirtyNode.overflowFlag != 0 { return 16 + keyLength }
-        return 8 + keyLength + Int(raw.u32(o + 4))
+        isLeaf ? LeafCell.length(raw, at: o) : BranchCell.length(raw, at: o)
     }
 
     /// Bytes of cell `i` on the page, not counting its offset-array entry.
     private func pageLength(_ i: Int) -> Int {
-        isLeaf && isPendingLarge(i) ? 16 + Int(raw.u16(cells[i])) : arenaLength(i)
+        isLeaf && isPendingLarge(i)
+            ? LeafCell.overflowHeaderSize + LeafCell.keyLength(raw, at: cells[i]) : arenaLength(i)
     }
 
     /// Bytes cell `i` takes on the page, its offset-array entry included.
@@ -211,24 +206,24 @@ final class DirtyNode {
     private func writeLeafCell(key: UnsafeRawBufferPointer, value: LeafValue) -> Int {
         switch value {
         case .overflow(let ref, let length):
-            reserve(16 + key.count)
+            let bytes = LeafCell.overflowHeaderSize + key.count
+            reserve(bytes)
             let p = arena.bytes
-            let o = arena.claim(16 + key.count)
-            p.setU16(UInt16(key.count), at: o); p.setU8(DirtyNode.overflowFlag, at: o + 2); p.setU8(0, at: o + 3)
-            p.setU32(UInt32(length), at: o + 4)
-            p.setU64(ref, at: o + 8)
-            p.copy(key, at: o + 16)
+            let o = arena.claim(bytes)
+            LeafCell.writeHeader(
+                p, at: o, keyLength: key.count, flags: LeafCell.overflowFlag, valueLength: length, overflowRef: ref)
+            p.copy(key, at: o + LeafCell.overflowHeaderSize)
             return o
         case .inline(let v), .large(let v):
-            reserve(8 + key.count + v.count)
+            let bytes = LeafCell.headerSize + key.count + v.count
+            reserve(bytes)
             let q = arena.bytes
-            let o = arena.claim(8 + key.count + v.count)
+            let o = arena.claim(bytes)
             let flag: UInt8
-            if case .large = value { flag = DirtyNode.pendingLargeFlag; mayHoldLargeValues = true } else { flag = 0 }
-            q.setU16(UInt16(key.count), at: o); q.setU8(flag, at: o + 2); q.setU8(0, at: o + 3)
-            q.setU32(UInt32(v.count), at: o + 4)
-            q.copy(key, at: o + 8)
-            v.withUnsafeBytes { q.copy($0, at: o + 8 + key.count) }
+            if case .large = value { flag = LeafCell.pendingLargeFlag; mayHoldLargeValues = true } else { flag = 0 }
+            LeafCell.writeHeader(q, at: o, keyLength: key.count, flags: flag, valueLength: v.count)
+            q.copy(key, at: o + LeafCell.headerSize)
+            v.withUnsafeBytes { q.copy($0, at: o + LeafCell.headerSize + key.count) }
             return o
         }
     }
@@ -247,20 +242,21 @@ final class DirtyNode {
         // move (and free the key) while the cell is being written.
         let keyLength = key(i).count
         switch value {
-        case .overflow: reserve(16 + keyLength)
-        case .inline(let v), .large(let v): reserve(8 + keyLength + v.count)
+        case .overflow: reserve(LeafCell.overflowHeaderSize + keyLength)
+        case .inline(let v), .large(let v): reserve(LeafCell.headerSize + keyLength + v.count)
         }
         cells[i] = writeLeafCell(key: key(i), value: value)
         size += cellSize(i)
     }
 
     func insertBranch(at i: Int, key: UnsafeRawBufferPointer, child: Child) {
-        reserve(10 + key.count)
+        reserve(BranchCell.headerSize + key.count)
         let p = arena.bytes
-        let o = arena.claim(10 + key.count)
-        if case .page(let ref) = child { p.setU64(ref, at: o) } else { p.setU64(0, at: o) }
-        p.setU16(UInt16(key.count), at: o + 8)
-        p.copy(key, at: o + 10)
+        let o = arena.claim(BranchCell.headerSize + key.count)
+        let ref: UInt64
+        if case .page(let r) = child { ref = r } else { ref = 0 }
+        BranchCell.writeHeader(p, at: o, child: ref, keyLength: key.count)
+        p.copy(key, at: o + BranchCell.headerSize)
         cells.insert(o, at: i)
         prefixes.insert(DirtyNode.keyPrefix(key), at: i)
         children.insert(child, at: i)
@@ -269,7 +265,7 @@ final class DirtyNode {
 
     /// Branch: records where child `i` was written.
     func setChildRef(at i: Int, _ ref: UInt64) {
-        arena.bytes.setU64(ref, at: cells[i])
+        arena.bytes.setU64(ref, at: cells[i] + BranchCell.Offset.child)
     }
 
     /// Branch: gives cell `i` a new separator key, keeping its child.
@@ -358,7 +354,7 @@ final class DirtyNode {
         let n = page.count
         let src = page.raw
         let pageBytes = src.count
-        let firstCell = Layout.pageHeaderSize + 2 * n
+        let firstCell = CellOffsets.end(count: n)
         guard firstCell <= pageBytes else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
@@ -377,8 +373,8 @@ final class DirtyNode {
         if !isLeaf { children.reserveCapacity(n + 1) }
         var size = 0
         for i in 0..<n {
-            let o = Int(src.u16(Layout.pageHeaderSize + 2 * i))
-            guard o >= firstCell, o + (isLeaf ? 8 : 10) <= pageBytes else {
+            let o = CellOffsets.offset(src, i)
+            guard o >= firstCell, o + (isLeaf ? LeafCell.headerSize : BranchCell.headerSize) <= pageBytes else {
                 throw CorruptNode(ref: page.ref, detail: "cell \(i) offset \(o) outside the page")
             }
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
@@ -387,9 +383,9 @@ final class DirtyNode {
             }
             if isLeaf {
                 // Only the overflow bit means anything on a page.
-                dst.setU8(src.u8(o + 2) & DirtyNode.overflowFlag, at: o + 2)
+                dst.setU8(LeafCell.flags(src, at: o) & LeafCell.overflowFlag, at: o + LeafCell.Offset.flags)
             } else {
-                children.append(.page(src.u64(o)))
+                children.append(.page(BranchCell.child(src, at: o)))
             }
             cells.append(o)
             prefixes.append(DirtyNode.keyPrefix(DirtyNode.key(src, at: o, isLeaf: isLeaf)))
@@ -411,7 +407,7 @@ final class DirtyNode {
         let raw = self.raw, cells = self.cells
         children.withUnsafeMutableBufferPointer { kids in
             for i in kids.indices {
-                if case .dirty = kids[i] { kids[i] = .page(raw.u64(cells[i])) }
+                if case .dirty = kids[i] { kids[i] = .page(BranchCell.child(raw, at: cells[i])) }
             }
         }
     }
@@ -449,11 +445,11 @@ final class DirtyNode {
         for i in 0..<n {
             let o = cells[i]
             precondition(
-                !isLeaf || src.u8(o + 2) & DirtyNode.pendingLargeFlag == 0,
+                !isLeaf || LeafCell.flags(src, at: o) & LeafCell.pendingLargeFlag == 0,
                 "large value not yet written to an overflow extent")
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
             end -= length
-            p.setU16(UInt16(end), at: Layout.pageHeaderSize + 2 * i)
+            CellOffsets.set(p, i, to: end)
             if i > 0 && o + length == runStart {
                 runStart = o
             } else {
@@ -467,7 +463,7 @@ final class DirtyNode {
             }
         }
         if n > 0 { (p.baseAddress! + end).copyMemory(from: src.baseAddress! + runStart, byteCount: runEnd - runStart) }
-        let gap = Layout.pageHeaderSize + 2 * n
+        let gap = CellOffsets.end(count: n)
         precondition(gap <= end, "node of \(n) cells overflows its page")
         (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
         PageHeader.seal(

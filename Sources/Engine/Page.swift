@@ -48,11 +48,11 @@ struct PageView {
 
     private func cellOffset(_ i: Int) throws -> Int {
         let n = count
-        guard i >= 0, i < n, Layout.pageHeaderSize + 2 * n <= raw.count else {
+        guard i >= 0, i < n, CellOffsets.end(count: n) <= raw.count else {
             throw CorruptNode(ref: ref, detail: "cell \(i) out of range (count \(n))")
         }
-        let o = Int(raw.u16(Layout.pageHeaderSize + 2 * i))
-        guard o >= Layout.pageHeaderSize + 2 * n, o < raw.count else {
+        let o = CellOffsets.offset(raw, i)
+        guard o >= CellOffsets.end(count: n), o < raw.count else {
             throw CorruptNode(ref: ref, detail: "cell \(i) offset \(o) outside the page")
         }
         return o
@@ -71,11 +71,10 @@ struct PageView {
         let n = count
         var low = raw.count
         for i in 0..<n { low = min(low, try cellOffset(i)) }
-        return Layout.pageHeaderSize + 2 * n + (raw.count - low)
+        return CellOffsets.end(count: n) + (raw.count - low)
     }
 
-    // Leaf cell: keyLen u16 | flags u8 (1 = overflow) | pad u8 | valueLen u32 |
-    //            [overflow ref u64] | key | [inline value]
+    // Leaf cells (`LeafCell`), branch cells (`BranchCell`): Format/Cells.swift.
     func leafKey(_ i: Int) throws -> UnsafeRawBufferPointer { try leafCell(i).key }
 
     func leafValue(_ i: Int) throws -> StoredValue { try leafCell(i).value }
@@ -84,27 +83,38 @@ struct PageView {
     @inline(__always)
     func leafCell(_ i: Int) throws -> (key: UnsafeRawBufferPointer, value: StoredValue) {
         let o = try cellOffset(i)
-        guard o + 8 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-        let keyLen = Int(raw.u16(o))
-        let valueLen = Int(raw.u32(o + 4))
-        if raw.u8(o + 2) & 1 != 0 {
-            guard o + 16 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-            return (try slice(o + 16, keyLen), .overflow(ref: raw.u64(o + 8), length: valueLen))
+        guard o + LeafCell.headerSize <= raw.count else {
+            throw CorruptNode(ref: ref, detail: "cell header past page end")
         }
-        return (try slice(o + 8, keyLen), .inline(try slice(o + 8 + keyLen, valueLen)))
+        let keyLen = LeafCell.keyLength(raw, at: o)
+        let valueLen = LeafCell.valueLength(raw, at: o)
+        if LeafCell.isOverflow(raw, at: o) {
+            guard o + LeafCell.overflowHeaderSize <= raw.count else {
+                throw CorruptNode(ref: ref, detail: "cell header past page end")
+            }
+            return (
+                try slice(o + LeafCell.overflowHeaderSize, keyLen),
+                .overflow(ref: raw.u64(o + LeafCell.Offset.overflowRef), length: valueLen)
+            )
+        }
+        let key = o + LeafCell.headerSize
+        return (try slice(key, keyLen), .inline(try slice(key + keyLen, valueLen)))
     }
 
-    // Branch cell: child ref u64 | keyLen u16 | key. Key 0 is a lower bound only.
     func branchChild(_ i: Int) throws -> UInt64 {
         let o = try cellOffset(i)
-        guard o + 10 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-        return raw.u64(o)
+        guard o + BranchCell.headerSize <= raw.count else {
+            throw CorruptNode(ref: ref, detail: "cell header past page end")
+        }
+        return BranchCell.child(raw, at: o)
     }
 
     func branchKey(_ i: Int) throws -> UnsafeRawBufferPointer {
         let o = try cellOffset(i)
-        guard o + 10 <= raw.count else { throw CorruptNode(ref: ref, detail: "cell header past page end") }
-        return try slice(o + 10, Int(raw.u16(o + 8)))
+        guard o + BranchCell.headerSize <= raw.count else {
+            throw CorruptNode(ref: ref, detail: "cell header past page end")
+        }
+        return try slice(o + BranchCell.headerSize, BranchCell.keyLength(raw, at: o))
     }
 
     /// Leaf: index of the first key >= `key`, and whether it is equal.
@@ -114,20 +124,19 @@ struct PageView {
     /// fails them is read again through `leafKey`, which throws the usual error.
     func leafSearch(_ key: UnsafeRawBufferPointer) throws -> (index: Int, found: Bool) {
         let n = count
-        let cellsStart = Layout.pageHeaderSize + 2 * n
+        let cellsStart = CellOffsets.end(count: n)
         guard cellsStart <= raw.count else { _ = try leafKey(0); throw badCell(0) }
         let base = raw.baseAddress!
         // Indices and offsets stay below 2^16 here, so wrapping arithmetic cannot wrap.
         var lo = 0, hi = n
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let o = Int(
-                UInt16(
-                    littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)
-                ))
-            guard o >= cellsStart, o &+ 8 <= raw.count else { _ = try leafKey(mid); throw badCell(mid) }
-            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
-            let start = o &+ (base.load(fromByteOffset: o &+ 2, as: UInt8.self) & 1 != 0 ? 16 : 8)
+            let o = CellOffsets.offset(raw, mid)
+            guard o >= cellsStart, o &+ LeafCell.headerSize <= raw.count else {
+                _ = try leafKey(mid); throw badCell(mid)
+            }
+            let keyLen = LeafCell.keyLength(raw, at: o)
+            let start = LeafCell.keyStart(raw, at: o)
             guard start &+ keyLen <= raw.count else { _ = try leafKey(mid); throw badCell(mid) }
             let c = compareBytes(UnsafeRawBufferPointer(start: base + start, count: keyLen), key)
             if c == 0 { return (mid, true) }
@@ -141,20 +150,18 @@ struct PageView {
     func childIndex(_ key: UnsafeRawBufferPointer) throws -> Int {
         let n = count
         guard n > 0 else { throw CorruptNode(ref: ref, detail: "branch node with no children") }
-        let cellsStart = Layout.pageHeaderSize + 2 * n
+        let cellsStart = CellOffsets.end(count: n)
         guard cellsStart <= raw.count else { _ = try branchKey(0); throw badCell(0) }
         let base = raw.baseAddress!
+        let h = BranchCell.headerSize
         var lo = 1, hi = n
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let o = Int(
-                UInt16(
-                    littleEndian: base.loadUnaligned(fromByteOffset: Layout.pageHeaderSize &+ 2 &* mid, as: UInt16.self)
-                ))
-            guard o >= cellsStart, o &+ 10 <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
-            let keyLen = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: o &+ 8, as: UInt16.self)))
-            guard o &+ 10 &+ keyLen <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
-            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ 10), count: keyLen), key) <= 0 {
+            let o = CellOffsets.offset(raw, mid)
+            guard o >= cellsStart, o &+ h <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
+            let keyLen = BranchCell.keyLength(raw, at: o)
+            guard o &+ h &+ keyLen <= raw.count else { _ = try branchKey(mid); throw badCell(mid) }
+            if compareBytes(UnsafeRawBufferPointer(start: base + (o &+ h), count: keyLen), key) <= 0 {
                 lo = mid &+ 1
             } else {
                 hi = mid

@@ -222,7 +222,7 @@ final class TreeWriter {
             let n = p.count
             guard n > 0 else { return 0 }
             // Cells are packed from the page end, the last cell lowest.
-            let lowest = Int(p.raw.u16(Layout.pageHeaderSize + 2 * (n - 1)))
+            let lowest = CellOffsets.offset(p.raw, n - 1)
             return Layout.pageSize - min(lowest, Layout.pageSize) + 2 * n
         }
     }

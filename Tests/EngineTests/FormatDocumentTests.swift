@@ -94,6 +94,44 @@ final class FormatDocumentTests: XCTestCase {
         }
     }
 
+    func testCellsMatchTheDocument() throws {
+        let leaf = try table(after: "**Leaf cell**")
+        XCTAssertEqual(
+            Array(leaf.prefix(5)).map { [$0.offset, $0.size] },
+            [
+                [LeafCell.Offset.keyLength, 2], [LeafCell.Offset.flags, 1], [LeafCell.Offset.pad, 1],
+                [LeafCell.Offset.valueLength, 4], [LeafCell.Offset.overflowRef, 8]
+            ])
+        XCTAssertEqual(LeafCell.headerSize, LeafCell.Offset.overflowRef)
+        XCTAssertEqual(LeafCell.overflowHeaderSize, LeafCell.Offset.overflowRef + 8)
+        let branch = try table(after: "**Branch cell**")
+        XCTAssertEqual(
+            branch.map { [$0.offset, $0.size] }, [[BranchCell.Offset.child, 8], [BranchCell.Offset.keyLength, 2]])
+        XCTAssertEqual(BranchCell.headerSize, BranchCell.Offset.keyLength + 2)
+
+        // Cells a node writes, read back by the page reader and by the layout's own accessors.
+        let node = DirtyNode(isLeaf: true, pageBytes: Layout.pageSize)
+        let big = [UInt8](repeating: 9, count: 3)
+        Array("k1".utf8).withUnsafeBytes { node.insertLeaf(at: 0, key: $0, value: .inline(big)) }
+        Array("k2".utf8).withUnsafeBytes { node.insertLeaf(at: 1, key: $0, value: .overflow(ref: 12288, length: 5000)) }
+        var page = [UInt8](repeating: 0, count: Layout.pageSize)
+        page.withUnsafeMutableBytes { node.encode(into: $0, version: 1, checksumSkipsGap: false, placedAt: nil) }
+        try page.withUnsafeBytes { p in
+            let v = PageView(raw: p, ref: 4096)
+            let o0 = CellOffsets.offset(p, 0), o1 = CellOffsets.offset(p, 1)
+            XCTAssertGreaterThan(o0, o1, "cells are packed from the end, the last lowest")
+            XCTAssertEqual(LeafCell.keyLength(p, at: o0), 2)
+            XCTAssertEqual(LeafCell.valueLength(p, at: o0), 3)
+            XCTAssertFalse(LeafCell.isOverflow(p, at: o0))
+            XCTAssertTrue(LeafCell.isOverflow(p, at: o1))
+            XCTAssertEqual(p.u64(o1 + LeafCell.Offset.overflowRef), 12288)
+            XCTAssertEqual(LeafCell.length(p, at: o0), LeafCell.headerSize + 2 + 3)
+            XCTAssertEqual(Array(try v.leafKey(1)), Array("k2".utf8))
+            guard case .overflow(let ref, let length) = try v.leafValue(1) else { return XCTFail("not overflow") }
+            XCTAssertEqual([ref, UInt64(length)], [12288, 5000])
+        }
+    }
+
     func testTopSlotMatchesTheDocument() throws {
         let rows = try table(after: "**Top slot**")
         XCTAssertEqual(
