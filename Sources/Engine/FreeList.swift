@@ -30,7 +30,7 @@ struct FreeChunk: Equatable {
     /// Not a page: the chunk's extents are in the base version's top node.
     static let inTopNode = UInt64.max
 
-    static func capacity(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / FreeExtent.size }
+    static func capacity(_ g: PageGeometry) -> Int { FreeListPages.extentsPerChunk(g) }
     /// In a plain file.
     static let capacity = capacity(.plain)
 

@@ -12,7 +12,7 @@
 /// A commit rewrites the chunks it changed (and the root chain, a page per 508 chunks, if
 /// any), never the whole list, and checksums only what it writes.
 enum FreeListStorage {
-    static func refsPerRootPage(_ g: PageGeometry) -> Int { (g.pageBytes - Layout.pageHeaderSize) / 8 }
+    static func refsPerRootPage(_ g: PageGeometry) -> Int { FreeListPages.refsPerRootPage(g) }
 
     /// Root pages for `chunks` chunk refs when the top node has room for `inlineRefs`.
     static func rootPagesNeeded(chunks: Int, inlineRefs: Int, _ g: PageGeometry) -> Int {
@@ -51,7 +51,7 @@ enum FreeListStorage {
                 throw CorruptNode(ref: ref, detail: "free-list root claims \(p.count) chunks in \(p.span) pages")
             }
             rootPages.append(ref / ps)
-            for i in 0..<p.count { chunkRefs.append(p.raw.u64(Layout.pageHeaderSize + 8 * i)) }
+            for i in 0..<p.count { chunkRefs.append(p.raw.u64(FreeListPages.rootRef(i))) }
             ref = p.extra
         }
         var order = ExtentOrder(pageCount: pageCount)
@@ -74,7 +74,7 @@ enum FreeListStorage {
             var entries: [FreeExtent] = []
             entries.reserveCapacity(n)
             for i in 0..<n {
-                let e = FreeExtent.decode(p.raw, at: Layout.pageHeaderSize + i * FreeExtent.size)
+                let e = FreeExtent.decode(p.raw, at: FreeListPages.chunkEntry(i))
                 try order.check(e, pending: isPending, ref: r)
                 entries.append(e)
             }
@@ -260,7 +260,7 @@ enum FreeListStorage {
         PageHeader.fill(
             p, kind: .freeListChunk, count: chunk.entries.count, span: 1, version: version, extra: pending ? 1 : 0)
         chunk.entries.withUnsafeBufferPointer { entries in
-            for (i, e) in entries.enumerated() { e.encode(into: p, at: Layout.pageHeaderSize + i * FreeExtent.size) }
+            for (i, e) in entries.enumerated() { e.encode(into: p, at: FreeListPages.chunkEntry(i)) }
         }
         PageHeader.seal(p, placedAt: ref)
     }
@@ -270,7 +270,7 @@ enum FreeListStorage {
         _ refs: [UInt64], next: UInt64, version: UInt64, into p: UnsafeMutableRawBufferPointer, placedAt ref: UInt64?
     ) {
         PageHeader.fill(p, kind: .freeList, count: refs.count, span: 1, version: version, extra: next)
-        for (i, r) in refs.enumerated() { p.setU64(r, at: Layout.pageHeaderSize + 8 * i) }
+        for (i, r) in refs.enumerated() { p.setU64(r, at: FreeListPages.rootRef(i)) }
         PageHeader.seal(p, placedAt: ref)
     }
 }

@@ -145,10 +145,11 @@ final class PageSource: @unchecked Sendable {
         let ext = try extent(ref)
         let head = PageView(raw: UnsafeRawBufferPointer(rebasing: ext[0..<geometry.pageBytes]), ref: ref)
         try head.expect(.overflow)
-        guard head.extra == UInt64(length), Layout.pageHeaderSize + length <= ext.count else {
+        guard head.extra == UInt64(length), OverflowExtent.valueOffset + length <= ext.count else {
             throw CorruptNode(
                 ref: ref, detail: "overflow value length \(head.extra) does not match its cell's \(length)")
         }
-        return UnsafeRawBufferPointer(rebasing: ext[Layout.pageHeaderSize..<(Layout.pageHeaderSize + length)])
+        let o = OverflowExtent.valueOffset
+        return UnsafeRawBufferPointer(rebasing: ext[o..<(o + length)])
     }
 }

@@ -15,12 +15,12 @@ enum NodeWriter {
         _ bytes: UnsafeRawBufferPointer, version: UInt64, _ alloc: inout FreeList, _ out: inout PageWriter
     ) throws -> UInt64 {
         let g = out.geometry
-        let span = g.span(forNodeBytes: Layout.pageHeaderSize + bytes.count)
+        let span = OverflowExtent.span(valueLength: bytes.count, g)
         let start = alloc.allocate(span)
         let placed = out.placement(start)
         try out.add(page: start, nodeBytes: g.extentBytes(span: span), zeroed: true) { p in
             PageHeader.fill(p, kind: .overflow, count: 0, span: span, version: version, extra: UInt64(bytes.count))
-            p.copy(bytes, at: Layout.pageHeaderSize)
+            p.copy(bytes, at: OverflowExtent.valueOffset)
             PageHeader.seal(p, placedAt: placed)
         }
         return start * UInt64(Layout.pageSize)

@@ -132,6 +132,23 @@ final class FormatDocumentTests: XCTestCase {
         }
     }
 
+    func testFreeListPagesAndOverflowExtentsMatchTheDocument() throws {
+        let rows = try table(after: "**Free-list chunk**")
+        XCTAssertEqual(rows.map { [$0.offset, $0.size] }, [[0, 8], [8, 8], [16, 8]])
+        assertTiles(rows, bytes: FreeExtent.size)
+        var b = [UInt8](repeating: 0, count: FreeExtent.size)
+        b.withUnsafeMutableBytes { FreeExtent(start: 3, count: 4, freedAt: 5).encode(into: $0, at: 0) }
+        b.withUnsafeBytes { p in XCTAssertEqual(rows.map { p.u64($0.offset) }, [3, 4, 5]) }
+        // "From byte 32", and the capacities the document states.
+        XCTAssertEqual(FreeListPages.chunkEntry(0), Layout.pageHeaderSize)
+        XCTAssertEqual(FreeListPages.rootRef(0), Layout.pageHeaderSize)
+        XCTAssertEqual(FreeListPages.extentsPerChunk(.plain), 169)
+        XCTAssertEqual(FreeListPages.refsPerRootPage(.plain), 508)
+        XCTAssertEqual(OverflowExtent.valueOffset, Layout.pageHeaderSize)
+        XCTAssertEqual(OverflowExtent.span(valueLength: 4096 - 32, .plain), 1)
+        XCTAssertEqual(OverflowExtent.span(valueLength: 4096 - 31, .plain), 2)
+    }
+
     func testTopSlotMatchesTheDocument() throws {
         let rows = try table(after: "**Top slot**")
         XCTAssertEqual(
