@@ -332,15 +332,7 @@ public final class Database: @unchecked Sendable {
             } else {
                 try ensureFileCovers(slot.ref + ps)
                 let source = state.withLock { pageSource(mapping, limit: slot.ref + ps) }
-                let top = try source.page(slot.ref)
-                guard top.storedChecksum == slot.topChecksum else {
-                    throw CorruptNode(ref: slot.ref, detail: "top node checksum does not match slot \(select.index)")
-                }
-                meta = try Meta.decode(top)
-                guard meta.version == slot.version else {
-                    throw CorruptNode(
-                        ref: slot.ref, detail: "top node is version \(meta.version), slot says \(slot.version)")
-                }
+                meta = try slot.decodeTop(try source.page(slot.ref), index: select.index)
                 catalog = CatalogCache()
                 state.withLock { validatedTop = (slot, meta, catalog) }
             }

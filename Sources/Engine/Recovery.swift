@@ -88,20 +88,11 @@ public enum Recovery {
             top = logical
         }
         let meta: Meta = try top.withUnsafeBytes { raw in
-            let page = PageView(raw: raw, ref: slot.ref)
-            guard page.storedChecksum == slot.topChecksum else {
-                throw EngineError.corrupt(
-                    path: path, detail: "top node at offset \(slot.ref) does not match the checksum in slot \(which)")
-            }
             do {
-                return try Meta.decode(page)
+                return try slot.decodeTop(PageView(raw: raw, ref: slot.ref), index: which)
             } catch let c as CorruptNode {
                 throw EngineError.corrupt(path: path, detail: "top node at offset \(slot.ref): \(c.detail)")
             }
-        }
-        guard meta.version == slot.version else {
-            throw EngineError.corrupt(
-                path: path, detail: "top node is version \(meta.version) but slot \(which) says \(slot.version)")
         }
         guard meta.pageCount * ps <= size else {
             throw EngineError.truncated(
@@ -144,10 +135,7 @@ extension Recovery {
             } else if s.isSelfConsistent, s.ref + UInt64(Layout.pageSize) <= size {
                 var top = [UInt8](repeating: 0, count: Layout.pageSize)
                 if (try? top.withUnsafeMutableBytes { try file.read(into: $0, at: s.ref) }) == Layout.pageSize {
-                    valid = top.withUnsafeBytes {
-                        TopSlot.topChecksum(ofTopPage: $0) == s.topChecksum
-                            && PageHeader.checksumMatches($0, ref: s.ref)
-                    }
+                    valid = top.withUnsafeBytes { s.names(topPage: $0) }
                 }
             }
             slots.append(SlotInfo(index: i, selected: Int(select) == i, ref: s.ref, version: s.version, valid: valid))

@@ -52,16 +52,14 @@ extension Database {
             var slots: [SlotInfo] = []
             for i in 0..<2 {
                 let s = TopSlot(header: header, index: i)
-                var valid = s.isSelfConsistent
-                if valid,
+                var valid = false
+                if s.isSelfConsistent,
                     let top = try? PageSource(
                         mapping: snap.pages.mapping, limit: try file.size(),
                         encrypted: snap.pages.encrypted.map { EncryptedPages(cipher: $0.cipher) }
                     ).page(s.ref)
                 {
-                    valid = top.storedChecksum == s.topChecksum && PageHeader.checksumMatches(top.raw, ref: s.ref)
-                } else {
-                    valid = false
+                    valid = s.names(topPage: top.raw)
                 }
                 slots.append(
                     SlotInfo(index: i, selected: i == snap.select.index, ref: s.ref, version: s.version, valid: valid))

@@ -74,3 +74,29 @@ public struct TopSlot: Equatable, Sendable {
         return b
     }
 }
+
+/// The one rule for whether a slot names an intact top node (docs/FORMAT.md §1.1 and §1.5):
+/// recovery, snapshots, `stats()` and `fief db inspect` all judge slots with it.
+extension TopSlot {
+    /// The top node this slot names, decoded, from its page `top` (read at `ref`): the page's
+    /// stored checksum is the slot's `topChecksum`, the node passes `Meta.decode` (its own
+    /// checksum, kind and fields) and is the slot's version. `index` only names the slot in
+    /// the error.
+    func decodeTop(_ top: PageView, index: Int) throws -> Meta {
+        guard top.storedChecksum == topChecksum else {
+            throw CorruptNode(ref: ref, detail: "top node does not match the checksum in slot \(index)")
+        }
+        let meta = try Meta.decode(top)
+        guard meta.version == version else {
+            throw CorruptNode(ref: ref, detail: "top node is version \(meta.version) but slot \(index) says \(version)")
+        }
+        return meta
+    }
+
+    /// Whether `top`, read at `ref`, is an intact top node this slot names, without decoding
+    /// it (a report on both slots, where the inactive one may name a page since reused).
+    func names(topPage top: UnsafeRawBufferPointer) -> Bool {
+        isSelfConsistent && TopSlot.topChecksum(ofTopPage: top) == topChecksum
+            && PageHeader.checksumMatches(top, ref: ref)
+    }
+}
