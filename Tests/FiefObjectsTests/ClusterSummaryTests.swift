@@ -8,7 +8,10 @@ import Foundation
 final class ClusterSummaryTests: XCTestCase {
     func testBoundsRoundTripThroughTheirBytes() throws {
         for (least, greatest) in [(Int64.min, Int64.max), (-5, 7), (0, 0), (Int64.max, Int64.max)] {
-            let s = try ClusterSummary.testing([(3, least, greatest), (900, -1, 1)])
+            let s = ClusterSummary(columns: [
+                (3, ClusterSummary.Bounds(least: least, greatest: greatest)),
+                (900, ClusterSummary.Bounds(least: -1, greatest: 1))
+            ])
             let bytes = s.encoded()
             let back = try bytes.withUnsafeBytes { try ClusterSummary($0) }
             XCTAssertEqual(back, s)
@@ -72,19 +75,5 @@ final class ClusterSummaryTests: XCTestCase {
         let full = all.sorted(byKeyPath: "born", ascending: false).map(\.id)
         XCTAssertEqual(all.sorted(byKeyPath: "born", ascending: false).limit(5).map(\.id), Array(full.prefix(5)))
         XCTAssertEqual(try store.check().problems, [])
-    }
-}
-
-extension ClusterSummary {
-    /// A summary of the given columns, made through its bytes.
-    static func testing(_ columns: [(UInt32, Int64, Int64)]) throws -> ClusterSummary {
-        var w = CompactRow.Writer()
-        w.leb(columns.count)
-        for (pid, least, greatest) in columns {
-            w.leb(Int(pid))
-            w.leb64(UInt64(bitPattern: (least << 1) ^ (least >> 63)))
-            w.leb64(UInt64(bitPattern: greatest &- least))
-        }
-        return try w.bytes.withUnsafeBytes { try ClusterSummary($0) }
     }
 }

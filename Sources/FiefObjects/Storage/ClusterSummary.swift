@@ -114,6 +114,9 @@ struct ClusterSummary: Equatable {
 
     private init() {}
 
+    /// A summary of the given bounds (what `of` builds from rows), in this order.
+    init(columns: [(pid: UInt32, bounds: Bounds)]) { self.columns = columns }
+
     /// The bounds of property `pid`, nil when the cluster keeps none for it.
     func bounds(_ pid: UInt32) -> Bounds? { columns.first { $0.pid == pid }?.bounds }
 }
