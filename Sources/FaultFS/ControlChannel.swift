@@ -36,7 +36,7 @@ public struct FaultFSStatus: Codable, Sendable {
 extension FaultFileSystem {
     public static let controlCommands = [
         "status [--json]", "power-cut --mode MODE [--sector 512|4096]",
-        "inject KIND [key=value ...] [once]", "clear [RULE]", "trace-ops on|off"
+        "inject KIND [key=value ...] [once]", "clear [RULE]", "trace-ops on|off", "pending"
     ]
 
     func writeControl(_ h: Handle, _ data: UnsafeRawBufferPointer) -> Int {
@@ -76,6 +76,11 @@ extension FaultFileSystem {
                 return String(decoding: try e.encode(s), as: UTF8.self) + "\n"
             }
             return FaultFileSystem.render(s)
+        case "pending":
+            // JSON only: the operations carry their bytes, which no one reads as text.
+            let e = JSONEncoder()
+            e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return String(decoding: try e.encode(pendingOperations()), as: UTF8.self) + "\n"
         case "power-cut":
             var mode: String?, sector: Int?
             var i = 0

@@ -217,17 +217,30 @@ public enum HTMLReport {
         h += tag("table", [], head + scenarios.joined())
         for s in t.scenarios where !s.crashStates.isEmpty {
             let rows = s.crashStates.map { c in
-                let possible = c.choices <= 20 ? String(1 << c.choices) : "2^\(c.choices)"
+                let sectors = c.choices <= 20 ? String(1 << c.choices) : "2^\(c.choices)"
+                let possible = c.operationStatesPossible.map {
+                    $0 < 1e15 ? String(Int($0)) : String(format: "%.3g", $0)
+                }
                 return tr([
                     td("\(c.cycle)"), td("\(c.commit)"), td(esc(c.crashPoint), left: true),
+                    td(c.operations.map(String.init) ?? "–"),
                     td("\(c.unsyncedSectors)\(c.choices > c.unsyncedSectors ? " + size" : "")"),
-                    td("\(c.statesExplored)"), td(possible), td(c.exhaustive ? "all" : "seeded sample", left: true)
+                    td("\(c.statesExplored)"), td(possible ?? sectors),
+                    td(c.exhaustive ? "all" : "seeded sample", left: true)
                 ])
             }
             let head = headerRow([
-                "cycle", "commit", "crash point", "unsynced sectors", "states explored", "states possible", ""
+                "cycle", "commit", "crash point", "unsynced operations", "unsynced sectors", "states explored",
+                "states possible", ""
             ])
-            h += tag("h3", [], "Crash states explored (\(esc(s.name)))") + tag("table", [], head + rows.joined())
+            let share = s.crashStates.operationLevelExhaustiveShare.map {
+                tag(
+                    "p", [],
+                    "Operation level: \(String(format: "%.1f", $0 * 100)) % of crashed commits explored exhaustively.")
+            }
+            h +=
+                tag("h3", [], "Crash states explored (\(esc(s.name)))") + (share ?? "")
+                + tag("table", [], head + rows.joined())
         }
         if let g = t.growth, !g.sizes.isEmpty {
             var series = [

@@ -101,21 +101,7 @@ public enum ResultFiles {
                 md += "  - reproduce: `\(f.reproduce)`\n"
             }
         }
-        for s in r.scenarios where !s.crashStates.isEmpty {
-            md += "\n## Crash states explored (\(s.name))\n\n"
-            md +=
-                "| unsynced sectors (+ size) | commits | states explored | states possible | exhaustive |\n"
-                + "|---:|---:|---:|---:|---|\n"
-            let bySize = Dictionary(grouping: s.crashStates, by: \.choices)
-            for choices in bySize.keys.sorted() {
-                let rows = bySize[choices]!
-                let explored = rows.map(\.statesExplored).reduce(0, +)
-                let possible = choices <= 20 ? String(rows.count * (1 << choices)) : "\(rows.count) × 2^\(choices)"
-                let all =
-                    rows.allSatisfy(\.exhaustive) ? "yes" : rows.contains(where: \.exhaustive) ? "some" : "sampled"
-                md += "| \(choices) | \(rows.count) | \(explored) | \(possible) | \(all) |\n"
-            }
-        }
+        for s in r.scenarios where !s.crashStates.isEmpty { md += CrashStatesSummary.markdown(s) }
         if !detection.isEmpty { md += "\n" + Detection.markdownTable(detection) }
         if let g = r.growth, !g.sizes.isEmpty {
             md +=

@@ -278,6 +278,12 @@ public final class TortureRun {
             + points.filter { CrashPoint(rawValue: $0) == nil }.sorted()
         result.failures.sort { $0.cycle < $1.cycle }
         result.crashStates.sort { ($0.cycle, $0.commit) < ($1.cycle, $1.commit) }
+        if let share = result.crashStates.operationLevelExhaustiveShare {
+            let all = result.crashStates.filter { $0.operations != nil }
+            result.notes.append(
+                "operation level: \(all.filter(\.exhaustive).count) of \(all.count) crashed commits "
+                    + "(\(String(format: "%.1f", share * 100)) %) explored exhaustively")
+        }
         progress.say(
             "\(options.target) \(s.name): \(result.passed ? "passed" : "FAILED") "
                 + "(\(result.verdict)), \(result.cycles) cycles, \(result.violations) violations, "

@@ -47,6 +47,8 @@ public struct ScenarioResult: Codable, Sendable {
         case name, cycles, violations, durationSeconds, cyclesPerMinute, crashPointsCovered, faultsInjected, modes,
             failures, notes, passed, crashStates
         case durabilityViolations, atomicityIntegrityViolations, isolationViolations, verdict
+        /// Derived from `crashStates`, for readers that do not recompute it.
+        case crashStatesExhaustiveShare
     }
 
     public init(from d: Decoder) throws {
@@ -80,6 +82,7 @@ public struct ScenarioResult: Codable, Sendable {
         try c.encode(failures, forKey: .failures)
         try c.encode(notes, forKey: .notes)
         if !crashStates.isEmpty { try c.encode(crashStates, forKey: .crashStates) }
+        try c.encodeIfPresent(crashStates.operationLevelExhaustiveShare, forKey: .crashStatesExhaustiveShare)
         try c.encode(durabilityViolations, forKey: .durabilityViolations)
         try c.encode(atomicityIntegrityViolations, forKey: .atomicityIntegrityViolations)
         try c.encode(isolationViolations, forKey: .isolationViolations)

@@ -16,8 +16,12 @@ final class CrashStatesTests: XCTestCase {
         XCTAssertEqual(
             r.notes.filter { $0.contains("explored") }.count, 4, "coverage is reported per commit: \(r.notes)")
         XCTAssertTrue(
-            r.notes.contains { $0.contains("after-select-flip: 1 unsynced sectors; explored 2 of 2 states") },
+            r.notes.contains {
+                $0.contains("after-select-flip: 1 unsynced operations") && $0.contains("explored 2 of 2 states")
+            },
             "\(r.notes)")
+        XCTAssertEqual(r.crashStates.operationLevelExhaustiveShare, 1, "\(r.crashStates)")
+        XCTAssertTrue(r.crashStates.allSatisfy { ($0.operations ?? 0) > 0 }, "\(r.crashStates)")
     }
 
     /// A writer dies after its flip (never synced), the next before its data sync: the next
@@ -42,6 +46,9 @@ final class CrashStatesTests: XCTestCase {
         XCTAssertTrue(
             all.contains { $0.contains("after-select-flip") && $0.contains("crash states") },
             "no-data-sync went unnoticed: \(all.prefix(2))")
+        XCTAssertTrue(
+            all.contains { $0.contains("persisted: ") && $0.contains("lost: ") && $0.contains(" of /db.fief [") },
+            "a failing state is stated as operations: \(all.prefix(2))")
         print("no-data-sync caught: \(all.first ?? "")")
     }
 }

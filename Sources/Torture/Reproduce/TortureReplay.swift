@@ -345,10 +345,19 @@ public struct TortureReplay: Codable, Sendable, Equatable {
             _ = try check(Set(state.newSectors).intersection(image.unsynced), state.newSize)
             return result
         }
+        // The scenario's search: operation-level states, every one up to the bound.
         var rng = SeededRandom(seed: seed)
-        for mask in image.masks(bound: stateBound ?? 4096, using: &rng).masks {
-            let (newSectors, newSize) = image.state(mask: mask)
-            if try check(newSectors, newSize) { break }
+        for state in OperationStateSpace(image.operations).states(bound: stateBound ?? 4096, using: &rng).states {
+            let bytes = image.bytes(state)
+            let found = try image.check(
+                bytes, at: dir + "/state.fief", oraclePath: dir + "/oracle.log", workload: workload, mode: mode)
+            guard !found.isEmpty else { continue }
+            result.violations = found.map { $0.prefixed("\(mode), \(state.describe(image.operations))") }
+            // Pinned as sectors, which shrinking knows how to make fewer.
+            result.state = image.sectorState(of: bytes).map {
+                CrashState(newSectors: $0.newSectors.sorted(), newSize: $0.newSize)
+            }
+            break
         }
         return result
     }

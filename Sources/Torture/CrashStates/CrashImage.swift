@@ -11,11 +11,17 @@ import TortureSchema
 /// file's bytes now (`new`), its durable bytes (`old`, what a drop-all cut leaves), the 512-byte
 /// sectors written since its last sync, and its durable size. A crash state is a choice of
 /// which unsynced sectors reached the disk (and whether the size did). `crash-states`
-/// enumerates the choices; a replay names one.
+/// enumerates the choices; a replay names one. At the operation level, the image is the
+/// durable folder and the write operations since the last sync (`OperationStateSpace`).
 struct CrashImage {
     static let sector = 512
+    static let database = "/db.fief"
     let new: Data
     let old: Data
+    /// The backing folder after a drop-all cut, and the pending operations on the database file
+    /// (the lock file's reader table is not part of any state: a check starts without it).
+    let durable: DurableTree
+    let operations: [PendingOperations.Operation]
     /// Unsynced sector numbers, ascending.
     let unsynced: [Int]
     let durableSize: Int
@@ -65,11 +71,13 @@ struct CrashImage {
             }
         }
         status = try decodeStatus(fs)
+        let pending = try decodePending(fs).operations.filter { $0.path == database }
         let new = try Data(contentsOf: URL(fileURLWithPath: backing + "/db.fief"))
         // What is durable, exactly: FaultFS drops everything unsynced and leaves the backing
         // file as a disk would hold it.
         _ = try fs.ctl(["power-cut", "--mode", "drop-all"])
         let old = try Data(contentsOf: URL(fileURLWithPath: backing + "/db.fief"))
+        let durable = try DurableTree.read(backing)
         let file = status.files.first { $0.path.hasSuffix("db.fief") }
         var sectors = Set<Int>()
         for r in file?.unsyncedRanges ?? [] where r.count == 2 {
@@ -82,7 +90,8 @@ struct CrashImage {
         let newest = deaths.count > 1 ? clean + 1 : (deaths.last?.selectFlipWritten == true ? dying : clean)
         return .success(
             CrashImage(
-                new: new, old: old, unsynced: sectors.sorted(), durableSize: Int(file?.durableSize ?? Int64(new.count)),
+                new: new, old: old, durable: durable, operations: pending, unsynced: sectors.sorted(),
+                durableSize: Int(file?.durableSize ?? Int64(new.count)),
                 dying: dying, newest: newest))
     }
 
@@ -132,6 +141,34 @@ struct CrashImage {
                         + "(at most \(newest))"))
         }
         return found
+    }
+
+    /// The database file's bytes in the operation-level crash state `state`.
+    func bytes(_ state: OperationState) -> Data {
+        durable.applying(state, of: operations).files[CrashImage.database] ?? Data()
+    }
+
+    /// The sector-level state whose file is `bytes`, when there is one: each unsynced sector
+    /// all new or all old. A state with a sector that two writes share, one kept and one lost,
+    /// has none.
+    func sectorState(of bytes: Data) -> (newSectors: Set<Int>, newSize: Bool)? {
+        guard bytes.count == new.count || bytes.count == durableSize else { return nil }
+        let newSize = bytes.count == new.count
+        let newSectors = Set(
+            unsynced.filter { sector in
+                let lo = sector * CrashImage.sector, hi = min(lo + CrashImage.sector, new.count, bytes.count)
+                return lo < hi && bytes[lo..<hi] == new[lo..<hi]
+            })
+        return state(newSectors: newSectors, newSize: newSize) == bytes ? (newSectors, newSize) : nil
+    }
+
+    static func decodePending(_ fs: FaultFSMount) throws -> PendingOperations {
+        let text = try fs.ctl(["pending"])
+        do {
+            return try JSONDecoder().decode(PendingOperations.self, from: Data(text.utf8))
+        } catch {
+            throw TortureError.invalid("faultfs pending gave no operations: \(error)")
+        }
     }
 
     static func decodeStatus(_ fs: FaultFSMount) throws -> FaultFSStatus {

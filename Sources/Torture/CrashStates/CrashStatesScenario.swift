@@ -10,12 +10,14 @@ import TortureSchema
 /// Every state a power cut could leave after a commit died, enumerated rather than drawn, in
 /// the spirit of ALICE and CrashMonkey but on a real FUSE mount: the file is copied while it
 /// is wholly durable, a writer is killed in the next commit at a crash point, and FaultFS
-/// says which byte ranges were written since the file's last sync. Each 512-byte sector of
-/// those ranges may hold its old bytes (as in the durable copy; exact for an engine whose
-/// sync epochs write disjoint sectors, as Fief's do) or its new ones, and a file grown since
-/// its last sync may keep its durable size;
-/// every combination (sampled from the seed past the bound) is built on a copy, opened,
-/// checked and compared with the oracle. Killed after its top was written (before the data
+/// hands over the write operations made since the file's last sync, with their bytes. A
+/// crash state is a subset of those operations that reached the disk, with at most one of
+/// them torn at a sector boundary (`OperationStateSpace`): a disk loses or tears writes, it
+/// does not scramble the sectors of a page written whole. A commit's handful of writes gives
+/// a few hundred states, so nearly every commit is explored exhaustively (all states up to the
+/// profile's bound, a seeded sample past it). Each state is built over the durable folder,
+/// opened, checked and compared with the oracle, and a failing one is stated as the operations
+/// that persisted, were lost and were torn. Killed after its top was written (before the data
 /// sync), a commit may leave only the version before it; after its select-bit flip (data
 /// synced), the version before or itself. Every third cycle two writers die in a row: the
 /// first after its flip (written, never synced), the next before its data sync, so a cut may
@@ -30,8 +32,9 @@ public struct CrashStatesScenario: Scenario {
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 4 * profile.scale }
 
-    /// States tried per commit: all of them up to this many, a seeded sample past it.
-    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 256 : 4096 }
+    /// Operation-level states tried per commit: all of them up to this many, a seeded sample
+    /// past it. The run prints it.
+    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 1024 : 4096 }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
@@ -53,40 +56,36 @@ public struct CrashStatesScenario: Scenario {
             return outcome
         case .success(let i): image = i
         }
-        let choices = image.choices
-        let (masks, exhaustive) = image.masks(bound: CrashStatesScenario.bound(context.options.profile), using: &rng)
+        let space = OperationStateSpace(image.operations)
+        let bound = CrashStatesScenario.bound(context.options.profile)
+        let (states, exhaustive) = space.states(bound: bound, using: &rng)
         var violations: [Violation] = []
-        for (n, mask) in masks.enumerated() {
-            let (newSectors, newSize) = image.state(mask: mask)
+        for (n, state) in states.enumerated() {
             let found = try image.check(
-                image.state(newSectors: newSectors, newSize: newSize), at: dir + "/state.fief",
-                oraclePath: dir + "/oracle.log",
-                workload: workload, mode: mode)
+                image.bytes(state), at: dir + "/state.fief", oraclePath: dir + "/oracle.log", workload: workload,
+                mode: mode)
             if !found.isEmpty {
-                let shown = newSectors.sorted()
-                let more = shown.count > 12 ? "..." : ""
-                let size = image.sizeChoice ? ", \(newSize ? "new" : "old") size" : ""
                 violations.append(
-                    found[0].prefixed(
-                        "state \(n + 1) of \(masks.count) (new sectors \(shown.prefix(12))\(more)\(size))"))
+                    found[0].prefixed("state \(n + 1) of \(states.count) (\(state.describe(image.operations)))"))
                 if violations.count >= 5 { break }
             }
         }
-        let covered = choices > 20 ? "2^\(choices)" : String(1 << choices)
         let dying = image.dying
+        let possible = space.count.map(String.init) ?? String(format: "%.3g", space.possible)
         outcome.notes.append(
-            "commit \(dying) killed at \(mode): "
-                + "\(image.unsynced.count) unsynced sectors\(image.sizeChoice ? " and the size" : ""); "
-                + "explored \(masks.count) of \(covered) states"
-        )
+            "commit \(dying) killed at \(mode): \(image.operations.count) unsynced operations "
+                + "(\(space.data.count) writes or resizes, \(space.tears) tears) over "
+                + "\(image.unsynced.count) sectors; explored \(states.count) of \(possible) states, "
+                + (exhaustive ? "exhaustive (bound \(bound))" : "sampled past the bound of \(bound)"))
         outcome.crashStates.append(
             CrashStateCoverage(
                 cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
-                sizeChoice: image.sizeChoice, statesExplored: masks.count, exhaustive: exhaustive))
+                sizeChoice: image.sizeChoice, statesExplored: states.count, exhaustive: exhaustive,
+                operations: image.operations.count, operationStatesPossible: space.possible))
         outcome.crashPoints.insert(mode)
-        outcome.faults += masks.count
+        outcome.faults += states.count
         outcome.events.append(
-            (mode, violations, "commit \(dying) killed at \(mode), \(masks.count) of \(covered) crash states"))
+            (mode, violations, "commit \(dying) killed at \(mode), \(states.count) of \(possible) crash states"))
         return outcome
     }
 
