@@ -16,12 +16,18 @@ extension FaultFileSystem {
         return namespace.stash(path)
     }
 
+    /// The backing inode at `path`, 0 when there is none.
+    func inode(_ path: String) -> UInt64 {
+        var st = stat()
+        return lstat(backingPath(path), &st) == 0 ? UInt64(st.st_ino) : 0
+    }
+
     private func dropStash(_ s: String?) { if let s { Glibc.unlink(s) } }
 
     func mkdir(_ path: String, mode: mode_t) -> Int {
         perform(.mkdir, path) { _ in
             guard Glibc.mkdir(backingPath(path), mode) == 0 else { return failed() }
-            recordChange(.created(path: path, isDirectory: true))
+            recordChange(.created(path: path, isDirectory: true, ino: 0))
             return 0
         }
     }
@@ -85,7 +91,7 @@ extension FaultFileSystem {
     func link(_ from: String, _ to: String) -> Int {
         perform(.link, to) { _ in
             guard Glibc.link(backingPath(from), backingPath(to)) == 0 else { return failed() }
-            recordChange(.created(path: to, isDirectory: false))
+            recordChange(.created(path: to, isDirectory: false, ino: inode(to)))
             return 0
         }
     }
@@ -93,7 +99,7 @@ extension FaultFileSystem {
     func symlink(target: String, at path: String) -> Int {
         perform(.symlink, path) { _ in
             guard Glibc.symlink(target, backingPath(path)) == 0 else { return failed() }
-            recordChange(.created(path: path, isDirectory: false))
+            recordChange(.created(path: path, isDirectory: false, ino: inode(path)))
             return 0
         }
     }
@@ -212,7 +218,7 @@ extension FaultFileSystem {
     func mknod(_ path: String, mode: mode_t, dev: dev_t) -> Int {
         perform(.create, path) { _ in
             guard Glibc.mknod(backingPath(path), mode, dev) == 0 else { return failed() }
-            recordChange(.created(path: path, isDirectory: false))
+            recordChange(.created(path: path, isDirectory: false, ino: inode(path)))
             return 0
         }
     }

@@ -26,7 +26,7 @@ extension FaultFileSystem {
                 var st = stat()
                 fstat(fd, &st)
                 forgetDurableFile(ino: UInt64(st.st_ino))  // an inode number reused by the new file
-                recordChange(.created(path: path, isDirectory: false))
+                recordChange(.created(path: path, isDirectory: false, ino: UInt64(st.st_ino)))
             }
             lock.lock()
             let h = Handle(fd: fd, generation: generation, path: path)

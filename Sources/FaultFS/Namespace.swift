@@ -9,7 +9,9 @@
 /// link in a stash folder, so its entry can be put back.
 final class Namespace {
     enum Change {
-        case created(path: String, isDirectory: Bool)
+        /// `ino`: the backing inode the name now holds (0 for a directory), so a replay of the
+        /// pending operations can tell which writes went to this file.
+        case created(path: String, isDirectory: Bool, ino: UInt64)
         case removed(path: String, stash: String?)
         case removedDirectory(path: String, mode: mode_t)
         case renamed(from: String, to: String, replaced: String?)
@@ -39,7 +41,7 @@ final class Namespace {
     func record(_ seq: UInt64, _ change: Change) {
         var dirs: Set<String>
         switch change {
-        case .created(let p, _), .removed(let p, _), .removedDirectory(let p, _): dirs = [Namespace.parent(p)]
+        case .created(let p, _, _), .removed(let p, _), .removedDirectory(let p, _): dirs = [Namespace.parent(p)]
         case .renamed(let from, let to, _): dirs = [Namespace.parent(from), Namespace.parent(to)]
         }
         pending.append(Entry(seq: seq, change: change, directories: dirs))
@@ -85,7 +87,7 @@ final class Namespace {
         let undo = pending.dropFirst(keep).reversed()
         for entry in undo {
             switch entry.change {
-            case .created(let p, let isDirectory):
+            case .created(let p, let isDirectory, _):
                 if isDirectory { rmdir(root + p) } else { unlink(root + p) }
             case .removed(let p, let s):
                 if let s { link(s, root + p) }

@@ -34,11 +34,15 @@ public struct PendingOperations: Codable, Sendable, Equatable {
         public var size: Int64?
         /// A rename's destination.
         public var to: String?
+        /// The backing inode a write or resize changed, or a create made: which file an
+        /// operation touches when the names around it did not all persist.
+        public var ino: UInt64?
 
         public init(
             seq: UInt64, kind: Kind, path: String, offset: Int64? = nil, bytes: Data? = nil, size: Int64? = nil,
-            to: String? = nil
+            to: String? = nil, ino: UInt64? = nil
         ) {
+            self.ino = ino
             self.seq = seq
             self.kind = kind
             self.path = path
@@ -82,16 +86,18 @@ extension FaultFileSystem {
                 switch p {
                 case .write(let seq, let offset, let bytes):
                     ops.append(
-                        .init(seq: seq, kind: .write, path: name(f.path, at: seq), offset: offset, bytes: Data(bytes)))
+                        .init(
+                            seq: seq, kind: .write, path: name(f.path, at: seq), offset: offset, bytes: Data(bytes),
+                            ino: f.ino))
                 case .resize(let seq, let size):
-                    ops.append(.init(seq: seq, kind: .resize, path: name(f.path, at: seq), size: size))
+                    ops.append(.init(seq: seq, kind: .resize, path: name(f.path, at: seq), size: size, ino: f.ino))
                 }
             }
         }
         for entry in namespace.pending {
             switch entry.change {
-            case .created(let p, let isDirectory):
-                ops.append(.init(seq: entry.seq, kind: isDirectory ? .mkdir : .create, path: p))
+            case .created(let p, let isDirectory, let ino):
+                ops.append(.init(seq: entry.seq, kind: isDirectory ? .mkdir : .create, path: p, ino: ino))
             case .removed(let p, _): ops.append(.init(seq: entry.seq, kind: .unlink, path: p))
             case .removedDirectory(let p, _): ops.append(.init(seq: entry.seq, kind: .rmdir, path: p))
             case .renamed(let from, let to, _): ops.append(.init(seq: entry.seq, kind: .rename, path: from, to: to))

@@ -101,7 +101,8 @@ public enum Scenarios {
     ]
     /// Every other target, through `TortureTarget`.
     public static let generic: [Scenario] = [
-        TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario()
+        TargetCrashScenario(), TargetPowerCutScenario(), TargetIsolationScenario(), TargetIOErrorScenario(),
+        TargetCrashStatesScenario()
     ]
 
     public static func available(for target: TargetSpec) -> [Scenario] { target.usesFiefScenarios ? all : generic }

@@ -34,7 +34,7 @@ public struct CrashStatesScenario: Scenario {
 
     /// Operation-level states tried per commit: all of them up to this many, a seeded sample
     /// past it. The run prints it.
-    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 1024 : 4096 }
+    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 1024 : 8192 }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         var outcome = CycleOutcome()
@@ -56,36 +56,26 @@ public struct CrashStatesScenario: Scenario {
             return outcome
         case .success(let i): image = i
         }
-        let space = OperationStateSpace(image.operations)
-        let bound = CrashStatesScenario.bound(context.options.profile)
-        let (states, exhaustive) = space.states(bound: bound, using: &rng)
-        var violations: [Violation] = []
-        for (n, state) in states.enumerated() {
-            let found = try image.check(
+        let search = CrashStateSearch(image.operations, bound: CrashStatesScenario.bound(context.options.profile))
+        let found = try search.run(using: &rng) { state in
+            try image.check(
                 image.bytes(state), at: dir + "/state.fief", oraclePath: dir + "/oracle.log", workload: workload,
                 mode: mode)
-            if !found.isEmpty {
-                violations.append(
-                    found[0].prefixed("state \(n + 1) of \(states.count) (\(state.describe(image.operations)))"))
-                if violations.count >= 5 { break }
-            }
         }
         let dying = image.dying
-        let possible = space.count.map(String.init) ?? String(format: "%.3g", space.possible)
         outcome.notes.append(
-            "commit \(dying) killed at \(mode): \(image.operations.count) unsynced operations "
-                + "(\(space.data.count) writes or resizes, \(space.tears) tears) over "
-                + "\(image.unsynced.count) sectors; explored \(states.count) of \(possible) states, "
-                + (exhaustive ? "exhaustive (bound \(bound))" : "sampled past the bound of \(bound)"))
+            "commit \(dying) killed at \(mode): \(search.summary(found)); \(image.unsynced.count) sectors")
         outcome.crashStates.append(
-            CrashStateCoverage(
-                cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
-                sizeChoice: image.sizeChoice, statesExplored: states.count, exhaustive: exhaustive,
-                operations: image.operations.count, operationStatesPossible: space.possible))
+            search.coverage(
+                found, cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
+                sizeChoice: image.sizeChoice))
         outcome.crashPoints.insert(mode)
-        outcome.faults += states.count
+        outcome.faults += found.explored
         outcome.events.append(
-            (mode, violations, "commit \(dying) killed at \(mode), \(states.count) of \(possible) crash states"))
+            (
+                mode, found.violations,
+                "commit \(dying) killed at \(mode), \(found.explored) of \(search.possible) crash states"
+            ))
         return outcome
     }
 

@@ -8,13 +8,17 @@ import Foundation
 /// power cut (every unsynced operation undone): what every crash state starts from. Paths are
 /// as inside the mount ("/db.fief"). A crash state is this tree with the operations it names
 /// replayed over it, in their order, then written out as a folder the store's verifier opens.
+/// Files are known by their backing inode too: a write goes to the file it was made to, where
+/// that file is in the state (its create or rename may not have persisted), not to whatever
+/// holds its name.
 struct DurableTree: Equatable, Sendable {
     var files: [String: Data]
     var directories: Set<String>
+    var inodes: [String: UInt64] = [:]
 
     /// Reads every file and directory under `backing` (FaultFS's stash excluded).
     static func read(_ backing: String) throws -> DurableTree {
-        var tree = DurableTree(files: [:], directories: [])
+        var tree = DurableTree(files: [:], directories: [], inodes: [:])
         guard let walk = FileManager.default.enumerator(atPath: backing) else {
             throw TortureError.invalid("\(backing): cannot list the backing folder")
         }
@@ -27,6 +31,8 @@ struct DurableTree: Equatable, Sendable {
                 tree.directories.insert("/" + relative)
             } else {
                 tree.files["/" + relative] = try Data(contentsOf: URL(fileURLWithPath: full))
+                var st = stat()
+                if lstat(full, &st) == 0 { tree.inodes["/" + relative] = UInt64(st.st_ino) }
             }
         }
         return tree
@@ -38,7 +44,7 @@ struct DurableTree: Equatable, Sendable {
         for (i, op) in operations.enumerated() {
             if state.torn?.operation == i, let tear = state.torn {
                 let (offset, bytes) = op.kept(by: tear)
-                tree.write(bytes, at: offset, to: op.path)
+                if let path = tree.path(of: op) { tree.write(bytes, at: offset, to: path) }
             } else if state.persisted[i] {
                 tree.apply(op)
             }
@@ -48,31 +54,46 @@ struct DurableTree: Equatable, Sendable {
 
     mutating func apply(_ op: PendingOperations.Operation) {
         switch op.kind {
-        case .write: write(op.bytes ?? Data(), at: op.offset ?? 0, to: op.path)
+        case .write:
+            guard let path = path(of: op) else { return }
+            write(op.bytes ?? Data(), at: op.offset ?? 0, to: path)
         case .resize:
-            guard var bytes = files[op.path] else { return }
+            guard let path = path(of: op), var bytes = files[path] else { return }
             let size = Int(op.size ?? 0)
             if size < bytes.count { bytes = bytes.prefix(size) } else { bytes.append(Data(count: size - bytes.count)) }
-            files[op.path] = bytes
-        case .create: files[op.path] = files[op.path] ?? Data()
+            files[path] = bytes
+        case .create:
+            files[op.path] = files[op.path] ?? Data()
+            inodes[op.path] = op.ino
         case .mkdir: directories.insert(op.path)
-        case .unlink: files[op.path] = nil
+        case .unlink:
+            files[op.path] = nil
+            inodes[op.path] = nil
         case .rmdir: directories.remove(op.path)
         case .rename:
             guard let to = op.to else { return }
             if let bytes = files.removeValue(forKey: op.path) {
                 files[to] = bytes
+                inodes[to] = inodes.removeValue(forKey: op.path)
             } else if directories.remove(op.path) != nil {
                 directories.insert(to)
                 for (p, b) in files where p.hasPrefix(op.path + "/") {
                     files[p] = nil
                     files[to + p.dropFirst(op.path.count)] = b
+                    inodes[to + p.dropFirst(op.path.count)] = inodes.removeValue(forKey: p)
                 }
             }
         }
     }
 
-    /// A write to a file this state does not hold (its create was lost) reaches nothing.
+    /// Where the file a write or resize changed is in this state: the path holding its inode,
+    /// or nil when none does (its create was lost, or it is gone).
+    func path(of op: PendingOperations.Operation) -> String? {
+        guard let ino = op.ino, ino != 0 else { return files[op.path] == nil ? nil : op.path }
+        if inodes[op.path] == ino { return op.path }
+        return inodes.first { $0.value == ino }?.key
+    }
+
     mutating func write(_ bytes: Data, at offset: Int64, to path: String) {
         guard var file = files[path] else { return }
         let start = Int(offset), end = start + bytes.count
@@ -88,8 +109,29 @@ struct DurableTree: Equatable, Sendable {
         for d in directories.sorted() {
             try FileManager.default.createDirectory(atPath: dir + d, withIntermediateDirectories: true)
         }
-        for (p, bytes) in files {
-            try bytes.write(to: URL(fileURLWithPath: dir + p))
+        for (p, bytes) in files { try DurableTree.writeSparse(bytes, to: dir + p) }
+    }
+
+    /// Writes `bytes` skipping 4 KiB blocks of zeros, so a store's sparse file (LMDB's
+    /// `writemap` map) stays sparse in each of the many states written.
+    static func writeSparse(_ bytes: Data, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TortureError.io("create \(path)", errno) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw TortureError.io("size \(path)", errno) }
+        let block = 4096
+        try bytes.withUnsafeBytes { all in
+            var at = 0
+            while at < all.count {
+                let n = min(block, all.count - at)
+                let piece = UnsafeRawBufferPointer(rebasing: all[at..<(at + n)])
+                if piece.contains(where: { $0 != 0 }) {
+                    guard pwrite(fd, piece.baseAddress, n, off_t(at)) == n else {
+                        throw TortureError.io("write \(path)", errno)
+                    }
+                }
+                at += n
+            }
         }
     }
 }

@@ -5,8 +5,8 @@ import SeededRandomness
 /// Every crash state the pending operations allow: any subset of the writes and resizes (a
 /// file's unsynced data reaches the disk in any order, in every model FaultFS knows), the
 /// name changes as a prefix (a journal never reorders them; FaultFS has already dropped those
-/// a sync made durable), and at most one write torn at one of its sector boundaries, either
-/// half kept. States are numbered, so "every state" is `0..<count` and a sample is a seeded
+/// a sync made durable), and at most one write torn at one of its sector boundaries (its first
+/// sectors kept: `OperationState.Tear`). States are numbered, so "every state" is `0..<count` and a sample is a seeded
 /// draw of numbers; the number names the state in a finding.
 struct OperationStateSpace: Sendable {
     let operations: [PendingOperations.Operation]
@@ -14,7 +14,7 @@ struct OperationStateSpace: Sendable {
     let data: [Int]
     /// Name changes: any prefix.
     let names: [Int]
-    /// Writes over two sectors or more, with their tears (two per inner sector boundary).
+    /// Writes over two sectors or more, with their tears (one per inner sector boundary).
     let tearable: [(operation: Int, tears: Int)]
 
     init(_ operations: [PendingOperations.Operation]) {
@@ -23,7 +23,7 @@ struct OperationStateSpace: Sendable {
         names = operations.indices.filter { operations[$0].isNameChange }
         tearable = data.compactMap { i in
             let n = operations[i].sectors
-            return n > 1 ? (i, 2 * (n - 1)) : nil
+            return n > 1 ? (i, n - 1) : nil
         }
     }
 
@@ -61,8 +61,7 @@ struct OperationStateSpace: Sendable {
             guard rest >= block else {
                 let t = rest % tears
                 set(rest / tears, over: data.filter { $0 != op })
-                return OperationState(
-                    persisted: persisted, torn: .init(operation: op, boundary: t / 2 + 1, keptFirst: t % 2 == 0))
+                return OperationState(persisted: persisted, torn: .init(operation: op, boundary: t + 1))
             }
             rest -= block
         }
@@ -78,8 +77,7 @@ struct OperationStateSpace: Sendable {
         let (op, tears) = tearable[Int.random(in: 0..<tearable.count, using: &rng)]
         let t = Int.random(in: 0..<tears, using: &rng)
         persisted[op] = false
-        return OperationState(
-            persisted: persisted, torn: .init(operation: op, boundary: t / 2 + 1, keptFirst: t % 2 == 0))
+        return OperationState(persisted: persisted, torn: .init(operation: op, boundary: t + 1))
     }
 
     /// Every state when there are at most `bound`; else nothing persisted, everything
