@@ -14,14 +14,22 @@ final class CrashStatesTests: XCTestCase {
         let r = try run(seed: 3, cycles: 4)
         XCTAssertTrue(r.passed, "\(r.failures.map(\.violations))")
         XCTAssertEqual(
-            r.notes.filter { $0.contains("explored") }.count, 4, "coverage is reported per commit: \(r.notes)")
+            r.notes.filter { $0.contains("killed at") }.count, 4, "coverage is reported per commit: \(r.notes)")
+        XCTAssertTrue(r.notes.contains { $0.contains("of 4 crashed commits") }, "the share is noted: \(r.notes)")
         XCTAssertTrue(
             r.notes.contains {
                 $0.contains("after-select-flip: 1 unsynced operations") && $0.contains("explored 2 of 2 states")
             },
             "\(r.notes)")
-        XCTAssertEqual(r.crashStates.operationLevelExhaustiveShare, 1, "\(r.crashStates)")
-        XCTAssertTrue(r.crashStates.allSatisfy { ($0.operations ?? 0) > 0 }, "\(r.crashStates)")
+        // Every state within the bound, a sample of exactly the bound past it.
+        let bound = CrashStatesScenario.bound(.quick)
+        for c in r.crashStates {
+            let possible = c.operationStatesPossible ?? .infinity
+            XCTAssertEqual(c.exhaustive, possible <= Double(bound), "\(c)")
+            XCTAssertEqual(c.statesExplored, c.exhaustive ? Int(possible) : bound, "\(c)")
+            XCTAssertGreaterThan(c.operations ?? 0, 0, "\(c)")
+        }
+        XCTAssertGreaterThanOrEqual(r.crashStates.operationLevelExhaustiveShare ?? 0, 0.75, "\(r.crashStates)")
     }
 
     /// A writer dies after its flip (never synced), the next before its data sync: the next
@@ -30,7 +38,7 @@ final class CrashStatesTests: XCTestCase {
         let ok = try run(seed: 3, cycles: 3)
         XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
         XCTAssertEqual(
-            ok.crashStates.map(\.crashPoint), ["after-top-written", "after-select-flip", "unsynced-flip-then-next"])
+            ok.crashStates.map(\.crashPoint), ["after-select-flip", "unsynced-flip-then-next", "after-top-written"])
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 3, broken: .noBaseSync)
         let all = r.failures.flatMap(\.violations).map(\.text)

@@ -27,8 +27,10 @@ public struct CrashStatesScenario: Scenario {
     public var name: String { "crash-states" }
     public init() {}
 
-    /// The crash point of the commit under test; `nil` for the two-writer case.
-    static let points: [CrashPoint?] = [.afterTopWritten, .afterSelectFlip, nil]
+    /// The crash point of the commit under test; `nil` for the two-writer case. After the flip
+    /// first: its states hold the version before and the new one, so a commit whose flip can
+    /// reach the disk before its data is caught in the first cycle; the two writers next.
+    static let points: [CrashPoint?] = [.afterSelectFlip, nil, .afterTopWritten]
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 4 * profile.scale }
 

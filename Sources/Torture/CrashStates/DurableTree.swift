@@ -120,12 +120,13 @@ struct DurableTree: Equatable, Sendable {
         defer { close(fd) }
         guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw TortureError.io("size \(path)", errno) }
         let block = 4096
+        let zeros = [UInt8](repeating: 0, count: block)
         try bytes.withUnsafeBytes { all in
             var at = 0
             while at < all.count {
                 let n = min(block, all.count - at)
                 let piece = UnsafeRawBufferPointer(rebasing: all[at..<(at + n)])
-                if piece.contains(where: { $0 != 0 }) {
+                if memcmp(piece.baseAddress!, zeros, n) != 0 {
                     guard pwrite(fd, piece.baseAddress, n, off_t(at)) == n else {
                         throw TortureError.io("write \(path)", errno)
                     }
