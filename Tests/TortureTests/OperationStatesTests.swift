@@ -2,6 +2,7 @@ import XCTest
 import FaultFS
 import SeededRandomness
 @testable import Torture
+import TortureSchema
 
 /// Crash states at the operation level: FaultFS's record of the unsynced operations on a real
 /// mount, replayed over the durable folder a drop-all cut leaves.
@@ -97,5 +98,23 @@ final class OperationStatesTests: XCTestCase {
         XCTAssertFalse(sampled.exhaustive)
         XCTAssertEqual(sampled.states.count, 40)
         XCTAssertEqual(sampled.states[1].persisted, Array(repeating: true, count: 6), "the sample keeps both ends")
+    }
+
+    func testTheSummaryGivesTheShareExploredExhaustively() throws {
+        var r = ScenarioResult(name: "crash-states")
+        r.crashStates = [
+            CrashStateCoverage(
+                cycle: 0, commit: 3, crashPoint: "after-select-flip", unsyncedSectors: 1, sizeChoice: false,
+                statesExplored: 2, exhaustive: true, operations: 1, operationStatesPossible: 2),
+            CrashStateCoverage(
+                cycle: 1, commit: 9, crashPoint: "unsynced-flip-then-next", unsyncedSectors: 113, sizeChoice: true,
+                statesExplored: 1024, exhaustive: false, operations: 5, operationStatesPossible: 1760)
+        ]
+        XCTAssertEqual(r.crashStates.operationLevelExhaustiveShare, 0.5)
+        let md = CrashStatesSummary.markdown(r)
+        XCTAssertTrue(md.contains("1 of 2 crashed commits (50.0 %) explored exhaustively"), md)
+        XCTAssertTrue(md.contains("| 5 | 1 | 1024 | 1760 | sampled |"), md)
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(r)) as? [String: Any]
+        XCTAssertEqual(json?["crashStatesExhaustiveShare"] as? Double, 0.5)
     }
 }

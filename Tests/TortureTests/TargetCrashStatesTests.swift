@@ -8,12 +8,13 @@ import TortureSchema
 /// synchronous=normal lose acknowledged commits, WAL at full and the journal at extra are
 /// clean; LMDB's default is clean and nosync is caught.
 extension TargetVerdictTests {
-    func crashStates(_ target: String, cycles: Int = 4) throws -> ScenarioResult {
-        try run(target, [("crash-states", cycles)], seed: 7)["crash-states"]!
+    func crashStates(_ target: String, cycles: Int = 4, in folder: TempDir? = nil) throws -> ScenarioResult {
+        try run(target, [("crash-states", cycles)], seed: 7, in: folder)["crash-states"]!
     }
 
     func testCrashStatesOfSQLiteCatchTheUnsyncedJournalUnlinkAndWALNormal() throws {
-        let delete = try crashStates("sqlite:journal=delete,synchronous=full")
+        let dir = TempDir()
+        let delete = try crashStates("sqlite:journal=delete,synchronous=full", in: dir)
         let texts = delete.failures.flatMap(\.violations).map(\.text)
         XCTAssertGreaterThan(delete.durabilityViolations, 0, "delete,full: \(delete.verdict)")
         XCTAssertEqual(delete.atomicityIntegrityViolations, 0, "\(texts.prefix(2))")
@@ -21,6 +22,9 @@ extension TargetVerdictTests {
             texts.contains { $0.contains("lost: unlink of /db.sqlite-journal") },
             "the failing state names the lost unlink: \(texts.prefix(1))")
         print("sqlite delete,full caught: \(texts.first ?? "")")
+        // The first failing state is kept as it was built, hot journal and all.
+        let artifacts = try XCTUnwrap(delete.failures.first?.artifacts)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: artifacts + "/first-failing-state/db.sqlite-journal"))
         let normal = try crashStates("sqlite:journal=wal,synchronous=normal")
         XCTAssertGreaterThan(normal.durabilityViolations, 0, "wal,normal: \(normal.verdict)")
         XCTAssertEqual(normal.atomicityIntegrityViolations, 0)

@@ -59,10 +59,17 @@ public struct CrashStatesScenario: Scenario {
         case .success(let i): image = i
         }
         let search = CrashStateSearch(image.operations, bound: CrashStatesScenario.bound(context.options.profile))
+        var kept = false
         let found = try search.run(using: &rng) { state in
-            try image.check(
-                image.bytes(state), at: dir + "/state.fief", oraclePath: dir + "/oracle.log", workload: workload,
-                mode: mode)
+            let bytes = image.bytes(state)
+            let violations = try image.check(
+                bytes, at: dir + "/state.fief", oraclePath: dir + "/oracle.log", workload: workload, mode: mode)
+            if !violations.isEmpty && !kept {
+                // The first failing state's file, kept with the cycle's artifacts.
+                try bytes.write(to: URL(fileURLWithPath: dir + "/first-failing-state.fief"))
+                kept = true
+            }
+            return violations
         }
         let dying = image.dying
         outcome.notes.append(

@@ -58,9 +58,16 @@ public struct TargetCrashStatesScenario: Scenario {
         let search = CrashStateSearch(
             pending.operations, bound: TargetCrashStatesScenario.bound(context.options.profile))
         let states = dir + "/state"
+        var kept = false
         let found = try search.run(using: &rng) { state in
             try durable.applying(state, of: pending.operations).write(into: states)
-            return try p.verify(directory: states, tag: "state").violations
+            let violations = try p.verify(directory: states, tag: "state").violations
+            if !violations.isEmpty && !kept {
+                // The first failing state as it was built, before its verifier recovered it.
+                try durable.applying(state, of: pending.operations).write(into: dir + "/first-failing-state")
+                kept = true
+            }
+            return violations
         }
         let when =
             killed == .exited(0)
