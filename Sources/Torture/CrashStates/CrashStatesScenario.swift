@@ -27,10 +27,10 @@ public struct CrashStatesScenario: Scenario {
     public var name: String { "crash-states" }
     public init() {}
 
-    /// The crash point of the commit under test; `nil` for the two-writer case. After the flip
-    /// first: its states hold the version before and the new one, so a commit whose flip can
-    /// reach the disk before its data is caught in the first cycle; the two writers next.
-    static let points: [CrashPoint?] = [.afterSelectFlip, nil, .afterTopWritten]
+    /// The crash point of the commit under test; `nil` for the two-writer case. The two writers
+    /// first (their states hold three versions and the pages two commits wrote), then after the
+    /// flip (the version before and the new one): the deaths that catch most, soonest.
+    static let points: [CrashPoint?] = [nil, .afterSelectFlip, .afterTopWritten]
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 4 * profile.scale }
 
