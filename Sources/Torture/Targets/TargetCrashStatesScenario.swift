@@ -22,7 +22,7 @@ public struct TargetCrashStatesScenario: Scenario {
 
     /// States verified per crash: each costs a verifier process, so fewer than Fief's in-process
     /// checks. The run prints it.
-    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 256 : 1024 }
+    static func bound(_ profile: TortureProfile) -> Int { profile == .quick ? 256 : 512 }
 
     /// Commits made past the clean ones, at most: the kill comes first in a store that syncs.
     static let commitsAfter: UInt64 = 5
