@@ -42,7 +42,7 @@ final class TargetSpecTests: XCTestCase {
         let sqlite = try TargetSpec(parsing: "sqlite")
         XCTAssertEqual(
             try Scenarios.named(["all"], for: sqlite).map(\.name),
-            ["crash-points", "power-cut", "isolation", "io-errors"])
+            ["crash-points", "power-cut", "isolation", "io-errors", "crash-states"])
         XCTAssertThrowsError(try Scenarios.named(["growth"], for: sqlite)) {
             XCTAssertTrue("\($0)".contains("runs only on target fief"))
         }
