@@ -143,11 +143,14 @@ struct FreeList: Equatable {
     mutating func reserveRun(_ n: Int) {
         let want = UInt64(n)
         guard n > 1, runNext == runEnd else { return }
-        guard
-            recent.contains(where: { $0.count >= want })
-                || (n <= FreeList.growsForRunsUpTo && !hasFreePages(atLeast: 4 * want))
-        else { return }
-        runNext = allocate(n)
+        if recent.contains(where: { $0.count >= want }) {
+            runNext = allocate(n)
+        } else if n <= FreeList.growsForRunsUpTo && !hasFreePages(atLeast: 4 * want) {
+            runNext = pageCount
+            pageCount += want
+        } else {
+            return
+        }
         runEnd = runNext + want
     }
 

@@ -52,6 +52,17 @@ struct CrashStateSearch {
             + (o.exhaustive ? "exhaustive (bound \(bound))" : "sampled past the bound of \(bound)")
     }
 
+    /// Adds a searched crash to its cycle's outcome: its coverage, its crash point, the states
+    /// explored (as faults) and its event, with the failing states as violations.
+    func record(
+        _ o: Outcome, _ coverage: CrashStateCoverage, mode: String, event: String, into outcome: inout CycleOutcome
+    ) {
+        outcome.crashStates.append(coverage)
+        outcome.crashPoints.insert(mode)
+        outcome.faults += o.explored
+        outcome.events.append((mode, o.violations, event))
+    }
+
     func coverage(_ o: Outcome, cycle: Int, commit: UInt64, crashPoint: String, unsyncedSectors: Int, sizeChoice: Bool)
         -> CrashStateCoverage
     {

@@ -74,17 +74,14 @@ public struct CrashStatesScenario: Scenario {
         let dying = image.dying
         outcome.notes.append(
             "commit \(dying) killed at \(mode): \(search.summary(found)); \(image.unsynced.count) sectors")
-        outcome.crashStates.append(
+        search.record(
+            found,
             search.coverage(
                 found, cycle: index, commit: dying, crashPoint: mode, unsyncedSectors: image.unsynced.count,
-                sizeChoice: image.sizeChoice))
-        outcome.crashPoints.insert(mode)
-        outcome.faults += found.explored
-        outcome.events.append(
-            (
-                mode, found.violations,
-                "commit \(dying) killed at \(mode), \(found.explored) of \(search.possible) crash states"
-            ))
+                sizeChoice: image.sizeChoice),
+            mode: mode,
+            event: "commit \(dying) killed at \(mode), \(found.explored) of \(search.possible) crash states",
+            into: &outcome)
         return outcome
     }
 

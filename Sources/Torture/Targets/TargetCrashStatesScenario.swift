@@ -73,17 +73,13 @@ public struct TargetCrashStatesScenario: Scenario {
             killed == .exited(0)
             ? "the writer made all its commits (no fsync \(nth) times)" : "killed before fsync \(nth)"
         outcome.notes.append("cycle \(index): \(clean) clean commits, then \(when): \(search.summary(found))")
-        outcome.crashStates.append(
+        search.record(
+            found,
             search.coverage(
                 found, cycle: index, commit: clean + 1, crashPoint: mode,
-                unsyncedSectors: pending.operations.reduce(0) { $0 + $1.sectors }, sizeChoice: false))
-        outcome.crashPoints.insert(mode)
-        outcome.faults += found.explored
-        outcome.events.append(
-            (
-                mode, found.violations,
-                "\(when) after \(clean) clean commits, \(found.explored) of \(search.possible) states"
-            ))
+                unsyncedSectors: pending.operations.reduce(0) { $0 + $1.sectors }, sizeChoice: false),
+            mode: mode, event: "\(when) after \(clean) clean commits, \(found.explored) of \(search.possible) states",
+            into: &outcome)
         return outcome
     }
 }
