@@ -17,6 +17,9 @@ package enum BrokenVariant: String, CaseIterable, Sendable {
     case overwriteInPlace = "overwrite-in-place"
     /// Freed pages are reused even while a pinned reader can still see them.
     case reusePinned = "reuse-pinned"
+    /// Pages written after the oldest pin are reused once freed, even while a newer pin (a
+    /// reader between their birth and their free) still sees them.
+    case reuseBetweenPins = "reuse-between-pins"
     /// A commit on a base whose select-bit flip may not be durable (its writer died between
     /// the flip and the sync) does not sync first: it overwrites the slot and pages of the
     /// version a power cut may still select.

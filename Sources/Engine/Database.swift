@@ -462,11 +462,8 @@ public final class Database: @unchecked Sendable {
                     path: path, operation: "write (handle unusable after: \(reason); reopen the database)", errno: EIO)
             }
             let base = try currentSnapshot(pin: false)
-            var minLive = base.version
-            if !BrokenVariant.on(.reusePinned), let oldest = try readers.oldestPinned(olderThan: base.version) {
-                minLive = oldest
-            }
-            let tx = try guarded { try WriteTransaction(db: self, base: base, minLive: minLive) }
+            let pins = BrokenVariant.on(.reusePinned) ? [] : try readers.pinnedVersions(olderThan: base.version)
+            let tx = try guarded { try WriteTransaction(db: self, base: base, pins: pins) }
             defer { tx.end() }
             let result = try guarded { try body(tx) }
             try guarded { try tx.commit() }

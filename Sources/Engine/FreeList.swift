@@ -5,6 +5,13 @@ struct FreeExtent: Equatable {
     var start: UInt64  // page number
     var count: UInt64
     var freedAt: UInt64
+    /// In memory only, on a pending extent: the version that wrote its pages, when the writer
+    /// knows it (`PageBirths`); 0 when not.
+    var born: UInt64 = 0
+
+    static func == (a: FreeExtent, b: FreeExtent) -> Bool {
+        a.start == b.start && a.count == b.count && a.freedAt == b.freedAt
+    }
 
     static let size = 24
     var end: UInt64 { start + count }
@@ -71,6 +78,8 @@ struct FreeList: Equatable {
     /// on a FaultFS mount) instead of one per page. Empty (equal) outside a commit.
     private var runNext: UInt64 = 0
     private var runEnd: UInt64 = 0
+    /// The pages the last commit and this one allocated.
+    private(set) var births = PageBirths()
 
     /// Entries per chunk page in this file (fewer when encrypted: the page is shorter).
     let chunkCapacity: Int
@@ -110,6 +119,7 @@ struct FreeList: Equatable {
             recent[i].start += want
             recent[i].count -= want
             if recent[i].count == 0 { recent.remove(at: i) }
+            births.allocated(start, want)
             return start
         }
         for c in reusable.indices {
@@ -122,10 +132,12 @@ struct FreeList: Equatable {
                 reusable[c].entries.remove(at: i)
                 if reusable[c].entries.isEmpty && !keepEmptyChunks { reusable.remove(at: c) }
             }
+            births.allocated(start, want)
             return start
         }
         let start = pageCount
         pageCount += want
+        births.allocated(start, want)
         return start
     }
 
@@ -148,6 +160,7 @@ struct FreeList: Equatable {
         } else if n <= FreeList.growsForRunsUpTo && !hasFreePages(atLeast: 4 * want) {
             runNext = pageCount
             pageCount += want
+            births.allocated(runNext, want)
         } else {
             return
         }
@@ -188,18 +201,26 @@ struct FreeList: Equatable {
         }
         let c = pending.count - 1
         touchPending(c)
+        let born = births.born(start, count)
         if let last = pending[c].entries.last, last.freedAt == version, last.end == start {
-            pending[c].entries[pending[c].entries.count - 1].count += count
+            let k = pending[c].entries.count - 1
+            pending[c].entries[k].count += count
+            pending[c].entries[k].born = min(last.born, born)
         } else {
-            pending[c].entries.append(FreeExtent(start: start, count: count, freedAt: version))
+            pending[c].entries.append(FreeExtent(start: start, count: count, freedAt: version, born: born))
         }
     }
 
+    /// A write transaction starts from the version this list's last commit made (`base`).
+    mutating func commitStarted(after base: UInt64) { births.commitStarted(after: base) }
+
     /// Everything freed at or before `minLive` (the oldest version any reader or the latest
     /// commit still needs) becomes reusable. `minLive` never decreases: readers only pin the
-    /// newest version.
-    mutating func release(upTo minLive: UInt64) {
+    /// newest version. So does a later extent whose birth is known and whose versions
+    /// (`born..<freedAt`) hold none of `pins` (the live pins older than the base, ascending).
+    mutating func release(upTo minLive: UInt64, pins: [UInt64] = []) {
         var released: [FreeExtent] = []
+        if !pins.isEmpty { releaseBetweenPins(pins, minLive: minLive, into: &released) }
         while let first = pending.first {
             let k = first.entries.prefix(while: { $0.freedAt <= minLive }).count
             if k == 0 && !first.entries.isEmpty { break }
@@ -219,6 +240,28 @@ struct FreeList: Equatable {
         } else {
             released.sort { $0.start < $1.start }
             recent = FreeList.merged(recent, released)
+        }
+    }
+
+    /// The pending extents past `minLive` that no pin can reach: those a commit wrote and a
+    /// later one freed while no reader started in between.
+    private mutating func releaseBetweenPins(_ pins: [UInt64], minLive: UInt64, into released: inout [FreeExtent]) {
+        func unreachable(_ e: FreeExtent) -> Bool {
+            guard e.born != 0, e.freedAt > minLive else { return false }
+            if BrokenVariant.on(.reuseBetweenPins) { return e.born > pins[0] }
+            // The first pin at or after the birth must come at or after the free.
+            let i = pins.partitionIndex { $0 >= e.born }
+            return i == pins.count || pins[i] >= e.freedAt
+        }
+        var c = pending.count - 1
+        while c >= 0 {
+            if pending[c].entries.contains(where: unreachable) {
+                released += pending[c].entries.filter(unreachable)
+                touchPending(c)
+                pending[c].entries.removeAll(where: unreachable)
+                if pending[c].entries.isEmpty { pending.remove(at: c) }
+            }
+            c -= 1
         }
     }
 

@@ -150,7 +150,13 @@ final class ReaderTable {
     /// table lock (after the fence F_W of the proof above), and takes the lock (and reclaims
     /// dead pins) only if some slot holds an older version.
     func oldestPinned(olderThan current: UInt64) throws -> UInt64? {
-        guard let lockFile else { return nil }
+        try pinnedVersions(olderThan: current).first
+    }
+
+    /// Every version a live reader pins that is older than `current`, ascending, each once;
+    /// the writer's per-commit path, as `oldestPinned`.
+    func pinnedVersions(olderThan current: UInt64) throws -> [UInt64] {
+        guard let lockFile else { return [] }
         fief_fence()  // F_W: the header store that made `current` current, before the reads below
         var anyOlder = false
         // Every claimed slot's version, each an acquire load (as `ReaderSlot.version`), on
@@ -162,8 +168,8 @@ final class ReaderTable {
             let v = fief_load_u64_acquire(versions + i &* ReaderSlot.size)
             if v != 0 && v < current { anyOlder = true; break }
         }
-        guard anyOlder else { return nil }
-        return try livePins().map(\.version).filter { $0 < current }.min()
+        guard anyOlder else { return [] }
+        return Set(try livePins().map(\.version).filter { $0 < current }).sorted()
     }
 
     private func reclaimDeadLocked() {

@@ -5,13 +5,15 @@ public final class WriteTransaction: Transaction {
     let writer: TreeWriter
     @exclusivity(unchecked) var tableCount: UInt64
 
-    init(db: Database, base: Snapshot, minLive: UInt64) throws {
+    /// `pins`: the versions older than the base that live readers pin, ascending.
+    init(db: Database, base: Snapshot, pins: [UInt64]) throws {
         self.base = base
         var list =
             try db.freeListCache.takeList(fileID: db.currentFileID, slot: base.slot)
             ?? FreeListStorage.decode(base.meta, pages: base.pages)
+        list.commitStarted(after: base.version)
         list.dropEmptyChunks()
-        list.release(upTo: minLive)
+        list.release(upTo: pins.first ?? base.version, pins: pins)
         freeList = list
         writer = TreeWriter(pages: base.pages)
         writer.reuse = db.freeListCache.nodes(fileID: db.currentFileID, slot: base.slot)

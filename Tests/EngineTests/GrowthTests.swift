@@ -61,6 +61,45 @@ final class GrowthTests: XCTestCase {
         try db.read { tx in XCTAssertEqual(try tx.count(table: "t"), 2000) }
     }
 
+    /// A reader left at an old version holds that version's pages, not those of every commit
+    /// after it: a stream of small commits reuses the pages it wrote itself and stops growing
+    /// the file, while each of two pins (the old one and a newer one between the commits)
+    /// keeps reading exactly what it pinned.
+    func testSmallCommitsUnderOldPinsStopGrowingTheFile() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("p.fief"))
+        var rng = SeededRandom(seed: testSeed("pinned-churn", default: 9))
+        try db.write { tx in
+            let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)
+            for k in 0..<2000 { try t.put(Int64(k), [UInt8](repeating: 1, count: 100)) }
+        }
+        let old = try db.pin()
+        let oldView = try db.read(old) { try Fingerprint.of($0) }
+        func commits(_ n: Int) throws {
+            for _ in 0..<n {
+                try db.write { tx in
+                    let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
+                    let fill = UInt8.random(in: 0...255, using: &rng)
+                    try t.put(Int64.random(in: 0..<4, using: &rng), [UInt8](repeating: fill, count: 100))
+                }
+            }
+        }
+        try commits(20)
+        let newer = try db.pin()
+        let newerView = try db.read(newer) { try Fingerprint.of($0) }
+        try commits(20)
+        let settled = try db.stats().fileSize
+        try commits(300)
+        let after = try db.stats().fileSize
+        XCTAssertLessThanOrEqual(
+            after, settled + 8 * 4096, "300 small commits under two pins grew the file \(settled) -> \(after)")
+        XCTAssertEqual(try db.read(old) { try Fingerprint.of($0) }, oldView, "the old pinned snapshot changed")
+        XCTAssertEqual(try db.read(newer) { try Fingerprint.of($0) }, newerView, "the newer pinned snapshot changed")
+        XCTAssertTrue(try db.check().isSound)
+        old.release()
+        newer.release()
+    }
+
     func testCompactRefusedWhileAnotherHandleIsOpen() throws {
         let dir = TempDir()
         let a = try Database(path: dir.file("c.fief"))
