@@ -38,7 +38,7 @@ final class CrashStatesTests: XCTestCase {
         let ok = try run(seed: 3, cycles: 3)
         XCTAssertTrue(ok.passed, "\(ok.failures.map(\.violations))")
         XCTAssertEqual(
-            ok.crashStates.map(\.crashPoint), ["unsynced-flip-then-next", "after-select-flip", "after-top-written"])
+            ok.crashStates.map(\.crashPoint), ["after-select-flip", "unsynced-flip-then-next", "after-top-written"])
         guard BrokenVariant.available else { return XCTFail("broken variants exist only in debug builds") }
         let r = try run(seed: 3, cycles: 3, broken: .noBaseSync)
         let all = r.failures.flatMap(\.violations).map(\.text)

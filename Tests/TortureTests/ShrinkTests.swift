@@ -157,7 +157,7 @@ final class ShrinkTests: XCTestCase {
         }
         let dir = TempDir()
         var original = TortureReplay(
-            seed: 21, deaths: CrashStatesScenario.deaths(cycle: 0).map { .at($0, nth: 1) }, broken: "no-base-sync")
+            seed: 21, deaths: CrashStatesScenario.deaths(cycle: 1).map { .at($0, nth: 1) }, broken: "no-base-sync")
         original.scenario = CrashStatesScenario().name
         original.cleanCommits = 6
         original.stateBound = 256

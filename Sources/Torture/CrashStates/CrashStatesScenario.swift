@@ -27,10 +27,11 @@ public struct CrashStatesScenario: Scenario {
     public var name: String { "crash-states" }
     public init() {}
 
-    /// The crash point of the commit under test; `nil` for the two-writer case. The two writers
-    /// first (their states hold three versions and the pages two commits wrote), then after the
-    /// flip (the version before and the new one): the deaths that catch most, soonest.
-    static let points: [CrashPoint?] = [nil, .afterSelectFlip, .afterTopWritten]
+    /// The crash point of the commit under test; `nil` for the two-writer case. After the flip
+    /// first (the version before and the new one: a commit whose data sync is missing fails
+    /// there, in the first cycle, as under a power cut), then the two writers (their states
+    /// hold three versions and the pages two commits wrote): the deaths that catch most, soonest.
+    static let points: [CrashPoint?] = [.afterSelectFlip, nil, .afterTopWritten]
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 4 * profile.scale }
 
