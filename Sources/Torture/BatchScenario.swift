@@ -38,7 +38,8 @@ public struct BatchScenario: Scenario {
         let point = death.point!
         let crashed = try crashing.crash(at: point, nth: death.nth ?? 1)
         outcome.events.append(
-            (point.rawValue, crashed.violations, crashed.description + " (\(crashing.threads) batch threads)"))
+            CycleEvent(point.rawValue, crashed.violations, crashed.description + " (\(crashing.threads) batch threads)")
+        )
         outcome.crashPoints.insert(point.rawValue)
 
         // Two writer processes batching on one file take turns through the writer lock; both
@@ -62,7 +63,7 @@ public struct BatchScenario: Scenario {
         }
         violations += killed[0].verify().violations
         outcome.events.append(
-            (
+            CycleEvent(
                 "random-kill", violations,
                 "SIGKILL after \(delay / 1000) ms of two processes "
                     + "(\(killed.map { String($0.threads) }.joined(separator: " and ")) batch threads)"
@@ -72,7 +73,7 @@ public struct BatchScenario: Scenario {
         let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                (
+                CycleEvent(
                     "no-fuse", [.harness("the batch power cut cannot run on this machine: \(why)")],
                     "batch cycle \(index)"
                 ))
@@ -96,7 +97,7 @@ public struct BatchScenario: Scenario {
             dbPath: dir + "/backing/db.fief", oraclePath: dir + "/oracle-power-cut.log",
             workload: cut.workload, batched: true)
         outcome.events.append(
-            (
+            CycleEvent(
                 mode.name, verdict.violations,
                 "\(mode.name) power cut \(running / 1000) ms into a run of \(cut.threads) batch threads"
             ))

@@ -38,7 +38,8 @@ public final class FaultFSMount {
         guard let why = unavailableReason() else { return nil }
         var o = CycleOutcome()
         o.events.append(
-            (mode, [.harness("\(scenario) cannot run on this machine: \(why)")], "\(scenario) cycle \(cycle)"))
+            CycleEvent(mode, [.harness("\(scenario) cannot run on this machine: \(why)")], "\(scenario) cycle \(cycle)")
+        )
         return o
     }
 

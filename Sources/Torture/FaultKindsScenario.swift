@@ -103,7 +103,8 @@ public struct FaultKindsScenario: Scenario {
         }
         let warm = plan.warm
         if try writer(upTo: warm, "warm").wait() != .exited(0) {
-            outcome.events.append((kind, [.harness("the writer failed before any fault: \(said("warm"))")], ""))
+            outcome.events.append(
+                CycleEvent(kind, [.harness("the writer failed before any fault: \(said("warm"))")], ""))
             return outcome
         }
         var cut = "drop-random"
@@ -221,7 +222,7 @@ public struct FaultKindsScenario: Scenario {
             violations += after.violations.map { $0.prefixed("after \(kind) and a \(cut) power cut") }
         }
         outcome.notes += notes
-        outcome.events.append((kind, violations, notes.isEmpty ? "" : ": " + notes.joined(separator: "; ")))
+        outcome.events.append(CycleEvent(kind, violations, notes.isEmpty ? "" : ": " + notes.joined(separator: "; ")))
         return outcome
     }
 }

@@ -121,7 +121,7 @@ public struct FileOperationsScenario: Scenario {
         let db = dir + "/db.fief", oracle = dir + "/oracle.log", dest = dir + "/copy.fief", fresh = dir + "/new.fief"
         let first = plan.before
         if let e = try commit(db, oracle, workload, upTo: first, environment, log: dir + "/writer-0.out") {
-            outcome.events.append(("file-ops-\(op.rawValue)", [e], "commits before \(op.rawValue)"))
+            outcome.events.append(CycleEvent("file-ops-\(op.rawValue)", [e], "commits before \(op.rawValue)"))
             return outcome
         }
         let target = op == .create ? fresh : db
@@ -152,7 +152,7 @@ public struct FileOperationsScenario: Scenario {
             }
             violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         }
-        outcome.events.append(("file-ops-\(op.rawValue)", violations, description))
+        outcome.events.append(CycleEvent("file-ops-\(op.rawValue)", violations, description))
         return outcome
     }
 
@@ -233,7 +233,7 @@ public struct FileOperationsScenario: Scenario {
         let description = plan.description
         if let e = try commit(mnt + "/db.fief", oracle, workload, upTo: first, environment, log: dir + "/writer-0.out")
         {
-            outcome.events.append(("file-ops-\(mode.name)", [e], description))
+            outcome.events.append(CycleEvent("file-ops-\(mode.name)", [e], description))
             return outcome
         }
         let target = op == .create ? mnt + "/new.fief" : mnt + "/db.fief"
@@ -243,13 +243,14 @@ public struct FileOperationsScenario: Scenario {
         let ending = child.wait()
         guard ending == .exited(0) else {
             outcome.events.append(
-                ("file-ops-\(mode.name)", [.harness("\(op.rawValue) \(ending); see \(dir)/op.out")], description))
+                CycleEvent(
+                    "file-ops-\(mode.name)", [.harness("\(op.rawValue) \(ending); see \(dir)/op.out")], description))
             return outcome
         }
         if let e = try commit(
             mnt + "/db.fief", oracle, workload, upTo: first + plan.after, environment, log: dir + "/writer-1.out")
         {
-            outcome.events.append(("file-ops-\(mode.name)", [e], description))
+            outcome.events.append(CycleEvent("file-ops-\(mode.name)", [e], description))
             return outcome
         }
         try fs.ctl(["power-cut"] + mode.args)
@@ -261,7 +262,7 @@ public struct FileOperationsScenario: Scenario {
         violations += checkResult(
             op, point: nil, db: backing + "/db.fief", dest: backing + "/copy.fief", fresh: backing + "/new.fief",
             copiedCommit: first, workload: workload, completed: true)
-        outcome.events.append(("file-ops-\(mode.name)", violations, description))
+        outcome.events.append(CycleEvent("file-ops-\(mode.name)", violations, description))
         return outcome
     }
 }

@@ -120,7 +120,7 @@ public struct GrowthScenario: Scenario {
         violations += try db.check().problems.map {
             Violation(kind: .integrity, text: "integrity after compact: \($0)")
         }
-        outcome.events.append(("pinned-growth", violations, "growth cycle \(index)"))
+        outcome.events.append(CycleEvent("pinned-growth", violations, "growth cycle \(index)"))
         outcome.growth = curve
         outcome.notes.append(
             "growth: steady \(atPin.fileSize) B at pin, peak \(curve.sizes.max() ?? 0) B while pinned, "

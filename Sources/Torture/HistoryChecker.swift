@@ -5,9 +5,21 @@
 /// or the cycle that shows it.
 public struct HistoryChecker {
     public struct Anomaly: Sendable, CustomStringConvertible {
-        public var kind: String
+        /// Elle's names, and the two read checks before them.
+        public enum Kind: String, Sendable, CaseIterable {
+            case writeCycle = "G0"
+            case abortedRead = "G1a"
+            case intermediateRead = "G1b"
+            case dependencyCycle = "G1c"
+            case readSkew = "G-single"
+            case antiDependencyCycle = "G2"
+            case lostUpdate = "lost-update"
+            case incompatibleOrder = "incompatible-order"
+            case garbageRead = "garbage-read"
+        }
+        public var kind: Kind
         public var detail: String
-        public var description: String { "\(kind): \(detail)" }
+        public var description: String { "\(kind.rawValue): \(detail)" }
     }
 
     enum Edge: Int {
@@ -42,14 +54,14 @@ public struct HistoryChecker {
                     if Array(l.prefix(cur.count)) != cur {
                         anomalies.append(
                             Anomaly(
-                                kind: "incompatible-order",
+                                kind: .incompatibleOrder,
                                 detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"))
                     }
                     order[k] = l
                 } else if Array(cur.prefix(l.count)) != l {
                     anomalies.append(
                         Anomaly(
-                            kind: "incompatible-order", detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"
+                            kind: .incompatibleOrder, detail: "key \(k): \(txns[i].id) read \(l), another read \(cur)"
                         ))
                 }
             }
@@ -61,20 +73,20 @@ public struct HistoryChecker {
                     if let a = aborted[e] {
                         anomalies.append(
                             Anomaly(
-                                kind: "G1a",
+                                kind: .abortedRead,
                                 detail: "\(txns[i].id) read element \(e) of key \(k), written by aborted \(txns[a].id)")
                         )
                     } else if writer[e] == nil {
                         anomalies.append(
                             Anomaly(
-                                kind: "garbage-read",
+                                kind: .garbageRead,
                                 detail: "\(txns[i].id) read element \(e) of key \(k), which no transaction appended"))
                     }
                 }
                 if let last = l.last, let w = writer[last], w != i, lastAppend[w]?[k] != last {
                     anomalies.append(
                         Anomaly(
-                            kind: "G1b",
+                            kind: .intermediateRead,
                             detail:
                                 "\(txns[i].id) read key \(k) ending in \(last), an intermediate append of \(txns[w].id)"
                         ))
@@ -107,7 +119,7 @@ public struct HistoryChecker {
         for (key, group) in lostUpdate where group.count > 1 {
             anomalies.append(
                 Anomaly(
-                    kind: "lost-update",
+                    kind: .lostUpdate,
                     detail:
                         "key \(key.split(separator: ":")[0]): \(group.map { txns[$0].id }.joined(separator: ", ")) "
                         + "each read the same version and appended to it"
@@ -192,20 +204,20 @@ public struct HistoryChecker {
             if let c = components(edges, nodes: comp, allowed: [.ww]).first,
                 let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww])
             {
-                found.append(Anomaly(kind: "G0", detail: "write cycle " + describe(c[0], p)))
+                found.append(Anomaly(kind: .writeCycle, detail: "write cycle " + describe(c[0], p)))
                 continue
             }
             if let c = components(edges, nodes: comp, allowed: [.ww, .wr]).first,
                 let p = path(edges, from: c[0], to: c[0], within: Set(c), allowed: [.ww, .wr])
             {
-                found.append(Anomaly(kind: "G1c", detail: "cycle " + describe(c[0], p)))
+                found.append(Anomaly(kind: .dependencyCycle, detail: "cycle " + describe(c[0], p)))
                 continue
             }
             var single: Anomaly?
             outer: for a in comp {
                 for e in edges[a] ?? [] where e.kind == .rw && inside.contains(e.to) {
                     if let back = path(edges, from: e.to, to: a, within: inside, allowed: [.ww, .wr]) {
-                        single = Anomaly(kind: "G-single", detail: "cycle " + describe(a, [(e.to, .rw)] + back))
+                        single = Anomaly(kind: .readSkew, detail: "cycle " + describe(a, [(e.to, .rw)] + back))
                         break outer
                     }
                 }
@@ -213,7 +225,9 @@ public struct HistoryChecker {
             if let single { found.append(single); continue }
             if let p = path(edges, from: comp[0], to: comp[0], within: inside, allowed: [.ww, .wr, .rw]) {
                 found.append(
-                    Anomaly(kind: "G2", detail: "cycle with several anti-dependencies " + describe(comp[0], p)))
+                    Anomaly(
+                        kind: .antiDependencyCycle,
+                        detail: "cycle with several anti-dependencies " + describe(comp[0], p)))
             }
         }
         return found

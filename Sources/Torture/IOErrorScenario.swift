@@ -24,7 +24,8 @@ public struct IOErrorScenario: Scenario {
         let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                (fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
+                CycleEvent(
+                    fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -110,7 +111,7 @@ public struct IOErrorScenario: Scenario {
         verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
         violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
         outcome.events.append(
-            (
+            CycleEvent(
                 fault, violations,
                 "\(fault) cycle \(index): writer \(faulted), said: \(said.split(separator: "\n").last ?? "")"
             ))

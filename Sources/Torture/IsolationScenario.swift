@@ -67,7 +67,7 @@ public struct IsolationScenario: Scenario {
         } catch {
             violations.append(Violation(kind: .integrity, text: "database does not open: \(error)"))
         }
-        outcome.events.append(("list-append", violations, "\(history.count) transactions"))
+        outcome.events.append(CycleEvent("list-append", violations, "\(history.count) transactions"))
         return outcome
     }
 }

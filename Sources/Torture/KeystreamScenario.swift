@@ -49,7 +49,7 @@ public struct KeystreamScenario: Scenario {
                 output: writer.logPath, label: "writer")
             if child.wait() != .exited(0) {
                 outcome.events.append(
-                    (
+                    CycleEvent(
                         "keystream", [.harness("writer step \(step) failed; see \(writer.logPath ?? "its log")")],
                         "writer step \(step)"
                     ))
@@ -57,7 +57,8 @@ public struct KeystreamScenario: Scenario {
             }
             guard let bytes = FileManager.default.contents(atPath: db).map({ [UInt8]($0) }) else {
                 outcome.events.append(
-                    ("keystream", [.harness("\(db) cannot be read after step \(step)")], "writer step \(step)"))
+                    CycleEvent(
+                        "keystream", [.harness("\(db) cannot be read after step \(step)")], "writer step \(step)"))
                 return outcome
             }
             let ps = 4096
@@ -85,7 +86,7 @@ public struct KeystreamScenario: Scenario {
         var violations = reused
         violations += writer.verify().violations
         outcome.events.append(
-            (
+            CycleEvent(
                 "keystream", violations,
                 "\(writes) page writes seen over \(plan.stepsEndAt.count) writer processes (\(writer.threads) threads)"
             ))

@@ -83,7 +83,8 @@ public struct NotifyScenario: Scenario {
                 violations.append(.harness("observer \(o) ended \(ending); see observer-\(o).out"))
             }
         }
-        outcome.events.append(("delivery", violations, "notify: \(plan.observers) observers, final version \(final)"))
+        outcome.events.append(
+            CycleEvent("delivery", violations, "notify: \(plan.observers) observers, final version \(final)"))
         return outcome
     }
 
@@ -103,7 +104,7 @@ public struct NotifyScenario: Scenario {
         }
         guard try writer(3, dir + "/writer-first.out").wait() == .exited(0) else {
             outcome.events.append(
-                (
+                CycleEvent(
                     "objects-delivery", [.harness("the first objects writer failed; see writer-first.out")],
                     "notify cycle \(index)"
                 )
@@ -142,7 +143,9 @@ public struct NotifyScenario: Scenario {
             }
             current = verdict.recoveredCommit
             outcome.events.append(
-                ("objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description))
+                CycleEvent(
+                    "objects-" + (kind < points.count ? "crash-point" : "random-kill"), verdict.violations, description)
+            )
         }
         var violations: [Violation] = []
         if try writer(current + 4, dir + "/writer-last.out").wait() != .exited(0) {
@@ -178,7 +181,8 @@ public struct NotifyScenario: Scenario {
             }
         }
         outcome.events.append(
-            ("objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))
+            CycleEvent(
+                "objects-delivery", violations, "notify cycle \(index): 2 results observers, final version \(final)"))
         return outcome
     }
 

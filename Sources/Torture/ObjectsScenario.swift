@@ -62,7 +62,7 @@ public struct ObjectsScenario: Scenario {
         }
         outcome.crashPoints.insert("migration-\(point.rawValue)")
         outcome.events.append(
-            (
+            CycleEvent(
                 "objects-migration", verdict.violations,
                 "migration to schema 2 killed at \(point.rawValue):1 at commit \(current)"
             ))
@@ -79,7 +79,7 @@ public struct ObjectsScenario: Scenario {
             dbPath: db, oraclePath: oracle, workload: workload, environment: context.writerEnvironment)
         after.violations += writer2NotKilled.map { [$0] } ?? []
         outcome.events.append(
-            (
+            CycleEvent(
                 "objects-schema-2", after.violations,
                 "schema-2 objects writer killed at \(p2.rawValue):\(nth) from commit \(current)"
             ))
@@ -96,7 +96,7 @@ public struct ObjectsScenario: Scenario {
         reopened.violations += cacheNotKilled.map { [$0] } ?? []
         outcome.crashPoints.insert("cache-reopen-\(p3.rawValue)")
         outcome.events.append(
-            (
+            CycleEvent(
                 "objects-cache-reopen", reopened.violations,
                 "reopened as a cache (deleteIfMigrationNeeded), killed at \(p3.rawValue):\(nth3)"
             ))
@@ -122,7 +122,7 @@ public struct ObjectsScenario: Scenario {
         guard wroteOld else {
             // The writers died before their first commit: no objects, so no format to convert.
             outcome.events.append(
-                (
+                CycleEvent(
                     "objects-conversion", before.violations,
                     "no object layer at commit \(before.recoveredCommit): nothing to convert"
                 ))
@@ -163,7 +163,7 @@ public struct ObjectsScenario: Scenario {
         if violations.isEmpty, !point.newVersionSurvivesProcessKill { try ObjectsWriter.convert(dbPath: db) }
         outcome.crashPoints.insert("conversion-\(point.rawValue)")
         outcome.events.append(
-            (
+            CycleEvent(
                 "objects-conversion", violations,
                 "format-\(old) file converted, killed at \(point.rawValue):1 at commit \(before.recoveredCommit)"
             ))
@@ -225,7 +225,8 @@ public struct ObjectsScenario: Scenario {
             }
             current = verdict.recoveredCommit
             outcome.events.append(
-                ("objects-" + (death.point != nil ? "crash-point" : "random-kill"), verdict.violations, description))
+                CycleEvent(
+                    "objects-" + (death.point != nil ? "crash-point" : "random-kill"), verdict.violations, description))
             if !verdict.violations.isEmpty { break }
         }
         return (outcome, current)
@@ -282,7 +283,7 @@ public struct ObjectsScenario: Scenario {
                 description = "\(mode.name) power cut after the objects writer died at \(p.rawValue):\(nth)"
                 if ending != .signaled(SIGKILL) {
                     outcome.events.append(
-                        (
+                        CycleEvent(
                             "objects-\(mode.name)",
                             [
                                 .harness(
@@ -310,7 +311,7 @@ public struct ObjectsScenario: Scenario {
                 dbPath: backing + "/objects.fief", oraclePath: oracle, workload: workload,
                 environment: context.writerEnvironment)
             current = verdict.recoveredCommit
-            outcome.events.append(("objects-\(mode.name)", verdict.violations, description))
+            outcome.events.append(CycleEvent("objects-\(mode.name)", verdict.violations, description))
             if !verdict.violations.isEmpty { break }
         }
         return outcome

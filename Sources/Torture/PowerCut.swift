@@ -103,7 +103,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 ).wait()
                 if warmUp != .exited(0) {
                     outcome.events.append(
-                        (
+                        CycleEvent(
                             mode.name, [.harness("its writer \(warmUp)")],
                             "power-cut event \(e + 1), the commit before the FaultFS kill"
                         ))
@@ -123,7 +123,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 outcome.crashPoints.insert(cut.death.rawValue)
                 if ending != .signaled(SIGKILL) {
                     outcome.events.append(
-                        (
+                        CycleEvent(
                             mode.name, [.harness("FaultFS was to kill the writer at fsync \(k), but it \(ending)")],
                             description
                         ))
@@ -166,7 +166,7 @@ public struct PowerCut: Codable, Sendable, Equatable, CustomStringConvertible {
                 }
             }
             current = verdict.recoveredCommit
-            outcome.events.append((mode.name, verdict.violations, description))
+            outcome.events.append(CycleEvent(mode.name, verdict.violations, description))
             if !verdict.violations.isEmpty { break }
         }
         return outcome

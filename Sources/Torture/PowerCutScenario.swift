@@ -35,7 +35,8 @@ public struct PowerCutScenario: Scenario {
         if let why = FaultFSMount.unavailableReason() {
             var outcome = CycleOutcome()
             outcome.events.append(
-                ("no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
+                CycleEvent(
+                    "no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
             return outcome
         }
         return try PowerCut.run(

@@ -117,7 +117,7 @@ public struct ReadersScenario: Scenario {
         }
         violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
         outcome.events.append(
-            (
+            CycleEvent(
                 "reader-deaths", violations,
                 "\(plan.readers.count) readers killed (\(moments.joined(separator: ", "))), "
                     + "then \(plan.after + plan.measured) commits"
@@ -172,7 +172,7 @@ public struct ReadersScenario: Scenario {
         violations += verdict.violations
         if reads == 0 && violations.isEmpty { violations.append(.harness("the readers made no read at all")) }
         outcome.events.append(
-            (
+            CycleEvent(
                 "reader-churn", violations,
                 "\(plan.processes) processes x \(plan.threads) threads made \(reads) checked reads "
                     + "while the writer reached commit \(verdict.recoveredCommit)"

@@ -59,9 +59,23 @@ public struct TortureOptions: Sendable {
     public init(seed: UInt64) { self.seed = seed }
 }
 
+/// One thing a cycle did to the store (a cut, a kill, a fault, a run of checks), under its
+/// mode, and what checking the store after it found.
+public struct CycleEvent: Sendable {
+    public var mode: String
+    public var violations: [Violation]
+    public var description: String
+
+    public init(_ mode: String, _ violations: [Violation], _ description: String) {
+        self.mode = mode
+        self.violations = violations
+        self.description = description
+    }
+}
+
 /// What one cycle found. A cycle may hold several crash events, each under its own mode.
 public struct CycleOutcome: Sendable {
-    public var events: [(mode: String, violations: [Violation], description: String)] = []
+    public var events: [CycleEvent] = []
     public var faults = 0
     public var crashPoints: Set<String> = []
     public var growth: GrowthCurve?
@@ -229,11 +243,9 @@ public final class TortureRun {
                     } catch {
                         outcome = CycleOutcome()
                         outcome.events.append(
-                            (
-                                mode: "harness",
-                                violations: [Violation(kind: .harness, text: "the cycle could not run: \(error)")],
-                                description: "cycle \(i)"
-                            ))
+                            CycleEvent(
+                                "harness", [Violation(kind: .harness, text: "the cycle could not run: \(error)")],
+                                "cycle \(i)"))
                         firstError.record(error)
                     }
                     var failure: CycleFailure?

@@ -9,7 +9,7 @@ final class HistoryCheckerTests: XCTestCase {
         HistoryTxn(process: p, thread: 0, index: i, committed: committed, ops: ops)
     }
 
-    func kinds(_ h: [HistoryTxn]) -> Set<String> { Set(HistoryChecker(h).check().map(\.kind)) }
+    func kinds(_ h: [HistoryTxn]) -> Set<String> { Set(HistoryChecker(h).check().map(\.kind.rawValue)) }
 
     func testSerialHistoryIsClean() {
         let h = [

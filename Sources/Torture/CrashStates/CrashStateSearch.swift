@@ -60,7 +60,7 @@ struct CrashStateSearch {
         outcome.crashStates.append(coverage)
         outcome.crashPoints.insert(mode)
         outcome.faults += o.explored
-        outcome.events.append((mode, o.violations, event))
+        outcome.events.append(CycleEvent(mode, o.violations, event))
     }
 
     func coverage(_ o: Outcome, cycle: Int, commit: UInt64, crashPoint: String, unsyncedSectors: Int, sizeChoice: Bool)

@@ -55,7 +55,7 @@ public struct CrashStatesScenario: Scenario {
         let image: CrashImage
         switch made {
         case .failure(let f):
-            outcome.events.append((mode, [.harness(f.description)], "crash-states cycle \(index)"))
+            outcome.events.append(CycleEvent(mode, [.harness(f.description)], "crash-states cycle \(index)"))
             return outcome
         case .success(let i): image = i
         }

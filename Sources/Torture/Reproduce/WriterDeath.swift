@@ -48,11 +48,12 @@ public struct WriterDeath: Codable, Sendable, Equatable, CustomStringConvertible
                     throw TortureError.invalid("unknown crash point '\(raw)'")
                 }
                 let o = try cycle.crash(at: point, nth: death.nth ?? 1)
-                outcome.events.append((point.rawValue, o.violations, o.description))
+                outcome.events.append(CycleEvent(point.rawValue, o.violations, o.description))
                 outcome.crashPoints.insert(point.rawValue)
             } else {
                 let o = try cycle.kill(afterMicros: death.killAfterMicros ?? 0)
-                outcome.events.append(("random-kill", o.violations, o.description + " (\(death.threads) threads)"))
+                outcome.events.append(
+                    CycleEvent("random-kill", o.violations, o.description + " (\(death.threads) threads)"))
                 outcome.crashPoints.insert("random-kill")
             }
         }

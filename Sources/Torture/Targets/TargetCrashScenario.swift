@@ -37,7 +37,7 @@ public struct TargetCrashScenario: Scenario {
                     ))
             }
             outcome.events.append(
-                (
+                CycleEvent(
                     "random-kill", violations,
                     "SIGKILL after \(delay / 1000) ms, "
                         + "store at commit \(verdict.recoveredCommit) (acknowledged \(verdict.lastAck))"

@@ -44,7 +44,7 @@ public struct TargetCrashStatesScenario: Scenario {
         guard let ending = first.wait(timeoutSeconds: 120), ending == .exited(0) else {
             first.kill9Tree()
             let why = "the writer of the \(clean) clean commits failed: \(p.lastLine("clean"))"
-            outcome.events.append((mode, [.harness(why)], "crash-states cycle \(index)"))
+            outcome.events.append(CycleEvent(mode, [.harness(why)], "crash-states cycle \(index)"))
             return outcome
         }
         try fs.ctl(["inject", "kill-caller", "op=fsync", "nth=\(nth)", "when=before", "once"])

@@ -22,7 +22,8 @@ public struct TargetIOErrorScenario: Scenario {
         let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                (fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
+                CycleEvent(
+                    fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -89,7 +90,7 @@ public struct TargetIOErrorScenario: Scenario {
         verdict = try p.verify(directory: backing, tag: "after-cut")
         violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
         outcome.events.append(
-            (
+            CycleEvent(
                 fault, violations,
                 "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), said: \(said.prefix(200))"
             ))

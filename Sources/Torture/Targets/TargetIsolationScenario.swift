@@ -27,7 +27,7 @@ public struct TargetIsolationScenario: Scenario {
         }
         guard capabilities.transactions && capabilities.multiProcess else {
             outcome.notes.append("isolation does not apply to \(spec): it declares no transactions across processes")
-            outcome.events.append(("not-applicable", [], "isolation cycle \(index)"))
+            outcome.events.append(CycleEvent("not-applicable", [], "isolation cycle \(index)"))
             return outcome
         }
         var children: [ChildProcess] = []
@@ -71,7 +71,8 @@ public struct TargetIsolationScenario: Scenario {
         } catch {
             violations.append(Violation(.integrity, "the store does not open after the run: \(error)"))
         }
-        outcome.events.append(("list-append", violations, "isolation cycle \(index), \(history.count) transactions"))
+        outcome.events.append(
+            CycleEvent("list-append", violations, "isolation cycle \(index), \(history.count) transactions"))
         return outcome
     }
 }

@@ -27,7 +27,8 @@ public struct TargetPowerCutScenario: Scenario {
         var outcome = CycleOutcome()
         if let why = FaultFSMount.unavailableReason() {
             outcome.events.append(
-                ("no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
+                CycleEvent(
+                    "no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
             return outcome
         }
         var rng = SeededRandom(seed: seed)
@@ -82,7 +83,7 @@ public struct TargetPowerCutScenario: Scenario {
             current = verdict.recoveredCommit
             if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
             outcome.events.append(
-                (
+                CycleEvent(
                     mode.name, verdict.violations,
                     "\(description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)"
                         + notes.map { "; \($0)" }.joined()
