@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import TortureSchema
 
 /// A bulk insert run in a process of its own, so the peak memory it reports (ru_maxrss)
 /// belongs to one system alone: three systems in one process would share one high-water mark.
@@ -74,16 +75,6 @@ enum BenchValue {
     }
 }
 
-extension BulkInsertChild.Request {
-    /// The `fief` command line that performs it: `bench child --request JSON`.
-    var arguments: [String] {
-        ["bench", "child", "--request", String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)]
-    }
-
-    /// Reads the value of `--request` (built by `arguments`).
-    public init(argument: String) throws {
-        do { self = try JSONDecoder().decode(Self.self, from: Data(argument.utf8)) } catch {
-            throw BenchError.badArgument("bench child: malformed --request: \(error)")
-        }
-    }
+extension BulkInsertChild.Request: ProcessRequest {
+    public static let subcommand = ["bench", "child"]
 }

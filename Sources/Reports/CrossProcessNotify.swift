@@ -1,6 +1,7 @@
 import Engine
 import FiefObjects
 import Foundation
+import TortureSchema
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -142,17 +143,6 @@ struct ChildLines {
     }
 }
 
-extension CrossProcessNotify.Request {
-    /// The `fief` command line that performs it: `bench notify-child --request JSON`.
-    var arguments: [String] {
-        let json = String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
-        return ["bench", "notify-child", "--request", json]
-    }
-
-    /// Reads the value of `--request` (built by `arguments`).
-    public init(argument: String) throws {
-        do { self = try JSONDecoder().decode(Self.self, from: Data(argument.utf8)) } catch {
-            throw BenchError.badArgument("bench notify-child: malformed --request: \(error)")
-        }
-    }
+extension CrossProcessNotify.Request: ProcessRequest {
+    public static let subcommand = ["bench", "notify-child"]
 }

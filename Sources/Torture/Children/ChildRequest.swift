@@ -1,4 +1,5 @@
 import Foundation
+import TortureSchema
 
 /// The one message a child process of the suite gets: its role and the run's encryption key.
 /// It travels as JSON in one argument, `fief torture child --request JSON`; this type builds
@@ -19,34 +20,8 @@ public struct ChildRequest: Codable, Sendable, Equatable {
         self.role = role
         self.encryptionKey = encryptionKey
     }
+}
 
-    /// The `fief` command line that performs this request.
-    public var arguments: [String] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings, numbers and arrays cannot fail.
-        let json = String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
-        return ["torture", "child", "--request", json]
-    }
-
-    /// Reads the value of `--request`: the JSON itself, `-` for standard input, or a file's path
-    /// (the last two for a person rerunning a child by hand).
-    public init(argument: String) throws {
-        let data: Data
-        if argument.hasPrefix("{") {
-            data = Data(argument.utf8)
-        } else if argument == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: argument) else {
-                throw TortureError.invalid("--request: cannot read \(argument)")
-            }
-            data = contents
-        }
-        do {
-            self = try JSONDecoder().decode(ChildRequest.self, from: data)
-        } catch {
-            throw TortureError.invalid("--request is not a child request: \(error)")
-        }
-    }
+extension ChildRequest: ProcessRequest {
+    public static let subcommand = ["torture", "child"]
 }

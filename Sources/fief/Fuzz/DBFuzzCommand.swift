@@ -80,6 +80,6 @@ struct DBFuzzWorker: ParsableCommand {
     @Option var request: String
 
     func run() throws {
-        try FuzzWorkerRun(try FuzzWorkerRequest(file: request)).run()
+        try FuzzWorkerRun(try FuzzWorkerRequest(argument: request)).run()
     }
 }

@@ -4,6 +4,7 @@
 import Engine
 import Foundation
 import Torture
+import TortureSchema
 
 /// What the parent hands a worker: the base files, the seed, and the files to damage.
 struct FuzzWorkerRequest: Codable {
@@ -15,20 +16,12 @@ struct FuzzWorkerRequest: Codable {
     let results: String
     /// Where the damaged file and the commands' output are written (one file at a time).
     let scratch: String
-
-    /// Writes the request to `path` and returns the command line of the worker that reads it.
-    /// A file, not an argument: a corpus can outgrow the kernel's limit on one argument.
-    func arguments(writingTo path: String) throws -> [String] {
-        try JSONEncoder().encode(self).write(to: URL(fileURLWithPath: path))
-        return ["db", "fuzz-worker", "--request", path]
-    }
 }
 
-extension FuzzWorkerRequest {
-    /// Reads the request a worker was given (the file `arguments(writingTo:)` wrote).
-    init(file path: String) throws {
-        self = try JSONDecoder().decode(FuzzWorkerRequest.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-    }
+extension FuzzWorkerRequest: ProcessRequest {
+    /// Always given as a file (`arguments(writingTo:)`): a corpus can outgrow the kernel's limit
+    /// on one argument.
+    static let subcommand = ["db", "fuzz-worker"]
 }
 
 /// How one damaged file went: what was done to it and what each command did.
