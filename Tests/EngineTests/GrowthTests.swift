@@ -18,14 +18,20 @@ final class GrowthTests: XCTestCase {
         }
     }
 
-    func testPinnedSpaceIsHeldThenReused() throws {
-        let dir = TempDir()
-        let db = try Database(path: dir.file("g.fief"))
-        var rng = SeededRandom(seed: testSeed("growth", default: 5))
+    /// A new database whose table `t` holds 2,000 records of 100 bytes.
+    func loaded(_ path: String) throws -> Database {
+        let db = try Database(path: path)
         try db.write { tx in
             let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)
             for k in 0..<2000 { try t.put(Int64(k), [UInt8](repeating: 1, count: 100)) }
         }
+        return db
+    }
+
+    func testPinnedSpaceIsHeldThenReused() throws {
+        let dir = TempDir()
+        let db = try loaded(dir.file("g.fief"))
+        var rng = SeededRandom(seed: testSeed("growth", default: 5))
         try churn(db, commits: 50, rng: &rng)
         let steady = try db.stats().fileSize
 
@@ -67,12 +73,8 @@ final class GrowthTests: XCTestCase {
     /// keeps reading exactly what it pinned.
     func testSmallCommitsUnderOldPinsStopGrowingTheFile() throws {
         let dir = TempDir()
-        let db = try Database(path: dir.file("p.fief"))
+        let db = try loaded(dir.file("p.fief"))
         var rng = SeededRandom(seed: testSeed("pinned-churn", default: 9))
-        try db.write { tx in
-            let t = try tx.createTable("t", key: Int64.self, value: [UInt8].self)
-            for k in 0..<2000 { try t.put(Int64(k), [UInt8](repeating: 1, count: 100)) }
-        }
         let old = try db.pin()
         let oldView = try db.read(old) { try Fingerprint.of($0) }
         func commits(_ n: Int) throws {
