@@ -244,7 +244,9 @@ struct FreeList: Equatable {
     }
 
     /// The pending extents past `minLive` that no pin can reach: those a commit wrote and a
-    /// later one freed while no reader started in between.
+    /// later one freed while no reader started in between. Only the last chunks are looked at:
+    /// frees are appended, so extents with a known birth sit there, and a commit under an old
+    /// pin then costs a few hundred comparisons, not a walk of everything that pin holds.
     private mutating func releaseBetweenPins(_ pins: [UInt64], minLive: UInt64, into released: inout [FreeExtent]) {
         func unreachable(_ e: FreeExtent) -> Bool {
             guard e.born != 0, e.freedAt > minLive else { return false }
@@ -253,8 +255,9 @@ struct FreeList: Equatable {
             let i = pins.partitionIndex { $0 >= e.born }
             return i == pins.count || pins[i] >= e.freedAt
         }
+        let lowest = max(0, pending.count - FreeList.chunksSearchedForBirths)
         var c = pending.count - 1
-        while c >= 0 {
+        while c >= lowest {
             if pending[c].entries.contains(where: unreachable) {
                 released += pending[c].entries.filter(unreachable)
                 touchPending(c)
@@ -264,6 +267,9 @@ struct FreeList: Equatable {
             c -= 1
         }
     }
+
+    /// How many of the last pending chunks `releaseBetweenPins` looks at.
+    static let chunksSearchedForBirths = 4
 
     /// Moves `recent` into the chunked run (whose chunks it changes).
     mutating func spillRecent() {

@@ -72,6 +72,35 @@ final class FreeListTests: XCTestCase {
     /// A commit's run: with single free pages scattered below a larger extent, the pages a
     /// commit takes after `reserveRun` are neighbours from that extent (one write call) where
     /// first fit alone would take the scattered ones; what the commit leaves goes back.
+    /// Pages the last commit wrote and this one frees are reachable only from the versions in
+    /// between: reused while an older pin stays, held while a pin lies between. A page whose
+    /// birth the list does not know waits for every older pin, as before.
+    func testPagesWrittenAfterAnOldPinAreReusedOnceNoPinSeesThem() {
+        var list = FreeList(pageCount: 100)
+        list.commitStarted(after: 9)
+        let written = list.allocate(5)  // by version 10
+        list.commitStarted(after: 10)
+        list.free(start: written, count: 5, at: 11)
+        list.free(start: 50, count: 1, at: 11)  // written long before: birth unknown
+        XCTAssertEqual(list.pendingPages, 6)
+
+        var betweenPins = list
+        betweenPins.commitStarted(after: 11)
+        betweenPins.release(upTo: 5, pins: [5, 10])
+        XCTAssertEqual(betweenPins.pendingPages, 6, "version 10 is pinned and reaches the pages it wrote")
+
+        var oldPinOnly = list
+        oldPinOnly.commitStarted(after: 11)
+        oldPinOnly.release(upTo: 5, pins: [5])
+        XCTAssertEqual(oldPinOnly.pendingPages, 1, "only the page of unknown birth waits for version 5")
+        XCTAssertEqual(oldPinOnly.reusablePages, 5)
+
+        var pinAtTheFree = list
+        pinAtTheFree.commitStarted(after: 11)
+        pinAtTheFree.release(upTo: 5, pins: [5, 11])
+        XCTAssertEqual(pinAtTheFree.reusablePages, 5, "version 11 freed them: a pin there does not see them")
+    }
+
     func testAReservedRunHandsOutNeighbours() {
         let ext = { (s: UInt64, n: UInt64) in FreeExtent(start: s, count: n, freedAt: 0) }
         let scattered = [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(20, 10)]
