@@ -1,6 +1,6 @@
-/// Which pages the last commit allocated, so a page it wrote and the next commit frees can be
-/// reused before older pinned versions go (realm-core's free-space versioning does the same;
-/// LMDB holds every page freed after its oldest reader).
+/// Which pages the last few commits allocated, so a page one of them wrote and a later commit
+/// frees can be reused before older pinned versions go (realm-core's free-space versioning does
+/// the same; LMDB holds every page freed after its oldest reader).
 ///
 /// A page allocated by commit `a` was free in every live version before `a`, so once freed by
 /// commit `f` it is reachable only from versions `a..<f`. No pin in that range, and it may be
@@ -8,17 +8,24 @@
 /// makes every commit after it grow the file, and each growth makes `fdatasync` write the
 /// inode and the new blocks' metadata as well as the data.
 ///
-/// Kept in memory only, with the writer's cached free list: a list decoded from the file
-/// knows no births (`born` 0: reused only once every older pin is gone, as before). Ranges
-/// are capped; a page not found is taken as born unknown, which is always safe.
+/// Kept in memory only, with the writer's cached free list, for the commits that list made
+/// one after another: a list decoded from the file knows no births (`born` 0: reused only once
+/// every older pin is gone, as before). A birth found is never later than the page's real
+/// one (the newest commit that allocated the whole extent; a newer one that allocated part of
+/// it only makes that part younger than said), and an earlier birth only holds a page longer:
+/// a page not found, or past the ranges kept, is taken as born unknown, which is always safe.
 struct PageBirths {
-    /// The commit the ranges in `last` come from.
-    private(set) var lastVersion: UInt64 = 0
-    private var last: [Range<UInt64>] = []
+    /// The allocations of the commits before this one, oldest first, each with the version
+    /// it made.
+    private var generations: [(version: UInt64, ranges: [Range<UInt64>])] = []
+    /// This transaction's allocations.
     private var now: [Range<UInt64>] = []
 
     /// A commit of many scattered allocations is not worth tracking page by page.
     static let maxRanges = 64
+    /// How many commits back a page's birth is known: a leaf rewritten within this many commits
+    /// is reused under an older pin.
+    static let maxGenerations = 16
 
     /// This transaction allocated `start..<start+count`.
     mutating func allocated(_ start: UInt64, _ count: UInt64) {
@@ -31,14 +38,17 @@ struct PageBirths {
 
     /// A new transaction starts from the version whose commit recorded `now`.
     mutating func commitStarted(after base: UInt64) {
-        last = now
-        lastVersion = base
+        generations.append((base, now))
+        if generations.count > PageBirths.maxGenerations { generations.removeFirst() }
         now = []
     }
 
-    /// The version that wrote pages `start..<start+count`, when the last commit did; else 0.
+    /// The version that wrote pages `start..<start+count`, when one of the commits kept did;
+    /// else 0.
     func born(_ start: UInt64, _ count: UInt64) -> UInt64 {
-        for r in last where r.lowerBound <= start && start + count <= r.upperBound { return lastVersion }
+        for g in generations.reversed() {
+            for r in g.ranges where r.lowerBound <= start && start + count <= r.upperBound { return g.version }
+        }
         return 0
     }
 }
