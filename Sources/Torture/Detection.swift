@@ -16,7 +16,7 @@ public struct Detection {
         ("flip-before-top", "crash-points"), ("top-in-active-slot", "crash-points"),
         ("overwrite-in-place", "crash-points"), ("patch-mapped-page", "crash-points"),
         ("read-uncommitted", "crash-points"), ("reuse-pinned", "isolation"), ("reuse-pinned", "readers"),
-        ("reuse-between-pins", "readers"), ("reuse-between-pins", "isolation"),
+        ("reuse-between-pins", "readers"),
         ("no-data-sync", "power-cut"), ("no-data-sync", "crash-states"), ("no-base-sync", "crash-states"),
         ("compact-no-dir-sync", "file-ops"), ("copy-no-sync", "file-ops"), ("ignore-short-write", "faults"),
         ("no-checksum-verify", "faults"), ("gap-over-cells", "faults"), ("no-reclaim", "readers"),
