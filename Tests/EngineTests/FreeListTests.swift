@@ -69,9 +69,6 @@ final class FreeListTests: XCTestCase {
         }
     }
 
-    /// A commit's run: with single free pages scattered below a larger extent, the pages a
-    /// commit takes after `reserveRun` are neighbours from that extent (one write call) where
-    /// first fit alone would take the scattered ones; what the commit leaves goes back.
     /// Pages the last commit wrote and this one frees are reachable only from the versions in
     /// between: reused while an older pin stays, held while a pin lies between. A page whose
     /// birth the list does not know waits for every older pin, as before.
@@ -101,6 +98,9 @@ final class FreeListTests: XCTestCase {
         XCTAssertEqual(pinAtTheFree.reusablePages, 5, "version 11 freed them: a pin there does not see them")
     }
 
+    /// A commit's run: with single free pages scattered below a larger extent, the pages a
+    /// commit takes after `reserveRun` are neighbours from that extent (one write call) where
+    /// first fit alone would take the scattered ones; what the commit leaves goes back.
     func testAReservedRunHandsOutNeighbours() {
         let ext = { (s: UInt64, n: UInt64) in FreeExtent(start: s, count: n, freedAt: 0) }
         let scattered = [ext(3, 1), ext(5, 1), ext(10, 1), ext(12, 1), ext(20, 10)]
