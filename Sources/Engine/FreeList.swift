@@ -142,8 +142,13 @@ struct FreeList: Equatable {
     }
 
     /// Takes `n` neighbouring pages for the single-page allocations that follow, from a recent
-    /// extent that holds that many. Not from the chunked run (its chunk page would be
-    /// rewritten: one more page in the commit than it saves calls). From the file's end only
+    /// extent that holds that many. From the chunked run only for a commit of at least
+    /// `runsFromChunksFrom` pages: its chunk page is rewritten, one page more in the commit, which
+    /// saves a smaller commit too little (a random leaf's commit of four pages would write one
+    /// every few commits); a larger one saves most of its write calls, and the separate writes
+    /// its data sync waits on (scattered, they made an object store's small commits a third
+    /// slower after a large delete), and its run comes back as one recent extent when a later
+    /// commit rewrites it, so the chunk is touched once, not every commit. From the file's end only
     /// while the list holds fewer than `4 * n` free pages: a stream of small commits that began
     /// on scattered pages (each commit reuses the pages of the one two before it) otherwise
     /// keeps them scattered forever, one write call per page; two runs at the end break that
@@ -155,7 +160,9 @@ struct FreeList: Equatable {
     mutating func reserveRun(_ n: Int) {
         let want = UInt64(n)
         guard n > 1, runNext == runEnd else { return }
-        if recent.contains(where: { $0.count >= want }) {
+        if recent.contains(where: { $0.count >= want })
+            || (n >= FreeList.runsFromChunksFrom && reusable.contains { $0.entries.contains { $0.count >= want } })
+        {
             runNext = allocate(n)
         } else if n <= FreeList.growsForRunsUpTo && !hasFreePages(atLeast: 4 * want) {
             runNext = pageCount
@@ -185,6 +192,8 @@ struct FreeList: Equatable {
 
     /// The largest run the file grows for (`reserveRun`): a small commit's pages.
     static let growsForRunsUpTo = 16
+    /// The smallest run taken from the chunked run (`reserveRun`).
+    static let runsFromChunksFrom = 6
 
     /// Gives back what the commit did not take of its run (still free: nothing was written
     /// there), before the list is stored.

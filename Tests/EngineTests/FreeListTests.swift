@@ -127,6 +127,24 @@ final class FreeListTests: XCTestCase {
         tight.returnUnusedRun()
         XCTAssertEqual(tight.pageCount, 40)
 
+        // Scattered recent pages and a large extent in the chunked run (what a large delete or
+        // update leaves): a commit of a few pages takes the scattered ones (no chunk page to
+        // write); one of many pages takes its run from the chunk.
+        let singles = (0..<8).map { ext(3 + 2 * $0, 1) }
+        func chunked() -> FreeList {
+            FreeList(
+                reusable: [FreeChunk(entries: [ext(30, 16)], page: 2)], recent: singles, pending: [], pageCount: 50,
+                rootPages: [], geometry: .plain)
+        }
+        var few = chunked()
+        few.reserveRun(FreeList.runsFromChunksFrom - 1)
+        XCTAssertEqual((0..<3).map { _ in few.allocate(1) }, [3, 5, 7])
+        var many = chunked()
+        many.reserveRun(FreeList.runsFromChunksFrom)
+        XCTAssertEqual((0..<3).map { _ in many.allocate(1) }, [30, 31, 32])
+        many.returnUnusedRun()
+        XCTAssertEqual(many.pageCount, 50)
+
         // A list of a few scattered pages (a stream of small commits that began on scattered
         // pages): the run comes from the file's end, and what the commit leaves of it joins the
         // free pages, so the commit two later finds a run.
