@@ -1,5 +1,5 @@
-/// Which pages the last few commits allocated, so a page one of them wrote and a later commit
-/// frees can be reused before older pinned versions go (realm-core's free-space versioning does
+/// Which pages the last commits allocated (`maxGenerations`), so a page one of them wrote and a
+/// later commit frees can be reused before older pinned versions go (realm-core's free-space versioning does
 /// the same; LMDB holds every page freed after its oldest reader).
 ///
 /// A page allocated by commit `a` was free in every live version before `a`, so once freed by
@@ -23,9 +23,13 @@ struct PageBirths {
 
     /// A commit of many scattered allocations is not worth tracking page by page.
     static let maxRanges = 64
-    /// How many commits back a page's birth is known: a leaf rewritten within this many commits
-    /// is reused under an older pin.
-    static let maxGenerations = 16
+    /// How many commits back a page's birth is known. One covers a stream of small commits (each
+    /// rewrites the path the one before it wrote). Sixteen also reused a leaf rewritten within
+    /// sixteen commits (400 commits on four leaves under an old pin grew the file by 6 pages, not
+    /// 300), but then a pin that is never released holds almost nothing, and the checks that
+    /// catch such a pin (`no-reclaim` in `readers`, `inline-list-leak` through `check()`) by the
+    /// pages it holds no longer see it: those checks must look at the reader table first.
+    static let maxGenerations = 1
 
     /// This transaction allocated `start..<start+count`.
     mutating func allocated(_ start: UInt64, _ count: UInt64) {

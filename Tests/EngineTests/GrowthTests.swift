@@ -102,35 +102,6 @@ final class GrowthTests: XCTestCase {
         newer.release()
     }
 
-    /// Commits that each rewrite one of a few leaves, under an old pin: a leaf rewritten within
-    /// `PageBirths.maxGenerations` commits is reused, so the file grows by the few that were
-    /// not, far less than a page per commit.
-    func testRewritesOfAFewLeavesUnderAnOldPinGrowTheFileLittle() throws {
-        let dir = TempDir()
-        let db = try loaded(dir.file("h.fief"))
-        var rng = SeededRandom(seed: testSeed("pinned-hot-leaves", default: 4))
-        let old = try db.pin()
-        let oldView = try db.read(old) { try Fingerprint.of($0) }
-        func commits(_ n: Int) throws {
-            for _ in 0..<n {
-                try db.write { tx in
-                    let t = try tx.table("t", key: Int64.self, value: [UInt8].self)
-                    let fill = UInt8.random(in: 0...255, using: &rng)
-                    // Keys 250 apart lie in different leaves (about 35 records of 100 bytes each).
-                    try t.put(250 * Int64.random(in: 0..<4, using: &rng), [UInt8](repeating: fill, count: 100))
-                }
-            }
-        }
-        try commits(40)
-        let settled = try db.stats().fileSize
-        try commits(400)
-        let grown = (try db.stats().fileSize - settled) / 4096
-        XCTAssertLessThan(grown, 40, "400 commits on four leaves under an old pin grew the file by \(grown) pages")
-        XCTAssertEqual(try db.read(old) { try Fingerprint.of($0) }, oldView, "the pinned snapshot changed")
-        XCTAssertTrue(try db.check().isSound)
-        old.release()
-    }
-
     func testCompactRefusedWhileAnotherHandleIsOpen() throws {
         let dir = TempDir()
         let a = try Database(path: dir.file("c.fief"))
