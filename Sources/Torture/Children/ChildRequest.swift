@@ -1,14 +1,11 @@
 import Foundation
 import TortureSchema
 
-/// The one message a child process of the suite gets: its role and the run's encryption key.
-/// It travels as JSON in one argument, `fief torture child --request JSON`; this type builds
-/// that command line and reads it back, so no other code spells a child's flags.
-///
-/// One argument, as `fief bench child` takes its request: the child stays a plain process of
-/// ours (SIGKILL, exit status and output files as before) with nothing to write or clean up
-/// first, and `ps` shows what it was told. A request is well under the kernel's 128 KiB limit
-/// per argument: a replay's commits stay in their own file (`writer`'s `schedule`).
+/// The one message a child process of the suite gets: its role and the run's encryption key,
+/// as `fief torture child --request JSON` (a `ProcessRequest`: this type builds that command
+/// line and reads it back, so no other code spells a child's flags). It stays well under the
+/// kernel's 128 KiB per argument: a replay's commits stay in their own file (`writer`'s
+/// `schedule`).
 public struct ChildRequest: Codable, Sendable, Equatable {
     public var role: ChildRole
     /// The run's key (`TortureEncryption`), nil when its databases are plain. It is drawn from
