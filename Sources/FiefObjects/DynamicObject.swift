@@ -7,7 +7,7 @@ public final class DynamicObject: Object {
 
     init(ctx: ObjectContext, className: String, key: Int64) {
         super.init()
-        _ref = ManagedRef(ctx: ctx, className: className, key: key)
+        manage(ManagedRef(ctx: ctx, className: className, key: key))
     }
 
     public var className: String { _ref?.className ?? "" }

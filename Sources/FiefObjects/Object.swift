@@ -19,9 +19,9 @@ public struct ManagedRef {
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
     // An accessor belongs to one context, used by one thread: no run-time exclusivity checks.
-    @exclusivity(unchecked) @usableFromInline var _ref: ManagedRef? {
-        didSet { _ctx = _ref.map { Unmanaged.passUnretained($0.ctx) } }
-    }
+    // Set through `manage(_:)`, which keeps `_ctx` in step: an observer here made every
+    // `repoint` of an iteration copy the whole reference (retaining its context and class name).
+    @exclusivity(unchecked) @usableFromInline private(set) var _ref: ManagedRef?
     /// `_ref`'s context, unretained (`_ref` keeps it alive): a getter borrows it, where a copy
     /// of `_ref` retained and released the context on every property read.
     @exclusivity(unchecked) @usableFromInline var _ctx: Unmanaged<ObjectContext>?
@@ -31,6 +31,12 @@ open class Object: _PersistableWrapped {
     /// first is a load, not a descent. Any move of the context changes its stamp.
     @exclusivity(unchecked) private var _row = UnsafeRawBufferPointer(start: nil, count: 0)
     @exclusivity(unchecked) private var _rowStamp = -1
+
+    /// Makes the object an accessor of `ref`'s object.
+    func manage(_ ref: ManagedRef) {
+        _ref = ref
+        _ctx = Unmanaged.passUnretained(ref.ctx)
+    }
 
     func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
         _row = row

@@ -343,7 +343,7 @@ public final class ObjectContext {
     /// An accessor of a stored object.
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String? = nil) -> T {
         let o = T()
-        o._ref = ManagedRef(ctx: self, className: className ?? modelName(type), key: key)
+        o.manage(ManagedRef(ctx: self, className: className ?? modelName(type), key: key))
         return o
     }
 
@@ -351,7 +351,7 @@ public final class ObjectContext {
     /// valid (see `Object.row(at:)`), so its first property read needs no descent either.
     func accessor<T: Object>(_ type: T.Type, key: Int64, className: String, row: UnsafeRawBufferPointer?) -> T {
         let o = T()
-        o._ref = ManagedRef(ctx: self, className: className, key: key)
+        o.manage(ManagedRef(ctx: self, className: className, key: key))
         if let row { o.remember(row: row, at: rowStamp) }
         return o
     }
@@ -382,7 +382,7 @@ public final class ObjectContext {
         var pk: ObjectValue?
         if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
         let (key, existing) = try keyFor(c, pk, update, t)
-        obj._ref = ManagedRef(ctx: self, className: c.name, key: key)
+        obj.manage(ManagedRef(ctx: self, className: c.name, key: key))
         let stampBeforeLinks = stamp
         var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
         values.reserveCapacity(plan.stored.count)

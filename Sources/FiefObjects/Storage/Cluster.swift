@@ -109,6 +109,7 @@ struct ClusterView {
         return rank < count ? rank : nil
     }
 
+    @inline(__always)
     private func end(_ i: Int) -> Int {
         wideEnds
             ? Int(bytes.u32(endsAt + 4 * i))
@@ -116,6 +117,7 @@ struct ClusterView {
     }
 
     /// Where the row at index `i` (< count) lies in the cluster's bytes.
+    @inline(__always)
     func rowRange(at i: Int) throws -> Range<Int> {
         let start = i == 0 ? 0 : end(i - 1), stop = end(i)
         guard start <= stop, rowsAt + stop <= rowsEnd else {
@@ -139,6 +141,7 @@ struct ClusterView {
     }
 
     /// The row at index `i` (< count), borrowed from the cluster.
+    @inline(__always)
     func row(at i: Int) throws -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[try rowRange(at: i)])
     }
