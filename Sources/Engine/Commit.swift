@@ -1,6 +1,6 @@
 extension WriteTransaction {
     /// The commit protocol (docs/FORMAT.md, section 3; it keeps invariants I1, I6, I8, I9, I12,
-    /// I15, I18, I19 and I22 stated there):
+    /// I15, I18, I19 and I22 stated there; its steps after step 1 are `CommitStep`s):
     /// 1. write new nodes, the free list and the top node into free pages or the file's end,
     ///    and the new top ref into the inactive slot;
     /// 2. sync; 3. flip the select bit; 4. sync; then publish, ring the doorbell (wake
@@ -20,7 +20,7 @@ extension WriteTransaction {
 
     private func writeAndPublish() throws {
         let durable = db.options.durability == .full
-        if durable { try syncBaseIfItsFlipMayBeVolatile() }
+        try step(.syncBase) { if durable { try syncBaseIfItsFlipMayBeVolatile() } }
         let written = WrittenNodes()
         let (slot, meta) = try writeVersion(written)
         try makeDurable(slot, durable: durable)
@@ -29,8 +29,7 @@ extension WriteTransaction {
         isActive = false
         db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize), top: slot, meta: meta)
         CrashArming.reach(.afterPublishBeforeDoorbell)
-        if !BrokenVariant.on(.noDoorbell) { db.lockFile?.ringDoorbell(version: version) }
-        CrashArming.reach(.afterPublish)
+        try step(.ringDoorbell) { db.lockFile?.ringDoorbell(version: version) }
     }
 
     /// I12: the base's flip may be only in the page cache (its writer died before the sync
@@ -38,9 +37,7 @@ extension WriteTransaction {
     /// this commit is about to overwrite and whose freed pages it may reuse: sync it first. A
     /// base whose writer saw its flip synced (recorded in the lock file) costs nothing here.
     private func syncBaseIfItsFlipMayBeVolatile() throws {
-        guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version, !BrokenVariant.on(.noBaseSync) else {
-            return
-        }
+        guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version else { return }
         try db.file.sync()
         lockFile.recordSynced(version: base.version)
     }
@@ -103,34 +100,43 @@ extension WriteTransaction {
     /// The durable protocol: the slot into the inactive place (I6), sync (I8), flip, sync
     /// (I9); a failed sync after the flip poisons the handle (I15).
     private func makeDurable(_ slot: TopSlot, durable: Bool) throws {
-        let target = BrokenVariant.on(.topInActiveSlot) ? base.select : base.select.other
-        if BrokenVariant.on(.flipBeforeTop) {
-            try db.file.write(target.byte, at: UInt64(Layout.selectOffset))
+        let target = CommitFailpoint.slot(after: base.select)
+        try step(.writeTop, flipping: target) {
+            try writeHeader(slot.encoded(), at: Layout.slotOffsets[target.index], durable: durable)
         }
-        try writeHeader(slot.encoded(), at: Layout.slotOffsets[target.index], durable: durable)
-        CrashArming.reach(.afterTopWritten)
-
-        if durable && !BrokenVariant.on(.noDataSync) { try db.file.sync() }
-        CrashArming.reach(.afterDataSync)
-
-        try writeHeader(target.byte, at: Layout.selectOffset, durable: durable)
-        CrashArming.reach(.afterSelectFlip)
-        if durable {
-            do {
-                try db.file.sync()
-            } catch {
-                // The flip may or may not be on disk; both versions are intact. Put the old
-                // bit back in the page cache and refuse further writes on this handle.
-                try? db.file.write(base.select.byte, at: UInt64(Layout.selectOffset))
-                // The disk may hold either bit: the next writer must sync before touching
-                // the other slot (I12), whichever version it finds selected.
-                db.lockFile?.recordSynced(version: 0)
-                db.poison("sync after the select-bit flip failed: \(error)")
-                throw error
-            }
-        }
-        CrashArming.reach(.afterSelectSync)
+        try step(.syncData) { if durable { try db.file.sync() } }
+        try step(.flipSelect) { try writeHeader(target.byte, at: Layout.selectOffset, durable: durable) }
+        try step(.syncFlip) { if durable { try syncFlip() } }
         if durable { db.lockFile?.recordSynced(version: slot.version) }
+    }
+
+    /// Runs one step of the protocol as its failpoint allows (in a release build, as written),
+    /// then reaches its crash point. `flipping`: the select bit the commit flips to.
+    private func step(_ s: CommitStep, flipping target: SelectBit? = nil, _ body: () throws -> Void) throws {
+        switch CommitFailpoint.at(s) {
+        case nil: try body()
+        case .skip?: break
+        case .flipFirst?:
+            if let target { try db.file.write(target.byte, at: UInt64(Layout.selectOffset)) }
+            try body()
+        }
+        if let point = s.crashPoint { CrashArming.reach(point) }
+    }
+
+    /// The sync after the flip. When it fails the flip may or may not be on disk; both
+    /// versions are intact. The old bit goes back into the page cache and the handle refuses
+    /// further writes.
+    private func syncFlip() throws {
+        do {
+            try db.file.sync()
+        } catch {
+            try? db.file.write(base.select.byte, at: UInt64(Layout.selectOffset))
+            // The disk may hold either bit: the next writer must sync before touching the
+            // other slot (I12), whichever version it finds selected.
+            db.lockFile?.recordSynced(version: 0)
+            db.poison("sync after the select-bit flip failed: \(error)")
+            throw error
+        }
     }
 
     /// A durable commit's header writes are `pwrite`s, each one write the filesystem sees in
