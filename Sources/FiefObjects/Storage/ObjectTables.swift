@@ -98,9 +98,11 @@ final class ObjectTables {
 
         func fields(of info: ModelInfo) -> ClassLayout.Fields { layout.fields(of: info) }
     }
+    // One transaction's, used by one thread: the state below skips run-time exclusivity
+    // checks, which every insert paid on each of these several times.
     @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
     /// Per class id, kept when a migration drops the plans.
-    private var clusterStates: [UInt32: ClusterState] = [:]
+    @exclusivity(unchecked) private var clusterStates: [UInt32: ClusterState] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
         if let p = plans[c.cid] { return p }
@@ -128,20 +130,20 @@ final class ObjectTables {
 
     /// Tables seen to exist in this transaction (they only go away in a migration, which
     /// resets this through `updateSchema` or `forgetTable`).
-    private var knownTables = Set<String>()
+    @exclusivity(unchecked) private var knownTables = Set<String>()
     /// Tables found missing (a class without lists, backlinks or long values has none): each
     /// delete and list read asks, and a miss is a descent of the catalog. Good while the
     /// transaction's `catalogChanges` is what it was when they were found.
-    private var absentTables = Set<String>()
-    private var absentTablesAt = -1
+    @exclusivity(unchecked) private var absentTables = Set<String>()
+    @exclusivity(unchecked) private var absentTablesAt = -1
     /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
-    private var pendingKeys: [UInt32: Int64] = [:]
+    @exclusivity(unchecked) private var pendingKeys: [UInt32: Int64] = [:]
 
     /// Index entries of objects inserted in this write, per index table, not yet in its tree:
     /// put in key order when the index is next read or changed, or at `flush()`. A bulk load's
     /// names come in random order; sorted, they fill the index's leaves from left to right
     /// (the engine's append split keeps each one full) and each put finds its path in cache.
-    private var pendingIndexKeys: [String: PendingIndexEntries] = [:]
+    @exclusivity(unchecked) private var pendingIndexKeys: [String: PendingIndexEntries] = [:]
 
     /// Puts the pending entries of index `t` into its tree, in key order.
     private func applyPendingIndex(_ t: String) throws {
