@@ -384,7 +384,7 @@ public final class ObjectContext {
         let (key, existing) = try keyFor(c, pk, update, t)
         obj.manage(ManagedRef(ctx: self, className: c.name, key: key))
         let stampBeforeLinks = stamp
-        var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
+        var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         values.reserveCapacity(plan.stored.count)
         for (i, u) in unmanaged.enumerated() {
             guard let p = fields.properties[i] else { continue }
@@ -424,8 +424,8 @@ public final class ObjectContext {
 
     /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
     private func store(
-        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: [UInt32: ObjectValue],
-        _ lists: [UInt32: [ObjectValue]], _ update: UpdatePolicy, _ t: ObjectTables,
+        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: PidMap<ObjectValue>,
+        _ lists: PidMap<[ObjectValue]>, _ update: UpdatePolicy, _ t: ObjectTables,
         keyIsFree: Bool = false
     ) throws {
         if existing {
@@ -491,7 +491,7 @@ public final class ObjectContext {
             try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) }
         }
         let (key, existing) = try keyFor(c, pkValue, update, t)
-        var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [ObjectValue]] = [:]
+        var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         for p in settable {
             guard let entry = fields[p.name] else { continue }
             if p.list {

@@ -56,9 +56,9 @@ final class CompactRowTests: XCTestCase {
     /// Random values of every property, the lists either kept in the row or counted only;
     /// some integers and links are the object's own `key`.
     static func randomRow(_ codec: RowCodec, _ c: ClassSchema, key: Int64, _ rng: inout SeededRandom)
-        -> (values: [UInt32: ObjectValue], lists: [UInt32: [UInt8]])
+        -> (values: PidMap<ObjectValue>, lists: PidMap<[UInt8]>)
     {
-        var values: [UInt32: ObjectValue] = [:], lists: [UInt32: [UInt8]] = [:]
+        var values: PidMap<ObjectValue> = [:], lists: PidMap<[UInt8]> = [:]
         for p in c.storedProperties {
             if p.list {
                 let items: [ObjectValue] = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
@@ -128,7 +128,7 @@ final class CompactRowTests: XCTestCase {
         c.assignPids()
         let codec = RowCodec(c)
         let pids = c.storedProperties.map(\.pid)
-        let values: [UInt32: ObjectValue] = [
+        let values: PidMap<ObjectValue> = [
             pids[0]: .int(123_456), pids[1]: .string("p12345"), pids[2]: .int(42), pids[3]: .string("c17"),
             pids[4]: .int(0)
         ]

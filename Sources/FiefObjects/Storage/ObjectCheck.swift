@@ -39,7 +39,7 @@ enum ObjectCheck {
             r.problems += chunkProblems
             var expectedIndex: [UInt32: Set<[UInt8]>] = [:]
             for k in keys {
-                let vals: [UInt32: ObjectValue]
+                let vals: PidMap<ObjectValue>
                 do { vals = try t.values(c, k) } catch {
                     r.problems.append("\(c.name) \(k): row does not decode: \(error)")
                     continue

@@ -375,7 +375,7 @@ final class ObjectTables {
     }
 
     /// The lists the row of `key` keeps in itself, by pid.
-    private func inlineLists(_ plan: ClassPlan, _ key: Int64) throws -> [UInt32: [UInt8]] {
+    private func inlineLists(_ plan: ClassPlan, _ key: Int64) throws -> PidMap<[UInt8]> {
         try withRow(plan, key) { row in try row.map { r in try decodeGuarded { try plan.codec.inlineLists(r) } } ?? [:]
         }
     }
@@ -383,13 +383,13 @@ final class ObjectTables {
     /// The stored values of a row (all, or those of `props`), by pid, in the class's current
     /// properties; the row is checked whole first (a compact row must end where its last slot
     /// does).
-    func values(_ c: ClassSchema, _ key: Int64, of props: [Property]? = nil) throws -> [UInt32: ObjectValue] {
+    func values(_ c: ClassSchema, _ key: Int64, of props: [Property]? = nil) throws -> PidMap<ObjectValue> {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
             let plan = plan(c)
             return try decodeGuarded {
                 let (l, fields) = try plan.codec.fields(row, key: key)
-                var out: [UInt32: ObjectValue] = [:]
+                var out: PidMap<ObjectValue> = [:]
                 for p in props ?? plan.stored {
                     guard let s = l.slot(of: p.pid) else {
                         out[p.pid] = ObjectTables.defaultValue(p)
@@ -666,7 +666,7 @@ final class ObjectTables {
     /// Writes a new object's row, list contents, index entries and backlinks.
     /// `keyIsFree`: the caller has just seen that no object has `key` (a primary key lookup).
     func insert(
-        _ c: ClassSchema, _ key: Int64, values: [UInt32: ObjectValue], lists: [UInt32: [ObjectValue]],
+        _ c: ClassSchema, _ key: Int64, values: PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
         keyIsFree: Bool = false
     ) throws {
         if !keyIsFree, try exists(c, key) {
@@ -684,7 +684,7 @@ final class ObjectTables {
             _ = try ensureTable(t)
             pendingIndexKeys[t, default: PendingIndexEntries()].append(indexEntry(plan, v, key))
         }
-        var inRow: [UInt32: [UInt8]] = [:]
+        var inRow: PidMap<[UInt8]> = [:]
         for p in plan.lists { inRow[p.pid] = RowCodec.inlineBytes(lists[p.pid] ?? []) }
         try putRow(c, key, vals, inlineLists: inRow, fresh: true)
         for p in plan.links {
@@ -713,7 +713,7 @@ final class ObjectTables {
     }
 
     /// A value of another kind than its property's, thrown before anything is written.
-    private func checkKinds(_ c: ClassSchema, _ plan: ClassPlan, _ vals: [UInt32: ObjectValue]) throws {
+    private func checkKinds(_ c: ClassSchema, _ plan: ClassPlan, _ vals: PidMap<ObjectValue>) throws {
         for p in plan.stored {
             guard let v = vals[p.pid], !v.fits(p) else { continue }
             throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
@@ -721,7 +721,7 @@ final class ObjectTables {
     }
 
     private func putRow(
-        _ c: ClassSchema, _ key: Int64, _ vals: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]],
+        _ c: ClassSchema, _ key: Int64, _ vals: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]>,
         fresh: Bool = false
     ) throws {
         let plan = plan(c)

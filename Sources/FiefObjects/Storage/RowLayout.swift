@@ -348,9 +348,9 @@ final class RowCodec {
     }
 
     /// Every list the row keeps in itself, by pid (to keep them when the row is encoded again).
-    func inlineLists(_ row: UnsafeRawBufferPointer) throws -> [UInt32: [UInt8]] {
+    func inlineLists(_ row: UnsafeRawBufferPointer) throws -> PidMap<[UInt8]> {
         let l = try layout(of: row)
-        var out: [UInt32: [UInt8]] = [:]
+        var out: PidMap<[UInt8]> = [:]
         for (s, pid) in l.pids.enumerated() where l.lists[s] {
             if case .inlineList(_, let b) = try field(row, layout: l, slot: s, key: 0) { out[pid] = Array(b) }
         }
@@ -361,8 +361,8 @@ final class RowCodec {
     /// it. `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`); a
     /// list's value is its count. Every insert and re-encoded row comes here: strings are
     /// copied from their UTF-8 storage without an array between.
-    func encode(_ values: [UInt32: ObjectValue], inlineLists: [UInt32: [UInt8]] = [:], key: Int64) -> (
-        row: [UInt8], outOfRow: [UInt32: [UInt8]]
+    func encode(_ values: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]> = [:], key: Int64) -> (
+        row: [UInt8], outOfRow: PidMap<[UInt8]>
     ) {
         let l = current
         // The largest strings and data move out until the row fits.
@@ -386,7 +386,7 @@ final class RowCodec {
             }
         }
         var w = CompactRow.Writer(layoutID: l.id, capacity: size)
-        var moved: [UInt32: [UInt8]] = [:]
+        var moved: PidMap<[UInt8]> = [:]
         for (s, pid) in l.pids.enumerated() {
             let v = values[pid] ?? .null
             switch v {
