@@ -32,13 +32,7 @@ public struct PowerCutScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        if let why = FaultFSMount.unavailableReason() {
-            var outcome = CycleOutcome()
-            outcome.events.append(
-                CycleEvent(
-                    "no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome(name, mode: "no-fuse", cycle: index) { return missing }
         return try PowerCut.run(
             PowerCutScenario.cuts(cycle: index, seed: seed), dir: dir, workload: CommitWorkload(seed: seed),
             environment: context.writerEnvironment, model: context.options.fsModel)

@@ -24,73 +24,90 @@ public struct TargetPowerCutScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 10 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var outcome = CycleOutcome()
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(
-                CycleEvent(
-                    "no-fuse", [.harness("power-cut cannot run on this machine: \(why)")], "power-cut cycle \(index)"))
-            return outcome
+        if let missing = FaultFSMount.missingOutcome(name, mode: "no-fuse", cycle: index) { return missing }
+        var events = TargetPowerCuts(
+            processes: TargetProcesses(
+                spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed),
+            mode: PowerCutScenario.modes[index % PowerCutScenario.modes.count], rng: SeededRandom(seed: seed))
+        return try events.run(dir: dir, model: context.options.fsModel)
+    }
+}
+
+/// The three power cuts of one cycle on one store, under one mode.
+struct TargetPowerCuts: PowerCutEvents {
+    struct Strike {
+        var description: String
+        var notes: [String]
+    }
+
+    let processes: TargetProcesses
+    let mode: (name: String, args: [String])
+    var rng: SeededRandom
+    /// The commit the store holds, as last recovered.
+    var current: UInt64 = 0
+
+    var eventCount: Int { TargetPowerCutScenario.events.count }
+    func faultfsSeed(_ e: Int) -> UInt64 { processes.seed &+ UInt64(e) }
+
+    mutating func strike(_ e: Int, on fs: FaultFSMount, outcome: inout CycleOutcome) throws -> Strike? {
+        if e == 0 { try processes.setUp() }
+        let event = TargetPowerCutScenario.events[e]
+        let strike =
+            event == "while-committing"
+            ? try cutWhileCommitting(e, fs: fs)
+            : try cutAfterKill(e, killBeforeFsync: event == "kill-before-fsync", fs: fs)
+        outcome.crashPoints.insert(event)
+        return strike
+    }
+
+    mutating func cutWhileCommitting(_ e: Int, fs: FaultFSMount) throws -> Strike {
+        let writer = try processes.writer(maxCommit: UInt64.max / 2, tag: "\(e)")
+        let delay = UInt32.random(in: 50_000...400_000, using: &rng)
+        usleep(delay)
+        // Frozen first: a store that reopens its file per commit would otherwise write
+        // through a fresh handle after the cut, which no real power loss allows.
+        writer.stopTree()
+        try fs.cutPower(mode)
+        writer.kill9Tree()
+        _ = writer.wait()
+        return Strike(description: "\(mode.name) power cut \(delay / 1000) ms into a writer's run", notes: [])
+    }
+
+    /// FaultFS kills the process that calls the n-th fsync (just before it) or makes the n-th
+    /// write (just after it); a writer that makes all its commits first ends on its own.
+    mutating func cutAfterKill(_ e: Int, killBeforeFsync: Bool, fs: FaultFSMount) throws -> Strike {
+        let (op, nth, when) =
+            killBeforeFsync
+            ? ("fsync", Int.random(in: 1...8, using: &rng), "before")
+            : ("write", Int.random(in: 1...60, using: &rng), "after")
+        try fs.ctl(["inject", "kill-caller", "op=\(op)", "nth=\(nth)", "when=\(when)", "once"])
+        let writer = try processes.writer(
+            maxCommit: current + TargetPowerCutScenario.commitsPerEvent, tag: "\(e)")
+        let ending = writer.wait(timeoutSeconds: 120)
+        if ending == nil { writer.kill9Tree() }
+        try fs.cutPower(mode)
+        var notes: [String] = []
+        if ending == .exited(0) {
+            notes.append("the \(op) rule never fired: the writer made all its commits (no \(op) \(nth) times)")
         }
-        var rng = SeededRandom(seed: seed)
-        let mode = PowerCutScenario.modes[index % PowerCutScenario.modes.count]
-        let backing = dir + "/backing", mnt = dir + "/mnt"
-        let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
-        var current: UInt64 = 0
-        for (e, event) in TargetPowerCutScenario.events.enumerated() {
-            let fs = FaultFSMount(
-                backing: backing, mountpoint: mnt, seed: seed &+ UInt64(e),
-                tracePath: "\(dir)/faultfs-trace-\(e).jsonl", model: context.options.fsModel)
-            try fs.mount()
-            defer { fs.unmount() }
-            if e == 0 { try p.setUp() }
-            var description: String
-            var notes: [String] = []
-            switch event {
-            case "while-committing":
-                let writer = try p.writer(maxCommit: UInt64.max / 2, tag: "\(e)")
-                let delay = UInt32.random(in: 50_000...400_000, using: &rng)
-                usleep(delay)
-                // Frozen first: a store that reopens its file per commit would otherwise write
-                // through a fresh handle after the cut, which no real power loss allows.
-                writer.stopTree()
-                try fs.ctl(["power-cut"] + mode.args)
-                writer.kill9Tree()
-                _ = writer.wait()
-                description = "\(mode.name) power cut \(delay / 1000) ms into a writer's run"
-            default:
-                let (op, nth, when) =
-                    event == "kill-before-fsync"
-                    ? ("fsync", Int.random(in: 1...8, using: &rng), "before")
-                    : ("write", Int.random(in: 1...60, using: &rng), "after")
-                try fs.ctl(["inject", "kill-caller", "op=\(op)", "nth=\(nth)", "when=\(when)", "once"])
-                let writer = try p.writer(maxCommit: current + TargetPowerCutScenario.commitsPerEvent, tag: "\(e)")
-                let ending = writer.wait(timeoutSeconds: 120)
-                if ending == nil { writer.kill9Tree() }
-                try fs.ctl(["power-cut"] + mode.args)
-                description = "\(mode.name) power cut after FaultFS killed the caller of \(op) \(nth) (\(when) it)"
-                if ending == .exited(0) {
-                    notes.append("the \(op) rule never fired: the writer made all its commits (no \(op) \(nth) times)")
-                }
-            }
-            outcome.crashPoints.insert(event)
-            outcome.faults += 1
-            fs.unmount()
-            // The store as the cut left it, before recovery (the verifier's own open) changes
-            // it: kept as evidence when the verdict fails.
-            let found = "\(dir)/store-after-event-\(e)"
-            p.snapshot(backing, to: found)
-            let verdict = try p.verify(directory: backing, tag: "\(e)")
-            current = verdict.recoveredCommit
-            if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
-            outcome.events.append(
-                CycleEvent(
-                    mode.name, verdict.violations,
-                    "\(description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)"
-                        + notes.map { "; \($0)" }.joined()
-                ))
-            // A lost commit leaves a usable store to cut again; a damaged one does not.
-            if verdict.violations.contains(where: { $0.kind.verdictClass != .durability }) { break }
-        }
-        return outcome
+        return Strike(
+            description: "\(mode.name) power cut after FaultFS killed the caller of \(op) \(nth) (\(when) it)",
+            notes: notes)
+    }
+
+    mutating func judge(_ e: Int, _ strike: Strike, backing: String) throws -> (event: CycleEvent, stop: Bool) {
+        // The store as the cut left it, before recovery (the verifier's own open) changes
+        // it: kept as evidence when the verdict fails.
+        let found = "\(processes.scratch)/store-after-event-\(e)"
+        processes.snapshot(backing, to: found)
+        let verdict = try processes.verify(directory: backing, tag: "\(e)")
+        current = verdict.recoveredCommit
+        if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
+        let event = CycleEvent(
+            mode.name, verdict.violations,
+            "\(strike.description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)"
+                + strike.notes.map { "; \($0)" }.joined())
+        // A lost commit leaves a usable store to cut again; a damaged one does not.
+        return (event, verdict.violations.contains(where: { $0.kind.verdictClass != .durability }))
     }
 }
