@@ -20,14 +20,9 @@ public struct IOErrorScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var outcome = CycleOutcome()
         let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(
-                CycleEvent(
-                    fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
+        var outcome = CycleOutcome()
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
         let workload = CommitWorkload(seed: seed)
@@ -99,17 +94,17 @@ public struct IOErrorScenario: Scenario {
                 violations.append(.harness("under \(fault) the writer failed without a clear error: \(said)"))
             }
         }
-        try fs.ctl(["clear"])
-        var verdict = RecoveryCheck.verify(dbPath: mnt + "/db.fief", oraclePath: oracle, workload: workload)
-        violations += verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
-        let resumed = try writer(upTo: verdict.recoveredCommit + 10, "resume")
-        if resumed != .exited(0) {
-            violations.append(.harness("after the fault cleared, new commits failed: \(output("resume"))"))
-        }
-        try fs.ctl(["power-cut", "--mode", "drop-all"])
-        fs.unmount()
-        verdict = RecoveryCheck.verify(dbPath: backing + "/db.fief", oraclePath: oracle, workload: workload)
-        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
+        violations += try IOErrorAftermath(
+            fault: fault, fs: fs,
+            verify: { directory, _ in
+                let v = RecoveryCheck.verify(dbPath: directory + "/db.fief", oraclePath: oracle, workload: workload)
+                return (v.violations, v.recoveredCommit)
+            },
+            resume: { recovered in
+                try writer(upTo: recovered + 10, "resume") == .exited(0)
+                    ? nil : .harness("after the fault cleared, new commits failed: \(output("resume"))")
+            }
+        ).check()
         outcome.events.append(
             CycleEvent(
                 fault, violations,

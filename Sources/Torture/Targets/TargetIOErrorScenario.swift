@@ -18,20 +18,13 @@ public struct TargetIOErrorScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 6 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        var outcome = CycleOutcome()
         let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
-        if let why = FaultFSMount.unavailableReason() {
-            outcome.events.append(
-                CycleEvent(
-                    fault, [.harness("io-errors cannot run on this machine: \(why)")], "io-errors cycle \(index)"))
-            return outcome
-        }
+        if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
+        var outcome = CycleOutcome()
         var rng = SeededRandom(seed: seed)
         let backing = dir + "/backing", mnt = dir + "/mnt"
         let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
-        let fs = FaultFSMount(
-            backing: backing, mountpoint: mnt, seed: seed, tracePath: dir + "/faultfs-trace.jsonl",
-            model: context.options.fsModel)
+        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
         try fs.mount()
         defer { fs.unmount() }
         try p.setUp()
@@ -74,21 +67,22 @@ public struct TargetIOErrorScenario: Scenario {
         case .some(.exited(_)):
             if said.isEmpty { flag(.harness, "under \(fault) the writer failed without saying why") }
         }
-        try fs.ctl(["clear"])
-        var verdict = try p.verify(tag: "through-mount")
-        violations += verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
-        let resumed = try p.writer(maxCommit: verdict.recoveredCommit + 10, tag: "resume").wait(timeoutSeconds: 120)
-        if resumed != .exited(0) {
-            flag(
-                .integrity,
-                "after the fault cleared, new commits failed "
-                    + "(\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))"
-            )
-        }
-        try fs.ctl(["power-cut", "--mode", "drop-all"])
-        fs.unmount()
-        verdict = try p.verify(directory: backing, tag: "after-cut")
-        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
+        violations += try IOErrorAftermath(
+            fault: fault, fs: fs,
+            verify: { directory, tag in
+                let v = try p.verify(directory: directory, tag: tag)
+                return (v.violations, v.recoveredCommit)
+            },
+            resume: { recovered in
+                let resumed = try p.writer(maxCommit: recovered + 10, tag: "resume").wait(timeoutSeconds: 120)
+                return resumed == .exited(0)
+                    ? nil
+                    : Violation(
+                        .integrity,
+                        "after the fault cleared, new commits failed "
+                            + "(\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))")
+            }
+        ).check()
         outcome.events.append(
             CycleEvent(
                 fault, violations,
