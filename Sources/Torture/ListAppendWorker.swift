@@ -14,7 +14,6 @@ public struct ListAppendWorker {
     public let seed: UInt64
     public let threads: Int
     public let transactions: Int
-    static let pairs: Int64 = 6
     static let table = "lists"
 
     public init(dbPath: String, historyPath: String, process: Int, seed: UInt64, threads: Int, transactions: Int) {
@@ -26,7 +25,19 @@ public struct ListAppendWorker {
         self.transactions = transactions
     }
 
-    struct Rollback: Error {}
+    /// The lists in the `lists` table, as one transaction sees them.
+    struct Lists: ListAppendLists {
+        let table: Table<Int64, [UInt8]>
+        let snapshotName: String
+
+        init(_ tx: Transaction) throws {
+            table = try tx.table(ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
+            snapshotName = "snapshot \(tx.version)"
+        }
+
+        func list(_ key: Int64) throws -> [UInt64] { ListAppendWorker.decode(try table.get(key)) }
+        func setList(_ key: Int64, _ list: [UInt64]) throws { try table.put(key, ListAppendWorker.encode(list)) }
+    }
 
     static func decode(_ b: [UInt8]?) -> [UInt64] {
         guard let b else { return [] }
@@ -57,55 +68,12 @@ public struct ListAppendWorker {
                 do {
                     for i in 0..<transactions {
                         let element = (UInt64(process) << 40) | (UInt64(t) << 32) | UInt64(i + 1)
-                        let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
-                            Int64.random(in: 0..<ListAppendWorker.pairs, using: &rng)
-                        }
-                        let kind = Int.random(in: 0..<10, using: &rng)
-                        if kind < 4 {
-                            let ops: [HistoryOp] = try db.read { tx in
-                                let table = try tx.table(ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
-                                var ops: [HistoryOp] = []
-                                for p in readPairs {
-                                    let a = ListAppendWorker.decode(try table.get(2 * p)),
-                                        b = ListAppendWorker.decode(try table.get(2 * p + 1))
-                                    if Set(a) != Set(b) {
-                                        throw TortureError.invalid(
-                                            "snapshot \(tx.version): pair \(p) lists differ: \(a) vs \(b)")
-                                    }
-                                    ops.append(.read(key: 2 * p, list: a))
-                                    ops.append(.read(key: 2 * p + 1, list: b))
-                                }
-                                return ops
-                            }
-                            local.append(HistoryTxn(process: process, thread: t, index: i, committed: true, ops: ops))
-                        } else {
-                            let target = Int64.random(in: 0..<ListAppendWorker.pairs, using: &rng)
-                            let abort = kind == 9
-                            var ops: [HistoryOp] = []
-                            do {
-                                try db.write { tx in
-                                    ops = []
-                                    let table = try tx.table(
-                                        ListAppendWorker.table, key: Int64.self, value: [UInt8].self)
-                                    for p in readPairs where p != target {
-                                        ops.append(
-                                            .read(key: 2 * p, list: ListAppendWorker.decode(try table.get(2 * p))))
-                                    }
-                                    for k in [2 * target, 2 * target + 1] {
-                                        let cur = ListAppendWorker.decode(try table.get(k))
-                                        ops.append(.read(key: k, list: cur))
-                                        try table.put(k, ListAppendWorker.encode(cur + [element]))
-                                        ops.append(.append(key: k, element: element))
-                                    }
-                                    if abort { throw Rollback() }
-                                }
-                                local.append(
-                                    HistoryTxn(process: process, thread: t, index: i, committed: true, ops: ops))
-                            } catch is Rollback {
-                                local.append(
-                                    HistoryTxn(process: process, thread: t, index: i, committed: false, ops: ops))
-                            }
-                        }
+                        let step = ListAppendTransaction(process: process, thread: t, index: i, element: element)
+                        local.append(
+                            try step.run(
+                                rng: &rng,
+                                read: { body in try db.read { tx in try body(try Lists(tx)) } },
+                                write: { body in try db.write { tx in try body(try Lists(tx)) } }))
                     }
                 } catch {
                     failure.record(error)

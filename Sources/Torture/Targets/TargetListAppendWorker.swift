@@ -13,7 +13,6 @@ public struct TargetListAppendWorker {
     public let process: Int
     public let seed: UInt64
     public let transactions: Int
-    static let pairs: Int64 = 6
 
     public init(spec: TargetSpec, directory: String, historyPath: String, process: Int, seed: UInt64, transactions: Int)
     {
@@ -25,7 +24,18 @@ public struct TargetListAppendWorker {
         self.transactions = transactions
     }
 
-    struct Rollback: Error {}
+    /// The lists as string pairs of one target transaction.
+    struct Lists: ListAppendLists {
+        let tx: TargetTransaction
+        var snapshotName: String { "isolation: in one snapshot" }
+
+        func list(_ key: Int64) throws -> [UInt64] {
+            TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(key)))
+        }
+        func setList(_ key: Int64, _ list: [UInt64]) throws {
+            try tx.put(TargetListAppendWorker.key(key), TargetListAppendWorker.encode(list))
+        }
+    }
 
     static func key(_ k: Int64) -> String { "l/" + TargetWorkload.padded(k, 2) }
     static func decode(_ text: String?) -> [UInt64] { (text ?? "").split(separator: " ").compactMap { UInt64($0) } }
@@ -38,53 +48,13 @@ public struct TargetListAppendWorker {
         var history: [HistoryTxn] = []
         defer { try? HistoryFile.write(history, to: historyPath) }
         for i in 0..<transactions {
-            let element = (UInt64(process) << 40) | UInt64(i + 1)
-            let readPairs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
-                Int64.random(in: 0..<TargetListAppendWorker.pairs, using: &rng)
-            }
-            let kind = Int.random(in: 0..<10, using: &rng)
-            if kind < 4 {
-                let ops: [HistoryOp] = try target.read { tx in
-                    var ops: [HistoryOp] = []
-                    for p in readPairs {
-                        let a = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p)))
-                        let b = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p + 1)))
-                        if Set(a) != Set(b) {
-                            throw TortureError.invalid(
-                                "isolation: in one snapshot, pair \(p) lists differ: \(a) vs \(b)")
-                        }
-                        ops.append(.read(key: 2 * p, list: a))
-                        ops.append(.read(key: 2 * p + 1, list: b))
-                    }
-                    return ops
-                }
-                history.append(HistoryTxn(process: process, thread: 0, index: i, committed: true, ops: ops))
-            } else {
-                let pair = Int64.random(in: 0..<TargetListAppendWorker.pairs, using: &rng)
-                var ops: [HistoryOp] = []
-                do {
-                    try target.write { tx in
-                        ops = []
-                        for p in readPairs where p != pair {
-                            ops.append(
-                                .read(
-                                    key: 2 * p,
-                                    list: TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(2 * p)))))
-                        }
-                        for k in [2 * pair, 2 * pair + 1] {
-                            let current = TargetListAppendWorker.decode(try tx.get(TargetListAppendWorker.key(k)))
-                            ops.append(.read(key: k, list: current))
-                            try tx.put(
-                                TargetListAppendWorker.key(k), TargetListAppendWorker.encode(current + [element]))
-                            ops.append(.append(key: k, element: element))
-                        }
-                        if kind == 9 { throw Rollback() }
-                    }
-                    history.append(HistoryTxn(process: process, thread: 0, index: i, committed: true, ops: ops))
-                } catch is Rollback {
-                    history.append(HistoryTxn(process: process, thread: 0, index: i, committed: false, ops: ops))
-                }
-            }
+            let step = ListAppendTransaction(
+                process: process, thread: 0, index: i, element: (UInt64(process) << 40) | UInt64(i + 1))
+            history.append(
+                try step.run(
+                    rng: &rng,
+                    read: { body in try target.read { tx in try body(Lists(tx: tx)) } },
+                    write: { body in try target.write { tx in try body(Lists(tx: tx)) } }))
         }
     }
 }
