@@ -25,105 +25,136 @@ public struct ObjectCheckReport: Sendable, CustomStringConvertible {
 enum ObjectCheck {
     static func run(_ t: ObjectTables) throws -> ObjectCheckReport {
         if t.writer != nil { try t.applyPendingIndexes() }
-        var r = ObjectCheckReport()
-        // Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count;
-        // and those the targets' rows keep, in the same form.
+        var walk = Walk(t: t)
+        for c in t.schema.classes.values.sorted(by: { $0.cid < $1.cid }) { try walk.checkClass(c) }
+        for c in t.schema.classes.values { try walk.checkBacklinks(c) }
+        return walk.report
+    }
+
+    /// One check's state: the report so far, and the backlinks that the links imply and those
+    /// that rows keep, compared once every class is walked.
+    private struct Walk {
+        let t: ObjectTables
+        var report = ObjectCheckReport()
+        /// Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count;
+        /// and those the targets' rows keep, in the same form.
         var expected: [UInt32: [[UInt8]: Int64]] = [:]
         var keptInRows: [UInt32: [[UInt8]: Int64]] = [:]
-        for c in t.schema.classes.values.sorted(by: { $0.cid < $1.cid }) {
+
+        init(t: ObjectTables) { self.t = t }
+
+        mutating func checkClass(_ c: ClassSchema) throws {
             let (keys, clusterProblems) = try t.checkedKeys(c)
-            r.problems += clusterProblems
-            r.objects += keys.count
-            r.problems += try keyCounterProblems(t, c, keys)
+            report.problems += clusterProblems
+            report.objects += keys.count
+            report.problems += try keyCounterProblems(t, c, keys)
             let (chunkProblems, chunked) = try listChunkProblems(t, c, Set(keys))
-            r.problems += chunkProblems
+            report.problems += chunkProblems
             var expectedIndex: [UInt32: Set<[UInt8]>] = [:]
-            for k in keys {
-                let vals: PidMap<ObjectValue>
-                do { vals = try t.values(c, k) } catch {
-                    r.problems.append("\(c.name) \(k): row does not decode: \(error)")
-                    continue
-                }
-                for e in try t.rowBacklinks(c, k) {
-                    keptInRows[c.cid, default: [:]][
-                        KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
-                }
-                if let pk = c.primaryKey, pk.kind.isInteger, vals[pk.pid] != .int(k) {
-                    r.problems.append(
-                        "\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
-                }
-                for p in c.properties where p.hasIndex {
-                    expectedIndex[p.pid, default: []].insert(
-                        t.indexEntry(t.plan(c), vals[p.pid] ?? .null, k))
-                }
-                for p in c.storedProperties where p.list {
-                    if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
-                        r.problems.append(
-                            "\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
-                    }
-                    let items = try t.list(c, k, p)
-                    if vals[p.pid] != .int(Int64(items.count)) {
-                        r.problems.append(
-                            "\(c.name) \(k).\(p.name): "
-                                + "row says \(vals[p.pid] ?? .null) elements, list has \(items.count)"
-                        )
-                    }
-                }
-                for p in c.storedProperties where p.isLink {
-                    guard let tc = p.target.flatMap({ t.schema.classes[$0] }) else {
-                        r.problems.append(
-                            "\(c.name).\(p.name): target class \(p.target ?? "?") missing from the schema")
-                        continue
-                    }
-                    var targets: [Int64] = []
-                    if p.list {
-                        for v in try t.list(c, k, p) {
-                            if case .link(let x) = v {
-                                targets.append(x)
-                            } else {
-                                r.problems.append("\(c.name) \(k).\(p.name): list element \(v) is not a link")
-                            }
-                        }
-                    } else if case .link(let x)? = vals[p.pid] {
-                        targets.append(x)
-                    }
-                    for x in targets {
-                        r.links += 1
-                        if try !t.exists(tc, x) {
-                            r.problems.append(
-                                "\(c.name) \(k).\(p.name): links to \(tc.name) \(x), which does not exist")
-                        }
-                        expected[tc.cid, default: [:]][
-                            KeyBytes.backlink(target: x, originClass: c.cid, pid: p.pid, origin: k), default: 0] += 1
-                    }
-                }
+            for k in keys { try checkRow(c, k, chunked: chunked, expectedIndex: &expectedIndex) }
+            for p in c.properties where p.hasIndex { try checkIndex(c, p, want: expectedIndex[p.pid] ?? []) }
+        }
+
+        /// One object: its row decodes, its integer primary key is its key, its lists and links
+        /// are sound; notes the index entries and backlinks it implies.
+        mutating func checkRow(
+            _ c: ClassSchema, _ k: Int64, chunked: Set<ListID>, expectedIndex: inout [UInt32: Set<[UInt8]>]
+        ) throws {
+            let vals: PidMap<ObjectValue>
+            do { vals = try t.values(c, k) } catch {
+                report.problems.append("\(c.name) \(k): row does not decode: \(error)")
+                return
+            }
+            for e in try t.rowBacklinks(c, k) {
+                keptInRows[c.cid, default: [:]][
+                    KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
+            }
+            if let pk = c.primaryKey, pk.kind.isInteger, vals[pk.pid] != .int(k) {
+                report.problems.append(
+                    "\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
             }
             for p in c.properties where p.hasIndex {
-                var found = Set<[UInt8]>()
-                let name = Tables.index(c.cid, p.pid)
-                if try t.hasTable(name) {
-                    try t.tx.scan(table: name) { k, _ in
-                        found.insert(Array(k)); return true
+                expectedIndex[p.pid, default: []].insert(t.indexEntry(t.plan(c), vals[p.pid] ?? .null, k))
+            }
+            for p in c.storedProperties where p.list { try checkList(c, k, p, vals, chunked: chunked) }
+            for p in c.storedProperties where p.isLink { try checkLinks(c, k, p, vals) }
+        }
+
+        /// A list is kept in its row or in chunks, never both, and its row holds its count.
+        mutating func checkList(
+            _ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, chunked: Set<ListID>
+        ) throws {
+            if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
+                report.problems.append(
+                    "\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
+            }
+            let items = try t.list(c, k, p)
+            if vals[p.pid] != .int(Int64(items.count)) {
+                report.problems.append(
+                    "\(c.name) \(k).\(p.name): "
+                        + "row says \(vals[p.pid] ?? .null) elements, list has \(items.count)"
+                )
+            }
+        }
+
+        /// Every link of a link property resolves; each one implies a backlink.
+        mutating func checkLinks(_ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>)
+            throws
+        {
+            guard let tc = p.target.flatMap({ t.schema.classes[$0] }) else {
+                report.problems.append("\(c.name).\(p.name): target class \(p.target ?? "?") missing from the schema")
+                return
+            }
+            var targets: [Int64] = []
+            if p.list {
+                for v in try t.list(c, k, p) {
+                    if case .link(let x) = v {
+                        targets.append(x)
+                    } else {
+                        report.problems.append("\(c.name) \(k).\(p.name): list element \(v) is not a link")
                     }
                 }
-                r.indexEntries += found.count
-                let want = expectedIndex[p.pid] ?? []
-                if found != want {
-                    r.problems.append(
-                        "\(c.name).\(p.name): index has \(found.subtracting(want).count) stale "
-                            + "and lacks \(want.subtracting(found).count) entries"
-                    )
+            } else if case .link(let x)? = vals[p.pid] {
+                targets.append(x)
+            }
+            for x in targets {
+                report.links += 1
+                if try !t.exists(tc, x) {
+                    report.problems.append("\(c.name) \(k).\(p.name): links to \(tc.name) \(x), which does not exist")
                 }
-                if p.primaryKey {
-                    var seen = Set<[UInt8]>()
-                    let compact = t.plan(c).compactIndexKeys
-                    for e in want where !seen.insert(Array(KeyBytes.indexEntryValue(e, compact: compact))).inserted {
-                        r.problems.append("\(c.name).\(p.name): primary key value appears more than once")
-                    }
+                expected[tc.cid, default: [:]][
+                    KeyBytes.backlink(target: x, originClass: c.cid, pid: p.pid, origin: k), default: 0] += 1
+            }
+        }
+
+        /// An index holds exactly the entries its rows imply; a primary key's, each value once.
+        mutating func checkIndex(_ c: ClassSchema, _ p: Property, want: Set<[UInt8]>) throws {
+            var found = Set<[UInt8]>()
+            let name = Tables.index(c.cid, p.pid)
+            if try t.hasTable(name) {
+                try t.tx.scan(table: name) { k, _ in
+                    found.insert(Array(k)); return true
+                }
+            }
+            report.indexEntries += found.count
+            if found != want {
+                report.problems.append(
+                    "\(c.name).\(p.name): index has \(found.subtracting(want).count) stale "
+                        + "and lacks \(want.subtracting(found).count) entries"
+                )
+            }
+            if p.primaryKey {
+                var seen = Set<[UInt8]>()
+                let compact = t.plan(c).compactIndexKeys
+                for e in want where !seen.insert(Array(KeyBytes.indexEntryValue(e, compact: compact))).inserted {
+                    report.problems.append("\(c.name).\(p.name): primary key value appears more than once")
                 }
             }
         }
-        for c in t.schema.classes.values {
+
+        /// A class's backlinks, in its rows and in `fief/b` (never both), are exactly the
+        /// inverse of the links to it.
+        mutating func checkBacklinks(_ c: ClassSchema) throws {
             var found = keptInRows[c.cid] ?? [:]
             let name = Tables.backlinks(c.cid)
             if try t.hasTable(name) {
@@ -133,20 +164,20 @@ enum ObjectCheck {
                     return true
                 }
                 if both > 0 {
-                    r.problems.append("\(c.name): \(both) backlinks are kept both in their target's row and in fief/b")
+                    report.problems.append(
+                        "\(c.name): \(both) backlinks are kept both in their target's row and in fief/b")
                 }
             }
             let want = expected[c.cid] ?? [:]
             if found != want {
                 let stale = found.filter { want[$0.key] != $0.value }.count
                 let missing = want.filter { found[$0.key] != $0.value }.count
-                r.problems.append(
+                report.problems.append(
                     "\(c.name): backlinks are not the inverse of links "
                         + "(\(stale) stale or wrong, \(missing) missing or wrong)"
                 )
             }
         }
-        return r
     }
 
     /// A class without an integer primary key takes keys from a counter in `fief/meta`
