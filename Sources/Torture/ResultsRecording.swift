@@ -21,19 +21,19 @@ extension TargetInfo {
 extension ScenarioResult {
     mutating func classify(_ violation: Violation) {
         switch violation.kind.verdictClass {
-        case .durability: durabilityViolations += 1
-        case .atomicityIntegrity: atomicityIntegrityViolations += 1
-        case .isolation: isolationViolations += 1
+        case .durability: recorded.durabilityViolations += 1
+        case .atomicityIntegrity: recorded.atomicityIntegrityViolations += 1
+        case .isolation: recorded.isolationViolations += 1
         case .harness: break
         }
     }
 
     mutating func record(mode: String, violations v: Int) {
-        if let i = modes.firstIndex(where: { $0.name == mode }) {
-            modes[i].cycles += 1
-            modes[i].violations += v
+        if let i = recorded.modes.firstIndex(where: { $0.name == mode }) {
+            recorded.modes[i].cycles += 1
+            recorded.modes[i].violations += v
         } else {
-            modes.append(ModeResult(name: mode, cycles: 1, violations: v))
+            recorded.modes.append(ModeResult(name: mode, cycles: 1, violations: v))
         }
     }
 }

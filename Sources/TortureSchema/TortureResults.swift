@@ -1,79 +1,71 @@
 /// Everything one `fief torture run` found: the results.json that Torture writes and Reports
-/// reads. Older files lack the fields added since; they read with the defaults below.
-public struct TortureResults: Codable, Sendable {
-    public var tool = "fief torture"
-    public var seed: UInt64
-    public var profile: String
-    public var shard: String
-    public var started: String
-    public var durationSeconds: Double = 0
-    public var engineFormatVersion: Int
-    public var scenarios: [ScenarioResult] = []
-    public var growth: GrowthCurve?
-    public var target: TargetInfo
-    /// The FaultFS persistence model of the run's mounts (older files: posix).
-    public var fsModel = "posix"
-    /// Every database was encrypted (`--encrypt`, format 3).
-    public var encrypted = false
-    public var passed: Bool { scenarios.allSatisfy(\.passed) }
+/// reads.
+public struct TortureResults: WritesDerivedKeys, Sendable {
+    /// What the run recorded; older files lack the fields added since and read with the
+    /// defaults below.
+    public struct Recorded: Codable, Sendable {
+        @Defaulted<Tool> public var tool: String
+        public var seed: UInt64
+        @Defaulted<Empty<String>> public var profile: String
+        @Defaulted<OneShard> public var shard: String
+        @Defaulted<Empty<String>> public var started: String
+        @Defaulted<Zero<Double>> public var durationSeconds: Double
+        /// Files from before the field was written were all format 1.
+        @Defaulted<FormatOne> public var engineFormatVersion: Int
+        public var scenarios: [ScenarioResult] = []
+        public var growth: GrowthCurve?
+        /// Older files: Fief's own engine.
+        @Defaulted<TargetInfo.Fief> public var target: TargetInfo
+        /// The FaultFS persistence model of the run's mounts (older files: posix).
+        @Defaulted<Posix> public var fsModel: String
+        /// Every database was encrypted (`--encrypt`, format 3).
+        @Defaulted<False> public var encrypted: Bool
+
+        public enum Tool: DefaultValue { public static var value: String { "fief torture" } }
+        public enum OneShard: DefaultValue { public static var value: String { "1/1" } }
+        public enum FormatOne: DefaultValue { public static var value: Int { 1 } }
+        public enum Posix: DefaultValue { public static var value: String { "posix" } }
+    }
+
+    public var recorded: Recorded
+    public var passed: Bool { recorded.scenarios.allSatisfy(\.passed) }
 
     /// The pass/fail matrix: one row per scenario, one cell per mode (or the scenario itself).
-    public var matrix: [(scenario: String, cells: [ModeResult])] { scenarios.map { ($0.name, $0.cells) } }
+    public var matrix: [(scenario: String, cells: [ModeResult])] { recorded.scenarios.map { ($0.name, $0.cells) } }
+
+    public init(recorded: Recorded) { self.recorded = recorded }
 
     public init(
         seed: UInt64, profile: String, shard: String, started: String, engineFormatVersion: Int, target: TargetInfo
     ) {
-        self.seed = seed
-        self.profile = profile
-        self.shard = shard
-        self.started = started
-        self.engineFormatVersion = engineFormatVersion
-        self.target = target
+        recorded = Recorded(seed: seed)
+        recorded.profile = profile
+        recorded.shard = shard
+        recorded.started = started
+        recorded.engineFormatVersion = engineFormatVersion
+        recorded.target = target
     }
 
-    // Hand-written for compatibility: `passed` is written for readers that do not recompute it,
-    // files of older runs lack the later fields, and a file another tool wrote is refused.
-    enum CodingKeys: String, CodingKey {
-        case tool, seed, profile, shard, started, durationSeconds, engineFormatVersion, scenarios, growth, passed,
-            target, fsModel, encrypted
-    }
-
-    public init(from d: Decoder) throws {
-        let c = try d.container(keyedBy: CodingKeys.self)
-        if let tool = try c.decodeIfPresent(String.self, forKey: .tool), tool != "fief torture" {
-            throw DecodingError.dataCorruptedError(
-                forKey: .tool, in: c, debugDescription: "written by '\(tool)', not fief torture")
+    /// A file another tool wrote is refused.
+    public init(from decoder: Decoder) throws {
+        recorded = try Recorded(from: decoder)
+        guard recorded.tool == Recorded.Tool.value else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath + [Recorded.toolKey],
+                    debugDescription: "written by '\(recorded.tool)', not fief torture"))
         }
-        seed = try c.decode(UInt64.self, forKey: .seed)
-        profile = try c.decodeIfPresent(String.self, forKey: .profile) ?? ""
-        shard = try c.decodeIfPresent(String.self, forKey: .shard) ?? "1/1"
-        started = try c.decodeIfPresent(String.self, forKey: .started) ?? ""
-        durationSeconds = try c.decodeIfPresent(Double.self, forKey: .durationSeconds) ?? 0
-        // Files from before the field was written were all format 1.
-        engineFormatVersion = try c.decodeIfPresent(Int.self, forKey: .engineFormatVersion) ?? 1
-        scenarios = try c.decode([ScenarioResult].self, forKey: .scenarios)
-        growth = try c.decodeIfPresent(GrowthCurve.self, forKey: .growth)
-        target = try c.decodeIfPresent(TargetInfo.self, forKey: .target) ?? .fief
-        fsModel = try c.decodeIfPresent(String.self, forKey: .fsModel) ?? "posix"
-        encrypted = try c.decodeIfPresent(Bool.self, forKey: .encrypted) ?? false
     }
 
-    public func encode(to e: Encoder) throws {
-        var c = e.container(keyedBy: CodingKeys.self)
-        try c.encode(tool, forKey: .tool)
-        try c.encode(seed, forKey: .seed)
-        try c.encode(profile, forKey: .profile)
-        try c.encode(shard, forKey: .shard)
-        try c.encode(started, forKey: .started)
-        try c.encode(durationSeconds, forKey: .durationSeconds)
-        try c.encode(engineFormatVersion, forKey: .engineFormatVersion)
-        try c.encode(scenarios, forKey: .scenarios)
-        try c.encodeIfPresent(growth, forKey: .growth)
-        try c.encode(target, forKey: .target)
-        try c.encode(fsModel, forKey: .fsModel)
-        try c.encode(encrypted, forKey: .encrypted)
+    public enum DerivedKeys: String, CodingKey { case passed }
+
+    public func encodeDerived(into c: inout KeyedEncodingContainer<DerivedKeys>) throws {
         try c.encode(passed, forKey: .passed)
     }
+}
+
+extension TortureResults.Recorded {
+    static var toolKey: any CodingKey { CodingKeys.tool }
 }
 
 /// The target a run drove, as results.json carries it: `spec` parses back with `--target`.
@@ -90,4 +82,6 @@ public struct TargetInfo: Codable, Sendable, Equatable {
 
     /// Fief's own engine: what runs drove before results named their target.
     public static let fief = TargetInfo(spec: "fief", kind: "fief", configuration: "")
+
+    public enum Fief: DefaultValue { public static var value: TargetInfo { .fief } }
 }

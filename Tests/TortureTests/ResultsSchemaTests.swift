@@ -122,4 +122,26 @@ final class ResultsSchemaTests: XCTestCase {
         XCTAssertEqual(read.growth?.boundBytes, 16384)
         XCTAssertEqual(read.growth?.compactedSize, 8192)
     }
+
+    /// A file from before most fields existed reads with their defaults; another tool's is refused.
+    func testOlderFilesReadWithDefaultsAndOtherToolsAreRefused() throws {
+        let old = #"{"seed": 7, "scenarios": [{"name": "crash-points", "modes": [{"name": "random-kill"}]}]}"#
+        let r = try JSONDecoder().decode(TortureResults.self, from: Data(old.utf8))
+        XCTAssertEqual(r.tool, "fief torture")
+        XCTAssertEqual(r.shard, "1/1")
+        XCTAssertEqual(r.profile, "")
+        XCTAssertEqual(r.engineFormatVersion, 1)
+        XCTAssertEqual(r.target, .fief)
+        XCTAssertEqual(r.fsModel, "posix")
+        XCTAssertFalse(r.encrypted)
+        XCTAssertNil(r.growth)
+        XCTAssertEqual(r.scenarios[0].cycles, 0)
+        XCTAssertEqual(r.scenarios[0].crashStates, [])
+        XCTAssertEqual(r.scenarios[0].modes, [ModeResult(name: "random-kill")])
+        XCTAssertTrue(r.passed)
+        let other = #"{"tool": "fief bench", "seed": 7, "scenarios": []}"#
+        XCTAssertThrowsError(try JSONDecoder().decode(TortureResults.self, from: Data(other.utf8))) {
+            XCTAssertTrue("\($0)".contains("written by 'fief bench', not fief torture"), "\($0)")
+        }
+    }
 }
