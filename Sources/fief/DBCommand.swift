@@ -215,54 +215,37 @@ struct DBPut: ParsableCommand {
 struct DBGet: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get", abstract: "Print a value; exit 1 when the key is absent.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
-    @Argument var table: String
-    @Argument var key: String
-    @OptionGroup var formats: KeyValueOptions
+    @OptionGroup var entry: TableKeyArguments
 
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try openForInspection(path, encryptionKey: try encryption.key())
-            try db.read { tx in
-                guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
-                let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
-                guard let v = try tx.get(table: table, key: k) else { found = false; return }
+            try entry.open().read { tx in
+                let (info, k) = try entry.encodedKey(in: tx)
+                guard let v = try tx.get(table: entry.table, key: k) else { found = false; return }
                 print(
-                    v.withUnsafeBytes { Codec.decode($0, kind: info.valueKind, isKey: false, as: formats.valueFormat) })
+                    v.withUnsafeBytes {
+                        Codec.decode($0, kind: info.valueKind, isKey: false, as: entry.formats.valueFormat)
+                    })
             }
         }
-        if !found {
-            FileHandle.standardError.write(Data("fief: no key '\(key)' in table '\(table)'\n".utf8))
-            throw ExitCode(1)
-        }
+        if !found { throw entry.absent() }
     }
 }
 
 struct DBDelete: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "del", abstract: "Delete a key; exit 1 when it was absent.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
-    @Argument var table: String
-    @Argument var key: String
-    @OptionGroup var formats: KeyValueOptions
+    @OptionGroup var entry: TableKeyArguments
 
     func run() throws {
         var found = true
         try reportingErrors {
-            let db = try openForInspection(path, encryptionKey: try encryption.key())
-            try db.write { tx in
-                guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
-                let k = try Codec.encode(key, as: formats.keyFormat, kind: info.keyKind, what: "key")
-                found = try tx.delete(table: table, key: k)
+            try entry.open().write { tx in
+                found = try tx.delete(table: entry.table, key: try entry.encodedKey(in: tx).key)
             }
         }
-        if !found {
-            FileHandle.standardError.write(Data("fief: no key '\(key)' in table '\(table)'\n".utf8))
-            throw ExitCode(1)
-        }
+        if !found { throw entry.absent() }
     }
 }
 
