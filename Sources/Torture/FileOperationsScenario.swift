@@ -164,19 +164,20 @@ public struct FileOperationsScenario: Scenario {
         workload: CommitWorkload, completed: Bool
     ) -> [Violation] {
         let mustExist = completed || (point?.newVersionSurvivesProcessKill ?? false)
+        /// A violation when `path` is there and must not be, or the other way round.
+        func misplaced(_ path: String, by call: String, as thing: String) -> Violation? {
+            let exists = access(path, F_OK) == 0
+            guard exists != mustExist else { return nil }
+            return .harness(
+                "\(call) \(completed ? "returned" : "died at \(point!.rawValue)"): "
+                    + "the \(thing) \(exists ? "exists" : "is missing")")
+        }
         switch op {
         case .compact:
             return []
         case .copy:
-            let exists = access(dest, F_OK) == 0
-            if exists != mustExist {
-                return [
-                    .harness(
-                        "writeCopy \(completed ? "returned" : "died at \(point!.rawValue)"): "
-                            + "the destination \(exists ? "exists" : "is missing")")
-                ]
-            }
-            guard exists else { return [] }
+            if let v = misplaced(dest, by: "writeCopy", as: "destination") { return [v] }
+            guard mustExist else { return [] }
             // The copy holds exactly the commit that was current when it was made.
             let copyOracle = dest + ".oracle"
             guard
@@ -194,15 +195,8 @@ public struct FileOperationsScenario: Scenario {
                 $0.prefixed("copy")
             }
         case .create:
-            let exists = access(fresh, F_OK) == 0
-            if exists != mustExist {
-                return [
-                    .harness(
-                        "create \(completed ? "returned" : "died at \(point!.rawValue)"): "
-                            + "the file \(exists ? "exists" : "is missing")")
-                ]
-            }
-            guard exists else { return [] }
+            if let v = misplaced(fresh, by: "create", as: "file") { return [v] }
+            guard mustExist else { return [] }
             do {
                 let d = try Database(path: fresh, options: TortureEncryption.options(create: false))
                 let r = try d.check()
