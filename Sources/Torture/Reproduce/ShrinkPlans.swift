@@ -63,10 +63,10 @@ extension Shrinker {
         guard let plan = s.best.fileOperation else { return }
         firstFailing(
             s, UInt64(1)..<max(1, plan.before), set: { $0.fileOperation!.before = $1 },
-            describe: { "\($0) commit\($0 == 1 ? "" : "s") before \(plan.operation)" }, attempt)
+            describe: { "\(counted($0, "commit")) before \(plan.operation)" }, attempt)
         firstFailing(
             s, UInt64(0)..<s.best.fileOperation!.after, set: { $0.fileOperation!.after = $1 },
-            describe: { "\($0) commit\($0 == 1 ? "" : "s") after \(plan.operation)" }, attempt)
+            describe: { "\(counted($0, "commit")) after \(plan.operation)" }, attempt)
         if let mode = s.best.fileOperation!.mode, mode != "drop-all" {
             var c = s.best
             c.fileOperation!.mode = "drop-all"
@@ -82,19 +82,19 @@ extension Shrinker {
         guard let plan = s.best.fault else { return }
         firstFailing(
             s, UInt64(1)..<max(1, plan.warm), set: { $0.fault!.warm = $1 },
-            describe: { "\($0) commit\($0 == 1 ? "" : "s") before the fault" }, attempt)
+            describe: { "\(counted($0, "commit")) before the fault" }, attempt)
         if plan.kind == "short-write", let nth = plan.nth, nth > 1 {
             firstFailing(s, 1..<nth, set: { $0.fault!.nth = $1 }, describe: { "short write \($0)" }, attempt)
         }
         if let lie = plan.commitsUnderLie, lie > 1 {
             firstFailing(
                 s, UInt64(1)..<lie, set: { $0.fault!.commitsUnderLie = $1 },
-                describe: { "\($0) commit\($0 == 1 ? "" : "s") under the lie" }, attempt)
+                describe: { "\(counted($0, "commit")) under the lie" }, attempt)
         }
         if s.best.fault?.rounds != nil {
             removeByDeltaDebugging(
                 s, items: { $0.fault?.rounds ?? [] }, keep: { r, kept in r.fault!.rounds = kept }, minimum: 1,
-                describe: { kept, _ in "\(kept) bit-flip round\(kept == 1 ? "" : "s")" }, attempt)
+                describe: { kept, _ in counted(kept, "bit-flip round") }, attempt)
         }
     }
 }
@@ -105,7 +105,7 @@ extension Shrinker {
         guard let plan = s.best.keystream else { return }
         firstFailing(
             s, 1..<max(1, plan.threads), set: { $0.keystream!.threads = $1 },
-            describe: { "\($0) thread\($0 == 1 ? "" : "s")" }, attempt)
+            describe: { counted($0, "thread") }, attempt)
         // Fewer processes: the last ones first (each starts where the one before stopped).
         while s.best.keystream!.stepsEndAt.count > 1, !s.outOfTime {
             var c = s.best
@@ -133,10 +133,10 @@ extension Shrinker {
         guard let watch = s.best.watch else { return }
         firstFailing(
             s, 1..<max(1, watch.observers), set: { $0.watch!.observers = $1 },
-            describe: { "\($0) observer\($0 == 1 ? "" : "s")" }, attempt)
+            describe: { counted($0, "observer") }, attempt)
         firstFailing(
             s, UInt64(0)..<watch.lastCommits, set: { $0.watch!.lastCommits = $1 },
-            describe: { "the last writer makes \($0) commit\($0 == 1 ? "" : "s")" }, attempt)
+            describe: { "the last writer makes \(counted($0, "commit"))" }, attempt)
     }
 }
 
@@ -150,7 +150,7 @@ extension Shrinker {
                 describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
             firstFailing(
                 s, 1..<max(1, s.best.churn!.threads), set: { $0.churn!.threads = $1 },
-                describe: { "\($0) thread\($0 == 1 ? "" : "s") a reader" }, attempt)
+                describe: { "\(counted($0, "thread")) a reader" }, attempt)
             while s.best.churn!.seconds > 0.2, !s.outOfTime {
                 var c = s.best
                 c.churn!.seconds = (c.churn!.seconds * 50).rounded() / 100
@@ -160,7 +160,7 @@ extension Shrinker {
         guard s.best.readers != nil else { return }
         removeByDeltaDebugging(
             s, items: { $0.readers?.readers ?? [] }, keep: { r, kept in r.readers!.readers = kept }, minimum: 1,
-            describe: { kept, _ in "\(kept) reader\(kept == 1 ? "" : "s") killed" }, attempt)
+            describe: { kept, _ in "\(counted(kept, "reader")) killed" }, attempt)
         let counts: [(String, WritableKeyPath<ReadersScenario.Plan, UInt64>)] = [
             ("commits before the readers", \.warm), ("commits after each reader", \.between),
             ("commits after the last", \.after), ("measured commits", \.measured)

@@ -171,7 +171,7 @@ public struct Shrinker {
                 let gone = Set(lost)
                 r.state!.newSectors = unsynced.filter { !gone.contains($0) }
             },
-            describe: { lost, before in "\(before - lost) more sector\(before - lost == 1 ? "" : "s") reached the disk"
+            describe: { lost, before in "\(counted(before - lost, "more sector")) reached the disk"
             }, attempt)
         if s.best.state?.newSize == false {
             var c = s.best
@@ -198,7 +198,7 @@ public struct Shrinker {
         for i in s.best.deaths.indices where s.best.deaths[i].threads > 1 {
             firstFailing(
                 s, 1..<s.best.deaths[i].threads, set: { $0.deaths[i].threads = $1 },
-                describe: { "writer \(i + 1) on \($0) thread\($0 == 1 ? "" : "s")" }, attempt)
+                describe: { "writer \(i + 1) on \(counted($0, "thread"))" }, attempt)
         }
     }
 
@@ -291,4 +291,7 @@ public struct Shrinker {
             }
         }
     }
+
+    /// "1 commit", "2 commits": how a step names what it kept.
+    func counted(_ n: some BinaryInteger, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 }
