@@ -1,10 +1,6 @@
 import ArgumentParser
-import Engine
 import FaultFS
-import FiefObjects
 import Foundation
-import Reports
-import Torture
 
 /// Every command runs inside this: a typed error from one of Fief's libraries is a user
 /// mistake or a problem of the machine, so it becomes one line on stderr and a non-zero exit
@@ -14,30 +10,17 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try body()
     } catch let e as CodecError {
         try fail(e.message, exitCode: 2)
-    } catch let e as EngineError {
-        try fail(e.description)
-    } catch let e as EncryptionError {
-        try fail(e.description)
     } catch let e as FaultFSError {
         try fail("faultfs: \(e.description)")
-    } catch let e as BenchError {
-        try fail(e.description)
-    } catch let e as TortureError {
-        try fail(e.description)
-    } catch let e as SchemaError {
-        try fail(e.description)
-    } catch let e as ObjectError {
-        try fail(e.description)
-    } catch let e as QueryError {
-        try fail(e.description)
-    } catch let e as TargetError {
-        try fail(e.description)
     } catch let e as ExitCode {
         throw e
     } catch let e as CleanExit {
         throw e
     } catch {
-        // An error of a kind not listed above still ends as one line, not a dump.
+        // The libraries' errors (EngineError, EncryptionError, BenchError, TortureError,
+        // SchemaError, ObjectError, QueryError, TargetError) say what went wrong in their
+        // one-line `description`, which is what this prints; an error of any other kind still
+        // ends as one line, not a dump.
         try fail(String(describing: error))
     }
 }
