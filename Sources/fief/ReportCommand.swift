@@ -119,20 +119,25 @@ struct ReportHTML: ParsableCommand {
 struct ReportMarkdown: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "markdown", abstract: "Print bench results as Markdown (for CI summaries).")
-    @Argument(help: "A bench results.json.") var bench: String
+    @OptionGroup var file: BenchResultsFile
 
-    func run() throws {
-        try reportingErrors { print(MarkdownReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
-    }
+    func run() throws { try file.print(MarkdownReport.bench) }
 }
 
 struct ReportTable: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "table", abstract: "Print bench results as a terminal table.")
+    @OptionGroup var file: BenchResultsFile
+
+    func run() throws { try file.print(TerminalReport.bench) }
+}
+
+/// The bench results.json that `report markdown` and `report table` print, each its own way.
+struct BenchResultsFile: ParsableArguments {
     @Argument(help: "A bench results.json.") var bench: String
 
-    func run() throws {
-        try reportingErrors { print(TerminalReport.bench(try ResultIO.loadBench(bench)), terminator: "") }
+    func print(_ render: (BenchResults) -> String) throws {
+        try reportingErrors { Swift.print(render(try ResultIO.loadBench(bench)), terminator: "") }
     }
 }
 
