@@ -105,9 +105,7 @@ struct DBStat: ParsableCommand {
             }
             let s = try db.stats(space: true)
             if json {
-                let enc = JSONEncoder()
-                enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try! enc.encode(s), as: UTF8.self))
+                try printJSON(s)
                 return
             }
             print("file        \(path)")
@@ -218,18 +216,17 @@ struct DBGet: ParsableCommand {
     @OptionGroup var entry: TableKeyArguments
 
     func run() throws {
-        var found = true
-        try reportingErrors {
-            try entry.open().read { tx in
+        try entry.run { db in
+            try db.read { tx in
                 let (info, k) = try entry.encodedKey(in: tx)
-                guard let v = try tx.get(table: entry.table, key: k) else { found = false; return }
+                guard let v = try tx.get(table: entry.table, key: k) else { return false }
                 print(
                     v.withUnsafeBytes {
                         Codec.decode($0, kind: info.valueKind, isKey: false, as: entry.formats.valueFormat)
                     })
+                return true
             }
         }
-        if !found { throw entry.absent() }
     }
 }
 
@@ -239,13 +236,9 @@ struct DBDelete: ParsableCommand {
     @OptionGroup var entry: TableKeyArguments
 
     func run() throws {
-        var found = true
-        try reportingErrors {
-            try entry.open().write { tx in
-                found = try tx.delete(table: entry.table, key: try entry.encodedKey(in: tx).key)
-            }
+        try entry.run { db in
+            try db.write { tx in try tx.delete(table: entry.table, key: try entry.encodedKey(in: tx).key) }
         }
-        if !found { throw entry.absent() }
     }
 }
 

@@ -32,12 +32,7 @@ struct DBSchema: ParsableCommand {
                 }
                 let counts = Dictionary(
                     uniqueKeysWithValues: try classes.map { ($0.name, try ctx.count(ofClass: $0.name)) })
-                let enc = JSONEncoder()
-                enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(
-                    String(
-                        decoding: try enc.encode(
-                            Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts)), as: UTF8.self))
+                try printJSON(Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts))
                 return
             }
             guard !classes.isEmpty else { print("\(path): no object schema (a plain table file)"); return }
