@@ -22,30 +22,60 @@ public struct IOErrorScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
         if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
-        var outcome = CycleOutcome()
-        var rng = SeededRandom(seed: seed)
-        let backing = dir + "/backing", mnt = dir + "/mnt", oracle = dir + "/oracle.log"
-        let workload = CommitWorkload(seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
-        try fs.mount()
-        defer { fs.unmount() }
-        var violations: [Violation] = []
-        func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
-            let c = CrashCycle(dbPath: mnt + "/db.fief", oraclePath: oracle, seed: seed)
-            let child = try ChildProcess(
-                c.writer(maxCommit: n), environment: context.writerEnvironment,
-                output: "\(dir)/writer-\(tag).out", label: "writer")
-            return child.wait()
-        }
-        func output(_ tag: String) -> String {
-            ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
-                in: .whitespacesAndNewlines)
-        }
-        let warm = UInt64.random(in: 5...20, using: &rng)
-        if try writer(upTo: warm, "warm") != .exited(0) {
-            violations.append(.harness("the writer failed before any fault: \(output("warm"))"))
-        }
-        let size = (try? FileManager.default.attributesOfItem(atPath: backing + "/db.fief")[.size] as? UInt64) ?? 0
+        var cycle = FiefIOErrorCycle(
+            fault: fault, index: index, seed: seed, dir: dir, environment: context.writerEnvironment,
+            fs: FaultFSMount.forCycle(dir, seed: seed, context: context))
+        return try cycle.run()
+    }
+}
+
+/// One `io-errors` cycle on a Fief file: a failure must reach the writer as a typed error
+/// (`fief torture writer:` and its message), never a signal.
+struct FiefIOErrorCycle: IOErrorCycle {
+    let fault: String
+    let index: Int
+    let seed: UInt64
+    let dir: String
+    let environment: [String: String]
+    let fs: FaultFSMount
+    let workload: CommitWorkload
+    var rng: SeededRandom
+    var warm: UInt64 = 0
+
+    init(fault: String, index: Int, seed: UInt64, dir: String, environment: [String: String], fs: FaultFSMount) {
+        self.fault = fault
+        self.index = index
+        self.seed = seed
+        self.dir = dir
+        self.environment = environment
+        self.fs = fs
+        workload = CommitWorkload(seed: seed)
+        rng = SeededRandom(seed: seed)
+    }
+
+    var db: String { fs.mountpoint + "/db.fief" }
+    var oracle: String { dir + "/oracle.log" }
+
+    func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
+        let c = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
+        let child = try ChildProcess(
+            c.writer(maxCommit: n), environment: environment, output: "\(dir)/writer-\(tag).out", label: "writer")
+        return child.wait()
+    }
+
+    func output(_ tag: String) -> String {
+        ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
+            in: .whitespacesAndNewlines)
+    }
+
+    mutating func warmUp() throws -> Violation? {
+        warm = UInt64.random(in: 5...20, using: &rng)
+        return try writer(upTo: warm, "warm") == .exited(0)
+            ? nil : .harness("the writer failed before any fault: \(output("warm"))")
+    }
+
+    mutating func inject() throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: fs.backing + "/db.fief")[.size] as? UInt64) ?? 0
         switch fault {
         case "fsync-fail":
             try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
@@ -63,16 +93,17 @@ public struct IOErrorScenario: Scenario {
                 "inject", fault, "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"
             ])
         }
-        outcome.faults += 1
-        // A reader pins the current version while the faulted writer runs, so freed pages
-        // cannot be reused and the file must grow into the quota: an engine that reuses its
-        // free space well would otherwise never ask for more.
+    }
+
+    /// For a quota, a reader pins the current version while the faulted writer runs, so freed
+    /// pages cannot be reused and the file must grow into the quota: an engine that reuses its
+    /// free space well would otherwise never ask for more.
+    mutating func runFaulted() throws -> ChildProcess.Ending {
         var holder: ChildProcess?
         if fault == "enospc" || fault == "edquot" {
             let ready = dir + "/holder.ready"
             holder = try ChildProcess(
-                .holdSnapshot(db: mnt + "/db.fief", ready: ready, seconds: 60),
-                output: dir + "/holder.out", label: "snapshot holder")
+                .holdSnapshot(db: db, ready: ready, seconds: 60), output: dir + "/holder.out", label: "snapshot holder")
             let deadline = Date().addingTimeInterval(10)
             while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning {
                 usleep(10_000)
@@ -83,33 +114,33 @@ public struct IOErrorScenario: Scenario {
             holder.kill9()
             _ = holder.wait()
         }
-        let said = output("fault")
+        return faulted
+    }
+
+    func judge(_ faulted: ChildProcess.Ending, outcome: inout CycleOutcome) -> [Violation] {
         switch faulted {
         case .signaled(let s):
-            violations.append(.harness("under \(fault) the writer died of signal \(s) instead of getting an error"))
+            return [.harness("under \(fault) the writer died of signal \(s) instead of getting an error")]
         case .exited(0):
-            violations.append(.harness("under \(fault) the writer never saw an error (the fault did not fire?)"))
+            return [.harness("under \(fault) the writer never saw an error (the fault did not fire?)")]
         case .exited(_):
-            if !said.contains("fief torture writer:") {
-                violations.append(.harness("under \(fault) the writer failed without a clear error: \(said)"))
-            }
+            let said = output("fault")
+            return said.contains("fief torture writer:")
+                ? [] : [.harness("under \(fault) the writer failed without a clear error: \(said)")]
         }
-        violations += try IOErrorAftermath(
-            fault: fault, fs: fs,
-            verify: { directory, _ in
-                let v = RecoveryCheck.verify(dbPath: directory + "/db.fief", oraclePath: oracle, workload: workload)
-                return (v.violations, v.recoveredCommit)
-            },
-            resume: { recovered in
-                try writer(upTo: recovered + 10, "resume") == .exited(0)
-                    ? nil : .harness("after the fault cleared, new commits failed: \(output("resume"))")
-            }
-        ).check()
-        outcome.events.append(
-            CycleEvent(
-                fault, violations,
-                "\(fault) cycle \(index): writer \(faulted), said: \(said.split(separator: "\n").last ?? "")"
-            ))
-        return outcome
+    }
+
+    func describe(_ faulted: ChildProcess.Ending) -> String {
+        "\(fault) cycle \(index): writer \(faulted), said: \(output("fault").split(separator: "\n").last ?? "")"
+    }
+
+    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64) {
+        let v = RecoveryCheck.verify(dbPath: directory + "/db.fief", oraclePath: oracle, workload: workload)
+        return (v.violations, v.recoveredCommit)
+    }
+
+    func resume(after recovered: UInt64) throws -> Violation? {
+        try writer(upTo: recovered + 10, "resume") == .exited(0)
+            ? nil : .harness("after the fault cleared, new commits failed: \(output("resume"))")
     }
 }

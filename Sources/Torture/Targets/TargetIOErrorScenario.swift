@@ -20,74 +20,97 @@ public struct TargetIOErrorScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
         if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
-        var outcome = CycleOutcome()
-        var rng = SeededRandom(seed: seed)
-        let backing = dir + "/backing", mnt = dir + "/mnt"
-        let p = TargetProcesses(spec: context.options.target, storeDirectory: mnt, scratch: dir, seed: seed)
-        let fs = FaultFSMount.forCycle(dir, seed: seed, context: context)
-        try fs.mount()
-        defer { fs.unmount() }
-        try p.setUp()
-        var violations: [Violation] = []
-        func flag(_ kind: ViolationKind, _ text: String) { violations.append(Violation(kind, text)) }
-        let warm = UInt64.random(in: 5...20, using: &rng)
-        let warmEnding = try p.writer(maxCommit: warm, tag: "warm").wait()
-        if warmEnding != .exited(0) {
-            flag(.harness, "the writer failed before any fault (\(warmEnding)): \(p.lastLine("warm"))")
-        }
+        var cycle = TargetIOErrorCycle(
+            fault: fault, index: index,
+            processes: TargetProcesses(
+                spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed),
+            fs: FaultFSMount.forCycle(dir, seed: seed, context: context), rng: SeededRandom(seed: seed))
+        return try cycle.run()
+    }
+}
+
+/// One `io-errors` cycle on a target's store: the writer must exit with the error, and a
+/// target that swallows a fault (or never meets it) is noted.
+struct TargetIOErrorCycle: IOErrorCycle {
+    let fault: String
+    let index: Int
+    let processes: TargetProcesses
+    let fs: FaultFSMount
+    var rng: SeededRandom
+    var warm: UInt64 = 0
+
+    mutating func warmUp() throws -> Violation? {
+        try processes.setUp()
+        warm = UInt64.random(in: 5...20, using: &rng)
+        let warmEnding = try processes.writer(maxCommit: warm, tag: "warm").wait()
+        return warmEnding == .exited(0)
+            ? nil
+            : Violation(
+                .harness, "the writer failed before any fault (\(warmEnding)): \(processes.lastLine("warm"))")
+    }
+
+    mutating func inject() throws {
         switch fault {
         case "fsync-fail":
             try fs.ctl(["inject", "fsync-fail", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
         case "eio-write":
             try fs.ctl(["inject", "eio", "op=write", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
         default:
+            let backing = fs.backing
             let used = ((try? FileManager.default.contentsOfDirectory(atPath: backing)) ?? []).reduce(UInt64(0)) {
                 sum, f in
                 sum + ((try? FileManager.default.attributesOfItem(atPath: backing + "/" + f)[.size] as? UInt64) ?? 0)
             }
             try fs.ctl(["inject", "enospc", "quota=\(used + UInt64.random(in: 8_192...200_000, using: &rng))"])
         }
-        outcome.faults += 1
-        let faulted = try p.writer(maxCommit: warm + 200, tag: "fault").wait(timeoutSeconds: 180)
-        let said = p.lastLine("fault")
+    }
+
+    /// Nil when the writer hung.
+    mutating func runFaulted() throws -> ChildProcess.Ending? {
+        try processes.writer(maxCommit: warm + 200, tag: "fault").wait(timeoutSeconds: 180)
+    }
+
+    func judge(_ faulted: ChildProcess.Ending?, outcome: inout CycleOutcome) -> [Violation] {
         switch faulted {
         case .none:
-            flag(.integrity, "under \(fault) the writer hung for 180 s")
+            return [Violation(.integrity, "under \(fault) the writer hung for 180 s")]
         case .some(.signaled(let s)):
-            flag(.integrity, "under \(fault) the target crashed (signal \(s)) instead of reporting the error")
+            return [
+                Violation(.integrity, "under \(fault) the target crashed (signal \(s)) instead of reporting the error")
+            ]
         case .some(.exited(0)):
             // Fired or not, the writer never heard of it: the trace tells which.
-            let trace = (try? String(contentsOfFile: dir + "/faultfs-trace.jsonl", encoding: .utf8)) ?? ""
+            let trace = (try? String(contentsOfFile: fs.tracePath, encoding: .utf8)) ?? ""
             let kind = fault == "eio-write" ? "eio" : fault
             outcome.notes.append(
                 trace.contains("\"fault\":\"\(kind)\"")
                     ? "\(fault) fired in cycle \(index), yet the writer saw no error "
                         + "(the target swallowed it, e.g. in a checkpoint or at close)"
                     : "\(fault) never fired in cycle \(index): the writer made all its commits")
+            return []
         case .some(.exited(_)):
-            if said.isEmpty { flag(.harness, "under \(fault) the writer failed without saying why") }
+            return processes.lastLine("fault").isEmpty
+                ? [Violation(.harness, "under \(fault) the writer failed without saying why")] : []
         }
-        violations += try IOErrorAftermath(
-            fault: fault, fs: fs,
-            verify: { directory, tag in
-                let v = try p.verify(directory: directory, tag: tag)
-                return (v.violations, v.recoveredCommit)
-            },
-            resume: { recovered in
-                let resumed = try p.writer(maxCommit: recovered + 10, tag: "resume").wait(timeoutSeconds: 120)
-                return resumed == .exited(0)
-                    ? nil
-                    : Violation(
-                        .integrity,
-                        "after the fault cleared, new commits failed "
-                            + "(\(resumed.map { "\($0)" } ?? "hung")): \(p.lastLine("resume"))")
-            }
-        ).check()
-        outcome.events.append(
-            CycleEvent(
-                fault, violations,
-                "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), said: \(said.prefix(200))"
-            ))
-        return outcome
+    }
+
+    func describe(_ faulted: ChildProcess.Ending?) -> String {
+        "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), "
+            + "said: \(processes.lastLine("fault").prefix(200))"
+    }
+
+    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64) {
+        let v = try processes.verify(directory: directory, tag: tag)
+        return (v.violations, v.recoveredCommit)
+    }
+
+    func resume(after recovered: UInt64) throws -> Violation? {
+        let resumed = try processes.writer(maxCommit: recovered + 10, tag: "resume").wait(timeoutSeconds: 120)
+        return resumed == .exited(0)
+            ? nil
+            : Violation(
+                .integrity,
+                "after the fault cleared, new commits failed "
+                    + "(\(resumed.map { "\($0)" } ?? "hung")): \(processes.lastLine("resume"))")
     }
 }

@@ -1,0 +1,53 @@
+import TortureSchema
+
+/// The cycle both `io-errors` scenarios run, Fief's and any target's, on a FaultFS mount:
+/// commits before the fault, then the fault armed while a writer commits into it; the store
+/// must report it (judged from how the writer ended). Then, with the fault cleared, the store
+/// read through the mount must hold every acknowledged commit and take new ones, and after a
+/// power cut that drops all unsynced data, the backing folder must still hold them.
+protocol IOErrorCycle {
+    /// How the faulted writer ended.
+    associatedtype Ending
+    var fault: String { get }
+    var fs: FaultFSMount { get }
+    /// The commits before the fault; a violation when they failed.
+    mutating func warmUp() throws -> Violation?
+    mutating func inject() throws
+    mutating func runFaulted() throws -> Ending
+    /// What the ending says of how the store reported the fault; notes go to `outcome`.
+    func judge(_ ending: Ending, outcome: inout CycleOutcome) -> [Violation]
+    func describe(_ ending: Ending) -> String
+    /// Checks the store in a folder (the mount, then the backing folder); the tag names its files.
+    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64)
+    /// Makes new commits after the one recovered; a violation when they fail.
+    func resume(after recovered: UInt64) throws -> Violation?
+}
+
+extension IOErrorCycle {
+    mutating func run() throws -> CycleOutcome {
+        try fs.mount()
+        defer { fs.unmount() }
+        var outcome = CycleOutcome()
+        var violations: [Violation] = []
+        if let failed = try warmUp() { violations.append(failed) }
+        try inject()
+        outcome.faults += 1
+        let ending = try runFaulted()
+        violations += judge(ending, outcome: &outcome)
+        violations += try checkAfterFault()
+        outcome.events.append(CycleEvent(fault, violations, describe(ending)))
+        return outcome
+    }
+
+    func checkAfterFault() throws -> [Violation] {
+        try fs.ctl(["clear"])
+        var verdict = try verify(fs.mountpoint, tag: "through-mount")
+        var violations = verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
+        if let failed = try resume(after: verdict.recoveredCommit) { violations.append(failed) }
+        try fs.ctl(["power-cut", "--mode", "drop-all"])
+        fs.unmount()
+        verdict = try verify(fs.backing, tag: "after-cut")
+        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
+        return violations
+    }
+}
