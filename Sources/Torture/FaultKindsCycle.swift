@@ -40,9 +40,9 @@ struct FaultKindsCycle {
     mutating func run() throws -> CycleOutcome {
         try fs.mount()
         defer { fs.unmount() }
-        if try writer(upTo: plan.warm, "warm").wait() != .exited(0) {
+        if try writers.start(upTo: plan.warm, "warm").wait() != .exited(0) {
             outcome.events.append(
-                CycleEvent(kind, [.harness("the writer failed before any fault: \(said("warm"))")], ""))
+                CycleEvent(kind, [.harness("the writer failed before any fault: \(writers.output("warm"))")], ""))
             return outcome
         }
         let cut: String
@@ -60,16 +60,10 @@ struct FaultKindsCycle {
         return outcome
     }
 
-    func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess {
-        let c = CrashCycle(dbPath: fs.mountpoint + "/db.fief", oraclePath: oracle, seed: seed)
-        return try ChildProcess(
-            c.writer(maxCommit: n), environment: environment,
-            output: "\(dir)/writer-\(tag).out", label: "writer")
-    }
-
-    func said(_ tag: String) -> String {
-        ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
-            in: .whitespacesAndNewlines)
+    var writers: TaggedWriters {
+        TaggedWriters(
+            cycle: CrashCycle(dbPath: fs.mountpoint + "/db.fief", oraclePath: oracle, seed: seed), dir: dir,
+            environment: environment)
     }
 
     // Each fault returns the power-cut mode that follows it.
@@ -78,12 +72,13 @@ struct FaultKindsCycle {
     /// before anything looks at it.
     mutating func shortWrite() throws -> String {
         try fs.ctl(["inject", "short-write", "path=db.fief", "nth=\(plan.nth ?? 1)", "once"])
-        let ending = try writer(upTo: plan.warm + 1, "fault").wait()
+        let ending = try writers.start(upTo: plan.warm + 1, "fault").wait()
         if case .signaled(let s) = ending {
             violations.append(.harness("after a short write the writer died of signal \(s)"))
         }
-        if case .exited(let c) = ending, c != 0, !said("fault").contains("fief torture writer:") {
-            violations.append(.harness("after a short write the writer failed without a clear error: \(said("fault"))"))
+        if case .exited(let c) = ending, c != 0, !writers.output("fault").contains("fief torture writer:") {
+            violations.append(
+                .harness("after a short write the writer failed without a clear error: \(writers.output("fault"))"))
         }
         notes.append("short write: writer \(ending)")
         return "drop-random"
@@ -91,7 +86,7 @@ struct FaultKindsCycle {
 
     func latency() throws -> String {
         try fs.ctl(["inject", "latency", "op=any", "min-ms=0", "max-ms=3", "probability=0.3"])
-        let child = try writer(upTo: UInt64.max / 2, "fault")
+        let child = try writers.start(upTo: UInt64.max / 2, "fault")
         usleep(plan.killAfterMicros ?? 0)
         child.kill9()
         _ = child.wait()
@@ -101,7 +96,7 @@ struct FaultKindsCycle {
     mutating func killCaller() throws -> String {
         let nth = plan.nth ?? 1, when = plan.when ?? "before"
         try fs.ctl(["inject", "kill-caller", "op=write,fsync", "path=db.fief", "nth=\(nth)", "when=\(when)", "once"])
-        let ending = try writer(upTo: plan.warm + 20, "fault").wait()
+        let ending = try writers.start(upTo: plan.warm + 20, "fault").wait()
         if ending != .signaled(SIGKILL) {
             violations.append(
                 .harness("FaultFS was to kill the writer at write/sync \(nth) (\(when)), but it \(ending)"))
@@ -167,8 +162,8 @@ struct FaultKindsCycle {
 
     mutating func fsyncLie() throws -> String {
         try fs.ctl(["inject", "fsync-lie", "path=db.fief"])
-        if try writer(upTo: plan.warm + (plan.commitsUnderLie ?? 3), "fault").wait() != .exited(0) {
-            violations.append(.harness("under a lying fsync the writer failed: \(said("fault"))"))
+        if try writers.start(upTo: plan.warm + (plan.commitsUnderLie ?? 3), "fault").wait() != .exited(0) {
+            violations.append(.harness("under a lying fsync the writer failed: \(writers.output("fault"))"))
         }
         return "drop-all"
     }

@@ -56,22 +56,15 @@ struct FiefIOErrorCycle: IOErrorCycle {
     var db: String { fs.mountpoint + "/db.fief" }
     var oracle: String { dir + "/oracle.log" }
 
-    func writer(upTo n: UInt64, _ tag: String) throws -> ChildProcess.Ending {
-        let c = CrashCycle(dbPath: db, oraclePath: oracle, seed: seed)
-        let child = try ChildProcess(
-            c.writer(maxCommit: n), environment: environment, output: "\(dir)/writer-\(tag).out", label: "writer")
-        return child.wait()
-    }
-
-    func output(_ tag: String) -> String {
-        ((try? String(contentsOfFile: "\(dir)/writer-\(tag).out", encoding: .utf8)) ?? "").trimmingCharacters(
-            in: .whitespacesAndNewlines)
+    var writers: TaggedWriters {
+        TaggedWriters(
+            cycle: CrashCycle(dbPath: db, oraclePath: oracle, seed: seed), dir: dir, environment: environment)
     }
 
     mutating func warmUp() throws -> Violation? {
         warm = UInt64.random(in: 5...20, using: &rng)
-        return try writer(upTo: warm, "warm") == .exited(0)
-            ? nil : .harness("the writer failed before any fault: \(output("warm"))")
+        return try writers.start(upTo: warm, "warm").wait() == .exited(0)
+            ? nil : .harness("the writer failed before any fault: \(writers.output("warm"))")
     }
 
     mutating func inject() throws {
@@ -109,7 +102,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
                 usleep(10_000)
             }
         }
-        let faulted = try writer(upTo: warm + 200, "fault")
+        let faulted = try writers.start(upTo: warm + 200, "fault").wait()
         if let holder {
             holder.kill9()
             _ = holder.wait()
@@ -124,14 +117,14 @@ struct FiefIOErrorCycle: IOErrorCycle {
         case .exited(0):
             return [.harness("under \(fault) the writer never saw an error (the fault did not fire?)")]
         case .exited(_):
-            let said = output("fault")
+            let said = writers.output("fault")
             return said.contains("fief torture writer:")
                 ? [] : [.harness("under \(fault) the writer failed without a clear error: \(said)")]
         }
     }
 
     func describe(_ faulted: ChildProcess.Ending) -> String {
-        "\(fault) cycle \(index): writer \(faulted), said: \(output("fault").split(separator: "\n").last ?? "")"
+        "\(fault) cycle \(index): writer \(faulted), said: \(writers.output("fault").split(separator: "\n").last ?? "")"
     }
 
     func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64) {
@@ -140,7 +133,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
     }
 
     func resume(after recovered: UInt64) throws -> Violation? {
-        try writer(upTo: recovered + 10, "resume") == .exited(0)
-            ? nil : .harness("after the fault cleared, new commits failed: \(output("resume"))")
+        try writers.start(upTo: recovered + 10, "resume").wait() == .exited(0)
+            ? nil : .harness("after the fault cleared, new commits failed: \(writers.output("resume"))")
     }
 }

@@ -70,15 +70,13 @@ public struct ReadersScenario: Scenario {
         try cycle.writeSchedule()
         var committed: UInt64 = 0
         var violations: [Violation] = []
+        let writers = TaggedWriters(cycle: cycle, dir: dir, environment: environment)
         func commit(_ n: UInt64, _ tag: String) throws {
             committed += n
-            let c = try ChildProcess(
-                cycle.writer(maxCommit: committed), environment: environment,
-                output: "\(dir)/writer-\(tag).out", label: "writer")
-            let e = c.wait()
+            let e = try writers.start(upTo: committed, tag).wait()
             if e != .exited(0) {
                 violations.append(
-                    .harness("the writer \(e) (commits up to \(committed)); see \(dir)/writer-\(tag).out"))
+                    .harness("the writer \(e) (commits up to \(committed)); see \(writers.outputPath(tag))"))
             }
         }
         try commit(plan.warm, "warm")
