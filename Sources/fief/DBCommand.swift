@@ -80,19 +80,18 @@ enum Codec {
 struct DBStat: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
             let db: Database
             do {
-                db = try openForInspection(path, encryptionKey: try encryption.key())
+                db = try file.inspect()
             } catch let e as EngineError {
                 // Describe what the header says before refusing the file.
-                if let h = try? Recovery.inspectHeader(path: path) {
-                    print("file        \(path) (\(h.fileSize) bytes), does not open")
+                if let h = try? Recovery.inspectHeader(path: file.path) {
+                    print("file        \(file.path) (\(h.fileSize) bytes), does not open")
                     print("select byte \(h.selectByte)")
                     for slot in h.slots {
                         print(
@@ -108,7 +107,7 @@ struct DBStat: ParsableCommand {
                 try printJSON(s)
                 return
             }
-            print("file        \(path)")
+            print("file        \(file.path)")
             print("version     \(s.version)")
             print("select bit  \(s.select)")
             for slot in s.slots {
@@ -141,8 +140,7 @@ struct DBStat: ParsableCommand {
 struct DBCheck: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check", abstract: "Full integrity check; exit 0 when sound, 1 with a report when not.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Flag(
         help: """
             Also check the object graph: links resolve, backlinks are the inverse of links, \
@@ -154,22 +152,22 @@ struct DBCheck: ParsableCommand {
     func run() throws {
         var sound = true
         try reportingErrors {
-            let db = try openForInspection(path, encryptionKey: try encryption.key())
+            let db = try file.inspect()
             let r = try db.check()
             for n in r.notes { print("note: \(n)") }
             if r.isSound {
                 print(
-                    "\(path): sound. version \(r.version), \(r.pageCount) pages: "
+                    "\(file.path): sound. version \(r.version), \(r.pageCount) pages: "
                         + "\(r.reachablePages) reachable, \(r.freePages) free; \(r.tables.count) tables"
                 )
             } else {
                 sound = false
-                print("\(path): \(r.problems.count) problem(s) in version \(r.version):")
+                print("\(file.path): \(r.problems.count) problem(s) in version \(r.version):")
                 for p in r.problems { print("  - \(p)") }
             }
             if objects && sound {
-                let o = try openObjectStore(path, encryptionKey: try encryption.key()).check()
-                print("\(path): \(o)")
+                let o = try file.objectStore().check()
+                print("\(file.path): \(o)")
                 if !o.isSound { sound = false }
             }
         }
@@ -185,8 +183,7 @@ struct KeyValueOptions: ParsableArguments {
 struct DBPut: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "put", abstract: "Store a value (creating the file and table when missing).")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Argument var table: String
     @Argument var key: String
     @Argument var value: String
@@ -194,7 +191,7 @@ struct DBPut: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try Database(path: path, options: .init(encryptionKey: try encryption.key()))
+            let db = try Database(path: file.path, options: .init(encryptionKey: try file.encryption.key()))
             try db.write { tx in
                 if try tx.tableInfo(table) == nil {
                     try tx.createTable(
@@ -245,8 +242,7 @@ struct DBDelete: ParsableCommand {
 struct DBScan: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan", abstract: "Print entries with keys in [--from, --to), one 'key<TAB>value' per line.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Argument var table: String
     @Option(help: "First key (inclusive).") var from: String?
     @Option(help: "End key (exclusive).") var to: String?
@@ -260,7 +256,7 @@ struct DBScan: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let db = try openForInspection(path, encryptionKey: try encryption.key())
+            let db = try file.inspect()
             try db.read { tx in
                 guard let info = try tx.tableInfo(table) else { throw EngineError.tableNotFound(table) }
                 let f = try from.map { try Codec.encode($0, as: formats.keyFormat, kind: info.keyKind, what: "key") }
@@ -283,16 +279,15 @@ struct DBScan: ParsableCommand {
 struct DBCompact: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact", abstract: "Rewrite the file without free space (refused while others have it open).")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
 
     func run() throws {
         try reportingErrors {
-            let db = try openForInspection(path, encryptionKey: try encryption.key())
+            let db = try file.inspect()
             let before = try db.stats().fileSize
             try db.compact()
             let after = try db.stats().fileSize
-            print("\(path): \(before) -> \(after) bytes")
+            print("\(file.path): \(before) -> \(after) bytes")
         }
     }
 }

@@ -18,13 +18,12 @@ func openObjectStore(_ path: String, encryptionKey: [UInt8]?) throws -> ObjectSt
 struct DBSchema: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema", abstract: "Show the object classes stored in a file, their properties and counts.")
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let ctx = try openObjectStore(path, encryptionKey: try encryption.key()).context()
+            let ctx = try file.objectStore().context()
             let classes = try ctx.storedClasses()
             if json {
                 struct Out: Encodable {
@@ -35,8 +34,8 @@ struct DBSchema: ParsableCommand {
                 try printJSON(Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts))
                 return
             }
-            guard !classes.isEmpty else { print("\(path): no object schema (a plain table file)"); return }
-            print("\(path): schema version \(ctx.schemaVersion), \(classes.count) classes")
+            guard !classes.isEmpty else { print("\(file.path): no object schema (a plain table file)"); return }
+            print("\(file.path): schema version \(ctx.schemaVersion), \(classes.count) classes")
             for c in classes {
                 print("class \(c.name)  (\(try ctx.count(ofClass: c.name)) objects, \(c.layouts.count) row layouts)")
                 for p in c.properties {
@@ -59,8 +58,7 @@ struct DBQuery: ParsableCommand {
             "Example: fief db query app.fief Person "
             + "\"age > 30 AND ANY dogs.name BEGINSWITH[c] 'r'\" --sort age --desc --limit 10"
     )
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Argument(help: "Class name.") var className: String
     @Argument(help: "Predicate (default: every object).") var predicate: String?
     @Option(help: "Sort by this property (repeatable; a.b follows links).") var sort: [String] = []
@@ -74,7 +72,7 @@ struct DBQuery: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let ctx = try openObjectStore(path, encryptionKey: try encryption.key()).context()
+            let ctx = try file.objectStore().context()
             guard let cls = try ctx.storedClasses().first(where: { $0.name == className }) else {
                 throw ObjectError.unknownClass(className)
             }

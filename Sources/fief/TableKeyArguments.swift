@@ -4,8 +4,7 @@ import Foundation
 
 /// What `db get` and `db del` take: one key of one table in a file, and how it is written.
 struct TableKeyArguments: ParsableArguments {
-    @Argument(help: "Database file.") var path: String
-    @OptionGroup var encryption: KeyFileOption
+    @OptionGroup var file: DatabaseFileArguments
     @Argument var table: String
     @Argument var key: String
     @OptionGroup var formats: KeyValueOptions
@@ -15,7 +14,7 @@ struct TableKeyArguments: ParsableArguments {
     func run(_ body: (Database) throws -> Bool) throws {
         var found = true
         try reportingErrors {
-            found = try body(try openForInspection(path, encryptionKey: try encryption.key()))
+            found = try body(try file.inspect())
         }
         if !found {
             FileHandle.standardError.write(Data("fief: no key '\(key)' in table '\(table)'\n".utf8))
