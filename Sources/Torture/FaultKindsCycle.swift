@@ -13,29 +13,15 @@ struct FaultKindsCycle {
     let seed: UInt64
     let environment: [String: String]
     let model: PersistenceModel
-    let workload: CommitWorkload
     /// Replaced by each bit-flip round (a fresh mount is a cold page cache).
     var fs: FaultFSMount
     var outcome = CycleOutcome()
     var violations: [Violation] = []
     var notes: [String] = []
 
-    init(
-        plan: FaultKindsScenario.Plan, dir: String, seed: UInt64, environment: [String: String], model: PersistenceModel
-    ) {
-        self.plan = plan
-        self.dir = dir
-        self.seed = seed
-        self.environment = environment
-        self.model = model
-        workload = CommitWorkload(seed: seed)
-        fs = FaultFSMount(
-            backing: dir + "/backing", mountpoint: dir + "/mnt", seed: plan.faultfsSeed,
-            tracePath: dir + "/faultfs-trace.jsonl", model: model)
-    }
-
     var kind: String { plan.kind }
     var oracle: String { dir + "/oracle.log" }
+    var workload: CommitWorkload { CommitWorkload(seed: seed) }
 
     mutating func run() throws -> CycleOutcome {
         try fs.mount()

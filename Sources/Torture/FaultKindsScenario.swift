@@ -75,7 +75,11 @@ public struct FaultKindsScenario: Scenario {
     func run(_ plan: Plan, dir: String, seed: UInt64, environment: [String: String], model: PersistenceModel) throws
         -> CycleOutcome
     {
-        var cycle = FaultKindsCycle(plan: plan, dir: dir, seed: seed, environment: environment, model: model)
+        var cycle = FaultKindsCycle(
+            plan: plan, dir: dir, seed: seed, environment: environment, model: model,
+            fs: FaultFSMount(
+                backing: dir + "/backing", mountpoint: dir + "/mnt", seed: plan.faultfsSeed,
+                tracePath: dir + "/faultfs-trace.jsonl", model: model))
         return try cycle.run()
     }
 }

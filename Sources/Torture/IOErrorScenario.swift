@@ -24,7 +24,7 @@ public struct IOErrorScenario: Scenario {
         if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
         var cycle = FiefIOErrorCycle(
             fault: fault, index: index, seed: seed, dir: dir, environment: context.writerEnvironment,
-            fs: FaultFSMount.forCycle(dir, seed: seed, context: context))
+            fs: FaultFSMount.forCycle(dir, seed: seed, context: context), rng: SeededRandom(seed: seed))
         return try cycle.run()
     }
 }
@@ -38,23 +38,12 @@ struct FiefIOErrorCycle: IOErrorCycle {
     let dir: String
     let environment: [String: String]
     let fs: FaultFSMount
-    let workload: CommitWorkload
     var rng: SeededRandom
     var warm: UInt64 = 0
 
-    init(fault: String, index: Int, seed: UInt64, dir: String, environment: [String: String], fs: FaultFSMount) {
-        self.fault = fault
-        self.index = index
-        self.seed = seed
-        self.dir = dir
-        self.environment = environment
-        self.fs = fs
-        workload = CommitWorkload(seed: seed)
-        rng = SeededRandom(seed: seed)
-    }
-
     var db: String { fs.mountpoint + "/db.fief" }
     var oracle: String { dir + "/oracle.log" }
+    var workload: CommitWorkload { CommitWorkload(seed: seed) }
 
     var writers: TaggedWriters {
         TaggedWriters(
