@@ -11,13 +11,6 @@ public struct ChurnReader {
     public let seconds: Double
     public let threads: Int
 
-    public init(dbPath: String, seed: UInt64, seconds: Double, threads: Int) {
-        self.dbPath = dbPath
-        self.seed = seed
-        self.seconds = seconds
-        self.threads = threads
-    }
-
     /// The number of reads made, or the first wrong read.
     public func run() throws -> Result<Int, TortureError> {
         let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))

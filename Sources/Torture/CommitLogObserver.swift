@@ -12,13 +12,6 @@ public struct ObserverFiles: Sendable {
     public let stopPath: String
     public let graceSeconds: Double
 
-    public init(dbPath: String, logPath: String, stopPath: String, graceSeconds: Double) {
-        self.dbPath = dbPath
-        self.logPath = logPath
-        self.stopPath = stopPath
-        self.graceSeconds = graceSeconds
-    }
-
     /// The final version, once the scenario has written it.
     func finalVersion() -> UInt64? {
         (try? String(contentsOfFile: stopPath, encoding: .utf8)).flatMap {

@@ -16,15 +16,6 @@ public struct ListAppendWorker {
     public let transactions: Int
     static let table = "lists"
 
-    public init(dbPath: String, historyPath: String, process: Int, seed: UInt64, threads: Int, transactions: Int) {
-        self.dbPath = dbPath
-        self.historyPath = historyPath
-        self.process = process
-        self.seed = seed
-        self.threads = threads
-        self.transactions = transactions
-    }
-
     /// The lists in the `lists` table, as one transaction sees them.
     struct Lists: ListAppendLists {
         let table: Table<Int64, [UInt8]>

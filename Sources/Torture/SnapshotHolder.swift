@@ -13,12 +13,6 @@ public struct SnapshotHolder {
     public let readyPath: String
     public let seconds: Double
 
-    public init(dbPath: String, readyPath: String, seconds: Double) {
-        self.dbPath = dbPath
-        self.readyPath = readyPath
-        self.seconds = seconds
-    }
-
     /// Returns false when the snapshot changed under the reader.
     public func run() throws -> Bool {
         let db = try Database(path: dbPath, options: TortureEncryption.options(create: false))

@@ -14,16 +14,6 @@ public struct TargetListAppendWorker {
     public let seed: UInt64
     public let transactions: Int
 
-    public init(spec: TargetSpec, directory: String, historyPath: String, process: Int, seed: UInt64, transactions: Int)
-    {
-        self.spec = spec
-        self.directory = directory
-        self.historyPath = historyPath
-        self.process = process
-        self.seed = seed
-        self.transactions = transactions
-    }
-
     /// The lists as string pairs of one target transaction.
     struct Lists: ListAppendLists {
         let tx: TargetTransaction
