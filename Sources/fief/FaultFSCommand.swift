@@ -18,7 +18,7 @@ struct FaultFSCommand: ParsableCommand {
             and removes faults, and reports what is unsynced. Every random choice comes from \
             the mount's seed; every injected fault goes to the trace (JSON lines).
             """,
-        subcommands: [FaultFSMountCommand.self, FaultFSUnmount.self, FaultFSControl.self]
+        subcommands: [FaultFSMountCommand.self, FaultFSUnmount.self, FaultFSControl.self, FaultFSServeCommand.self]
     )
 }
 
@@ -48,35 +48,27 @@ struct FaultFSMountCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            var cfg = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
-            if traceOperations { cfg.traceOperations = true }
-            if let model { cfg.model = model }
+            let cfg = try config.map { try FaultConfig.load(path: $0) } ?? FaultConfig()
             let chosenSeed = seed ?? cfg.seed ?? UInt64.random(in: 0...UInt64(Int64.max))
             let tracePath = (trace ?? cfg.trace).map { Mounter.absolutePath($0) }
             if foreground {
-                if ProcessInfo.processInfo.environment["FIEF_FAULTFS_DAEMON"] != nil { setsid() }
-                print(
-                    "faultfs: serving \(backing) at \(mountpoint), "
-                        + "seed \(chosenSeed), model \(cfg.model ?? .posix), pid \(getpid())"
-                )
-                fflush(stdout)
-                try Mounter.serve(
-                    backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: cfg, tracePath: tracePath)
+                try FaultFSServe(
+                    backing: backing, mountpoint: mountpoint, seed: chosenSeed, config: config, trace: tracePath,
+                    model: model, traceOperations: traceOperations
+                ).run()
                 return
             }
             let (b, m) = try Mounter.validate(backing: backing, mountpoint: mountpoint)
-            var args = ["faultfs", "mount", b, m, "--foreground", "--seed", String(chosenSeed)]
-            if let config { args += ["--config", Mounter.absolutePath(config)] }
-            if let tracePath { args += ["--trace", tracePath] }
-            if traceOperations { args.append("--trace-operations") }
-            if let model { args += ["--model", model.rawValue] }
+            let daemon = FaultFSServe(
+                backing: b, mountpoint: m, seed: chosenSeed, config: config.map { Mounter.absolutePath($0) },
+                trace: tracePath, model: model, traceOperations: traceOperations)
             let logPath =
                 log.map { Mounter.absolutePath($0) }
                 ?? "/tmp/fief-faultfs-\(m.replacingOccurrences(of: "/", with: "_")).log"
             let pid = try Mounter.startDaemon(
-                executable: try executablePath(), arguments: args, mountpoint: m, log: logPath)
+                executable: try executablePath(), arguments: daemon.arguments, mountpoint: m, log: logPath)
             print(
-                "mounted \(b) at \(m) (seed \(chosenSeed), model \(cfg.model ?? .posix), "
+                "mounted \(b) at \(m) (seed \(chosenSeed), model \(model ?? cfg.model ?? .posix), "
                     + "daemon pid \(pid), log \(logPath)\(tracePath.map { ", trace \($0)" } ?? ""))"
             )
         }
