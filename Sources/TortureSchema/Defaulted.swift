@@ -40,7 +40,7 @@ public enum False: DefaultValue {
 
 extension KeyedDecodingContainer {
     /// What the synthesised `init(from:)` calls for a `Defaulted` field: a missing key is the default.
-    public func decode<D>(_ type: Defaulted<D>.Type, forKey key: Key) throws -> Defaulted<D> {
+    func decode<D>(_ type: Defaulted<D>.Type, forKey key: Key) throws -> Defaulted<D> {
         try decodeIfPresent(type, forKey: key) ?? Defaulted()
     }
 }
@@ -52,7 +52,7 @@ public enum OmittedWhenEmpty<Value: RangeReplaceableCollection & Codable & Senda
 
 extension KeyedEncodingContainer {
     /// What the synthesised `encode(to:)` calls for an `OmittedWhenEmpty` field.
-    public mutating func encode<V>(_ value: Defaulted<OmittedWhenEmpty<V>>, forKey key: Key) throws {
+    mutating func encode<V>(_ value: Defaulted<OmittedWhenEmpty<V>>, forKey key: Key) throws {
         if !value.wrappedValue.isEmpty { try encode(value.wrappedValue, forKey: key) }
     }
 }
