@@ -88,7 +88,7 @@ public struct BatchScenario: Scenario {
             output: cut.logPath, label: "writer")
         let running = UInt32.random(in: 50_000...300_000, using: &rng)
         usleep(running)
-        try fs.ctl(["power-cut"] + mode.args)
+        try fs.cutPower(mode)
         child.kill9()
         _ = child.wait()
         fs.unmount()

@@ -70,6 +70,11 @@ public final class FaultFSMount {
         mounted = true
     }
 
+    /// Cuts the power under one of `PowerCutScenario.modes`.
+    public func cutPower(_ mode: PowerCutMode) throws {
+        try ctl(["power-cut"] + mode.args)
+    }
+
     /// Sends one control command (the words of `fief faultfs ctl`) and returns the answer.
     @discardableResult
     public func ctl(_ words: [String]) throws -> String {

@@ -67,7 +67,7 @@ struct FiefPowerCuts: PowerCutEvents {
 
     /// The writer kills itself the `nth` time it reaches the crash point, then the power goes.
     func dieAtCrashPoint(
-        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: (name: String, args: [String])
+        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: PowerCutMode
     ) throws -> Expectation {
         guard let p = cut.crashPoint.flatMap(CrashPoint.init(rawValue:)) else {
             throw TortureError.invalid("unknown crash point '\(cut.crashPoint ?? "")'")
@@ -108,7 +108,7 @@ struct FiefPowerCuts: PowerCutEvents {
     /// data syncs, even ones the select-bit sync that follows the flip. Nil when the writer
     /// did not die that way (a harness event in `outcome`; the file is still judged).
     func killBeforeSync(
-        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: (name: String, args: [String]),
+        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: PowerCutMode,
         outcome: inout CycleOutcome
     ) throws -> Expectation? {
         let select = cut.death == .killBeforeSelectSync
@@ -135,7 +135,7 @@ struct FiefPowerCuts: PowerCutEvents {
 
     /// `threads` writer threads run; the power goes `delayMicros` in.
     func cutWhileRunning(
-        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: (name: String, args: [String])
+        _ cut: PowerCut, cycle: CrashCycle, fs: FaultFSMount, mode: PowerCutMode
     ) throws {
         let running = CrashCycle(
             dbPath: cycle.dbPath, oraclePath: oracle, workload: workload, threads: cut.threads ?? 1)

@@ -247,7 +247,7 @@ public struct FileOperationsScenario: Scenario {
             outcome.events.append(CycleEvent("file-ops-\(mode.name)", [e], description))
             return outcome
         }
-        try fs.ctl(["power-cut"] + mode.args)
+        try fs.cutPower(mode)
         fs.unmount()
         outcome.faults += 1
         outcome.crashPoints.insert("\(op.rawValue)-then-power-cut")

@@ -279,7 +279,7 @@ public struct ObjectsScenario: Scenario {
                     ]) { $1 },
                     output: "\(dir)/writer-\(e).out", label: "objects writer")
                 let ending = child.wait()
-                try fs.ctl(["power-cut"] + mode.args)
+                try fs.cutPower(mode)
                 description = "\(mode.name) power cut after the objects writer died at \(p.rawValue):\(nth)"
                 if ending != .signaled(SIGKILL) {
                     outcome.events.append(
@@ -300,7 +300,7 @@ public struct ObjectsScenario: Scenario {
                     label: "objects writer")
                 let delay = UInt32.random(in: 100_000...500_000, using: &rng)
                 usleep(delay)
-                try fs.ctl(["power-cut"] + mode.args)
+                try fs.cutPower(mode)
                 child.kill9()
                 _ = child.wait()
                 description = "\(mode.name) power cut \(delay / 1000) ms into an objects writer's run"

@@ -37,10 +37,3 @@ extension PowerCutEvents {
         return outcome
     }
 }
-
-extension FaultFSMount {
-    /// Cuts the power under one of `PowerCutScenario.modes`.
-    func cutPower(_ mode: (name: String, args: [String])) throws {
-        try ctl(["power-cut"] + mode.args)
-    }
-}

@@ -15,12 +15,12 @@ public struct PowerCutScenario: Scenario {
     public var name: String { "power-cut" }
     public init() {}
 
-    public static let modes: [(name: String, args: [String])] = [
-        ("drop-all", ["--mode", "drop-all"]),
-        ("drop-random", ["--mode", "drop-random"]),
-        ("prefix", ["--mode", "prefix"]),
-        ("torn-512", ["--mode", "torn", "--sector", "512"]),
-        ("torn-4096", ["--mode", "torn", "--sector", "4096"])
+    public static let modes = [
+        PowerCutMode(name: "drop-all", args: ["--mode", "drop-all"]),
+        PowerCutMode(name: "drop-random", args: ["--mode", "drop-random"]),
+        PowerCutMode(name: "prefix", args: ["--mode", "prefix"]),
+        PowerCutMode(name: "torn-512", args: ["--mode", "torn", "--sector", "512"]),
+        PowerCutMode(name: "torn-4096", args: ["--mode", "torn", "--sector", "4096"])
     ]
     /// Per cycle, on one file: a death at an engine crash point (rotating, so every point
     /// meets every mode within 30 cycles); FaultFS killing the writer just before a commit's
@@ -66,4 +66,11 @@ public struct PowerCutScenario: Scenario {
             }
         }
     }
+}
+
+/// How FaultFS takes what was unsynced when the power goes: a name for reports and replays,
+/// and the words of `fief faultfs ctl MOUNTPOINT power-cut` that do it.
+public struct PowerCutMode: Sendable, Equatable {
+    public let name: String
+    public let args: [String]
 }

@@ -41,7 +41,7 @@ struct TargetPowerCuts: PowerCutEvents {
     }
 
     let processes: TargetProcesses
-    let mode: (name: String, args: [String])
+    let mode: PowerCutMode
     var rng: SeededRandom
     /// The commit the store holds, as last recovered.
     var current: UInt64 = 0
