@@ -381,31 +381,33 @@ public final class ObjectContext {
         let fields = plan.fields(of: info)
         var pk: ObjectValue?
         if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
-        let (key, existing) = try keyFor(c, pk, update, t)
+        let (key, existing) = try keyFor(c, plan.primaryKey, pk, update, t)
         obj.manage(ManagedRef(ctx: self, className: c.name, key: key))
         let stampBeforeLinks = stamp
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         values.reserveCapacity(plan.stored.count)
+        lists.reserveCapacity(plan.lists.count)
         for (i, u) in unmanaged.enumerated() {
-            guard let p = fields.properties[i] else { continue }
+            guard let pid = fields.pids[i] else { continue }
             if case .list(let items) = u {
-                lists[p.pid] = try items.map { try resolve($0, update, t) }
+                lists[pid] = try items.map { try resolve($0, update, t) }
             } else {
-                values[p.pid] = try resolve(u, update, t)
+                values[pid] = try resolve(u, update, t)
             }
         }
         // The key found free is still free unless a linked object added since took it.
         try store(
             c, key, existing: existing, values, lists, update, t,
-            keyIsFree: c.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
+            keyIsFree: plan.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
         return key
     }
 
     /// The key for a new or existing object with primary key value `pk`.
-    private func keyFor(_ c: ClassSchema, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables) throws -> (
-        Int64, Bool
-    ) {
-        guard let p = c.primaryKey else { return (try t.nextKey(c), false) }
+    /// `primaryKey`: the class's (its plan's, so it is not searched for again).
+    private func keyFor(
+        _ c: ClassSchema, _ primaryKey: Property?, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
+    ) throws -> (Int64, Bool) {
+        guard let p = primaryKey else { return (try t.nextKey(c), false) }
         let v = pk ?? ObjectTables.defaultValue(p)
         if let k = try t.lookupPrimaryKey(c, v) {
             guard update != .error else {
@@ -490,7 +492,7 @@ public final class ObjectContext {
         let pkValue = try c.primaryKey.flatMap { p in
             try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) }
         }
-        let (key, existing) = try keyFor(c, pkValue, update, t)
+        let (key, existing) = try keyFor(c, c.primaryKey, pkValue, update, t)
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         for p in settable {
             guard let entry = fields[p.name] else { continue }

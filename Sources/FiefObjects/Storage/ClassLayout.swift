@@ -59,6 +59,8 @@ final class ClassLayout: @unchecked Sendable {
     struct Fields {
         let model: ModelInfo
         let properties: [Property?]
+        /// `properties`' pids: what an insert reads of each, without copying a `Property`.
+        let pids: [UInt32?]
         let primaryKey: Int?
     }
     /// Kept for the model last asked about (held, so its identity is not reused).
@@ -68,7 +70,9 @@ final class ClassLayout: @unchecked Sendable {
         if let f = lastFields.withLock({ $0 }), f.model === info { return f }
         let byName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let props = info.properties.map { byName[$0.name] }
-        let f = Fields(model: info, properties: props, primaryKey: props.firstIndex { $0?.primaryKey == true })
+        let f = Fields(
+            model: info, properties: props, pids: props.map { $0?.pid },
+            primaryKey: props.firstIndex { $0?.primaryKey == true })
         lastFields.withLock { $0 = f }
         return f
     }

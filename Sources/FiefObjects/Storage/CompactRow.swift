@@ -249,7 +249,7 @@ enum CompactRow {
 
     /// The entries' bytes (without their length), nil when they pass `maxBacklinkBytes`.
     static func encode(_ entries: [Backlink]) -> [UInt8]? {
-        var w = Writer()
+        var w = Writer(capacity: 8 * entries.count)
         for e in entries {
             w.leb(Int(e.cid))
             w.leb(Int(e.pid))
@@ -289,6 +289,8 @@ enum CompactRow {
         private(set) var bytes: [UInt8] = []
 
         init() {}
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
         init(layoutID: UInt32, capacity: Int) {
             bytes.reserveCapacity(capacity)

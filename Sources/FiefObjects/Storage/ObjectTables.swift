@@ -105,7 +105,12 @@ final class ObjectTables {
     @exclusivity(unchecked) private var clusterStates: [UInt32: ClusterState] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
-        if let p = plans[c.cid] { return p }
+        // The class asked for last first: an insert asks for its class's plan several times.
+        if let last = lastPlan, last.cid == c.cid { return last }
+        if let p = plans[c.cid] {
+            lastPlan = p
+            return p
+        }
         let state: ClusterState
         if let s = clusterStates[c.cid] {
             state = s
@@ -714,8 +719,11 @@ final class ObjectTables {
 
     /// A value of another kind than its property's, thrown before anything is written.
     private func checkKinds(_ c: ClassSchema, _ plan: ClassPlan, _ vals: PidMap<ObjectValue>) throws {
-        for p in plan.stored {
-            guard let v = vals[p.pid], !v.fits(p) else { continue }
+        // By index: a `for p in` copied every property (its name and targets retained) per row.
+        let stored = plan.stored
+        for i in stored.indices {
+            guard let v = vals[stored[i].pid], !v.fits(stored[i]) else { continue }
+            let p = stored[i]
             throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
         }
     }

@@ -368,17 +368,23 @@ final class RowCodec {
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
         var size = 6
-        var varSlots: [(slot: Int, count: Int)] = []
         for (s, pid) in l.pids.enumerated() {
             switch values[pid] {
-            case .string(let str)?: varSlots.append((s, str.utf8.count))
-            case .data(let d)?: varSlots.append((s, d.count))
+            case .string(let str)?: size += str.utf8.count + 3
+            case .data(let d)?: size += d.count + 3
             case nil, .null?: size += 1
             default: size += 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
             }
         }
-        size += varSlots.reduce(0) { $0 + $1.count + 3 }
         if size > RowLayout.maxRowSize {
+            var varSlots: [(slot: Int, count: Int)] = []
+            for (s, pid) in l.pids.enumerated() {
+                switch values[pid] {
+                case .string(let str)?: varSlots.append((s, str.utf8.count))
+                case .data(let d)?: varSlots.append((s, d.count))
+                default: break
+                }
+            }
             for v in varSlots.sorted(by: { $0.count > $1.count })
             where size > RowLayout.maxRowSize && v.count >= RowLayout.minOutOfRow {
                 outSlots.insert(v.slot)

@@ -59,12 +59,12 @@ enum KeyBytes {
     /// writes the key's big-endian bytes without leading zeros, then their count (a key below
     /// 2^24 in 4 bytes); formats 1 and 2 wrote its 8-byte table key. Equal values keep one
     /// entry per object either way; the scans that read them sort the keys they find.
-    static func indexEntry(_ value: [UInt8], _ key: Int64, compact: Bool) -> [UInt8] {
-        guard compact else { return value + obj(key) }
+    static func indexEntry(_ value: consuming [UInt8], _ key: Int64, compact: Bool) -> [UInt8] {
+        var out = value
+        guard compact else { return out + obj(key) }
         let u = UInt64(bitPattern: key)
         let n = (64 - u.leadingZeroBitCount + 7) / 8
-        var out = value
-        out.reserveCapacity(value.count + n + 1)
+        out.reserveCapacity(out.count + n + 1)
         for i in stride(from: n - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u >> (8 * UInt64(i)))) }
         out.append(UInt8(n))
         return out
@@ -94,10 +94,24 @@ enum KeyBytes {
         case .float(let f): return [3] + orderedDouble(Double(f))
         case .double(let d): return [3] + orderedDouble(d)
         case .date(let d): return [4] + orderedDouble(d.timeIntervalSinceReferenceDate)
-        case .string(let s): return [5] + escaped(Array(s.utf8)) + [0, 0]
-        case .data(let d): return [5] + escaped(d) + [0, 0]
+        case .string(let s): return escapedValue(s.utf8, count: s.utf8.count)
+        case .data(let d): return escapedValue(d, count: d.count)
         case .uuid(let u): return [6] + withUnsafeBytes(of: u.uuid) { Array($0) }
         }
+    }
+
+    /// A string's or data's index value in one array, with room for the object key an entry
+    /// appends (built from pieces, it took five allocations per indexed string stored).
+    private static func escapedValue<C: Collection<UInt8>>(_ bytes: C, count: Int) -> [UInt8] {
+        var out: [UInt8] = [5]
+        out.reserveCapacity(count + 3 + 9)
+        for x in bytes {
+            out.append(x)
+            if x == 0 { out.append(1) }
+        }
+        out.append(0)
+        out.append(0)
+        return out
     }
 
     /// The prefix every index key of a string starting with `prefix` has.
