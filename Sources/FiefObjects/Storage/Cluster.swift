@@ -327,6 +327,13 @@ final class ClusterRows {
     @discardableResult
     func put(slot s: Int, _ row: [UInt8]) -> Bool {
         let (i, found) = position(s)
+        if !found && i == slots.count {
+            // After every row (a load in key order): three appends, no generic insert.
+            heap.append(contentsOf: row)
+            slots.append(s)
+            ends.append(heap.count)
+            return true
+        }
         let r = found ? range(i) : (i == 0 ? 0 : ends[i - 1])..<(i == 0 ? 0 : ends[i - 1])
         heap.replaceSubrange(r, with: row)
         let delta = row.count - r.count

@@ -36,10 +36,18 @@ struct ClusterSummary: Equatable {
         guard !ints.isEmpty, rows.count > 0 else { return nil }
         var bounds: [Bounds?] = Array(repeating: nil, count: ints.count)
         var holds = Array(repeating: true, count: ints.count)
+        // A compact row's integer through the accessors' fast read (its layout's slot found
+        // once); the general decode only for what that read leaves (a null, a fixed row).
+        let reads = ints.map { PropertyAccess($0, plan: plan) }
         rows.forEachRow { slot, row in
             let key = number << rows.shift | Int64(slot)
             for (j, p) in ints.enumerated() where holds[j] {
-                guard case .int(let v)? = try? plan.codec.value(row, pid: p.pid, key: key, outOfRow: { nil }) else {
+                let v: Int64
+                if let fast = reads[j].storedInt(row, key: key) {
+                    v = fast
+                } else if case .int(let slow)? = try? plan.codec.value(row, pid: p.pid, key: key, outOfRow: { nil }) {
+                    v = slow
+                } else {
                     holds[j] = false
                     continue
                 }
