@@ -1,4 +1,4 @@
-/// The steps of a commit that follow the writing of its version (docs/FORMAT.md, section 3), in
+/// The steps of a commit around the writing of its version (docs/FORMAT.md, section 3), in
 /// protocol order. Each is run through `WriteTransaction.step`, which passes its failpoint and
 /// then its crash point: the protocol reads as its steps, and the broken engines that change
 /// it live here, not between its lines (as realm-core's `SimulatedFailure::trigger`).
@@ -10,6 +10,7 @@ enum CommitStep {
     case writeTop
     /// Nodes, free list, top node and slot durable before the flip (I8).
     case syncData
+    /// The select byte names the new slot: from here a reader opening the file sees it (I10).
     case flipSelect
     /// The flip durable: the commit may be acknowledged (I9).
     case syncFlip

@@ -1,7 +1,8 @@
 /// An object's values (or list elements, or row bytes) by property id. A dictionary hashed
 /// every pid with SipHash on each read and write, several times per property of every object
-/// an insert stores (a tenth of an object load's instructions, `valgrind --tool=cachegrind`);
-/// an object has a handful of properties, kept here sorted by pid in two short arrays.
+/// an insert stores (hashing and probing took a tenth of an object load's instructions,
+/// `valgrind --tool=cachegrind`); an object has a handful of properties, kept here sorted by
+/// pid in two short arrays, which took 4 % off the load.
 /// Spelled and used as a dictionary: a literal, `map[pid]`, `for (pid, value) in map`.
 struct PidMap<Value> {
     private(set) var keys: [UInt32] = []
