@@ -17,27 +17,14 @@ import Foundation
 ///
 /// Keywords are case-insensitive. Every error carries its 1-based character position.
 struct PredicateParser {
-    enum Token: Equatable {
-        case ident(String)
-        case variable(String)
-        case string(String)
-        case number(String)
-        case op(String)
-        case punct(Character)
-        case arg(Character)
-        case aggregate(String)
-        case end
-    }
-
-    private var tokens: [(Token, Int)] = []
+    typealias Token = PredicateTokens.Token
+    private let tokens: [PredicateTokens.Lexeme]
     private var i = 0
     private let args: [Any]
     private var argIndex = 0
-    private let source: String
 
     static func parse(_ s: String, _ args: [Any]) throws -> Predicate {
-        var p = PredicateParser(source: s, args: args)
-        try p.tokenize()
+        var p = PredicateParser(tokens: try PredicateTokens.lexemes(of: s), args: args)
         let pred = try p.parseOr()
         guard case .end = p.peek else {
             throw QueryError.syntax(position: p.pos, detail: "unexpected \(p.describe(p.peek))")
@@ -48,112 +35,15 @@ struct PredicateParser {
         return pred
     }
 
-    private init(source: String, args: [Any]) {
-        self.source = source
+    private init(tokens: [PredicateTokens.Lexeme], args: [Any]) {
+        self.tokens = tokens
         self.args = args
     }
 
-    // MARK: Tokens
-
-    private mutating func tokenize() throws {
-        let cs = Array(source)
-        var k = 0
-        func isIdentStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
-        func isIdent(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
-        while k < cs.count {
-            let c = cs[k]
-            let pos = k + 1
-            if c.isWhitespace { k += 1; continue }
-            if c == "\"" || c == "'" {
-                var s = ""
-                k += 1
-                var closed = false
-                while k < cs.count {
-                    if cs[k] == "\\", k + 1 < cs.count {
-                        let n = cs[k + 1]
-                        s.append(n == "n" ? "\n" : n == "t" ? "\t" : n)
-                        k += 2
-                        continue
-                    }
-                    if cs[k] == c { closed = true; k += 1; break }
-                    s.append(cs[k]); k += 1
-                }
-                guard closed else { throw QueryError.syntax(position: pos, detail: "unterminated string") }
-                tokens.append((.string(s), pos))
-            } else if c.isNumber || (c == "-" && k + 1 < cs.count && cs[k + 1].isNumber && lastAllowsNumber) {
-                var s = String(c)
-                k += 1
-                while k < cs.count,
-                    cs[k].isNumber || cs[k] == "." || cs[k] == "e" || cs[k] == "E"
-                        || ((cs[k] == "-" || cs[k] == "+") && (cs[k - 1] == "e" || cs[k - 1] == "E"))
-                {
-                    if cs[k] == ".", k + 1 < cs.count, !cs[k + 1].isNumber { break }
-                    s.append(cs[k]); k += 1
-                }
-                tokens.append((.number(s), pos))
-            } else if isIdentStart(c) {
-                var s = ""
-                while k < cs.count, isIdent(cs[k]) { s.append(cs[k]); k += 1 }
-                tokens.append((.ident(s), pos))
-            } else if c == "$" {
-                k += 1
-                var s = ""
-                while k < cs.count, isIdent(cs[k]) { s.append(cs[k]); k += 1 }
-                guard !s.isEmpty else {
-                    throw QueryError.syntax(position: pos, detail: "'$' must start a variable name")
-                }
-                tokens.append((.variable(s), pos))
-            } else if c == "@" {
-                k += 1
-                var s = ""
-                while k < cs.count, isIdent(cs[k]) { s.append(cs[k]); k += 1 }
-                tokens.append((.aggregate("@" + s.lowercased()), pos))
-            } else if c == "%" {
-                guard k + 1 < cs.count, "@K".contains(cs[k + 1]) else {
-                    throw QueryError.syntax(
-                        position: pos, detail: "unknown format specifier (use %@ for values, %K for key paths)")
-                }
-                tokens.append((.arg(cs[k + 1]), pos))
-                k += 2
-            } else {
-                let two = k + 1 < cs.count ? String([c, cs[k + 1]]) : ""
-                if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
-                    tokens.append((.op(two), pos)); k += 2
-                } else if "=<>!".contains(c) {
-                    tokens.append((.op(String(c)), pos)); k += 1
-                } else if "(),{}[].".contains(c) {
-                    tokens.append((.punct(c), pos)); k += 1
-                } else {
-                    throw QueryError.syntax(position: pos, detail: "unexpected character '\(c)'")
-                }
-            }
-        }
-        tokens.append((.end, cs.count + 1))
-    }
-
-    /// A leading '-' is a sign only where a value may start (not after a key path or value).
-    private var lastAllowsNumber: Bool {
-        guard let last = tokens.last?.0 else { return true }
-        switch last {
-        case .op, .punct("("), .punct("{"), .punct(","): return true
-        case .ident(let s): return keyword(s) != nil
-        default: return false
-        }
-    }
-
-    /// Made once: built inside `keyword`, the set was a quarter of a query's parse.
-    private static let keywords: Set<String> = [
-        "AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH",
-        "CONTAINS", "LIKE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY"
-    ]
-
-    private func keyword(_ s: String) -> String? {
-        let u = s.uppercased()
-        return PredicateParser.keywords.contains(u) ? u : nil
-    }
-
-    private var peek: Token { tokens[i].0 }
-    private var pos: Int { tokens[i].1 }
+    private var peek: Token { tokens[i].token }
+    /// The keyword the current token spells, in upper case (nil: not a keyword).
+    private var peekKeyword: String? { tokens[i].keyword }
+    private var pos: Int { tokens[i].position }
     private mutating func advance() { if i < tokens.count - 1 { i += 1 } }
 
     private func describe(_ t: Token) -> String {
@@ -171,8 +61,7 @@ struct PredicateParser {
     }
 
     private func isKeyword(_ w: String) -> Bool {
-        if case .ident(let s) = peek, keyword(s) == w { return true }
-        return false
+        peekKeyword == w
     }
 
     private mutating func expect(_ c: Character) throws {
@@ -254,11 +143,11 @@ struct PredicateParser {
         case .op("<="), .op("=<"): op = .lessOrEqual
         case .op(">"): op = .greater
         case .op(">="), .op("=>"): op = .greaterOrEqual
-        case .ident(let s) where keyword(s) == "BEGINSWITH": op = .beginsWith
-        case .ident(let s) where keyword(s) == "ENDSWITH": op = .endsWith
-        case .ident(let s) where keyword(s) == "CONTAINS": op = .contains
-        case .ident(let s) where keyword(s) == "LIKE": op = .like
-        case .ident(let s) where ["MATCHES"].contains(s.uppercased()):
+        case .ident where peekKeyword == "BEGINSWITH": op = .beginsWith
+        case .ident where peekKeyword == "ENDSWITH": op = .endsWith
+        case .ident where peekKeyword == "CONTAINS": op = .contains
+        case .ident where peekKeyword == "LIKE": op = .like
+        case .ident where tokens[i].upper == "MATCHES":
             throw QueryError.unsupportedOperator(
                 position: opPos, detail: "MATCHES (regular expressions) is not supported")
         case .end:
@@ -333,23 +222,23 @@ struct PredicateParser {
             }
             return .keyPath(KeyPathExpression(variable: v, components: comps, position: at))
         case .ident(let s):
-            switch s.lowercased() {
-            case "true", "yes": advance(); return .value(.bool(true))
-            case "false", "no": advance(); return .value(.bool(false))
-            case "nil", "null": advance(); return .value(.null)
+            switch tokens[i].upper {
+            case "TRUE", "YES": advance(); return .value(.bool(true))
+            case "FALSE", "NO": advance(); return .value(.bool(false))
+            case "NIL", "NULL": advance(); return .value(.null)
             default: break
             }
-            if keyword(s) == "SUBQUERY" { return try parseSubquery() }
-            if s.uppercased() == "SELF" {
+            if peekKeyword == "SUBQUERY" { return try parseSubquery() }
+            if tokens[i].upper == "SELF" {
                 advance()
                 return .keyPath(KeyPathExpression(components: [], position: at))
             }
-            if let k = keyword(s), k != "ANY", k != "ALL", k != "NONE", k != "SOME" {
+            if let k = peekKeyword, k != "ANY", k != "ALL", k != "NONE", k != "SOME" {
                 throw QueryError.syntax(position: at, detail: "expected a key path or a value, found keyword \(k)")
             }
             var comps = [s]
             advance()
-            while peek == .punct("."), case .ident(let n) = tokens[i + 1].0 {
+            while peek == .punct("."), case .ident(let n) = tokens[i + 1].token {
                 advance(); advance()
                 comps.append(n)
             }
@@ -362,7 +251,7 @@ struct PredicateParser {
 
     /// `.@count`, `.@sum.age` after a key path.
     private mutating func keyPathTail(_ k: KeyPathExpression) throws -> QueryExpression {
-        guard peek == .punct("."), case .aggregate(let a) = tokens[i + 1].0 else { return .keyPath(k) }
+        guard peek == .punct("."), case .aggregate(let a) = tokens[i + 1].token else { return .keyPath(k) }
         advance()
         let at = pos
         advance()
@@ -370,7 +259,7 @@ struct PredicateParser {
             throw QueryError.unsupportedOperator(position: at, detail: "\(a) (use @count, @min, @max, @sum or @avg)")
         }
         var rest: [String] = []
-        while peek == .punct("."), case .ident(let n) = tokens[i + 1].0 {
+        while peek == .punct("."), case .ident(let n) = tokens[i + 1].token {
             advance(); advance()
             rest.append(n)
         }
@@ -386,7 +275,7 @@ struct PredicateParser {
         }
         var comps = [first]
         advance()
-        while peek == .punct("."), case .ident(let n) = tokens[i + 1].0 { advance(); advance(); comps.append(n) }
+        while peek == .punct("."), case .ident(let n) = tokens[i + 1].token { advance(); advance(); comps.append(n) }
         try expect(",")
         guard case .variable(let v) = peek else {
             throw QueryError.syntax(position: pos, detail: "SUBQUERY needs a $variable second")
@@ -395,7 +284,7 @@ struct PredicateParser {
         try expect(",")
         let pred = try parseOr()
         try expect(")")
-        guard peek == .punct("."), case .aggregate("@count") = tokens[i + 1].0 else {
+        guard peek == .punct("."), case .aggregate("@count") = tokens[i + 1].token else {
             throw QueryError.syntax(position: pos, detail: "SUBQUERY(...) must be followed by .@count")
         }
         advance(); advance()
@@ -409,6 +298,15 @@ struct PredicateParser {
         }
         let a = args[argIndex]
         argIndex += 1
+        // The common arguments first: each cast below costs a search of the conformance tables.
+        switch a {
+        case let v as String: return .value(.string(v))
+        case let v as Bool: return .value(.bool(v))
+        case let v as Int: return .value(.int(Int64(v)))
+        case let v as Int64: return .value(.int(v))
+        case let v as Double: return .value(.double(v))
+        default: break
+        }
         if let arr = DynamicValue.unwrap(a) as? [Any], !(DynamicValue.unwrap(a) is [UInt8]) {
             return .values(try arr.map { try PredicateParser.value(of: $0, at) })
         }

@@ -293,11 +293,16 @@ struct QueryEvaluator {
 
     /// A predicate made ready for testing rows of one class in place: compiled where it can
     /// be, else evaluated through `matches` with the row at hand.
-    struct RowTest {
+    /// A class: as a struct, each row's test copied its optional references through a
+    /// generic value witness (about 120 instructions each).
+    final class RowTest {
         let ev: QueryEvaluator
         let c: ClassSchema
         let predicate: Predicate?
         let compiled: CompiledPredicate?
+        /// The compiled predicate's flat terms and codec, held apart so a row's test starts there.
+        let flat: RowConjunction?
+        let codec: RowCodec?
         let source: CompiledPredicate.Source
 
         init(_ ev: QueryEvaluator, _ c: ClassSchema, _ predicate: Predicate?) {
@@ -306,14 +311,16 @@ struct QueryEvaluator {
             self.predicate = predicate
             let plan = ev.t.plan(c)
             compiled = predicate.flatMap { CompiledPredicate($0, plan) }
+            flat = compiled?.flat
+            codec = compiled?.codec
             source = CompiledPredicate.Source(tx: ev.t.tx, table: plan.outOfRowTable)
         }
 
         func matches(_ k: Int64, _ row: UnsafeRawBufferPointer) throws -> Bool {
+            if let flat, let codec {
+                return try ev.t.decodeGuarded { try flat.test(row, codec, source, k) }
+            }
             if let compiled {
-                if let flat = compiled.flat {
-                    return try ev.t.decodeGuarded { try flat.test(row, compiled.codec, source, k) }
-                }
                 return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) }
             }
             guard let p = predicate else { return true }
