@@ -44,22 +44,44 @@ final class CompiledPredicate {
     let flat: RowConjunction?
 
     init?(_ p: Predicate, _ plan: ObjectTables.ClassPlan) {
-        guard let n = CompiledPredicate.node(p, plan) else { return nil }
+        guard let d = CompiledPredicate.draft(p, plan) else { return nil }
+        let n = CompiledPredicate.node(d, plan.codec)
         root = n
         codec = plan.codec
         if case .terms(let c) = n { flat = c } else { flat = nil }
     }
 
-    private static func node(_ p: Predicate, _ plan: ObjectTables.ClassPlan) -> Node? {
+    /// A `Node` before its comparisons are laid out: an AND gathers its parts' comparisons
+    /// here, so each conjunction is built once (building one per comparison and again per AND
+    /// was a twentieth of an indexed query).
+    private indirect enum Draft {
+        case constant(Bool)
+        case and([Draft])
+        case or([Draft])
+        case not(Draft)
+        case comparisons([Comparison])
+    }
+
+    private static func node(_ d: Draft, _ codec: RowCodec) -> Node {
+        switch d {
+        case .constant(let b): return .constant(b)
+        case .and(let ds): return .and(ds.map { node($0, codec) })
+        case .or(let ds): return .or(ds.map { node($0, codec) })
+        case .not(let d): return .not(node(d, codec))
+        case .comparisons(let cs): return .terms(RowConjunction(cs, codec))
+        }
+    }
+
+    private static func draft(_ p: Predicate, _ plan: ObjectTables.ClassPlan) -> Draft? {
         switch p {
         case .constant(let b): return .constant(b)
         case .and(let ps):
-            let ns = ps.compactMap { node($0, plan) }
-            return ns.count == ps.count ? conjunction(ns, plan) : nil
+            let ds = ps.compactMap { draft($0, plan) }
+            return ds.count == ps.count ? conjunction(ds) : nil
         case .or(let ps):
-            let ns = ps.compactMap { node($0, plan) }
-            return ns.count == ps.count ? .or(ns) : nil
-        case .not(let q): return node(q, plan).map { .not($0) }
+            let ds = ps.compactMap { draft($0, plan) }
+            return ds.count == ps.count ? .or(ds) : nil
+        case .not(let q): return draft(q, plan).map { .not($0) }
         case .compare(.keyPath(let k), let op, .value(let v), let opts, .implicit)
         where k.variable == nil && k.components.count == 1:
             guard let prop = plan.byName[k.components[0]], !prop.list, prop.kind != .linkingObjects else { return nil }
@@ -78,31 +100,31 @@ final class CompiledPredicate {
             let c = Comparison(
                 pid: prop.pid, absent: ObjectTables.defaultValue(prop), op: op, value: v, options: opts, utf8: utf8,
                 kind: kind)
-            return .terms(RowConjunction([c], plan.codec))
+            return .comparisons([c])
         case .between(.keyPath(let k), .value(let lo), .value(let hi), .implicit):
-            guard let a = node(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
-                let b = node(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan)
+            guard let a = draft(.compare(.keyPath(k), .greaterOrEqual, .value(lo), [], .implicit), plan),
+                let b = draft(.compare(.keyPath(k), .lessOrEqual, .value(hi), [], .implicit), plan)
             else { return nil }
-            return conjunction([a, b], plan)
+            return conjunction([a, b])
         case .in(.keyPath(let k), .values(let vs), .implicit):
-            let ns = vs.compactMap { node(.compare(.keyPath(k), .equal, .value($0), [], .implicit), plan) }
-            return ns.count == vs.count ? .or(ns) : nil
+            let ds = vs.compactMap { draft(.compare(.keyPath(k), .equal, .value($0), [], .implicit), plan) }
+            return ds.count == vs.count ? .or(ds) : nil
         default:
             return nil
         }
     }
 
     /// An AND: one set of flat terms when every part is comparisons (or `TRUEPREDICATE`).
-    private static func conjunction(_ ns: [Node], _ plan: ObjectTables.ClassPlan) -> Node {
+    private static func conjunction(_ ds: [Draft]) -> Draft {
         var comparisons: [Comparison] = []
-        for n in ns {
-            switch n {
+        for d in ds {
+            switch d {
             case .constant(true): continue
-            case .terms(let c): comparisons += c.comparisons
-            default: return .and(ns)
+            case .comparisons(let cs): comparisons += cs
+            default: return .and(ds)
             }
         }
-        return .terms(RowConjunction(comparisons, plan.codec))
+        return .comparisons(comparisons)
     }
 
     /// Whether the row of object `key` matches; values kept out of the row come from `source`

@@ -22,9 +22,11 @@ struct ResultOrder {
     }
 
     /// Whether a row whose first sort value is `first`, seen after `last`, sorts after it on
-    /// the first key alone (so it cannot enter a full top k).
+    /// the first key alone (so it cannot enter a full top k). With one key, a tie does: the
+    /// row seen first goes first.
     func afterOnFirstKey(_ first: ObjectValue, _ last: Ranked) -> Bool {
         let o = ObjectValue.order(first, last.first)
+        if o == 0 { return sorts.count == 1 }
         return sorts[0].ascending ? o > 0 : o < 0
     }
 

@@ -56,7 +56,7 @@ final class RowConjunction {
     /// property is read on its bytes. An out-of-row string is 64 bytes or more, longer than any
     /// needle's, and a null has serial 0, so neither can equal the constant.
     let needle: UnsafeMutableBufferPointer<UInt8>?
-    /// The comparisons, one per term: the slow path's operands, and what an AND merges.
+    /// The comparisons, one per term: the slow path's operands.
     let comparisons: [CompiledPredicate.Comparison]
 
     init(_ given: [CompiledPredicate.Comparison], _ codec: RowCodec) {

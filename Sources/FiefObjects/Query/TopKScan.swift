@@ -10,6 +10,8 @@ struct TopKScan {
     let column: PropertyAccess?
     let ascending: Bool
     private var worst: Int64?
+    /// One sort key: a row tying with the last kept one loses to it, as it comes later.
+    private let tiesLose: Bool
     /// Rows offered so far: the tie-break of rows equal on every sort key.
     private var seen = 0
 
@@ -17,13 +19,16 @@ struct TopKScan {
         self.top = top
         self.column = column
         self.ascending = ascending
+        tiesLose = top.order.sorts.count == 1
     }
 
     /// Offers the row of object `k`: the integer test here, inlined, and the rest through
     /// `consider` (a call per row retained the sort keys).
     @inline(__always)
     mutating func offer(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
-        if let column, let w = worst, let x = column.storedInt(row, key: k), ascending ? x > w : x < w {
+        if let column, let w = worst, let x = column.storedInt(row, key: k),
+            (ascending ? x > w : x < w) || (x == w && tiesLose)
+        {
             seen += 1
             return
         }
