@@ -421,8 +421,9 @@ struct QueryEvaluator {
                 .map { PropertyAccess($0, plan: keys.plan) }
             var scan = TopKScan(top: top, column: column, ascending: ascending)
             let test = RowTest(self, c, predicate)
-            if column != nil, predicate == nil || test.compiled?.flat != nil, !t.plan(c).legacyRows {
-                let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source
+            if let column, predicate == nil || test.flat != nil, !t.plan(c).legacyRows {
+                if t.tx.lendsStableBytes { return try bestFirst(c, top, column, ascending, keys, test) }
+                let flat = test.flat, codec = test.codec, source = test.source
                 try t.clusters(c) { number, v in
                     try scan.take(v, number: number, keys, flat, codec, source)
                     return true
@@ -441,6 +442,20 @@ struct QueryEvaluator {
             return true
         }
         return keys.order.sorted(rows, limit: nil)
+    }
+
+    /// A top k over the clusters best first (`BestFirstClusters`), until one cannot beat the
+    /// last kept row, nor then can any after it: the best rows fill the top k first, and most
+    /// clusters are never read past their summary.
+    private func bestFirst(
+        _ c: ClassSchema, _ top: TopK, _ column: PropertyAccess, _ ascending: Bool, _ keys: SortKeys, _ test: RowTest
+    ) throws -> [Int64] {
+        var clusters = try BestFirstClusters(t, c, pid: column.property.pid, ascending: ascending)
+        var scan = TopKScan(top: top, column: column, ascending: ascending, byKey: true)
+        while let (number, v) = clusters.next(), !scan.passes(over: v, number: number) {
+            try scan.take(v, number: number, keys, test.flat, test.codec, test.source)
+        }
+        return scan.top.keys
     }
 
     /// The matching keys in key order, up to `limit`, handing each row to `row`.

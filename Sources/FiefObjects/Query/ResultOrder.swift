@@ -14,6 +14,8 @@ struct ResultOrder {
     let sorts: [SortDescriptor]
 
     func before(_ a: Ranked, _ b: Ranked) -> Bool {
+        // Two integers that differ decide it at once, without copying either value out.
+        if case .int(let x) = a.first, case .int(let y) = b.first, x != y { return sorts[0].ascending ? x < y : x > y }
         for (j, s) in sorts.enumerated() {
             let o = ObjectValue.order(a.value(j), b.value(j))
             if o != 0 { return s.ascending ? o < 0 : o > 0 }
@@ -21,12 +23,12 @@ struct ResultOrder {
         return a.index < b.index
     }
 
-    /// Whether a row whose first sort value is `first`, seen after `last`, sorts after it on
-    /// the first key alone (so it cannot enter a full top k). With one key, a tie does: the
-    /// row seen first goes first.
-    func afterOnFirstKey(_ first: ObjectValue, _ last: Ranked) -> Bool {
+    /// Whether a row whose first sort value is `first` and whose place is `index` sorts after
+    /// `last` on what is known before its other keys are read (so it cannot enter a full top
+    /// k). With one key, a tie goes to the lower place.
+    func after(first: ObjectValue, index: Int, _ last: Ranked) -> Bool {
         let o = ObjectValue.order(first, last.first)
-        if o == 0 { return sorts.count == 1 }
+        if o == 0 { return sorts.count == 1 && index > last.index }
         return sorts[0].ascending ? o > 0 : o < 0
     }
 
@@ -55,12 +57,11 @@ struct TopK {
         best.reserveCapacity(self.limit + 1)
     }
 
-    /// False when a row with this first sort value, coming after every row offered so far,
-    /// cannot be among the best.
-    func mightTake(first: ObjectValue) -> Bool {
+    /// False when a row with this first sort value and place cannot be among the best.
+    func mightTake(first: ObjectValue, index: Int) -> Bool {
         guard limit > 0 else { return false }
         guard best.count == limit, let last = best.last else { return true }
-        return !order.afterOnFirstKey(first, last)
+        return !order.after(first: first, index: index, last)
     }
 
     mutating func offer(_ r: Ranked) {
@@ -77,6 +78,6 @@ struct TopK {
 
     var keys: [Int64] { best.map(\.key) }
 
-    /// The first sort value of the last row kept, once `limit` rows are kept.
-    var worstFirst: ObjectValue? { best.count == limit ? best.last?.first : nil }
+    /// The last row kept, once `limit` rows are kept.
+    var worst: Ranked? { best.count == limit ? best.last : nil }
 }

@@ -5,20 +5,26 @@
 /// here, not unwrapped from an `ObjectValue` per row. A row it cannot read (a null, damage)
 /// takes the full path. A cluster whose bounds cannot beat the last kept row is passed over
 /// whole.
+///
+/// A row's place, which breaks ties, is its rank in the scan, or (`byKey`, for clusters
+/// visited best first) its object key: the same order, as a scan goes in key order.
 struct TopKScan {
     private(set) var top: TopK
     let column: PropertyAccess?
     let ascending: Bool
-    private var worst: Int64?
-    /// One sort key: a row tying with the last kept one loses to it, as it comes later.
+    let byKey: Bool
+    /// The last kept row's integer and place, once the top k is full.
+    private var worst: (value: Int64, index: Int)?
+    /// One sort key: a row tying with the last kept one loses to it when its place is later.
     private let tiesLose: Bool
-    /// Rows offered so far: the tie-break of rows equal on every sort key.
+    /// Rows offered so far: the place of the next one, unless `byKey`.
     private var seen = 0
 
-    init(top: TopK, column: PropertyAccess?, ascending: Bool) {
+    init(top: TopK, column: PropertyAccess?, ascending: Bool, byKey: Bool = false) {
         self.top = top
         self.column = column
         self.ascending = ascending
+        self.byKey = byKey
         tiesLose = top.order.sorts.count == 1
     }
 
@@ -26,36 +32,40 @@ struct TopKScan {
     /// `consider` (a call per row retained the sort keys).
     @inline(__always)
     mutating func offer(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
+        let index = byKey ? Int(k) : seen
+        seen += 1
         if let column, let w = worst, let x = column.storedInt(row, key: k),
-            (ascending ? x > w : x < w) || (x == w && tiesLose)
+            (ascending ? x > w.value : x < w.value) || (x == w.value && tiesLose && index > w.index)
         {
-            seen += 1
             return
         }
-        try consider(k, row, keys)
+        try consider(k, index, row, keys)
     }
 
     /// Offers the row of object `k`, read in full when it might enter the top k.
-    private mutating func consider(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys)
-        throws
-    {
-        defer { seen += 1 }
+    private mutating func consider(
+        _ k: Int64, _ index: Int, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys
+    ) throws {
         let first = try keys.value(0, k, row: row)
-        if top.mightTake(first: first) {
-            top.offer(try keys.ranked(seen, k, row: row, first: first))
-            if column != nil, case .int(let w)? = top.worstFirst { worst = w } else { worst = nil }
+        if top.mightTake(first: first, index: index) {
+            top.offer(try keys.ranked(index, k, row: row, first: first))
+            if column != nil, let last = top.worst, case .int(let w) = last.first {
+                worst = (w, last.index)
+            } else {
+                worst = nil
+            }
         }
     }
 
-    /// Whether no row of `v` can enter the full top k, by the bounds the cluster keeps for the
-    /// sort column (`ClusterSummary`): every value sorts after the last kept one, or (one sort
-    /// key) ties with it, and a tie goes to the row seen first.
+    /// Whether no row of cluster `number` can enter the full top k, by the bounds the cluster
+    /// keeps for the sort column (`ClusterSummary`): every value sorts after the last kept
+    /// one, or (one sort key) ties with it from a later place.
     @inline(__always)
-    private func passes(over v: ClusterView, _ keys: QueryEvaluator.SortKeys) -> Bool {
+    func passes(over v: ClusterView, number: Int64) -> Bool {
         guard let column, let w = worst, let b = v.bounds(of: column.property.pid) else { return false }
         let edge = ascending ? b.least : b.greatest
-        if edge == w { return keys.order.sorts.count == 1 }
-        return ascending ? edge > w : edge < w
+        if edge == w.value { return tiesLose && (byKey ? Int(number << v.shift) : seen) > w.index }
+        return ascending ? edge > w.value : edge < w.value
     }
 
     /// Offers every row of cluster `number` that `flat` matches (every row without one), in
@@ -65,7 +75,7 @@ struct TopKScan {
         _ v: ClusterView, number: Int64, _ keys: QueryEvaluator.SortKeys, _ flat: RowConjunction?,
         _ codec: RowCodec?, _ src: CompiledPredicate.Source
     ) throws {
-        if passes(over: v, keys) {
+        if passes(over: v, number: number) {
             seen += v.count
             return
         }
