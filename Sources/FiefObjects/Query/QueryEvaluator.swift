@@ -388,7 +388,7 @@ struct QueryEvaluator {
                     rows = found
                     return k
                 }
-                return try scanOrdered(c, predicate, keys, limit)
+                return try scanOrdered(c, predicate, keys, limit, rows: &rows)
             }
         case .list(let owner, let key, let prop):
             let oc = try t.cls(owner)
@@ -410,9 +410,10 @@ struct QueryEvaluator {
 
     /// The matching keys of a class in result order, from one scan: unsorted, it stops at the
     /// limit; with a limit, only rows that can enter the top k have their sort values read.
-    private func scanOrdered(_ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?) throws
-        -> [Int64]
-    {
+    private func scanOrdered(
+        _ c: ClassSchema, _ predicate: Predicate?, _ keys: SortKeys, _ limit: Int?,
+        rows: inout [UnsafeRawBufferPointer]?
+    ) throws -> [Int64] {
         if keys.isEmpty { return try scanUnsorted(c, predicate, limit) { _ in } }
         if let limit {
             let top = TopK(order: keys.order, limit: limit)
@@ -422,7 +423,11 @@ struct QueryEvaluator {
             var scan = TopKScan(top: top, column: column, ascending: ascending)
             let test = RowTest(self, c, predicate)
             if let column, predicate == nil || test.flat != nil, !t.plan(c).legacyRows {
-                if t.tx.lendsStableBytes { return try bestFirst(c, top, column, ascending, keys, test) }
+                if t.tx.lendsStableBytes {
+                    let best = try bestFirst(c, top, column, ascending, keys, test)
+                    rows = best.rows
+                    return best.keys
+                }
                 let flat = test.flat, codec = test.codec, source = test.source
                 try t.clusters(c) { number, v in
                     try scan.take(v, number: number, keys, flat, codec, source)
@@ -449,13 +454,13 @@ struct QueryEvaluator {
     /// clusters are never read past their summary.
     private func bestFirst(
         _ c: ClassSchema, _ top: TopK, _ column: PropertyAccess, _ ascending: Bool, _ keys: SortKeys, _ test: RowTest
-    ) throws -> [Int64] {
+    ) throws -> TopK {
         var clusters = try BestFirstClusters(t, c, pid: column.property.pid, ascending: ascending)
         var scan = TopKScan(top: top, column: column, ascending: ascending, byKey: true)
         while let (number, v) = clusters.next(), !scan.passes(over: v, number: number) {
             try scan.take(v, number: number, keys, test.flat, test.codec, test.source)
         }
-        return scan.top.keys
+        return scan.top
     }
 
     /// The matching keys in key order, up to `limit`, handing each row to `row`.

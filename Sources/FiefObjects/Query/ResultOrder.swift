@@ -5,6 +5,8 @@ struct Ranked {
     let key: Int64
     let first: ObjectValue
     let rest: [ObjectValue]
+    /// The object's row, when the scan lends stable bytes (for accessors that need no descent).
+    var row: UnsafeRawBufferPointer? = nil
 
     func value(_ j: Int) -> ObjectValue { j == 0 ? first : rest[j - 1] }
 }
@@ -77,6 +79,16 @@ struct TopK {
     }
 
     var keys: [Int64] { best.map(\.key) }
+    /// The rows of `keys`, when every kept row came with one.
+    var rows: [UnsafeRawBufferPointer]? {
+        var out: [UnsafeRawBufferPointer] = []
+        out.reserveCapacity(best.count)
+        for r in best {
+            guard let row = r.row else { return nil }
+            out.append(row)
+        }
+        return out
+    }
 
     /// The last row kept, once `limit` rows are kept.
     var worst: Ranked? { best.count == limit ? best.last : nil }

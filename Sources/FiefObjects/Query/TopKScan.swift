@@ -34,21 +34,25 @@ struct TopKScan {
     mutating func offer(_ k: Int64, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys) throws {
         let index = byKey ? Int(k) : seen
         seen += 1
-        if let column, let w = worst, let x = column.storedInt(row, key: k),
+        let x = column?.storedInt(row, key: k)
+        if let x, let w = worst,
             (ascending ? x > w.value : x < w.value) || (x == w.value && tiesLose && index > w.index)
         {
             return
         }
-        try consider(k, index, row, keys)
+        try consider(k, index, row, keys, stored: x)
     }
 
-    /// Offers the row of object `k`, read in full when it might enter the top k.
+    /// Offers the row of object `k`, read in full when it might enter the top k; `stored` is
+    /// its integer on the sort column when the row gave it (then the first sort value).
     private mutating func consider(
-        _ k: Int64, _ index: Int, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys
+        _ k: Int64, _ index: Int, _ row: UnsafeRawBufferPointer, _ keys: QueryEvaluator.SortKeys, stored: Int64?
     ) throws {
-        let first = try keys.value(0, k, row: row)
+        let first = try stored.map { ObjectValue.int($0) } ?? keys.value(0, k, row: row)
         if top.mightTake(first: first, index: index) {
-            top.offer(try keys.ranked(index, k, row: row, first: first))
+            var r = try keys.ranked(index, k, row: row, first: first)
+            if byKey { r.row = row }
+            top.offer(r)
             if column != nil, let last = top.worst, case .int(let w) = last.first {
                 worst = (w, last.index)
             } else {
