@@ -55,10 +55,8 @@ final class DatabaseFile {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let n = pread(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError("read")
+            let n = try retryingInterrupts("read") {
+                pread(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
             if n == 0 { break }
             done += n
@@ -69,12 +67,10 @@ final class DatabaseFile {
     func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
         var done = 0
         while done < buffer.count {
-            let n = pwrite(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError("write")
+            let n = try retryingInterrupts("write") {
+                pwrite(fd.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
-            if n == 0 { throw EngineError.io(path: path, operation: "write", errno: EIO) }
+            if n == 0 { throw wroteNothing }
             done += BrokenVariant.on(.ignoreShortWrite) ? buffer.count - done : n
         }
     }
@@ -90,14 +86,12 @@ final class DatabaseFile {
         var first = 0
         var position = off_t(offset)
         while first < iov.count {
-            let n = iov.withUnsafeBufferPointer { v in
-                pwritev(fd.rawValue, v.baseAddress! + first, Int32(v.count - first), position)
+            let n = try retryingInterrupts("write") {
+                iov.withUnsafeBufferPointer { v in
+                    pwritev(fd.rawValue, v.baseAddress! + first, Int32(v.count - first), position)
+                }
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError("write")
-            }
-            if n == 0 { throw EngineError.io(path: path, operation: "write", errno: EIO) }
+            if n == 0 { throw wroteNothing }
             var left = BrokenVariant.on(.ignoreShortWrite) ? iov[first...].reduce(0) { $0 + $1.iov_len } : n
             position += off_t(left)
             while first < iov.count && left >= iov[first].iov_len {
@@ -123,18 +117,25 @@ final class DatabaseFile {
 
     /// fdatasync: flushes data and the file size, which is all a commit needs.
     func sync() throws {
-        while fdatasync(fd.rawValue) != 0 {
-            if errno == EINTR { continue }
-            throw ioError("fdatasync")
-        }
+        _ = try retryingInterrupts("fdatasync") { Int(fdatasync(fd.rawValue)) }
     }
 
     func fullSync() throws {
-        while fsync(fd.rawValue) != 0 {
-            if errno == EINTR { continue }
-            throw ioError("fsync")
+        _ = try retryingInterrupts("fsync") { Int(fsync(fd.rawValue)) }
+    }
+
+    /// `call`'s result (a read, write or sync that returns -1 and sets errno when it fails),
+    /// called again for as long as a signal interrupts it.
+    @inline(__always) private func retryingInterrupts(_ op: String, _ call: () -> Int) throws -> Int {
+        while true {
+            let n = call()
+            if n >= 0 { return n }
+            if errno != EINTR { throw ioError(op) }
         }
     }
+
+    /// A write that took none of a non-empty buffer: an I/O error, rather than a loop retrying forever.
+    private var wroteNothing: EngineError { .io(path: path, operation: "write", errno: EIO) }
 
     func ioError(_ op: String) -> EngineError {
         let e = errno

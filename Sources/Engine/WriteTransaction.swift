@@ -77,13 +77,18 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    package override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
+    /// The limits `put` and `append` both hold a new entry to.
+    @inline(__always) private static func checkSizes(key: UnsafeRawBufferPointer, value: [UInt8]) throws {
         guard key.count <= Layout.maxKeySize else {
             throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize)
         }
         guard value.count <= Layout.maxValueSize else {
             throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize)
         }
+    }
+
+    package override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
+        try WriteTransaction.checkSizes(key: key, value: value)
         try guarded {
             let s = try state(table)
             descents &+= 1
@@ -99,12 +104,7 @@ public final class WriteTransaction: Transaction {
     /// down, and a full leaf splits at its end, so a load in key order leaves its leaves full.
     /// Throws `keyOutOfOrder` unless `key` is above the table's last key.
     package func append(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
-        guard key.count <= Layout.maxKeySize else {
-            throw EngineError.keyTooLarge(size: key.count, max: Layout.maxKeySize)
-        }
-        guard value.count <= Layout.maxValueSize else {
-            throw EngineError.valueTooLarge(size: value.count, max: Layout.maxValueSize)
-        }
+        try WriteTransaction.checkSizes(key: key, value: value)
         try guarded {
             let s = try state(table)
             descents &+= 1
