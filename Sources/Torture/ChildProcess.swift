@@ -93,6 +93,13 @@ public final class ChildProcess {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// Waits, at most 10 s and only while the child runs, for the file it makes once it is
+    /// ready (a child that died or hangs is judged by what follows, not here).
+    public func awaitFile(_ path: String, pollMicros: UInt32) {
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: path) && Date() < deadline && isRunning { usleep(pollMicros) }
+    }
+
     /// Waits at most `timeoutSeconds`; past that the child is SIGKILLed and nil returned.
     public func wait(timeoutSeconds: Double) -> Ending? {
         let deadline = Date().addingTimeInterval(timeoutSeconds)

@@ -38,6 +38,13 @@ public struct CrashCycle {
         if workload.schedule != nil { schedulePath = dbPath + ".schedule.json" }
     }
 
+    /// A cycle whose writer can start at once: its schedule, if it has one, already written.
+    static func scheduled(dbPath: String, oraclePath: String, workload: CommitWorkload) throws -> CrashCycle {
+        let cycle = CrashCycle(dbPath: dbPath, oraclePath: oraclePath, workload: workload)
+        try cycle.writeSchedule()
+        return cycle
+    }
+
     /// Writes the explicit commits the writer process is to make (none for a seeded workload).
     public func writeSchedule() throws {
         guard let schedulePath, let schedule = workload.schedule else { return }

@@ -100,8 +100,7 @@ public struct FileOperationsScenario: Scenario {
         _ db: String, _ oracle: String, _ workload: CommitWorkload, upTo maxCommit: UInt64,
         _ environment: [String: String], log: String
     ) throws -> Violation? {
-        let w = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
-        try w.writeSchedule()
+        let w = try CrashCycle.scheduled(dbPath: db, oraclePath: oracle, workload: workload)
         let child = try ChildProcess(
             w.writer(maxCommit: maxCommit), environment: environment, output: log, label: "writer")
         let ending = child.wait()

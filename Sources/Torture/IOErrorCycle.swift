@@ -1,3 +1,4 @@
+import SeededRandomness
 import TortureSchema
 
 /// The cycle both `io-errors` scenarios run, Fief's and any target's, on a FaultFS mount:
@@ -24,6 +25,18 @@ protocol IOErrorCycle {
 }
 
 extension IOErrorCycle {
+    /// Cycle `index` of an `io-errors` scenario: its fault taken in turn from `faults`, and the
+    /// cycle `make` builds around it on a fresh FaultFS mount, with a generator from `seed`.
+    static func run(
+        _ scenario: String, cycle index: Int, faults: [String], seed: UInt64, dir: String, context: ScenarioContext,
+        make: (_ fault: String, _ fs: FaultFSMount, _ rng: SeededRandom) -> Self
+    ) throws -> CycleOutcome {
+        let fault = faults[index % faults.count]
+        if let missing = FaultFSMount.missingOutcome(scenario, mode: fault, cycle: index) { return missing }
+        var cycle = make(fault, FaultFSMount.forCycle(dir, seed: seed, context: context), SeededRandom(seed: seed))
+        return try cycle.run()
+    }
+
     mutating func run() throws -> CycleOutcome {
         try fs.mount()
         defer { fs.unmount() }

@@ -20,12 +20,13 @@ public struct IOErrorScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        let fault = IOErrorScenario.faults[index % IOErrorScenario.faults.count]
-        if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
-        var cycle = FiefIOErrorCycle(
-            fault: fault, index: index, seed: seed, dir: dir, environment: context.writerEnvironment,
-            fs: FaultFSMount.forCycle(dir, seed: seed, context: context), rng: SeededRandom(seed: seed))
-        return try cycle.run()
+        try FiefIOErrorCycle.run(
+            name, cycle: index, faults: IOErrorScenario.faults, seed: seed, dir: dir, context: context
+        ) { fault, fs, rng in
+            FiefIOErrorCycle(
+                fault: fault, index: index, seed: seed, dir: dir, environment: context.writerEnvironment,
+                fs: fs, rng: rng)
+        }
     }
 }
 
@@ -86,10 +87,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
             let ready = dir + "/holder.ready"
             holder = try ChildProcess(
                 .holdSnapshot(db: db, ready: ready, seconds: 60), output: dir + "/holder.out", label: "snapshot holder")
-            let deadline = Date().addingTimeInterval(10)
-            while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && holder!.isRunning {
-                usleep(10_000)
-            }
+            holder!.awaitFile(ready, pollMicros: 10_000)
         }
         let faulted = try writers.start(upTo: warm + 200, "fault").wait()
         if let holder {

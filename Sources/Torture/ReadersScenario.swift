@@ -65,9 +65,8 @@ public struct ReadersScenario: Scenario {
         -> CycleOutcome
     {
         var outcome = CycleOutcome()
-        let db = dir + "/readers.fief", oracle = dir + "/oracle.log"
-        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
-        try cycle.writeSchedule()
+        let cycle = try CrashCycle.scheduled(
+            dbPath: dir + "/readers.fief", oraclePath: dir + "/oracle.log", workload: workload)
         var committed: UInt64 = 0
         var violations: [Violation] = []
         let writers = TaggedWriters(cycle: cycle, dir: dir, environment: environment)
@@ -84,16 +83,13 @@ public struct ReadersScenario: Scenario {
         for (r, reader) in plan.readers.enumerated() {
             let ready = "\(dir)/reader-\(r).ready"
             let child = try ChildProcess(
-                .holdSnapshot(db: db, ready: ready, seconds: 60),
+                .holdSnapshot(db: cycle.dbPath, ready: ready, seconds: 60),
                 output: "\(dir)/reader-\(r).out", label: "reader")
             if reader.whileOpening {
                 usleep(reader.delayMicros)
                 moments.append("opening or pinning")
             } else {
-                let deadline = Date().addingTimeInterval(10)
-                while !FileManager.default.fileExists(atPath: ready) && Date() < deadline && child.isRunning {
-                    usleep(2_000)
-                }
+                child.awaitFile(ready, pollMicros: 2_000)
                 usleep(reader.delayMicros)
                 moments.append("holding its snapshot")
             }
@@ -103,17 +99,17 @@ public struct ReadersScenario: Scenario {
         }
         outcome.crashPoints.formUnion(moments.map { "reader-killed-\($0.replacingOccurrences(of: " ", with: "-"))" })
         try commit(plan.after, "after")
-        let before = fileSize(db)
+        let before = fileSize(cycle.dbPath)
         try commit(plan.measured, "measured")
-        let grown = fileSize(db) &- before
-        if fileSize(db) > before && grown > ReadersScenario.slackPages * 4096 {
+        let grown = fileSize(cycle.dbPath) &- before
+        if fileSize(cycle.dbPath) > before && grown > ReadersScenario.slackPages * 4096 {
             violations.append(
                 .harness(
                     "after \(plan.readers.count) readers died (\(moments.joined(separator: ", "))), "
                         + "\(plan.measured) commits grew the file by \(grown / 4096) pages "
                         + "(allowed \(ReadersScenario.slackPages)): their pins still hold pages"))
         }
-        violations += RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload).violations
+        violations += cycle.verify().violations
         outcome.events.append(
             CycleEvent(
                 "reader-deaths", violations,
@@ -138,18 +134,16 @@ public struct ReadersScenario: Scenario {
         -> CycleOutcome
     {
         var outcome = CycleOutcome()
-        let db = dir + "/churn.fief", oracle = dir + "/oracle.log"
-        let cycle = CrashCycle(dbPath: db, oraclePath: oracle, workload: workload)
-        try cycle.writeSchedule()
+        let cycle = try CrashCycle.scheduled(
+            dbPath: dir + "/churn.fief", oraclePath: dir + "/oracle.log", workload: workload)
         let writer = try ChildProcess(
             cycle.writer(maxCommit: UInt64.max / 2, durability: .none),
             environment: environment, output: dir + "/writer.out", label: "writer")
         // Readers start once the file exists.
-        let deadline = Date().addingTimeInterval(10)
-        while access(db, F_OK) != 0 && Date() < deadline && writer.isRunning { usleep(2_000) }
+        writer.awaitFile(cycle.dbPath, pollMicros: 2_000)
         let readers = try (0..<plan.processes).map { r in
             try ChildProcess(
-                .churnReader(db: db, seed: workload.seed, seconds: plan.seconds, threads: plan.threads),
+                .churnReader(db: cycle.dbPath, seed: workload.seed, seconds: plan.seconds, threads: plan.threads),
                 environment: environment, output: "\(dir)/reader-\(r).out", label: "reader")
         }
         var violations: [Violation] = []
@@ -166,7 +160,7 @@ public struct ReadersScenario: Scenario {
         }
         writer.kill9()
         _ = writer.wait()
-        let verdict = RecoveryCheck.verify(dbPath: db, oraclePath: oracle, workload: workload)
+        let verdict = cycle.verify()
         violations += verdict.violations
         if reads == 0 && violations.isEmpty { violations.append(.harness("the readers made no read at all")) }
         outcome.events.append(

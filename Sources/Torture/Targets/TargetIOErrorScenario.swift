@@ -18,14 +18,15 @@ public struct TargetIOErrorScenario: Scenario {
     public func plannedCycles(_ profile: TortureProfile) -> Int { 6 * profile.scale }
 
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
-        let fault = TargetIOErrorScenario.faults[index % TargetIOErrorScenario.faults.count]
-        if let missing = FaultFSMount.missingOutcome(name, mode: fault, cycle: index) { return missing }
-        var cycle = TargetIOErrorCycle(
-            fault: fault, index: index,
-            processes: TargetProcesses(
-                spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed),
-            fs: FaultFSMount.forCycle(dir, seed: seed, context: context), rng: SeededRandom(seed: seed))
-        return try cycle.run()
+        try TargetIOErrorCycle.run(
+            name, cycle: index, faults: TargetIOErrorScenario.faults, seed: seed, dir: dir, context: context
+        ) { fault, fs, rng in
+            TargetIOErrorCycle(
+                fault: fault, index: index,
+                processes: TargetProcesses(
+                    spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed),
+                fs: fs, rng: rng)
+        }
     }
 }
 
