@@ -15,6 +15,25 @@ extension Shrinker {
         }
         return false
     }
+
+    /// The least value, from `least`, that a count of the case (`key`) can be cut to and still
+    /// fail.
+    func fewest<T: BinaryInteger>(
+        _ s: Search, _ key: WritableKeyPath<TortureReplay, T>, from least: T, describe: (T) -> String,
+        _ attempt: (TortureReplay, String) -> Bool
+    ) where T.Stride: SignedInteger {
+        firstFailing(
+            s, least..<max(least, s.best[keyPath: key]), set: { $0[keyPath: key] = $1 }, describe: describe, attempt)
+    }
+
+    /// The fewest commits of a count of the case; `when` ends the description ("3 commits
+    /// before the fault").
+    func fewestCommits(
+        _ s: Search, _ key: WritableKeyPath<TortureReplay, UInt64>, from least: UInt64, _ when: String,
+        _ attempt: (TortureReplay, String) -> Bool
+    ) {
+        fewest(s, key, from: least, describe: { "\(counted($0, "commit")) \(when)" }, attempt)
+    }
 }
 
 extension Shrinker {
@@ -43,10 +62,9 @@ extension Shrinker {
             if !attempt(c, "without cut \(i + 1)") { i += 1 }
         }
         for i in s.best.cuts!.indices {
-            guard let nth = s.best.cuts![i].nth, nth > 1 else { continue }
-            firstFailing(
-                s, 1..<nth, set: { $0.cuts![i].nth = $1 },
-                describe: { "cut \(i + 1): the writer dies in its commit \($0)" }, attempt)
+            guard s.best.cuts![i].nth != nil else { continue }
+            fewest(
+                s, \.cuts![i].nth!, from: 1, describe: { "cut \(i + 1): the writer dies in its commit \($0)" }, attempt)
         }
         for i in s.best.cuts!.indices where s.best.cuts![i].mode != "drop-all" {
             var c = s.best
@@ -61,12 +79,8 @@ extension Shrinker {
     /// need a file) and after it, and a cut that drops everything unsynced if that still fails.
     func shrinkFileOperation(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fileOperation else { return }
-        firstFailing(
-            s, UInt64(1)..<max(1, plan.before), set: { $0.fileOperation!.before = $1 },
-            describe: { "\(counted($0, "commit")) before \(plan.operation)" }, attempt)
-        firstFailing(
-            s, UInt64(0)..<s.best.fileOperation!.after, set: { $0.fileOperation!.after = $1 },
-            describe: { "\(counted($0, "commit")) after \(plan.operation)" }, attempt)
+        fewestCommits(s, \.fileOperation!.before, from: 1, "before \(plan.operation)", attempt)
+        fewestCommits(s, \.fileOperation!.after, from: 0, "after \(plan.operation)", attempt)
         if let mode = s.best.fileOperation!.mode, mode != "drop-all" {
             var c = s.best
             c.fileOperation!.mode = "drop-all"
@@ -80,16 +94,12 @@ extension Shrinker {
     /// under a lying fsync, and (bit flips) the fewest rounds that still fail, by delta debugging.
     func shrinkFault(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         guard let plan = s.best.fault else { return }
-        firstFailing(
-            s, UInt64(1)..<max(1, plan.warm), set: { $0.fault!.warm = $1 },
-            describe: { "\(counted($0, "commit")) before the fault" }, attempt)
-        if plan.kind == "short-write", let nth = plan.nth, nth > 1 {
-            firstFailing(s, 1..<nth, set: { $0.fault!.nth = $1 }, describe: { "short write \($0)" }, attempt)
+        fewestCommits(s, \.fault!.warm, from: 1, "before the fault", attempt)
+        if plan.kind == "short-write", plan.nth != nil {
+            fewest(s, \.fault!.nth!, from: 1, describe: { "short write \($0)" }, attempt)
         }
-        if let lie = plan.commitsUnderLie, lie > 1 {
-            firstFailing(
-                s, UInt64(1)..<lie, set: { $0.fault!.commitsUnderLie = $1 },
-                describe: { "\(counted($0, "commit")) under the lie" }, attempt)
+        if plan.commitsUnderLie != nil {
+            fewestCommits(s, \.fault!.commitsUnderLie!, from: 1, "under the lie", attempt)
         }
         if s.best.fault?.rounds != nil {
             removeByDeltaDebugging(
@@ -102,10 +112,8 @@ extension Shrinker {
 extension Shrinker {
     /// A keystream case: fewer threads, fewer writer processes, each stopping earlier.
     func shrinkKeystream(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
-        guard let plan = s.best.keystream else { return }
-        firstFailing(
-            s, 1..<max(1, plan.threads), set: { $0.keystream!.threads = $1 },
-            describe: { counted($0, "thread") }, attempt)
+        guard s.best.keystream != nil else { return }
+        fewest(s, \.keystream!.threads, from: 1, describe: { counted($0, "thread") }, attempt)
         // Fewer processes: the last ones first (each starts where the one before stopped).
         while s.best.keystream!.stepsEndAt.count > 1, !s.outOfTime {
             var c = s.best
@@ -130,13 +138,10 @@ extension Shrinker {
 extension Shrinker {
     /// A notify case: one observer, and the last writer's commits as few as still fail.
     func shrinkWatch(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
-        guard let watch = s.best.watch else { return }
-        firstFailing(
-            s, 1..<max(1, watch.observers), set: { $0.watch!.observers = $1 },
-            describe: { counted($0, "observer") }, attempt)
-        firstFailing(
-            s, UInt64(0)..<watch.lastCommits, set: { $0.watch!.lastCommits = $1 },
-            describe: { "the last writer makes \(counted($0, "commit"))" }, attempt)
+        guard s.best.watch != nil else { return }
+        fewest(s, \.watch!.observers, from: 1, describe: { counted($0, "observer") }, attempt)
+        fewest(
+            s, \.watch!.lastCommits, from: 0, describe: { "the last writer makes \(counted($0, "commit"))" }, attempt)
     }
 }
 
@@ -145,12 +150,9 @@ extension Shrinker {
     /// fails.
     func shrinkReaders(_ s: Search, _ attempt: (TortureReplay, String) -> Bool) {
         if s.best.churn != nil {
-            firstFailing(
-                s, 1..<max(1, s.best.churn!.processes), set: { $0.churn!.processes = $1 },
-                describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
-            firstFailing(
-                s, 1..<max(1, s.best.churn!.threads), set: { $0.churn!.threads = $1 },
-                describe: { "\(counted($0, "thread")) a reader" }, attempt)
+            fewest(
+                s, \.churn!.processes, from: 1, describe: { "\($0) reader process\($0 == 1 ? "" : "es")" }, attempt)
+            fewest(s, \.churn!.threads, from: 1, describe: { "\(counted($0, "thread")) a reader" }, attempt)
             while s.best.churn!.seconds > 0.2, !s.outOfTime {
                 var c = s.best
                 c.churn!.seconds = (c.churn!.seconds * 50).rounded() / 100
