@@ -93,12 +93,7 @@ struct DBStat: ParsableCommand {
                 if let h = try? Recovery.inspectHeader(path: file.path) {
                     print("file        \(file.path) (\(h.fileSize) bytes), does not open")
                     print("select byte \(h.selectByte)")
-                    for slot in h.slots {
-                        print(
-                            "slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  "
-                                + "\(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")"
-                        )
-                    }
+                    printSlots(h.slots)
                 }
                 throw e
             }
@@ -110,12 +105,7 @@ struct DBStat: ParsableCommand {
             print("file        \(file.path)")
             print("version     \(s.version)")
             print("select bit  \(s.select)")
-            for slot in s.slots {
-                print(
-                    "slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  "
-                        + "\(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")"
-                )
-            }
+            printSlots(s.slots)
             print("file size   \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) in use by the file)")
             print("in use      \(s.bytesInUse) bytes")
             print("free        \(s.bytesFree) bytes")
@@ -133,6 +123,16 @@ struct DBStat: ParsableCommand {
                         + "\(p.overflowPages) overflow), depth \(p.depth), leaves \(leafFill)% full\(perEntry)"
                 )
             }
+        }
+    }
+
+    /// One line a top slot, as the header and the opened file both describe it.
+    func printSlots(_ slots: [SlotInfo]) {
+        for slot in slots {
+            print(
+                "slot \(slot.index)      ref \(slot.ref)  version \(slot.version)  "
+                    + "\(slot.valid ? "valid" : "INVALID")\(slot.selected ? "  (selected)" : "")"
+            )
         }
     }
 }

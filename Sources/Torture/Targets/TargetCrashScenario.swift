@@ -10,7 +10,6 @@ import TortureSchema
 /// shows torn states here.
 public struct TargetCrashScenario: Scenario {
     public var name: String { "crash-points" }
-    static let eventsPerCycle = 3
     public init() {}
 
     public func plannedCycles(_ profile: TortureProfile) -> Int { 20 * profile.scale }
@@ -22,7 +21,7 @@ public struct TargetCrashScenario: Scenario {
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         let p = TargetProcesses(spec: context.options.target, storeDirectory: store, scratch: dir, seed: seed)
         try p.setUp()
-        for e in 0..<TargetCrashScenario.eventsPerCycle {
+        for e in 0..<CrashPointsScenario.eventsPerCycle {
             let delay = UInt32.random(in: 30_000...400_000, using: &rng)
             let writer = try p.writer(maxCommit: UInt64.max / 2, tag: "\(e)")
             usleep(delay)
