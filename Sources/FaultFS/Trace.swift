@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// One line of the JSON-lines trace: every injected fault, power cut and (when asked) every

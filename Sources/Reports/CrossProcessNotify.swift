@@ -2,9 +2,6 @@ import Engine
 import FiefObjects
 import Foundation
 import TortureSchema
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// obj.notify.cross-process: how long after one process's durable commit is acknowledged
 /// another process's observer is handed the change set. The observer is a child

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// Progress of a long run: a line redrawn in place on a terminal, plain lines (at most every

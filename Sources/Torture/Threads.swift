@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// Plain threads that can be joined: workloads want real OS threads, not a task pool.

@@ -2,9 +2,6 @@ import ArgumentParser
 import FaultFS
 import Foundation
 import ProcFS
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 extension PersistenceModel: ExpressibleByArgument {}
 

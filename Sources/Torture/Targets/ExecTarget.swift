@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// Any program as a target: it is started with `/bin/sh -c "exec COMMAND"` and speaks JSON

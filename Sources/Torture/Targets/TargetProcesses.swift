@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// The processes of a generic scenario on one store directory: the set-up, writers that can be
