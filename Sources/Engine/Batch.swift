@@ -104,18 +104,10 @@ final class BatchCall {
     var left = false
     /// Signalled when `outcome` or `leads` is set: each caller sleeps on its own condition, so
     /// a commit wakes the threads it answers and the next leader, not every waiting thread.
-    let wake: UnsafeMutablePointer<pthread_cond_t>
+    let wake = Condition()
 
     init(_ body: @escaping (WriteTransaction) throws -> Void) {
         self.body = body
-        wake = .allocate(capacity: 1)
-        wake.initialize(to: pthread_cond_t())
-        pthread_cond_init(wake, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(wake)
-        wake.deallocate()
     }
 }
 
@@ -123,52 +115,28 @@ final class BatchCall {
 /// The role passes from leader to leader as in LevelDB's writer queue: when a commit ends,
 /// the oldest waiting call's thread leads the next one.
 final class BatchQueue: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = Lock()
     /// For `batch-early-ack` only: a caller has left.
-    private let left: UnsafeMutablePointer<pthread_cond_t>
+    private let left = Condition()
     private var waiting: [BatchCall] = []
     private var leading = false
     /// At most this many calls share a transaction, so one commit stays a bounded amount of work.
     static let maxCalls = 1000
 
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        left = .allocate(capacity: 1)
-        left.initialize(to: pthread_cond_t())
-        pthread_cond_init(left, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(left)
-        pthread_mutex_destroy(mutex)
-        left.deallocate()
-        mutex.deallocate()
-    }
-
     /// Calls queued behind the one being led (for tests that need every caller in line).
-    var waitingCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return waiting.count
-    }
+    var waitingCount: Int { lock.withLock { waiting.count } }
 
     /// A call's thread is leading a combined transaction (for tests that need a known leader).
-    var isLeading: Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return leading
-    }
+    var isLeading: Bool { lock.withLock { leading } }
 
     /// Queues `call` and returns its outcome: led by this thread, or by the thread whose call
     /// was oldest in the queue when the previous combined transaction ended.
     func submit(_ call: BatchCall, to db: Database) -> BatchCall.Outcome {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         waiting.append(call)
         if leading {
-            while call.outcome == nil && !call.leads { pthread_cond_wait(call.wake, mutex) }
+            while call.outcome == nil && !call.leads { call.wake.wait(lock) }
         } else {
             leading = true
             call.leads = true
@@ -177,38 +145,38 @@ final class BatchQueue: @unchecked Sendable {
         while call.outcome == nil {
             let group = Array(waiting.prefix(BatchQueue.maxCalls))
             waiting.removeFirst(group.count)
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
             let outcomes = db.commitGroup(group)
-            pthread_mutex_lock(mutex)
+            lock.lock()
             for (c, o) in zip(group, outcomes) where c.outcome == nil { answer(c, o) }
         }
         if call.leads {
             if let next = waiting.first {
                 next.leads = true
-                pthread_cond_signal(next.wake)
+                next.wake.signal()
             } else {
                 leading = false
             }
         }
         if BrokenVariant.on(.batchEarlyAck) {
             call.left = true
-            pthread_cond_broadcast(left)
+            left.broadcast()
         }
         return call.outcome!
     }
 
-    /// Under `mutex`.
+    /// Under `lock`.
     private func answer(_ call: BatchCall, _ outcome: BatchCall.Outcome) {
         call.outcome = outcome
         call.body = nil
-        pthread_cond_signal(call.wake)
+        call.wake.signal()
     }
 
     /// `batch-early-ack`: tells the callers their calls committed before the commit is even
     /// written, and lets them go on (and log it) before it is.
     func acknowledgeEarly(_ calls: [BatchCall]) {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         for c in calls { answer(c, .committed) }
         // The leader's own call cannot leave until this commit ends; the others can.
         var deadline = timespec()
@@ -216,7 +184,7 @@ final class BatchQueue: @unchecked Sendable {
         deadline.tv_nsec += 20_000_000
         if deadline.tv_nsec >= 1_000_000_000 { deadline.tv_sec += 1; deadline.tv_nsec -= 1_000_000_000 }
         while calls.filter({ !$0.left }).count > 1 {
-            if pthread_cond_timedwait(left, mutex, &deadline) == ETIMEDOUT { break }
+            if !left.wait(lock, until: deadline) { break }
         }
     }
 }
