@@ -162,35 +162,24 @@ enum BenchMount {
 
 /// One bulk insert in a process of its own, so its peak memory is one system's alone.
 /// Started by `fief bench run`; prints one JSON line.
-struct BenchChildCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "child", abstract: "Internal: one bulk insert in its own process (started by fief bench).",
-        shouldDisplay: false)
-
+struct BenchChildCommand: RequestCommand {
+    static let commandName = "child"
+    static let abstract = "Internal: one bulk insert in its own process (started by fief bench)."
     @Option(help: "The request, as JSON.") var request: String
 
-    func run() throws {
-        try reportingErrors {
-            let report = try BulkInsertChild.run(try BulkInsertChild.Request(argument: request))
-            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
-        }
+    func perform(_ r: BulkInsertChild.Request) throws {
+        let report = try BulkInsertChild.run(r)
+        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 }
 
 /// The observer of obj.notify.cross-process, in a process of its own. Started by `fief bench
 /// run`; prints "ready", then a CLOCK_MONOTONIC timestamp per change set delivered, until its
 /// standard input closes.
-struct BenchNotifyChildCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "notify-child",
-        abstract: "Internal: the other process of obj.notify.cross-process (started by fief bench).",
-        shouldDisplay: false)
-
+struct BenchNotifyChildCommand: RequestCommand {
+    static let commandName = "notify-child"
+    static let abstract = "Internal: the other process of obj.notify.cross-process (started by fief bench)."
     @Option(help: "The request, as JSON.") var request: String
 
-    func run() throws {
-        try reportingErrors {
-            try CrossProcessNotify.observe(try CrossProcessNotify.Request(argument: request))
-        }
-    }
+    func perform(_ r: CrossProcessNotify.Request) throws { try CrossProcessNotify.observe(r) }
 }

@@ -37,13 +37,10 @@ struct FaultFSServe: ProcessRequest {
 }
 
 /// The daemon `fief faultfs mount` starts. Not for direct use.
-struct FaultFSServeCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "(internal) Serve one FaultFS mount (started by fief faultfs mount).",
-        shouldDisplay: false)
+struct FaultFSServeCommand: RequestCommand {
+    static let commandName = "serve"
+    static let abstract = "(internal) Serve one FaultFS mount (started by fief faultfs mount)."
     @Option(help: "The request: its JSON, a file holding it, or - for standard input.") var request: String
 
-    func run() throws {
-        try reportingErrors { try FaultFSServe(argument: request).run() }
-    }
+    func perform(_ r: FaultFSServe) throws { try r.run() }
 }

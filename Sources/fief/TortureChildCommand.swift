@@ -3,16 +3,13 @@ import Torture
 
 /// Every process the torture suite starts: one request (`ChildRequest`) says what it does.
 /// Not for direct use.
-struct TortureChild: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "child", abstract: "(internal) Do the work of one process a torture scenario starts.",
-        shouldDisplay: false)
+struct TortureChild: RequestCommand {
+    static let commandName = "child"
+    static let abstract = "(internal) Do the work of one process a torture scenario starts."
     @Option(help: "The request: its JSON, a file holding it, or - for standard input.") var request: String
 
-    func run() throws {
-        try reportingErrors {
-            let status = try ChildRequest(argument: request).run()
-            if status != 0 { throw ExitCode(status) }
-        }
+    func perform(_ r: ChildRequest) throws {
+        let status = r.run()
+        if status != 0 { throw ExitCode(status) }
     }
 }
