@@ -66,6 +66,9 @@ final class ObjectTables {
         /// reads of one object come in a run (a property, then its backlinks), and the run
         /// costs one descent.
         @exclusivity(unchecked) var lastRow: (key: Int64, row: UnsafeRawBufferPointer)?
+        /// The cluster found last, kept likewise: a walk from an object to its links and back
+        /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
+        @exclusivity(unchecked) var lastCluster: (number: Int64, view: ClusterView)?
 
         init(_ layout: ClassLayout, clusters: ClusterState) {
             self.layout = layout
@@ -220,11 +223,21 @@ final class ObjectTables {
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
+        let stable = tx.lendsStableBytes
+        if stable, let last = plan.lastCluster, last.number == number {
+            let row = try decodeGuarded { try last.view.row(slot: slot) }
+            if let row { plan.lastRow = (key, row) }
+            return try body(row)
+        }
         return try number.withKeyBytes { k in
             try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
                 guard let v else { return try body(nil) }
-                let row = try decodeGuarded { try ClusterView(v, shift: shift).row(slot: slot) }
-                if let row, tx.lendsStableBytes { plan.lastRow = (key, row) }
+                let view = try decodeGuarded { try ClusterView(v, shift: shift) }
+                let row = try decodeGuarded { try view.row(slot: slot) }
+                if stable {
+                    plan.lastCluster = (number, view)
+                    if let row { plan.lastRow = (key, row) }
+                }
                 return try body(row)
             }
         }
