@@ -1,7 +1,7 @@
 /// The tokens of an NSPredicate-format string, each with its 1-based position; identifiers
 /// carry their keyword. A string is split once: apps run the same few formats with new
 /// arguments, and splitting was as costly as the parse itself.
-struct PredicateTokens {
+enum PredicateTokens {
     enum Token: Equatable, Sendable {
         case ident(String)
         case variable(String)

@@ -293,6 +293,7 @@ struct QueryEvaluator {
 
     /// A predicate made ready for testing rows of one class in place: compiled where it can
     /// be, else evaluated through `matches` with the row at hand.
+    ///
     /// A class: as a struct, each row's test copied its optional references through a
     /// generic value witness (about 120 instructions each).
     final class RowTest {
@@ -420,14 +421,14 @@ struct QueryEvaluator {
             let ascending = keys.order.sorts[0].ascending
             let column = keys.integerColumn(0).flatMap { pid in keys.plan.stored.first { $0.pid == pid } }
                 .map { PropertyAccess($0, plan: keys.plan) }
-            var scan = TopKScan(top: top, column: column, ascending: ascending)
             let test = RowTest(self, c, predicate)
-            if let column, predicate == nil || test.flat != nil, !t.plan(c).legacyRows {
-                if t.tx.lendsStableBytes {
-                    let best = try bestFirst(c, top, column, ascending, keys, test)
-                    rows = best.rows
-                    return best.keys
-                }
+            if let column, predicate == nil || test.flat != nil, !t.plan(c).legacyRows, t.tx.lendsStableBytes {
+                let best = try bestFirst(c, top, column, ascending, keys, test)
+                rows = best.rows
+                return best.keys
+            }
+            var scan = TopKScan(top: top, column: column, ascending: ascending)
+            if column != nil, predicate == nil || test.flat != nil, !t.plan(c).legacyRows {
                 let flat = test.flat, codec = test.codec, source = test.source
                 try t.clusters(c) { number, v in
                     try scan.take(v, number: number, keys, flat, codec, source)
@@ -441,12 +442,12 @@ struct QueryEvaluator {
             }
             return scan.top.keys
         }
-        var rows: [Ranked] = []
+        var ranked: [Ranked] = []
         try scan(c, matching: predicate) { k, row in
-            rows.append(try keys.ranked(rows.count, k, row: row))
+            ranked.append(try keys.ranked(ranked.count, k, row: row))
             return true
         }
-        return keys.order.sorted(rows, limit: nil)
+        return keys.order.sorted(ranked, limit: nil)
     }
 
     /// A top k over the clusters best first (`BestFirstClusters`), until one cannot beat the
