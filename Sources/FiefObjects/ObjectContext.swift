@@ -621,10 +621,13 @@ public final class ObjectContext {
             return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { accessor(type, key: $0, className: plan.name) }
         }
         guard case .int(let k) = v else { return nil }
-        return try t.withRow(plan, k) { row in
-            guard let row else { return nil }
-            return accessor(type, key: k, className: plan.name, row: t.lendsRowUntilWrite(plan, k) ? row : nil)
+        // Whether the row exists and the row to keep, out of the lookup: a closure returning a
+        // `T?` looked up the metadata of `Optional<T>` on every call (this code is generic).
+        let (exists, kept) = try t.withRow(plan, k) { row -> (Bool, UnsafeRawBufferPointer?) in
+            guard let row else { return (false, nil) }
+            return (true, t.lendsRowUntilWrite(plan, k) ? row : nil)
         }
+        return exists ? accessor(type, key: k, className: plan.name, row: kept) : nil
     }
 
     /// The object with this object key (see `Object.objectKey`), or nil.
