@@ -30,6 +30,9 @@ public final class ObjectContext {
     /// per property), for the tables this context reads now; emptied when they change.
     @exclusivity(unchecked) private var propertyCache = PropertyCache()
     @exclusivity(unchecked) private var modelNames: [ObjectIdentifier: String] = [:]
+    /// The model asked for last and its name: a loop of lookups asks for one model, and the
+    /// dictionary's hashing was a twentieth of a primary-key lookup.
+    @exclusivity(unchecked) private var lastModelName: (id: ObjectIdentifier, name: String)?
     /// Registered callbacks (see Notifications.swift), by registration order.
     var observations: [Int: Observation] = [:]
     var nextObservation = 0
@@ -334,9 +337,15 @@ public final class ObjectContext {
     /// list elements and links skip `ModelInfo`'s lock.
     func modelName(_ type: Object.Type) -> String {
         let id = ObjectIdentifier(type)
-        if let n = modelNames[id] { return n }
-        let n = ModelInfo.of(type).name
-        modelNames[id] = n
+        if let last = lastModelName, last.id == id { return last.name }
+        let n: String
+        if let known = modelNames[id] {
+            n = known
+        } else {
+            n = ModelInfo.of(type).name
+            modelNames[id] = n
+        }
+        lastModelName = (id, n)
         return n
     }
 
@@ -604,10 +613,11 @@ public final class ObjectContext {
     public func object<T: Object, K: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: K) throws -> T? {
         let t = try tables()
         let plan = try t.plan(named: modelName(type))
-        guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
-        switch (pk.kind, key._stored) {
+        guard let kind = plan.primaryKey?.kind else { throw ObjectError.missingPrimaryKey(className: plan.name) }
+        let stored = key._stored
+        switch (kind, stored) {
         case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid):
-            return try object(type, plan, primaryKey: key._stored, t)
+            return try object(type, plan, primaryKey: stored, t)
         default: return try object(ofType: type, forPrimaryKey: key as Any)
         }
     }
