@@ -28,8 +28,11 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     }
 
     private var stored: [ObjectValue] {
-        guard let ref, let property else { return [] }
+        guard let ref else { return [] }
+        // The cache first: binding the property copied its strings on every read (each step
+        // of a for-in asks for the count).
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
+        guard let property else { return [] }
         let v = ref.ctx.readList(ref, property, ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
         // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
         if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }

@@ -277,11 +277,13 @@ public final class ObjectContext {
     func readList(_ ref: ManagedRef, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) -> [ObjectValue] {
         do {
             let t = try tables()
-            let c = try t.cls(ref.className)
-            guard try ownerRow != nil || t.exists(c, ref.key) else {
-                throw ObjectError.objectDeleted(className: c.name)
+            // The plan, not the class: found by name through the plan asked for last, where
+            // the class was a dictionary lookup and a copy of its schema per read.
+            let plan = try t.plan(named: ref.className)
+            guard try ownerRow != nil || t.exists(plan, ref.key) else {
+                throw ObjectError.objectDeleted(className: plan.name)
             }
-            return try t.list(c, ref.key, p, ownerRow: ownerRow)
+            return try t.list(plan, ref.key, p, ownerRow: ownerRow)
         } catch {
             return unreadable([], "reading \(ref.className).\(p.name)", error)
         }

@@ -335,7 +335,8 @@ final class ObjectTables {
 
     static func shiftKey(_ cid: UInt32) -> [UInt8] { Array("shift/\(cid)".utf8) }
 
-    func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try withRow(c, key) { $0 != nil } }
+    func exists(_ c: ClassSchema, _ key: Int64) throws -> Bool { try exists(plan(c), key) }
+    func exists(_ plan: ClassPlan, _ key: Int64) throws -> Bool { try withRow(plan, key) { $0 != nil } }
 
     func outOfRow(_ c: ClassSchema, _ key: Int64, _ pid: UInt32) throws -> [UInt8]? {
         try tx.get(table: plan(c).outOfRowTable, key: KeyBytes.property(key, pid))
@@ -427,7 +428,12 @@ final class ObjectTables {
     func list(_ c: ClassSchema, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws
         -> [ObjectValue]
     {
-        let plan = plan(c)
+        try list(plan(c), key, p, ownerRow: ownerRow)
+    }
+
+    func list(_ plan: ClassPlan, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws
+        -> [ObjectValue]
+    {
         func inline(_ row: UnsafeRawBufferPointer?) throws -> [ObjectValue]? {
             guard let row else { return nil }
             return try decodeGuarded {
