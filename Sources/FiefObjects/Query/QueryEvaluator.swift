@@ -366,12 +366,13 @@ struct QueryEvaluator {
     ) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
         let c = try t.cls(className)
-        let keys = SortKeys(self, c, sorts)
+        // Sort keys are resolved only where there are any: a list's or an object's linking
+        // objects, counted at each step of a for-in, paid for resolving none.
         var candidates: [Int64]
         switch source {
         case .all:
             if let p = predicate, let plan = try plan(p, c) {
-                if keys.isEmpty && t.tx.lendsStableBytes {
+                if sorts.isEmpty && t.tx.lendsStableBytes {
                     var found: [UnsafeRawBufferPointer] = []
                     candidates = try filter(plan, c, p) { found.append($0) }
                     // A match without a row (a damaged index) leaves the rows out of step: none then.
@@ -383,13 +384,13 @@ struct QueryEvaluator {
                 candidates = try filter(plan, c, p)
             } else {
                 // One pass over the rows: the predicate and the sort keys read each row in place.
-                if keys.isEmpty && t.tx.lendsStableBytes {
+                if sorts.isEmpty && t.tx.lendsStableBytes {
                     var found: [UnsafeRawBufferPointer] = []
                     let k = try scanUnsorted(c, predicate, limit) { found.append($0) }
                     rows = found
                     return k
                 }
-                return try scanOrdered(c, predicate, keys, limit, rows: &rows)
+                return try scanOrdered(c, predicate, SortKeys(self, c, sorts), limit, rows: &rows)
             }
         case .list(let owner, let key, let prop):
             let oc = try t.cls(owner)
@@ -405,6 +406,7 @@ struct QueryEvaluator {
             if let p = predicate { candidates = try filter(candidates, c, p) }
         }
         if sorts.isEmpty { return limit.map { Array(candidates.prefix(max(0, $0))) } ?? candidates }
+        let keys = SortKeys(self, c, sorts)
         let rows = try candidates.enumerated().map { i, k in try keys.ranked(i, k, row: nil) }
         return keys.order.sorted(rows, limit: limit)
     }
