@@ -56,6 +56,8 @@ final class RowConjunction {
     /// property is read on its bytes. An out-of-row string is 64 bytes or more, longer than any
     /// needle's, and a null has serial 0, so neither can equal the constant.
     let needle: UnsafeMutableBufferPointer<UInt8>?
+    /// The search for `needle`, set up once (its vectors) rather than per cluster.
+    private let search: ByteSearch?
     /// The comparisons, one per term: the slow path's operands.
     let comparisons: [CompiledPredicate.Comparison]
 
@@ -105,6 +107,7 @@ final class RowConjunction {
         _ = self.widths.initialize(from: widths)
         widthStarts = starts
         needle = RowConjunction.needle(terms, placed, pool)
+        search = needle.map { ByteSearch(UnsafeRawBufferPointer($0)) }
         self.comparisons = comparisons
     }
 
@@ -180,7 +183,7 @@ final class RowConjunction {
         _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool
     ) throws -> Bool {
         let base = number << v.shift
-        guard let needle else {
+        guard let search else {
             var rows = ClusterView.RowCursor(v)
             while let (s, row) = try rows.next() {
                 let k = base | Int64(s)
@@ -189,7 +192,6 @@ final class RowConjunction {
             return true
         }
         // The rows only: a summary's bytes after them could hold the needle too.
-        let search = ByteSearch(UnsafeRawBufferPointer(needle))
         let bytes = UnsafeRawBufferPointer(rebasing: v.bytes[..<v.rowsEnd])
         var i = 0, from = v.rowsStart
         while i < v.count, let hit = search.firstOffset(in: bytes, from: from) {
