@@ -13,6 +13,12 @@ struct CollectionChange: Equatable {
 
     var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
 
+    /// Hands the change to an observer's `.update` (a `ResultsChange`'s or a `ListChange`'s,
+    /// which carry the same indices); an empty change is no news, so the observer hears nothing.
+    func deliver(_ update: (_ deletions: [Int], _ insertions: [Int], _ modifications: [Int]) -> Void) {
+        if !isEmpty { update(deletions, insertions, modifications) }
+    }
+
     init(deletions: [Int] = [], insertions: [Int] = [], modifications: [Int] = [], modificationsNew: [Int] = []) {
         self.deletions = deletions
         self.insertions = insertions

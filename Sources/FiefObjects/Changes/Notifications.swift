@@ -257,12 +257,7 @@ extension Results {
                     change.modifications = []; change.modificationsNew = []
                 }
                 last = now
-                if !change.isEmpty {
-                    block(
-                        .update(
-                            self, deletions: change.deletions, insertions: change.insertions,
-                            modifications: change.modifications))
-                }
+                change.deliver { block(.update(self, deletions: $0, insertions: $1, modifications: $2)) }
                 return true
             },
             fail: { block(.error($0)) })
