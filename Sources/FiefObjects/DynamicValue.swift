@@ -44,19 +44,11 @@ enum DynamicValue {
             }
             return .int(i)
         case .float:
-            switch any {
-            case let x as Float: return .float(x)
-            case let x as Double: return .float(Float(x))
-            case let x as Int: return .float(Float(x))
-            default: throw mismatch(any)
-            }
+            guard let x = Float(_stored: number(any)) else { throw mismatch(any) }
+            return .float(x)
         case .double:
-            switch any {
-            case let x as Double: return .double(x)
-            case let x as Float: return .double(Double(x))
-            case let x as Int: return .double(Double(x))
-            default: throw mismatch(any)
-            }
+            guard let x = Double(_stored: number(any)) else { throw mismatch(any) }
+            return .double(x)
         case .string:
             guard let s = any as? String else { throw mismatch(any) }
             return .string(s)
@@ -100,6 +92,17 @@ enum DynamicValue {
         case .date(let d): return d
         case .uuid(let u): return u
         case .link(let k): return k
+        }
+    }
+
+    /// A Swift number as the stored value it would be, for a float or double property to
+    /// convert as it converts what it reads (`_PersistableFloatingPoint`); `.null` otherwise.
+    static func number(_ any: Any) -> ObjectValue {
+        switch any {
+        case let x as Float: return .float(x)
+        case let x as Double: return .double(x)
+        case let x as Int: return .int(Int64(x))
+        default: return .null
         }
     }
 

@@ -107,32 +107,27 @@ extension Int16: _PersistableInteger { public static var _kind: PropertyKind { .
 extension Int32: _PersistableInteger { public static var _kind: PropertyKind { .int32 } }
 extension Int64: _PersistableInteger { public static var _kind: PropertyKind { .int64 } }
 
-extension Float: _PersistableScalar {
-    public static var _kind: PropertyKind { .float }
+/// Floating-point numbers: a float or double property reads any stored number (float, double
+/// or integer), rounded to its own width, so a property may change between the two.
+public protocol _PersistableFloatingPoint: _PersistableScalar, BinaryFloatingPoint {}
+extension _PersistableFloatingPoint {
     public init?(_stored v: ObjectValue) {
         switch v {
-        case .float(let f): self = f
-        case .double(let d): self = Float(d)
-        case .int(let i): self = Float(i)
+        case .float(let f): self.init(f)
+        case .double(let d): self.init(d)
+        case .int(let i): self.init(i)
         default: return nil
         }
     }
-    public var _stored: ObjectValue { .float(self) }
-    public static var _zero: Float { 0 }
+    public static var _zero: Self { 0 }
 }
-
-extension Double: _PersistableScalar {
+extension Float: _PersistableFloatingPoint {
+    public static var _kind: PropertyKind { .float }
+    public var _stored: ObjectValue { .float(self) }
+}
+extension Double: _PersistableFloatingPoint {
     public static var _kind: PropertyKind { .double }
-    public init?(_stored v: ObjectValue) {
-        switch v {
-        case .double(let d): self = d
-        case .float(let f): self = Double(f)
-        case .int(let i): self = Double(i)
-        default: return nil
-        }
-    }
     public var _stored: ObjectValue { .double(self) }
-    public static var _zero: Double { 0 }
 }
 
 extension String: _PersistableScalar {
