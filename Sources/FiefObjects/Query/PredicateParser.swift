@@ -73,29 +73,33 @@ struct PredicateParser {
 
     // MARK: Grammar
 
+    /// Takes the current token when it is `keyword` or its symbol (`AND` or `&&`).
+    private mutating func take(_ keyword: String, or symbol: String) -> Bool {
+        guard isKeyword(keyword) || peek == .op(symbol) else { return false }
+        advance()
+        return true
+    }
+
+    /// Operands joined by one operator (`a OR b || c`); an operand alone stands for itself.
+    private mutating func parseJoined(
+        by keyword: String, or symbol: String, operand: (inout PredicateParser) throws -> Predicate,
+        joined: ([Predicate]) -> Predicate
+    ) throws -> Predicate {
+        var parts = [try operand(&self)]
+        while take(keyword, or: symbol) { parts.append(try operand(&self)) }
+        return parts.count == 1 ? parts[0] : joined(parts)
+    }
+
     private mutating func parseOr() throws -> Predicate {
-        var parts = [try parseAnd()]
-        while isKeyword("OR") || peek == .op("||") {
-            advance()
-            parts.append(try parseAnd())
-        }
-        return parts.count == 1 ? parts[0] : .or(parts)
+        try parseJoined(by: "OR", or: "||", operand: { try $0.parseAnd() }, joined: Predicate.or)
     }
 
     private mutating func parseAnd() throws -> Predicate {
-        var parts = [try parseNot()]
-        while isKeyword("AND") || peek == .op("&&") {
-            advance()
-            parts.append(try parseNot())
-        }
-        return parts.count == 1 ? parts[0] : .and(parts)
+        try parseJoined(by: "AND", or: "&&", operand: { try $0.parseNot() }, joined: Predicate.and)
     }
 
     private mutating func parseNot() throws -> Predicate {
-        if isKeyword("NOT") || peek == .op("!") {
-            advance()
-            return .not(try parseNot())
-        }
+        if take("NOT", or: "!") { return .not(try parseNot()) }
         if peek == .punct("(") {
             let save = i
             advance()
