@@ -82,7 +82,7 @@ struct FuzzRun {
                 throw TortureError.io("create \(results)", errno)
             }
             let request = FuzzWorkerRequest(
-                corpus: corpus, seed: seed, from: next, to: range.upperBound, results: results, scratch: work)
+                corpus: corpus, seed: seed, files: next..<range.upperBound, results: results, scratch: work)
             let child = try ChildProcess(
                 arguments: try request.arguments(writingTo: requestPath), output: work + "/worker.out",
                 label: "fuzz worker")

@@ -7,8 +7,9 @@ import TortureSchema
 struct FuzzWorkerRequest: Codable {
     let corpus: FuzzCorpus
     let seed: UInt64
-    let from: Int
-    let to: Int
+    /// The indices of the damaged files to make and try (each file's damage comes from the
+    /// seed and its index, so a new worker resumes where a dead one stopped).
+    let files: Range<Int>
     /// The worker appends `begin I`, `run COMMAND` (before each) and `end VERDICT-JSON` lines here.
     let results: String
     /// Where the damaged file and the commands' output are written (one file at a time).
@@ -56,7 +57,7 @@ struct FuzzWorkerRun {
         }
         results.seekToEndOfFile()
         func line(_ s: String) { results.write(Data((s + "\n").utf8)) }
-        for i in request.from..<request.to {
+        for i in request.files {
             line("begin \(i)")
             var bytes = base
             let damage = FileDamage.apply(seed: request.seed, index: i, to: &bytes)
