@@ -2,26 +2,30 @@ import SeededRandomness
 import TortureSchema
 
 /// The cycle both `io-errors` scenarios run, Fief's and any target's, on a FaultFS mount:
-/// commits before the fault, then the fault armed while a writer commits into it; the store
-/// must report it (judged from how the writer ended). Then, with the fault cleared, the store
-/// read through the mount must hold every acknowledged commit and take new ones, and after a
-/// power cut that drops all unsynced data, the backing folder must still hold them.
+/// 5 to 20 commits before the fault, then the fault armed while a writer commits into it (up
+/// to 200 more); the store must report it (judged from how the writer ended). Then, with the
+/// fault cleared, the store read through the mount must hold every acknowledged commit and
+/// take 10 new ones, and after a power cut that drops all unsynced data, the backing folder
+/// must still hold them. The commit counts are the scenario's, the same for every store.
 protocol IOErrorCycle {
     /// How the faulted writer ended.
     associatedtype Ending
     var fault: String { get }
     var fs: FaultFSMount { get }
-    /// The commits before the fault; a violation when they failed.
-    mutating func warmUp() throws -> Violation?
+    /// The cycle's generator: the commits before the fault, then what `inject` draws.
+    var rng: SeededRandom { get set }
+    /// Commits up to `commit`, before the fault; a violation when they failed.
+    func warmUp(upTo commit: UInt64) throws -> Violation?
     mutating func inject() throws
-    mutating func runFaulted() throws -> Ending
+    /// A writer committing up to `commit` into the armed fault.
+    func runFaulted(upTo commit: UInt64) throws -> Ending
     /// What the ending says of how the store reported the fault; notes go to `outcome`.
     func judge(_ ending: Ending, outcome: inout CycleOutcome) -> [Violation]
     func describe(_ ending: Ending) -> String
     /// Checks the store in a folder (the mount, then the backing folder); the tag names its files.
     func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64)
-    /// Makes new commits after the one recovered; a violation when they fail.
-    func resume(after recovered: UInt64) throws -> Violation?
+    /// Commits up to `commit`, after the fault cleared; a violation when they fail.
+    func resume(upTo commit: UInt64) throws -> Violation?
 }
 
 extension IOErrorCycle {
@@ -42,10 +46,11 @@ extension IOErrorCycle {
         defer { fs.unmount() }
         var outcome = CycleOutcome()
         var violations: [Violation] = []
-        if let failed = try warmUp() { violations.append(failed) }
+        let warm = UInt64.random(in: 5...20, using: &rng)
+        if let failed = try warmUp(upTo: warm) { violations.append(failed) }
         try inject()
         outcome.faults += 1
-        let ending = try runFaulted()
+        let ending = try runFaulted(upTo: warm + 200)
         violations += judge(ending, outcome: &outcome)
         violations += try checkAfterFault()
         outcome.events.append(CycleEvent(fault, violations, describe(ending)))
@@ -56,7 +61,7 @@ extension IOErrorCycle {
         try fs.ctl(["clear"])
         var verdict = try verify(fs.mountpoint, tag: "through-mount")
         var violations = verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
-        if let failed = try resume(after: verdict.recoveredCommit) { violations.append(failed) }
+        if let failed = try resume(upTo: verdict.recoveredCommit + 10) { violations.append(failed) }
         try fs.ctl(["power-cut", "--mode", "drop-all"])
         fs.unmount()
         verdict = try verify(fs.backing, tag: "after-cut")

@@ -37,7 +37,6 @@ struct FiefIOErrorCycle: IOErrorCycle {
     let environment: [String: String]
     let fs: FaultFSMount
     var rng: SeededRandom
-    var warm: UInt64 = 0
 
     var db: String { fs.mountpoint + "/db.fief" }
     var oracle: String { dir + "/oracle.log" }
@@ -48,9 +47,8 @@ struct FiefIOErrorCycle: IOErrorCycle {
             cycle: CrashCycle(dbPath: db, oraclePath: oracle, seed: seed), dir: dir, environment: environment)
     }
 
-    mutating func warmUp() throws -> Violation? {
-        warm = UInt64.random(in: 5...20, using: &rng)
-        return try writers.start(upTo: warm, "warm").wait() == .exited(0)
+    func warmUp(upTo commit: UInt64) throws -> Violation? {
+        try writers.start(upTo: commit, "warm").wait() == .exited(0)
             ? nil : .harness("the writer failed before any fault: \(writers.output("warm"))")
     }
 
@@ -78,7 +76,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
     /// For a quota, a reader pins the current version while the faulted writer runs, so freed
     /// pages cannot be reused and the file must grow into the quota: an engine that reuses its
     /// free space well would otherwise never ask for more.
-    mutating func runFaulted() throws -> ChildProcess.Ending {
+    func runFaulted(upTo commit: UInt64) throws -> ChildProcess.Ending {
         var holder: ChildProcess?
         if fault == "enospc" || fault == "edquot" {
             let ready = dir + "/holder.ready"
@@ -86,7 +84,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
                 .holdSnapshot(db: db, ready: ready, seconds: 60), output: dir + "/holder.out", label: "snapshot holder")
             holder!.awaitFile(ready, pollMicros: 10_000)
         }
-        let faulted = try writers.start(upTo: warm + 200, "fault").wait()
+        let faulted = try writers.start(upTo: commit, "fault").wait()
         if let holder {
             holder.kill9()
             _ = holder.wait()
@@ -116,8 +114,8 @@ struct FiefIOErrorCycle: IOErrorCycle {
         return (v.violations, v.recoveredCommit)
     }
 
-    func resume(after recovered: UInt64) throws -> Violation? {
-        try writers.start(upTo: recovered + 10, "resume").wait() == .exited(0)
+    func resume(upTo commit: UInt64) throws -> Violation? {
+        try writers.start(upTo: commit, "resume").wait() == .exited(0)
             ? nil : .harness("after the fault cleared, new commits failed: \(writers.output("resume"))")
     }
 }

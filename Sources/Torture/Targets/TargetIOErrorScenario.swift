@@ -38,12 +38,10 @@ struct TargetIOErrorCycle: IOErrorCycle {
     let processes: TargetProcesses
     let fs: FaultFSMount
     var rng: SeededRandom
-    var warm: UInt64 = 0
 
-    mutating func warmUp() throws -> Violation? {
+    func warmUp(upTo commit: UInt64) throws -> Violation? {
         try processes.setUp()
-        warm = UInt64.random(in: 5...20, using: &rng)
-        let warmEnding = try processes.writer(maxCommit: warm, tag: "warm").wait()
+        let warmEnding = try processes.writer(maxCommit: commit, tag: "warm").wait()
         return warmEnding == .exited(0)
             ? nil
             : Violation(
@@ -67,8 +65,8 @@ struct TargetIOErrorCycle: IOErrorCycle {
     }
 
     /// Nil when the writer hung.
-    mutating func runFaulted() throws -> ChildProcess.Ending? {
-        try processes.writer(maxCommit: warm + 200, tag: "fault").wait(timeoutSeconds: 180)
+    func runFaulted(upTo commit: UInt64) throws -> ChildProcess.Ending? {
+        try processes.writer(maxCommit: commit, tag: "fault").wait(timeoutSeconds: 180)
     }
 
     func judge(_ faulted: ChildProcess.Ending?, outcome: inout CycleOutcome) -> [Violation] {
@@ -105,8 +103,8 @@ struct TargetIOErrorCycle: IOErrorCycle {
         return (v.violations, v.recoveredCommit)
     }
 
-    func resume(after recovered: UInt64) throws -> Violation? {
-        let resumed = try processes.writer(maxCommit: recovered + 10, tag: "resume").wait(timeoutSeconds: 120)
+    func resume(upTo commit: UInt64) throws -> Violation? {
+        let resumed = try processes.writer(maxCommit: commit, tag: "resume").wait(timeoutSeconds: 120)
         return resumed == .exited(0)
             ? nil
             : Violation(
