@@ -10,6 +10,8 @@ import TortureSchema
 protocol IOErrorCycle {
     /// How the faulted writer ended.
     associatedtype Ending
+    /// What the store's recovery check found.
+    associatedtype Verdict: StoreVerdict
     var fault: String { get }
     var fs: FaultFSMount { get }
     /// The cycle's generator: the commits before the fault, then what `inject` draws.
@@ -23,10 +25,20 @@ protocol IOErrorCycle {
     func judge(_ ending: Ending, outcome: inout CycleOutcome) -> [Violation]
     func describe(_ ending: Ending) -> String
     /// Checks the store in a folder (the mount, then the backing folder); the tag names its files.
-    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64)
+    func verify(_ directory: String, tag: String) throws -> Verdict
     /// Commits up to `commit`, after the fault cleared; a violation when they fail.
     func resume(upTo commit: UInt64) throws -> Violation?
 }
+
+/// A recovery check's verdict on a store, Fief's (`RecoveryVerdict`) or a target's
+/// (`TargetVerdict`): the commit it holds, and what is wrong with it.
+protocol StoreVerdict {
+    var recoveredCommit: UInt64 { get }
+    var violations: [Violation] { get }
+}
+
+extension RecoveryVerdict: StoreVerdict {}
+extension TargetVerdict: StoreVerdict {}
 
 extension IOErrorCycle {
     /// Cycle `index` of an `io-errors` scenario: its fault taken in turn from `faults`, and the

@@ -109,9 +109,8 @@ struct FiefIOErrorCycle: IOErrorCycle {
         "\(fault) cycle \(index): writer \(faulted), said: \(writers.output("fault").split(separator: "\n").last ?? "")"
     }
 
-    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64) {
-        let v = RecoveryCheck.verify(dbPath: directory + "/db.fief", oraclePath: oracle, workload: workload)
-        return (v.violations, v.recoveredCommit)
+    func verify(_ directory: String, tag: String) -> RecoveryVerdict {
+        RecoveryCheck.verify(dbPath: directory + "/db.fief", oraclePath: oracle, workload: workload)
     }
 
     func resume(upTo commit: UInt64) throws -> Violation? {

@@ -98,9 +98,8 @@ struct TargetIOErrorCycle: IOErrorCycle {
             + "said: \(processes.lastLine("fault").prefix(200))"
     }
 
-    func verify(_ directory: String, tag: String) throws -> (violations: [Violation], recoveredCommit: UInt64) {
-        let v = try processes.verify(directory: directory, tag: tag)
-        return (v.violations, v.recoveredCommit)
+    func verify(_ directory: String, tag: String) throws -> TargetVerdict {
+        try processes.verify(directory: directory, tag: tag)
     }
 
     func resume(upTo commit: UInt64) throws -> Violation? {
