@@ -365,6 +365,11 @@ struct QueryEvaluator {
         rows: inout [UnsafeRawBufferPointer]?
     ) throws -> [Int64] {
         let limit = limit.map { max(0, $0) }
+        // An object's linking objects, counted at each step of a for-in, need no class schema.
+        if case .backlinks(let target, let key, let prop) = source, predicate == nil, sorts.isEmpty {
+            let k = try linkingKeys(to: target, key, prop, from: className)
+            return limit.map { Array(k.prefix($0)) } ?? k
+        }
         let c = try t.cls(className)
         // Sort keys are resolved only where there are any: a list's or an object's linking
         // objects, counted at each step of a for-in, paid for resolving none.
@@ -400,15 +405,24 @@ struct QueryEvaluator {
             }
             if let p = predicate { candidates = try filter(candidates, c, p) }
         case .backlinks(let target, let key, let prop):
-            let tc = try t.cls(target)
-            guard let lp = tc.property(prop), let op = c.property(lp.originProperty ?? "") else { return [] }
-            candidates = try t.backlinks(to: tc, key, from: c, op)
+            candidates = try linkingKeys(to: target, key, prop, from: className)
             if let p = predicate { candidates = try filter(candidates, c, p) }
         }
         if sorts.isEmpty { return limit.map { Array(candidates.prefix(max(0, $0))) } ?? candidates }
         let keys = SortKeys(self, c, sorts)
         let rows = try candidates.enumerated().map { i, k in try keys.ranked(i, k, row: nil) }
         return keys.order.sorted(rows, limit: limit)
+    }
+
+    /// The objects of class `origin` linking to object `key` of class `target` through the
+    /// property `prop` of `target` names. Through the plans, found by name: the schemas'
+    /// property lists were searched by name and copied on every count of a linking objects.
+    private func linkingKeys(to target: String, _ key: Int64, _ prop: String, from origin: String) throws -> [Int64] {
+        let tp = try t.plan(named: target)
+        guard let originProperty = tp.byName[prop]?.originProperty else { return [] }
+        let op = try t.plan(named: origin)
+        guard let pid = op.byName[originProperty]?.pid else { return [] }
+        return try t.backlinks(to: tp, key, fromCid: op.cid, pid: pid)
     }
 
     /// The matching keys of a class in result order, from one scan: unsorted, it stops at the

@@ -23,6 +23,7 @@ final class ObjectTables {
     func updateSchema(_ s: StoredSchema) {
         schema = s
         plans = [:]
+        plansByName = [:]
         lastPlan = nil
         knownTables = []
     }
@@ -130,11 +131,19 @@ final class ObjectTables {
     /// read one class many times in a row, and comparing a name is cheaper than hashing it.
     func plan(named name: String) throws -> ClassPlan {
         if let last = lastPlan, last.name == name { return last }
+        // Then by name: a walk between two classes (a dog's owners, their dogs) alternates,
+        // and each miss of the last plan cost a copy of the class's schema.
+        if let p = plansByName[name] {
+            lastPlan = p
+            return p
+        }
         let p = plan(try cls(name))
+        plansByName[name] = p
         lastPlan = p
         return p
     }
     @exclusivity(unchecked) private var lastPlan: ClassPlan?
+    @exclusivity(unchecked) private var plansByName: [String: ClassPlan] = [:]
 
     /// Tables seen to exist in this transaction (they only go away in a migration, which
     /// resets this through `updateSchema` or `forgetTable`).
@@ -170,6 +179,7 @@ final class ObjectTables {
         for (cid, state) in clusterStates where Tables.clusters(cid) == name { state.hot = [:] }
         knownTables.remove(name)
         plans = [:]
+        plansByName = [:]
         lastPlan = nil
     }
 
@@ -561,12 +571,18 @@ final class ObjectTables {
     /// Origins linking to `key` through `origin`'s property `p`, each once, in key order: those
     /// the target's row keeps, then any `fief/b` keeps.
     func backlinks(to target: ClassSchema, _ key: Int64, from origin: ClassSchema, _ p: Property) throws -> [Int64] {
+        try backlinks(to: plan(target), key, fromCid: origin.cid, pid: p.pid)
+    }
+
+    /// As `backlinks(to:_:from:_:)`, for a caller holding the target's plan and the origin
+    /// property's ids (a linking objects' count, asked at each step of a for-in).
+    func backlinks(to plan: ClassPlan, _ key: Int64, fromCid cid: UInt32, pid: UInt32) throws -> [Int64] {
         var out: [Int64] = []
-        for e in try rowBacklinks(target, key) where e.cid == origin.cid && e.pid == p.pid { out.append(e.origin) }
-        let plan = plan(target), t = plan.backlinksTable
+        for e in try rowBacklinks(plan, key) where e.cid == cid && e.pid == pid { out.append(e.origin) }
+        let t = plan.backlinksTable
         guard try hasTable(.backlinks, plan) else { return out }
         let inRow = out.count
-        let prefix = KeyBytes.obj(key) + KeyBytes.u32(origin.cid) + KeyBytes.u32(p.pid)
+        let prefix = KeyBytes.obj(key) + KeyBytes.u32(cid) + KeyBytes.u32(pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
             out.append(KeyBytes.readObj(k, at: 16))
             return true
@@ -589,8 +605,11 @@ final class ObjectTables {
 
     /// The backlinks the row of `key` keeps (none when it has no row).
     func rowBacklinks(_ target: ClassSchema, _ key: Int64) throws -> [CompactRow.Backlink] {
-        let plan = plan(target)
-        return try withRow(plan, key) { row in
+        try rowBacklinks(plan(target), key)
+    }
+
+    func rowBacklinks(_ plan: ClassPlan, _ key: Int64) throws -> [CompactRow.Backlink] {
+        try withRow(plan, key) { row in
             try row.map { r in try decodeGuarded { try plan.codec.backlinks(r) } } ?? []
         }
     }
