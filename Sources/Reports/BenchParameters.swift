@@ -36,39 +36,47 @@ public struct BenchParameters: Codable, Equatable, Sendable {
     public var objectDogs: Int?
     public var objectQueries: Int?
 
-    public static func quick(seed: UInt64) -> BenchParameters {
-        var p = BenchParameters(
-            profile: "quick", seed: seed, repetitions: 5, durability: .full, systems: SystemName.allCases,
-            records: 200_000, valueSize: 100, pointReads: 300_000, latencySamples: 20_000, scanPasses: 5,
-            smallTxnsFull: 500, smallTxnsNone: 5_000, concurrentSeconds: 1.0, readerThreads: 1,
-            churnRecords: 20_000, churnRounds: 8, opens: 10, memoryInChild: true,
-            objectPersons: 20_000, objectDogs: 10_000, objectQueries: 2_000)
-        p.writerThreadCounts = [1, 4, 16]
-        p.writerSeconds = 0.4
-        return p
+    public static func quick(seed: UInt64) -> BenchParameters { preset(.quick, seed: seed) }
+    public static func standard(seed: UInt64) -> BenchParameters { preset(.standard, seed: seed) }
+    public static func smoke(seed: UInt64) -> BenchParameters { preset(.smoke, seed: seed) }
+
+    private enum Preset: String {
+        case quick, standard = "default", smoke
     }
 
-    public static func standard(seed: UInt64) -> BenchParameters {
+    /// The profiles side by side, a parameter a line, as quick, default, smoke: what one
+    /// profile sets another can be read against, and a new parameter is set for all three.
+    private static func preset(_ preset: Preset, seed: UInt64) -> BenchParameters {
+        func pick<T>(_ quick: T, _ standard: T, _ smoke: T) -> T {
+            switch preset {
+            case .quick: return quick
+            case .standard: return standard
+            case .smoke: return smoke
+            }
+        }
         var p = BenchParameters(
-            profile: "default", seed: seed, repetitions: 5, durability: .full, systems: SystemName.allCases,
-            records: 1_000_000, valueSize: 100, pointReads: 1_000_000, latencySamples: 100_000, scanPasses: 3,
-            smallTxnsFull: 2_000, smallTxnsNone: 20_000, concurrentSeconds: 3.0, readerThreads: 1,
-            churnRecords: 100_000, churnRounds: 10, opens: 20, memoryInChild: true,
-            objectPersons: 200_000, objectDogs: 100_000, objectQueries: 10_000)
-        p.writerThreadCounts = [1, 4, 16]
-        p.writerSeconds = 2.0
-        return p
-    }
-
-    public static func smoke(seed: UInt64) -> BenchParameters {
-        var p = BenchParameters(
-            profile: "smoke", seed: seed, repetitions: 2, durability: .none, systems: SystemName.allCases,
-            records: 2_000, valueSize: 32, pointReads: 2_000, latencySamples: 200, scanPasses: 2,
-            smallTxnsFull: 5, smallTxnsNone: 20, concurrentSeconds: 0.1, readerThreads: 1,
-            churnRecords: 500, churnRounds: 2, opens: 2, memoryInChild: false,
-            objectPersons: 300, objectDogs: 150, objectQueries: 100)
-        p.writerThreadCounts = [1, 4]
-        p.writerSeconds = 0.05
+            profile: preset.rawValue, seed: seed,
+            repetitions: pick(5, 5, 2),
+            durability: pick(.full, .full, .none),
+            systems: SystemName.allCases,
+            records: pick(200_000, 1_000_000, 2_000),
+            valueSize: pick(100, 100, 32),
+            pointReads: pick(300_000, 1_000_000, 2_000),
+            latencySamples: pick(20_000, 100_000, 200),
+            scanPasses: pick(5, 3, 2),
+            smallTxnsFull: pick(500, 2_000, 5),
+            smallTxnsNone: pick(5_000, 20_000, 20),
+            concurrentSeconds: pick(1.0, 3.0, 0.1),
+            readerThreads: 1,
+            churnRecords: pick(20_000, 100_000, 500),
+            churnRounds: pick(8, 10, 2),
+            opens: pick(10, 20, 2),
+            memoryInChild: pick(true, true, false),
+            objectPersons: pick(20_000, 200_000, 300),
+            objectDogs: pick(10_000, 100_000, 150),
+            objectQueries: pick(2_000, 10_000, 100))
+        p.writerThreadCounts = pick([1, 4, 16], [1, 4, 16], [1, 4])
+        p.writerSeconds = pick(0.4, 2.0, 0.05)
         return p
     }
 }
