@@ -12,10 +12,8 @@ protocol IOErrorCycle {
     associatedtype Ending
     /// What the store's recovery check found.
     associatedtype Verdict: StoreVerdict
-    var fault: String { get }
-    var fs: FaultFSMount { get }
-    /// The cycle's generator: the commits before the fault, then what `inject` draws.
-    var rng: SeededRandom { get set }
+    /// The fault, where it is armed and the generator: what `run` draws them from.
+    var fault: IOFault { get set }
     /// Commits up to `commit`, before the fault; a violation when they failed.
     func warmUp(upTo commit: UInt64) throws -> Violation?
     mutating func inject() throws
@@ -28,6 +26,16 @@ protocol IOErrorCycle {
     func verify(_ directory: String, tag: String) throws -> Verdict
     /// Commits up to `commit`, after the fault cleared; a violation when they fail.
     func resume(upTo commit: UInt64) throws -> Violation?
+}
+
+/// The fault of one `io-errors` cycle, the same for every store: which fault (one of the
+/// scenario's, in turn), in which cycle, the FaultFS mount it is armed on, and the cycle's
+/// generator (the commits before the fault, then what `inject` draws).
+struct IOFault {
+    let name: String
+    let cycle: Int
+    let fs: FaultFSMount
+    var rng: SeededRandom
 }
 
 /// A recovery check's verdict on a store, Fief's (`RecoveryVerdict`) or a target's
@@ -45,39 +53,42 @@ extension IOErrorCycle {
     /// cycle `make` builds around it on a fresh FaultFS mount, with a generator from `seed`.
     static func run(
         _ scenario: String, cycle index: Int, faults: [String], seed: UInt64, dir: String, context: ScenarioContext,
-        make: (_ fault: String, _ fs: FaultFSMount, _ rng: SeededRandom) -> Self
+        make: (IOFault) -> Self
     ) throws -> CycleOutcome {
-        let fault = faults[index % faults.count]
-        if let missing = FaultFSMount.missingOutcome(scenario, mode: fault, cycle: index) { return missing }
-        var cycle = make(fault, FaultFSMount.forCycle(dir, seed: seed, context: context), SeededRandom(seed: seed))
+        let name = faults[index % faults.count]
+        if let missing = FaultFSMount.missingOutcome(scenario, mode: name, cycle: index) { return missing }
+        var cycle = make(
+            IOFault(
+                name: name, cycle: index, fs: FaultFSMount.forCycle(dir, seed: seed, context: context),
+                rng: SeededRandom(seed: seed)))
         return try cycle.run()
     }
 
     mutating func run() throws -> CycleOutcome {
-        try fs.mount()
-        defer { fs.unmount() }
+        try fault.fs.mount()
+        defer { fault.fs.unmount() }
         var outcome = CycleOutcome()
         var violations: [Violation] = []
-        let warm = UInt64.random(in: 5...20, using: &rng)
+        let warm = UInt64.random(in: 5...20, using: &fault.rng)
         if let failed = try warmUp(upTo: warm) { violations.append(failed) }
         try inject()
         outcome.faults += 1
         let ending = try runFaulted(upTo: warm + 200)
         violations += judge(ending, outcome: &outcome)
         violations += try checkAfterFault()
-        outcome.events.append(CycleEvent(fault, violations, describe(ending)))
+        outcome.events.append(CycleEvent(fault.name, violations, describe(ending)))
         return outcome
     }
 
     func checkAfterFault() throws -> [Violation] {
-        try fs.ctl(["clear"])
-        var verdict = try verify(fs.mountpoint, tag: "through-mount")
-        var violations = verdict.violations.map { $0.prefixed("after \(fault), through the mount") }
+        try fault.fs.ctl(["clear"])
+        var verdict = try verify(fault.fs.mountpoint, tag: "through-mount")
+        var violations = verdict.violations.map { $0.prefixed("after \(fault.name), through the mount") }
         if let failed = try resume(upTo: verdict.recoveredCommit + 10) { violations.append(failed) }
-        try fs.ctl(["power-cut", "--mode", "drop-all"])
-        fs.unmount()
-        verdict = try verify(fs.backing, tag: "after-cut")
-        violations += verdict.violations.map { $0.prefixed("after \(fault) and a power cut") }
+        try fault.fs.ctl(["power-cut", "--mode", "drop-all"])
+        fault.fs.unmount()
+        verdict = try verify(fault.fs.backing, tag: "after-cut")
+        violations += verdict.violations.map { $0.prefixed("after \(fault.name) and a power cut") }
         return violations
     }
 }

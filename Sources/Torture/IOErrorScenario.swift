@@ -19,10 +19,8 @@ public struct IOErrorScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         try FiefIOErrorCycle.run(
             name, cycle: index, faults: IOErrorScenario.faults, seed: seed, dir: dir, context: context
-        ) { fault, fs, rng in
-            FiefIOErrorCycle(
-                fault: fault, index: index, seed: seed, dir: dir, environment: context.writerEnvironment,
-                fs: fs, rng: rng)
+        ) { fault in
+            FiefIOErrorCycle(fault: fault, seed: seed, dir: dir, environment: context.writerEnvironment)
         }
     }
 }
@@ -30,15 +28,12 @@ public struct IOErrorScenario: Scenario {
 /// One `io-errors` cycle on a Fief file: a failure must reach the writer as a typed error
 /// (`fief torture writer:` and its message), never a signal.
 struct FiefIOErrorCycle: IOErrorCycle {
-    let fault: String
-    let index: Int
+    var fault: IOFault
     let seed: UInt64
     let dir: String
     let environment: [String: String]
-    let fs: FaultFSMount
-    var rng: SeededRandom
 
-    var db: String { fs.mountpoint + "/db.fief" }
+    var db: String { fault.fs.mountpoint + "/db.fief" }
     var oracle: String { dir + "/oracle.log" }
     var workload: CommitWorkload { CommitWorkload(seed: seed) }
 
@@ -53,22 +48,27 @@ struct FiefIOErrorCycle: IOErrorCycle {
     }
 
     mutating func inject() throws {
-        let size = (try? FileManager.default.attributesOfItem(atPath: fs.backing + "/db.fief")[.size] as? UInt64) ?? 0
-        switch fault {
+        let size =
+            (try? FileManager.default.attributesOfItem(atPath: fault.fs.backing + "/db.fief")[.size] as? UInt64) ?? 0
+        switch fault.name {
         case "fsync-fail":
-            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
+            try fault.fs.ctl([
+                "inject", "fsync-fail", "path=db.fief", "nth=\(Int.random(in: 1...6, using: &fault.rng))", "once"
+            ])
         case "fsync-fail-late":
             // An even count hits a commit's second sync, after the select-bit flip.
-            try fs.ctl(["inject", "fsync-fail", "path=db.fief", "nth=\(2 * Int.random(in: 1...4, using: &rng))", "once"]
-            )
+            try fault.fs.ctl([
+                "inject", "fsync-fail", "path=db.fief", "nth=\(2 * Int.random(in: 1...4, using: &fault.rng))", "once"
+            ])
         case "eio-write":
-            try fs.ctl([
-                "inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &rng))", "once"
+            try fault.fs.ctl([
+                "inject", "eio", "op=write", "path=db.fief", "nth=\(Int.random(in: 1...20, using: &fault.rng))", "once"
             ])
         default:
             let lockAndOracle: UInt64 = 64 << 10
-            try fs.ctl([
-                "inject", fault, "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &rng))"
+            try fault.fs.ctl([
+                "inject", fault.name,
+                "quota=\(size + lockAndOracle + UInt64.random(in: 8_192...200_000, using: &fault.rng))"
             ])
         }
     }
@@ -78,7 +78,7 @@ struct FiefIOErrorCycle: IOErrorCycle {
     /// free space well would otherwise never ask for more.
     func runFaulted(upTo commit: UInt64) throws -> ChildProcess.Ending {
         var holder: ChildProcess?
-        if fault == "enospc" || fault == "edquot" {
+        if fault.name == "enospc" || fault.name == "edquot" {
             let ready = dir + "/holder.ready"
             holder = try ChildProcess(
                 .holdSnapshot(db: db, ready: ready, seconds: 60), output: dir + "/holder.out", label: "snapshot holder")
@@ -95,18 +95,19 @@ struct FiefIOErrorCycle: IOErrorCycle {
     func judge(_ faulted: ChildProcess.Ending, outcome: inout CycleOutcome) -> [Violation] {
         switch faulted {
         case .signaled(let s):
-            return [.harness("under \(fault) the writer died of signal \(s) instead of getting an error")]
+            return [.harness("under \(fault.name) the writer died of signal \(s) instead of getting an error")]
         case .exited(0):
-            return [.harness("under \(fault) the writer never saw an error (the fault did not fire?)")]
+            return [.harness("under \(fault.name) the writer never saw an error (the fault did not fire?)")]
         case .exited(_):
             let said = writers.output("fault")
             return said.contains("fief torture writer:")
-                ? [] : [.harness("under \(fault) the writer failed without a clear error: \(said)")]
+                ? [] : [.harness("under \(fault.name) the writer failed without a clear error: \(said)")]
         }
     }
 
     func describe(_ faulted: ChildProcess.Ending) -> String {
-        "\(fault) cycle \(index): writer \(faulted), said: \(writers.output("fault").split(separator: "\n").last ?? "")"
+        let said = writers.output("fault").split(separator: "\n").last ?? ""
+        return "\(fault.name) cycle \(fault.cycle): writer \(faulted), said: \(said)"
     }
 
     func verify(_ directory: String, tag: String) -> RecoveryVerdict {

@@ -20,12 +20,11 @@ public struct TargetIOErrorScenario: Scenario {
     public func runCycle(_ index: Int, seed: UInt64, dir: String, context: ScenarioContext) throws -> CycleOutcome {
         try TargetIOErrorCycle.run(
             name, cycle: index, faults: TargetIOErrorScenario.faults, seed: seed, dir: dir, context: context
-        ) { fault, fs, rng in
+        ) { fault in
             TargetIOErrorCycle(
-                fault: fault, index: index,
+                fault: fault,
                 processes: TargetProcesses(
-                    spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed),
-                fs: fs, rng: rng)
+                    spec: context.options.target, storeDirectory: dir + "/mnt", scratch: dir, seed: seed))
         }
     }
 }
@@ -33,11 +32,8 @@ public struct TargetIOErrorScenario: Scenario {
 /// One `io-errors` cycle on a target's store: the writer must exit with the error, and a
 /// target that swallows a fault (or never meets it) is noted.
 struct TargetIOErrorCycle: IOErrorCycle {
-    let fault: String
-    let index: Int
+    var fault: IOFault
     let processes: TargetProcesses
-    let fs: FaultFSMount
-    var rng: SeededRandom
 
     func warmUp(upTo commit: UInt64) throws -> Violation? {
         try processes.setUp()
@@ -49,18 +45,20 @@ struct TargetIOErrorCycle: IOErrorCycle {
     }
 
     mutating func inject() throws {
-        switch fault {
+        switch fault.name {
         case "fsync-fail":
-            try fs.ctl(["inject", "fsync-fail", "nth=\(Int.random(in: 1...6, using: &rng))", "once"])
+            try fault.fs.ctl(["inject", "fsync-fail", "nth=\(Int.random(in: 1...6, using: &fault.rng))", "once"])
         case "eio-write":
-            try fs.ctl(["inject", "eio", "op=write", "nth=\(Int.random(in: 1...20, using: &rng))", "once"])
+            try fault.fs.ctl(["inject", "eio", "op=write", "nth=\(Int.random(in: 1...20, using: &fault.rng))", "once"])
         default:
-            let backing = fs.backing
+            let backing = fault.fs.backing
             let used = ((try? FileManager.default.contentsOfDirectory(atPath: backing)) ?? []).reduce(UInt64(0)) {
                 sum, f in
                 sum + ((try? FileManager.default.attributesOfItem(atPath: backing + "/" + f)[.size] as? UInt64) ?? 0)
             }
-            try fs.ctl(["inject", "enospc", "quota=\(used + UInt64.random(in: 8_192...200_000, using: &rng))"])
+            try fault.fs.ctl([
+                "inject", "enospc", "quota=\(used + UInt64.random(in: 8_192...200_000, using: &fault.rng))"
+            ])
         }
     }
 
@@ -72,29 +70,30 @@ struct TargetIOErrorCycle: IOErrorCycle {
     func judge(_ faulted: ChildProcess.Ending?, outcome: inout CycleOutcome) -> [Violation] {
         switch faulted {
         case .none:
-            return [Violation(.integrity, "under \(fault) the writer hung for 180 s")]
+            return [Violation(.integrity, "under \(fault.name) the writer hung for 180 s")]
         case .some(.signaled(let s)):
             return [
-                Violation(.integrity, "under \(fault) the target crashed (signal \(s)) instead of reporting the error")
+                Violation(
+                    .integrity, "under \(fault.name) the target crashed (signal \(s)) instead of reporting the error")
             ]
         case .some(.exited(0)):
             // Fired or not, the writer never heard of it: the trace tells which.
-            let trace = (try? String(contentsOfFile: fs.tracePath, encoding: .utf8)) ?? ""
-            let kind = fault == "eio-write" ? "eio" : fault
+            let trace = (try? String(contentsOfFile: fault.fs.tracePath, encoding: .utf8)) ?? ""
+            let kind = fault.name == "eio-write" ? "eio" : fault.name
             outcome.notes.append(
                 trace.contains("\"fault\":\"\(kind)\"")
-                    ? "\(fault) fired in cycle \(index), yet the writer saw no error "
+                    ? "\(fault.name) fired in cycle \(fault.cycle), yet the writer saw no error "
                         + "(the target swallowed it, e.g. in a checkpoint or at close)"
-                    : "\(fault) never fired in cycle \(index): the writer made all its commits")
+                    : "\(fault.name) never fired in cycle \(fault.cycle): the writer made all its commits")
             return []
         case .some(.exited(_)):
             return processes.lastLine("fault").isEmpty
-                ? [Violation(.harness, "under \(fault) the writer failed without saying why")] : []
+                ? [Violation(.harness, "under \(fault.name) the writer failed without saying why")] : []
         }
     }
 
     func describe(_ faulted: ChildProcess.Ending?) -> String {
-        "\(fault) cycle \(index): writer \(faulted.map { "\($0)" } ?? "hung"), "
+        "\(fault.name) cycle \(fault.cycle): writer \(faulted.map { "\($0)" } ?? "hung"), "
             + "said: \(processes.lastLine("fault").prefix(200))"
     }
 
