@@ -37,8 +37,9 @@ public struct IsolationScenario: Scenario {
             children.append(
                 try ChildProcess(
                     .listAppend(
-                        db: db, history: "\(dir)/history-\(p).jsonl", process: p, seed: seed, threads: plan.threads,
-                        transactions: plan.transactions),
+                        ListAppendWorker(
+                            dbPath: db, historyPath: "\(dir)/history-\(p).jsonl", process: p, seed: seed,
+                            threads: plan.threads, transactions: plan.transactions)),
                     environment: environment, output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [Violation] = []

@@ -7,7 +7,7 @@ import SeededRandomness
 /// on purpose, and record every transaction in a history file. Inside each snapshot, readers
 /// also check an invariant: every transaction appends its element to a pair of keys, so the
 /// two lists of a pair always hold the same elements.
-public struct ListAppendWorker {
+public struct ListAppendWorker: Codable, Sendable, Equatable {
     public let dbPath: String
     public let historyPath: String
     public let process: Int

@@ -12,13 +12,15 @@ final class ChildRequestTests: XCTestCase {
             db: "d", oracle: "o", seed: 1, threads: 2, maxCommit: 9, durability: .none, batch: true, schedule: "s"),
         .observer(of: .results, db: "d", log: "l", stop: "s", graceSeconds: 1.5),
         .holdSnapshot(db: "d", ready: "r", seconds: 60),
-        .listAppend(db: "d", history: "h", process: 2, seed: 3, threads: 3, transactions: 100),
+        .listAppend(
+            ListAppendWorker(dbPath: "d", historyPath: "h", process: 2, seed: 3, threads: 3, transactions: 100)),
         .targetWriter(
             target: try! TargetSpec(parsing: "sqlite:journal=wal"), dir: "d", oracle: "o", seed: 1, maxCommit: 5),
         .targetVerify(target: .fief(generic: true), dir: "d", oracle: "o", seed: 1, out: "v.json"),
         .targetListAppend(
-            target: try! TargetSpec(parsing: "lmdb:nosync"), dir: "d", history: "h", process: 1, seed: 2,
-            transactions: 80),
+            TargetListAppendWorker(
+                spec: try! TargetSpec(parsing: "lmdb:nosync"), directory: "d", historyPath: "h", process: 1, seed: 2,
+                transactions: 80)),
         .objectsWriter(db: "d", oracle: "o", seed: 1, maxCommit: UInt64.max / 2, schema: 2),
         .objectsCheck(db: "d", oracle: "o", seed: 1, report: "r", cacheReopen: true),
         .objectsCache(db: "d", maxNotes: 4),

@@ -16,15 +16,15 @@ public enum ChildRole: Codable, Sendable, Equatable {
     case observer(of: ObservedChanges, db: String, log: String, stop: String, graceSeconds: Double)
     /// Pins one snapshot (touching `ready` once it has), checking it never changes.
     case holdSnapshot(db: String, ready: String, seconds: Double)
-    /// Runs list-append transactions of the isolation scenario and records their history.
-    case listAppend(db: String, history: String, process: Int, seed: UInt64, threads: Int, transactions: Int)
+    /// Runs list-append transactions of the isolation scenario and records their history. The
+    /// worker itself is the request (as for `targetListAppend`): the child runs what it is sent.
+    case listAppend(ListAppendWorker)
     /// Commits the seeded workload on a target of the generic scenarios, logging to an oracle.
     case targetWriter(target: TargetSpec, dir: String, oracle: String, seed: UInt64, maxCommit: UInt64)
     /// Verifies a target's store against its oracle and writes the verdict (JSON) to `out`.
     case targetVerify(target: TargetSpec, dir: String, oracle: String, seed: UInt64, out: String)
     /// Runs list-append transactions on a target for the generic isolation scenario.
-    case targetListAppend(
-        target: TargetSpec, dir: String, history: String, process: Int, seed: UInt64, transactions: Int)
+    case targetListAppend(TargetListAppendWorker)
     /// Commits the seeded object graph (in schema 1 or 2), logging to an oracle.
     case objectsWriter(db: String, oracle: String, seed: UInt64, maxCommit: UInt64, schema: Int = 1)
     /// Verifies a recovered object graph against its oracle and writes the verdict to `report`.

@@ -41,21 +41,15 @@ extension ChildRole {
                 FileHandle.standardError.write(Data("fief: snapshot changed under a reader\n".utf8))
                 return 3
             }
-        case .listAppend(let db, let history, let process, let seed, let threads, let transactions):
-            try ListAppendWorker(
-                dbPath: db, historyPath: history, process: process, seed: seed, threads: threads,
-                transactions: transactions
-            ).run()
+        case .listAppend(let worker):
+            try worker.run()
         case .targetWriter(let target, let dir, let oracle, let seed, let maxCommit):
             try TargetWriter(spec: target, directory: dir, oraclePath: oracle, seed: seed, maxCommit: maxCommit).run()
         case .targetVerify(let target, let dir, let oracle, let seed, let out):
             let verdict = TargetRecoveryCheck.verify(spec: target, directory: dir, oraclePath: oracle, seed: seed)
             try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: out))
-        case .targetListAppend(let target, let dir, let history, let process, let seed, let transactions):
-            try TargetListAppendWorker(
-                spec: target, directory: dir, historyPath: history, process: process, seed: seed,
-                transactions: transactions
-            ).run()
+        case .targetListAppend(let worker):
+            try worker.run()
         case .objectsWriter(let db, let oracle, let seed, let maxCommit, let schema):
             try ObjectsWriter(dbPath: db, oraclePath: oracle, seed: seed, maxCommit: maxCommit, schema: schema).run()
         case .objectsCheck(let db, let oracle, let seed, let report, let cacheReopen):

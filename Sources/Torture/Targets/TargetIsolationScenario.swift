@@ -35,8 +35,9 @@ public struct TargetIsolationScenario: Scenario {
             children.append(
                 try ChildProcess(
                     .targetListAppend(
-                        target: spec, dir: store, history: "\(dir)/history-\(p).jsonl", process: p, seed: seed,
-                        transactions: TargetIsolationScenario.transactions),
+                        TargetListAppendWorker(
+                            spec: spec, directory: store, historyPath: "\(dir)/history-\(p).jsonl", process: p,
+                            seed: seed, transactions: TargetIsolationScenario.transactions)),
                     output: "\(dir)/worker-\(p).out", label: "list-append worker"))
         }
         var violations: [Violation] = []

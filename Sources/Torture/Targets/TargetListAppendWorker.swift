@@ -6,7 +6,7 @@ import SeededRandomness
 /// some rolled back on purpose. Every append goes to both keys of a pair, so inside any
 /// snapshot the two lists of a pair hold the same elements; a reader that sees them differ
 /// has seen a torn or uncommitted state.
-public struct TargetListAppendWorker {
+public struct TargetListAppendWorker: Codable, Sendable, Equatable {
     public let spec: TargetSpec
     public let directory: String
     public let historyPath: String
