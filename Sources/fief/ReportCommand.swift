@@ -149,15 +149,22 @@ struct ReportCombine: ParsableCommand {
             "compare-versions.sh runs each build several times, "
             + "interleaved with the other, and combines each build's runs before comparing."
     )
-    @Argument(help: "Bench results.json files of the same build.") var inputs: [String]
-    @Option(help: "The combined results.json to write.") var out: String
+    @OptionGroup var files: PooledResultsArguments<ReportCombine>
 
     func run() throws {
         try reportingErrors {
-            guard !inputs.isEmpty else { throw BenchError.badArgument("give at least one results.json to combine") }
-            let c = try BenchResults.combine(try inputs.map { try ResultIO.loadBench($0) })
-            try ResultIO.save(c, to: out)
-            print("wrote \(out) (\(inputs.count) runs, \(c.parameters.repetitions) repetitions)")
+            guard !files.inputs.isEmpty else {
+                throw BenchError.badArgument("give at least one results.json to combine")
+            }
+            let c = try BenchResults.combine(try files.load())
+            try ResultIO.save(c, to: files.out)
+            print("wrote \(files.out) (\(files.inputs.count) runs, \(c.parameters.repetitions) repetitions)")
         }
     }
+}
+
+extension ReportCombine: PoolingCommand {
+    static let inputsHelp = "Bench results.json files of the same build."
+    static let outHelp = "The combined results.json to write."
+    static func load(_ path: String) throws -> BenchResults { try ResultIO.loadBench(path) }
 }
