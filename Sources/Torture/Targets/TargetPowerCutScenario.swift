@@ -30,13 +30,9 @@ public struct TargetPowerCutScenario: Scenario {
     }
 }
 
-/// The three power cuts of one cycle on one store, under one mode.
+/// The three power cuts of one cycle on one store, under one mode. What an event's writer and
+/// cut leave for the judge is what happened, in words.
 struct TargetPowerCuts: PowerCutEvents {
-    struct Strike {
-        var description: String
-        var notes: [String]
-    }
-
     let processes: TargetProcesses
     let mode: PowerCutMode
     var rng: SeededRandom
@@ -46,7 +42,7 @@ struct TargetPowerCuts: PowerCutEvents {
     var eventCount: Int { TargetPowerCutScenario.events.count }
     func faultfsSeed(_ e: Int) -> UInt64 { processes.seed &+ UInt64(e) }
 
-    mutating func strike(_ e: Int, on fs: FaultFSMount, outcome: inout CycleOutcome) throws -> Strike? {
+    mutating func strike(_ e: Int, on fs: FaultFSMount, outcome: inout CycleOutcome) throws -> String? {
         if e == 0 { try processes.setUp() }
         let event = TargetPowerCutScenario.events[e]
         let strike =
@@ -57,7 +53,7 @@ struct TargetPowerCuts: PowerCutEvents {
         return strike
     }
 
-    mutating func cutWhileCommitting(_ e: Int, fs: FaultFSMount) throws -> Strike {
+    mutating func cutWhileCommitting(_ e: Int, fs: FaultFSMount) throws -> String {
         let writer = try processes.writer(maxCommit: UInt64.max / 2, tag: "\(e)")
         let delay = UInt32.random(in: 50_000...400_000, using: &rng)
         usleep(delay)
@@ -67,12 +63,12 @@ struct TargetPowerCuts: PowerCutEvents {
         try fs.cutPower(mode)
         writer.kill9Tree()
         _ = writer.wait()
-        return Strike(description: "\(mode.name) power cut \(delay / 1000) ms into a writer's run", notes: [])
+        return "\(mode.name) power cut \(delay / 1000) ms into a writer's run"
     }
 
     /// FaultFS kills the process that calls the n-th fsync (just before it) or makes the n-th
     /// write (just after it); a writer that makes all its commits first ends on its own.
-    mutating func cutAfterKill(_ e: Int, killBeforeFsync: Bool, fs: FaultFSMount) throws -> Strike {
+    mutating func cutAfterKill(_ e: Int, killBeforeFsync: Bool, fs: FaultFSMount) throws -> String {
         let (op, nth, when) =
             killBeforeFsync
             ? ("fsync", Int.random(in: 1...8, using: &rng), "before")
@@ -83,16 +79,15 @@ struct TargetPowerCuts: PowerCutEvents {
         let ending = writer.wait(timeoutSeconds: 120)
         if ending == nil { writer.kill9Tree() }
         try fs.cutPower(mode)
-        var notes: [String] = []
-        if ending == .exited(0) {
-            notes.append("the \(op) rule never fired: the writer made all its commits (no \(op) \(nth) times)")
+        guard ending != .exited(0) else {
+            // The writer was never killed: the event must not say it was.
+            return "\(mode.name) power cut after the writer made all its commits: "
+                + "the \(op) rule never fired (no \(op) \(nth) times)"
         }
-        return Strike(
-            description: "\(mode.name) power cut after FaultFS killed the caller of \(op) \(nth) (\(when) it)",
-            notes: notes)
+        return "\(mode.name) power cut after FaultFS killed the caller of \(op) \(nth) (\(when) it)"
     }
 
-    mutating func judge(_ e: Int, _ strike: Strike, backing: String) throws -> (event: CycleEvent, stop: Bool) {
+    mutating func judge(_ e: Int, _ strike: String, backing: String) throws -> (event: CycleEvent, stop: Bool) {
         // The store as the cut left it, before recovery (the verifier's own open) changes
         // it: kept as evidence when the verdict fails.
         let found = "\(processes.scratch)/store-after-event-\(e)"
@@ -102,8 +97,7 @@ struct TargetPowerCuts: PowerCutEvents {
         if verdict.passed { try? FileManager.default.removeItem(atPath: found) }
         let event = CycleEvent(
             mode.name, verdict.violations,
-            "\(strike.description); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)"
-                + strike.notes.map { "; \($0)" }.joined())
+            "\(strike); store at commit \(verdict.recoveredCommit), acknowledged \(verdict.lastAck)")
         // A lost commit leaves a usable store to cut again; a damaged one does not.
         return (event, verdict.violations.contains(where: { $0.kind.verdictClass != .durability }))
     }
