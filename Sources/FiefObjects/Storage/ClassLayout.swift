@@ -12,6 +12,8 @@ final class ClassLayout: @unchecked Sendable {
     let links: [Property]
     let lists: [Property]
     let varLength: [Property]
+    /// The integer properties a cluster summary bounds (`ClusterSummary`).
+    let summarized: [Property]
     /// What a deletion reads of the row: indexed properties (their entries go) and to-one
     /// links (their targets' backlinks go), not every value (strings made, out-of-row
     /// values fetched, for nothing).
@@ -40,6 +42,7 @@ final class ClassLayout: @unchecked Sendable {
         links = stored.filter(\.isLink)
         lists = stored.filter(\.list)
         varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
+        summarized = stored.filter { $0.kind.isInteger && !$0.list }
         deletionReads = stored.filter { $0.hasIndex || ($0.isLink && !$0.list) }
         byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
         primaryKey = c.primaryKey

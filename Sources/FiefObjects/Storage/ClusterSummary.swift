@@ -32,37 +32,39 @@ struct ClusterSummary: Equatable {
     /// The bounds of every integer property of `plan` over `rows` (the cluster `number`); nil
     /// when no property has an integer in every row.
     static func of(_ rows: ClusterRows, number: Int64, _ plan: ObjectTables.ClassPlan) -> ClusterSummary? {
-        let ints = plan.stored.filter { $0.kind.isInteger && !$0.list }
+        let ints = plan.summarized
         guard !ints.isEmpty, rows.count > 0 else { return nil }
-        var bounds: [Bounds?] = Array(repeating: nil, count: ints.count)
-        var holds = Array(repeating: true, count: ints.count)
+        // By index, into flat bounds: a `for (j, p) in ints.enumerated()` copied each
+        // property (its name retained and released) for every row, and an optional `Bounds`
+        // per column was read, rebuilt and stored back.
+        let n = ints.count
+        var least = [Int64](repeating: .max, count: n), greatest = [Int64](repeating: .min, count: n)
+        var holds = [Bool](repeating: true, count: n)
         // A compact row's integer through the accessors' fast read (its layout's slot found
         // once); the general decode only for what that read leaves (a null, a fixed row).
         let reads = ints.map { PropertyAccess($0, plan: plan) }
         rows.forEachRow { slot, row in
             let key = number << rows.shift | Int64(slot)
-            for (j, p) in ints.enumerated() where holds[j] {
+            for j in 0..<n where holds[j] {
                 let v: Int64
                 if let fast = reads[j].storedInt(row, key: key) {
                     v = fast
-                } else if case .int(let slow)? = try? plan.codec.value(row, pid: p.pid, key: key, outOfRow: { nil }) {
+                } else if case .int(let slow)? = try? plan.codec.value(
+                    row, pid: ints[j].pid, key: key, outOfRow: { nil })
+                {
                     v = slow
                 } else {
                     holds[j] = false
                     continue
                 }
-                if var b = bounds[j] {
-                    b.least = min(b.least, v)
-                    b.greatest = max(b.greatest, v)
-                    bounds[j] = b
-                } else {
-                    bounds[j] = Bounds(least: v, greatest: v)
-                }
+                if v < least[j] { least[j] = v }
+                if v > greatest[j] { greatest[j] = v }
             }
         }
         var s = ClusterSummary()
-        for (j, p) in ints.enumerated() where holds[j] {
-            if let b = bounds[j] { s.columns.append((p.pid, b)) }
+        // Every row was read (there is at least one), so a column that holds has its bounds.
+        for j in 0..<n where holds[j] {
+            s.columns.append((ints[j].pid, Bounds(least: least[j], greatest: greatest[j])))
         }
         return s.columns.isEmpty ? nil : s
     }

@@ -40,6 +40,7 @@ final class ObjectTables {
         var links: [Property] { layout.links }
         var lists: [Property] { layout.lists }
         var varLength: [Property] { layout.varLength }
+        var summarized: [Property] { layout.summarized }
         var deletionReads: [Property] { layout.deletionReads }
         var byName: [String: Property] { layout.byName }
         var primaryKey: Property? { layout.primaryKey }
