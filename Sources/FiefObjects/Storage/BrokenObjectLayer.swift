@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Engine
 
 /// Deliberately broken object layers, which exist only to prove that the torture suite's
 /// object checks catch real bugs. Selected with `FIEF_BROKEN=<name>` (the engine's variable),
@@ -37,7 +38,7 @@ package enum BrokenObjectLayer: String, CaseIterable, Sendable {
     case staleClusterSummary = "stale-cluster-summary"
 
     #if FIEF_BROKEN_VARIANTS
-        static let active: BrokenObjectLayer? = getenv("FIEF_BROKEN").flatMap {
+        static let active: BrokenObjectLayer? = getenv(BrokenVariant.environmentVariable).flatMap {
             BrokenObjectLayer(rawValue: String(cString: $0))
         }
         package static let available = true
