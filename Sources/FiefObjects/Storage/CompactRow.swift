@@ -284,6 +284,38 @@ enum CompactRow {
         return (64 - magnitude.leadingZeroBitCount + 1 + 7) / 8
     }
 
+    /// The most bytes `encodeScalar` writes: a UUID's serial and its 16 bytes.
+    static let maxScalarSize = 17
+
+    /// The serial and bytes of a fixed-width value (or a null) at the start of `out` (room for
+    /// `maxScalarSize`); how many it wrote, or nil for a string or data. One encoding for a row
+    /// being built and for a value set in a row's own bytes (`RowCodec.patch`).
+    static func encodeScalar(_ v: ObjectValue, key: Int64, into out: UnsafeMutableRawBufferPointer) -> Int? {
+        func put(_ serial: Int, _ bits: UInt64 = 0, bytes n: Int = 0) -> Int {
+            out[0] = UInt8(serial)
+            for i in 0..<n { out[1 + i] = UInt8(truncatingIfNeeded: bits >> UInt64(8 * i)) }
+            return 1 + n
+        }
+        switch v {
+        case .null: return put(0)
+        case .int(let i), .link(let i):
+            if i == key { return put(ownKey) }
+            let n = width(i)
+            return put(1 + n, UInt64(bitPattern: i), bytes: n)
+        case .bool(let b): return put(b ? 2 : 1)
+        case .float(let f): return put(1, UInt64(f.bitPattern), bytes: 4)
+        case .double(let d): return put(1, d.bitPattern, bytes: 8)
+        case .date(let d): return put(1, d.timeIntervalSinceReferenceDate.bitPattern, bytes: 8)
+        case .uuid(let u):
+            out[0] = 1
+            withUnsafeBytes(of: u.uuid) {
+                out.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 16)
+            }
+            return 17
+        case .string, .data: return nil
+        }
+    }
+
     /// Builds a compact row slot by slot, in the layout's order.
     struct Writer {
         private(set) var bytes: [UInt8] = []
@@ -312,43 +344,24 @@ enum CompactRow {
         mutating func null() { bytes.append(0) }
 
         /// `key`: the object's own key (the value is then not written again).
-        mutating func int(_ v: Int64, key: Int64) {
-            if v == key {
-                bytes.append(UInt8(CompactRow.ownKey))
-                return
-            }
-            let n = CompactRow.width(v)
-            bytes.append(UInt8(1 + n))
-            for i in 0..<n { bytes.append(UInt8(truncatingIfNeeded: v >> Int64(8 * i))) }
-        }
+        mutating func int(_ v: Int64, key: Int64) { scalar(.int(v), key: key) }
 
         mutating func bool(_ b: Bool) { bytes.append(b ? 2 : 1) }
 
         /// A value of a fixed-width kind (or a null); false, writing nothing, for a string or data.
         @discardableResult
         mutating func scalar(_ v: ObjectValue, key: Int64) -> Bool {
-            switch v {
-            case .null: null()
-            case .int(let i), .link(let i): int(i, key: key)
-            case .bool(let b): bool(b)
-            case .float(let f): raw(withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) })
-            case .double(let d): raw64(d.bitPattern)
-            case .date(let d): raw64(d.timeIntervalSinceReferenceDate.bitPattern)
-            case .uuid(let u): raw(withUnsafeBytes(of: u.uuid) { Array($0) })
-            case .string, .data: return false
+            withUnsafeTemporaryAllocation(byteCount: CompactRow.maxScalarSize, alignment: 1) { out in
+                guard let n = CompactRow.encodeScalar(v, key: key, into: out) else { return false }
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[..<n]))
+                return true
             }
-            return true
         }
 
         /// A float, double, date or UUID: its little-endian bytes.
         mutating func raw(_ b: some Collection<UInt8>) {
             bytes.append(1)
             bytes.append(contentsOf: b)
-        }
-
-        mutating func raw64(_ v: UInt64) {
-            bytes.append(1)
-            for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
         }
 
         /// String or data bytes kept in the row.
