@@ -327,10 +327,12 @@ public final class ObjectContext {
         return false
     }
 
-    func resolve(_ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables) throws -> ObjectValue {
+    func resolve(
+        _ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables, linkedFrom: CompactRow.Backlink? = nil
+    ) throws -> ObjectValue {
         switch u {
         case .value(let v): return v
-        case .object(let o): return try o.map { .link(try addObject($0, update, t)) } ?? .null
+        case .object(let o): return try o.map { .link(try addObject($0, update, t, linkedFrom: linkedFrom)) } ?? .null
         case .list, .computed: return .null
         }
     }
@@ -381,6 +383,14 @@ public final class ObjectContext {
     }
 
     func addObject(_ obj: Object, _ update: UpdatePolicy, _ t: ObjectTables) throws -> Int64 {
+        try addObject(obj, update, t, linkedFrom: nil)
+    }
+
+    /// `linkedFrom`: the entry of the new object being added that links to `obj`; a new `obj`
+    /// holds it in its first row (`PreLinks`).
+    private func addObject(
+        _ obj: Object, _ update: UpdatePolicy, _ t: ObjectTables, linkedFrom: CompactRow.Backlink?
+    ) throws -> Int64 {
         if let r = obj._ref {
             guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
             return r.key
@@ -398,18 +408,28 @@ public final class ObjectContext {
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         values.reserveCapacity(plan.stored.count)
         lists.reserveCapacity(plan.lists.count)
-        for (i, u) in unmanaged.enumerated() {
-            guard let pid = fields.pids[i] else { continue }
-            if case .list(let items) = u {
-                lists[pid] = try items.map { try resolve($0, update, t) }
-            } else {
-                values[pid] = try resolve(u, update, t)
+        do {
+            for (i, u) in unmanaged.enumerated() {
+                guard let pid = fields.pids[i] else { continue }
+                // A new object's new targets hold its backlink from their first row.
+                let link = existing ? nil : CompactRow.Backlink(cid: c.cid, pid: pid, origin: key, count: 1)
+                if case .list(let items) = u {
+                    lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
+                } else {
+                    values[pid] = try resolve(u, update, t, linkedFrom: link)
+                }
             }
+            // The key found free is still free unless a linked object added since took it.
+            try store(
+                c, key, existing: existing, values, lists, update, t,
+                keyIsFree: plan.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks,
+                linkedFrom: linkedFrom)
+        } catch {
+            // Entries its new targets hold for it, its row never written: taken back (an
+            // error a caller catches must leave the objects it keeps consistent).
+            try t.revokePreLinks(c, key)
+            throw error
         }
-        // The key found free is still free unless a linked object added since took it.
-        try store(
-            c, key, existing: existing, values, lists, update, t,
-            keyIsFree: plan.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks)
         return key
     }
 
@@ -439,7 +459,7 @@ public final class ObjectContext {
     private func store(
         _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: PidMap<ObjectValue>,
         _ lists: PidMap<[ObjectValue]>, _ update: UpdatePolicy, _ t: ObjectTables,
-        keyIsFree: Bool = false
+        keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
         if existing {
             let old = try t.values(c, key)
@@ -455,7 +475,7 @@ public final class ObjectContext {
                 }
             }
         } else {
-            try t.insert(c, key, values: values, lists: lists, keyIsFree: keyIsFree)
+            try t.insert(c, key, values: values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
         }
         stamp += 1
     }

@@ -81,6 +81,16 @@ enum CompactRow {
         return nil
     }
 
+    /// `v` as a LEB128 number at the end of `bytes`.
+    static func appendLeb(_ v: UInt64, to bytes: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
     static func lebCount(_ v: Int) -> Int {
         var n = 1, v = v
         while v >= 0x80 { v >>= 7; n += 1 }
@@ -332,14 +342,7 @@ enum CompactRow {
 
         mutating func leb(_ v: Int) { leb64(UInt64(v)) }
 
-        mutating func leb64(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                bytes.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            bytes.append(UInt8(v))
-        }
+        mutating func leb64(_ v: UInt64) { CompactRow.appendLeb(v, to: &bytes) }
 
         mutating func null() { bytes.append(0) }
 

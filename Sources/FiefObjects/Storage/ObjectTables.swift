@@ -154,6 +154,8 @@ final class ObjectTables {
     /// transaction's `catalogChanges` is what it was when they were found.
     @exclusivity(unchecked) private var absentTables = Set<String>()
     @exclusivity(unchecked) private var absentTablesAt = -1
+    /// Backlinks new rows hold for origins not yet inserted (`PreLinks`).
+    @exclusivity(unchecked) private var preLinks = PreLinks()
     /// Object keys handed out in this write, written back to `fief/meta` by `flush()`.
     @exclusivity(unchecked) private var pendingKeys: [UInt32: Int64] = [:]
 
@@ -693,6 +695,8 @@ final class ObjectTables {
     /// Writes the clusters, index entries and key counters this write changed; call before
     /// the commit.
     func flush() throws {
+        // Held for an origin never inserted (every failure takes its own back first).
+        try revoke(preLinks.takeAll())
         try applyPendingIndexes()
         guard let w = writer else { return }
         for cid in clusterStates.keys.sorted() {
@@ -709,9 +713,11 @@ final class ObjectTables {
 
     /// Writes a new object's row, list contents, index entries and backlinks.
     /// `keyIsFree`: the caller has just seen that no object has `key` (a primary key lookup).
+    /// `linkedFrom`: the entry of an origin being added with this object, which links to it;
+    /// the new row holds it from the start (`PreLinks`).
     func insert(
         _ c: ClassSchema, _ key: Int64, values: PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
-        keyIsFree: Bool = false
+        keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
         if !keyIsFree, try exists(c, key) {
             throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key))
@@ -730,27 +736,54 @@ final class ObjectTables {
         }
         var inRow: PidMap<[UInt8]> = [:]
         for p in plan.lists { inRow[p.pid] = RowCodec.inlineBytes(lists[p.pid] ?? []) }
-        try putRow(c, key, vals, inlineLists: inRow, fresh: true)
+        let held: (entry: CompactRow.Backlink, bytes: [UInt8])? = linkedFrom.flatMap { e in
+            plan.legacyRows || BrokenObjectLayer.on(.skipBacklink) ? nil : CompactRow.encode([e]).map { (e, $0) }
+        }
+        try putRow(c, key, vals, inlineLists: inRow, fresh: true, heldBacklinks: held?.bytes)
+        if let held { preLinks.add(held.entry, targetCid: c.cid, target: key) }
+        // Entries new targets already hold for this object (added with it, before it).
+        var pre = preLinks.take(cid: c.cid, key: key)
         for p in plan.links {
+            // Held by rows of the property's target class only (a dynamic add may give an
+            // object of another class, whose entry is then taken back).
+            let pid = p.pid, tc = pre.isEmpty ? nil : p.target.flatMap { schema.classes[$0]?.cid }
+            let mine = { (h: PreLinks.Held) in h.pid == pid && h.targetCid == tc }
             if p.list {
-                let items = lists[p.pid] ?? []
-                if inRow[p.pid] == nil { try writeList(c, key, p, items, fresh: true) }
+                let items = lists[pid] ?? []
+                if inRow[pid] == nil { try writeList(c, key, p, items, fresh: true) }
                 // A new object has no backlink entries yet: each target's is put once, with
                 // its multiplicity, in key order (no read of the entry first).
                 var targets: [Int64] = []
                 for case .link(let t) in items { targets.append(t) }
                 targets.sort()
-                var i = 0
+                var heldBy = tc == nil ? [] : pre.filter(mine).map(\.target).sorted()
+                if !heldBy.isEmpty { pre.removeAll(where: mine) }
+                var i = 0, h = 0
                 while i < targets.count {
                     var j = i + 1
                     while j < targets.count && targets[j] == targets[i] { j += 1 }
-                    try adjustBacklink(c, p, from: key, to: targets[i], by: Int64(j - i), fresh: true)
+                    var n = j - i
+                    while h < heldBy.count && heldBy[h] < targets[i] { h += 1 }
+                    if h < heldBy.count && heldBy[h] == targets[i] {
+                        n -= 1
+                        heldBy.remove(at: h)
+                    }
+                    if n > 0 { try adjustBacklink(c, p, from: key, to: targets[i], by: Int64(n), fresh: true) }
                     i = j
                 }
-            } else if case .link(let t)? = vals[p.pid] {
-                try adjustBacklink(c, p, from: key, to: t, by: 1)
+                if let tc {
+                    pre += heldBy.map { PreLinks.Held(cid: c.cid, origin: key, pid: pid, targetCid: tc, target: $0) }
+                }
+            } else if case .link(let t)? = vals[pid] {
+                if tc != nil, let h = pre.firstIndex(where: { mine($0) && $0.target == t }) {
+                    pre.remove(at: h)
+                } else {
+                    try adjustBacklink(c, p, from: key, to: t, by: 1)
+                }
             }
         }
+        // Held for a link the object did not keep (none should be): taken back.
+        try revoke(pre)
         for p in plan.lists where !p.isLink && inRow[p.pid] == nil {
             try writeList(c, key, p, lists[p.pid] ?? [], fresh: true)
         }
@@ -767,9 +800,10 @@ final class ObjectTables {
         }
     }
 
+    /// `heldBacklinks`: a new row's first backlink entries (`fresh` only).
     private func putRow(
         _ c: ClassSchema, _ key: Int64, _ vals: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]>,
-        fresh: Bool = false
+        fresh: Bool = false, heldBacklinks: [UInt8]? = nil
     ) throws {
         let plan = plan(c)
         for p in plan.varLength {
@@ -790,6 +824,8 @@ final class ObjectTables {
                 try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } }
             }
             if let kept, !kept.isEmpty { row = RowCodec.appendingBacklinks(row, kept) }
+        } else if fresh, let heldBacklinks {
+            RowCodec.appendBacklinks(heldBacklinks, to: &row)
         }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = plan.outOfRowTable
@@ -929,6 +965,21 @@ final class ObjectTables {
             }
         }
         return found ? .some(old) : nil
+    }
+
+    /// Takes back the entries new rows hold for origin `key` of class `c`, which failed before
+    /// its row was written.
+    func revokePreLinks(_ c: ClassSchema, _ key: Int64) throws {
+        try revoke(preLinks.take(cid: c.cid, key: key))
+    }
+
+    /// Takes `held` back from the rows that hold them, whatever the origin's property is now.
+    private func revoke(_ held: [PreLinks.Held]) throws {
+        for h in held {
+            guard let tc = schema.byCid(h.targetCid) else { continue }
+            _ = try adjustBacklinkInRow(
+                plan(tc), h.target, CompactRow.Backlink(cid: h.cid, pid: h.pid, origin: h.origin, count: -1))
+        }
     }
 
     /// Changes by `delta` how many times `from` links to `target` through `p` (the entry goes at

@@ -315,10 +315,17 @@ final class RowCodec {
 
     /// `row` (without backlinks) followed by `entries` as its backlinks.
     static func appendingBacklinks(_ row: [UInt8], _ entries: some Collection<UInt8>) -> [UInt8] {
-        guard !entries.isEmpty else { return row }
-        var w = CompactRow.Writer()
-        w.leb(entries.count)
-        return row + w.bytes + entries
+        var out = row
+        appendBacklinks(entries, to: &out)
+        return out
+    }
+
+    /// As `appendingBacklinks`, onto `row` itself: a new row's first entries cost no copy of it.
+    static func appendBacklinks(_ entries: some Collection<UInt8>, to row: inout [UInt8]) {
+        guard !entries.isEmpty else { return }
+        row.reserveCapacity(row.count + CompactRow.lebCount(entries.count) + entries.count)
+        CompactRow.appendLeb(UInt64(entries.count), to: &row)
+        row.append(contentsOf: entries)
     }
 
     /// A list slot's 8 bytes in a fixed row hold its element count (the elements are in
