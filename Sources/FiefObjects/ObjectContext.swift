@@ -305,6 +305,8 @@ public final class ObjectContext {
 
     func writeProperty(_ ref: ManagedRef, _ p: Property, _ u: _UnmanagedValue) throws {
         let t = try writer("setting \(ref.className).\(p.name)")
+        // A value through the class's plan, found by name: no lookup and copy of its schema.
+        if case .value(let v) = u { return try t.set(try t.plan(named: ref.className), ref.key, p, v) }
         let c = try t.cls(ref.className)
         switch u {
         case .list(let items):

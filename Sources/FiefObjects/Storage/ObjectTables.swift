@@ -1046,6 +1046,18 @@ final class ObjectTables {
         }
     }
 
+    /// As `set` below, with the class's plan at hand: a fixed-width value that no index or
+    /// backlink follows (an age, a flag) is patched where it lies, and the class schema is
+    /// looked up only for the rest.
+    func set(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
+        if !p.primaryKey, !p.list, !p.kind.isVariableLength, !p.hasIndex, !p.isLink, v.fits(p), let w = writer,
+            case .some(.some) = try patchRow(plan, key, p, v, w)
+        {
+            return
+        }
+        try set(try cls(plan.name), key, p, v)
+    }
+
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
         guard v.fits(p) else {
