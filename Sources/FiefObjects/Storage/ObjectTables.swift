@@ -1162,7 +1162,9 @@ final class ObjectTables {
         var pending: [(ClassSchema, Int64)] = [(c, key)]
         // (class id, key) pairs, not "cid/key" strings: a cascade visits every object it reaches.
         struct Visited: Hashable { let cid: UInt32; let key: Int64 }
-        var done = Set<Visited>()
+        // Room for a cascade's first few at once: growing from empty rehashed on the first
+        // inserts, a sixteenth of deleting a person and its dogs.
+        var done = Set<Visited>(minimumCapacity: 8)
         while let (cc, k) = pending.popLast() {
             let id = Visited(cid: cc.cid, key: k)
             guard !done.contains(id), try exists(cc, k) else { continue }
@@ -1195,11 +1197,16 @@ final class ObjectTables {
             } else {
                 targets = []
             }
+            let cascades = p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade)
             var seen = Set<Int64>()
             for t in targets where seen.insert(t).inserted {
-                // However many times it links there: the entry goes.
-                try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
-                if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) { cascade.append((tc, t)) }
+                if cascades {
+                    // Deleted next, its entries with it: one for an origin gone is passed over.
+                    cascade.append((tc, t))
+                } else {
+                    // However many times it links there: the entry goes.
+                    try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
+                }
             }
         }
         for p in plan.lists { try deleteList(c, key, p) }
