@@ -200,6 +200,10 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     }
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
     public static var _unmanagedDefault: _UnmanagedValue { .computed }
+    /// Computed whatever the wrapper holds, so the wrapper is not read: reading it looked up
+    /// the metadata of `Persisted<LinkingObjects<Origin>>` per call, a thousand instructions
+    /// per object added.
+    public static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue { .computed }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> {
         LinkingObjects(results: nil)
     }
