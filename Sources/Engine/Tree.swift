@@ -55,17 +55,25 @@ enum Tree {
 
     /// The largest key (a copy), or nil for an empty tree: the right edge, no search.
     static func lastKey(_ root: Child?, pages: PageSource) throws -> [UInt8]? {
-        guard var c = root else { return nil }
+        try withLastKey(root, pages: pages) { $0.map { Array($0) } }
+    }
+
+    /// The largest key lent to `body` (nil for an empty tree), valid during the call: an
+    /// append compares with it, where a copy per append was a quarter of the append.
+    static func withLastKey<T>(
+        _ root: Child?, pages: PageSource, _ body: (UnsafeRawBufferPointer?) throws -> T
+    ) throws -> T {
+        guard var c = root else { return try body(nil) }
         for _ in 0..<maxDepth {
             switch c {
             case .dirty(let n):
-                if n.isLeaf { return n.count == 0 ? nil : Array(n.key(n.count - 1)) }
-                guard let right = n.children.last else { return nil }
+                if n.isLeaf { return try body(n.count == 0 ? nil : n.key(n.count - 1)) }
+                guard let right = n.children.last else { return try body(nil) }
                 c = right
             case .page(let ref):
                 let p = try pages.page(ref)
                 switch p.kindByte {
-                case PageKind.leaf.rawValue: return p.count == 0 ? nil : Array(try p.leafKey(p.count - 1))
+                case PageKind.leaf.rawValue: return try body(p.count == 0 ? nil : try p.leafKey(p.count - 1))
                 case PageKind.branch.rawValue: c = .page(try p.branchChild(p.count - 1))
                 default: throw p.notATreeNode()
                 }

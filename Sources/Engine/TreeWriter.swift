@@ -120,7 +120,7 @@ final class TreeWriter {
     /// Returns false, changing nothing, unless `key` is above the tree's last key.
     func append(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
         guard var r = root else { return try put(&root, key: key, value: value) }
-        if let last = try Tree.lastKey(r, pages: pages), last.withUnsafeBytes({ compareBytes(key, $0) }) <= 0 {
+        guard try Tree.withLastKey(r, pages: pages, { last in last.map { compareBytes(key, $0) > 0 } ?? true }) else {
             return false
         }
         return try insert(&r, into: &root, key: key, value: value, appending: true)
