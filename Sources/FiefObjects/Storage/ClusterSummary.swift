@@ -34,39 +34,56 @@ struct ClusterSummary: Equatable {
     static func of(_ rows: ClusterRows, number: Int64, _ plan: ObjectTables.ClassPlan) -> ClusterSummary? {
         let ints = plan.summarized
         guard !ints.isEmpty, rows.count > 0 else { return nil }
-        // By index, into flat bounds: a `for (j, p) in ints.enumerated()` copied each
-        // property (its name retained and released) for every row, and an optional `Bounds`
-        // per column was read, rebuilt and stored back.
         let n = ints.count
-        var least = [Int64](repeating: .max, count: n), greatest = [Int64](repeating: .min, count: n)
-        var holds = [Bool](repeating: true, count: n)
-        // A compact row's integer through the accessors' fast read (its layout's slot found
-        // once); the general decode only for what that read leaves (a null, a fixed row).
-        let reads = ints.map { PropertyAccess($0, plan: plan) }
-        rows.forEachRow { slot, row in
-            let key = number << rows.shift | Int64(slot)
-            for j in 0..<n where holds[j] {
-                let v: Int64
-                if let fast = reads[j].storedInt(row, key: key) {
-                    v = fast
-                } else if case .int(let slow)? = try? plan.codec.value(
-                    row, pid: ints[j].pid, key: key, outOfRow: { nil })
-                {
-                    v = slow
-                } else {
-                    holds[j] = false
-                    continue
+        let codec = plan.codec, current = codec.current
+        // Each column's slot in the current layout, found once per cluster: a row of that
+        // layout is read in place, and any other (an older layout, a fixed row) the general way.
+        // Bounds on the stack: three arrays and a `PropertyAccess` per column per cluster were
+        // a third of writing a cluster back.
+        let slots = ints.map { current.slot(of: $0.pid) }
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: 2 * n) { bounds -> ClusterSummary? in
+            withUnsafeTemporaryAllocation(of: Bool.self, capacity: n) { holds -> ClusterSummary? in
+                for j in 0..<n {
+                    bounds[2 * j] = .max
+                    bounds[2 * j + 1] = .min
+                    holds[j] = true
                 }
-                if v < least[j] { least[j] = v }
-                if v > greatest[j] { greatest[j] = v }
+                withExtendedLifetime(current) {
+                    let widths = UnsafePointer(current.widths.baseAddress!)
+                    rows.forEachRow { slot, row in
+                        let key = number << rows.shift | Int64(slot)
+                        let start = CompactRow.header(row).flatMap { $0.id == Int(current.id) ? $0.start : nil }
+                        for j in 0..<n where holds[j] {
+                            let v: Int64
+                            if let start, let s = slots[j] {
+                                guard let f = CompactRow.locate(row, from: start, widths: widths, slot: s),
+                                    f.serial != 0
+                                else {
+                                    holds[j] = false
+                                    continue
+                                }
+                                v = CompactRow.int(row, f, key: key)
+                            } else if case .int(let slow)? = try? codec.value(
+                                row, pid: ints[j].pid, key: key, outOfRow: { nil })
+                            {
+                                v = slow
+                            } else {
+                                holds[j] = false
+                                continue
+                            }
+                            if v < bounds[2 * j] { bounds[2 * j] = v }
+                            if v > bounds[2 * j + 1] { bounds[2 * j + 1] = v }
+                        }
+                    }
+                }
+                var s = ClusterSummary()
+                // Every row was read (there is at least one), so a column that holds has its bounds.
+                for j in 0..<n where holds[j] {
+                    s.columns.append((ints[j].pid, Bounds(least: bounds[2 * j], greatest: bounds[2 * j + 1])))
+                }
+                return s.columns.isEmpty ? nil : s
             }
         }
-        var s = ClusterSummary()
-        // Every row was read (there is at least one), so a column that holds has its bounds.
-        for j in 0..<n where holds[j] {
-            s.columns.append((ints[j].pid, Bounds(least: least[j], greatest: greatest[j])))
-        }
-        return s.columns.isEmpty ? nil : s
     }
 
     /// The trailer's bytes.
