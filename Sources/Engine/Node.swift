@@ -8,6 +8,14 @@ enum LeafValue {
     static func make(keyCount: Int, value: [UInt8]) -> LeafValue {
         keyCount + value.count > Layout.maxInlineCell ? .large(value) : .inline(value)
     }
+
+    /// Bytes of the cell holding this value under a key of `keyCount` bytes, while in memory.
+    func cellLength(keyCount: Int) -> Int {
+        switch self {
+        case .overflow: return LeafCell.overflowHeaderSize + keyCount
+        case .inline(let v), .large(let v): return LeafCell.headerSize + keyCount + v.count
+        }
+    }
 }
 
 /// A child pointer inside a tree being written: a node of the base version, untouched, or a
@@ -20,57 +28,101 @@ enum Child {
 /// A node copied out of its page for the writer to change (copy-on-write: the page itself is
 /// never written again while any version can reach it). Serialized to a new page at commit.
 ///
-/// The cells are kept in their on-disk format (see `PageView`) in one `CellArena`, addressed
-/// by an offset table in key order, so copying a node in is one memcpy and writing it out is
-/// one memcpy per cell; only the cells that change are built anew. Two things differ from the
-/// page: a branch cell's child ref is stale while that child is dirty (`children` is the truth;
-/// the commit writes the child, then `setChildRef`), and a leaf cell flagged `pendingLarge`
-/// holds a large value inline until the commit moves it to an overflow extent.
+/// The node is one heap buffer, as LMDB's dirty page is: each cell's key prefix, then each
+/// cell's offset, then the cells in their on-disk format (see `PageView`). An insert into a
+/// node out of cache then misses on the node object and on the lines of that buffer it
+/// touches, not on four more blocks (an array each for offsets and prefixes, an arena object
+/// and its bytes). The arena fills from its end down, as a page does: a node copied from its
+/// page, or one filled in key order, holds its cells just as they go on the page, so copying it
+/// in or out is one memcpy; only the cells that change are built anew. Two things differ from
+/// the page: a branch cell's child ref is stale while that child is dirty (`children` is the
+/// truth; the commit writes the child, then `setChildRef`), and a leaf cell flagged
+/// `pendingLarge` holds a large value inline until the commit moves it to an overflow extent.
 final class DirtyNode {
-    let isLeaf: Bool
-    // The stored properties a commit touches per cell are exempt from Swift's dynamic
-    // exclusivity checks (a runtime call per access); no access to them overlaps another.
-    /// Arena offsets of the cells, in key order.
-    @exclusivity(unchecked) private var cells: [Int] = []
-    /// Each cell's key prefix (`keyPrefix`), beside `cells`: a binary search compares these
-    /// in one contiguous array and reads a key in the arena only on a tie, so a probe is not
-    /// a cache miss into the arena (an Int64 key's prefix is the whole key).
-    @exclusivity(unchecked) private var prefixes: [UInt64] = []
-    /// Branch only: the child under each cell.
-    @exclusivity(unchecked) var children: [Child] = []
+    // The fields an insert reads come first, to share the object's first cache line. They are
+    // exempt from Swift's dynamic exclusivity checks (a runtime call per access); no access to
+    // them overlaps another.
+    /// Each cell's key prefix (`keyPrefix`), in key order; also the start of the buffer. A
+    /// binary search compares these and reads a key in the arena only on a tie, so a probe is
+    /// not a cache miss into the arena (an Int64 key's prefix is the whole key).
+    @exclusivity(unchecked) private var prefixes: UnsafeMutablePointer<UInt64>
+    /// Each cell's offset in the arena, in key order. 32 bits: a pending large value (up to
+    /// `Layout.maxValueSize`) makes an arena far larger than a page.
+    @exclusivity(unchecked) private var offsets: UnsafeMutablePointer<UInt32>
+    @exclusivity(unchecked) private var arena: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private(set) var count = 0
+    /// Arena bytes below the lowest cell, free for the next one. Replaced and removed cells
+    /// stay above it as garbage until `reserve` compacts.
+    @exclusivity(unchecked) private var low: Int
+    @exclusivity(unchecked) private var arenaCapacity: Int
+    @exclusivity(unchecked) private var slotCapacity: Int
     /// Serialized size of the cells as they will be on the page, offset array included.
     @exclusivity(unchecked) private(set) var size = 0
-    @exclusivity(unchecked) private var arena: CellArena
+    let isLeaf: Bool
+    /// The page this node is written to holds this many node bytes (`PageGeometry.pageBytes`:
+    /// a whole page in a plain file, less the envelope in an encrypted one).
+    let pageBytes: Int
+    /// Branch only: the child under each cell.
+    @exclusivity(unchecked) var children: [Child] = []
+    /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
+    @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
     #if FIEF_BROKEN_VARIANTS
         /// The page this node was copied from, for the overwrite-in-place broken variant (a
         /// field only in builds that compile broken variants in).
         @exclusivity(unchecked) var origin: UInt64 = 0
     #endif
-    /// False when no cell can be `pendingLarge`, so the commit need not look at every cell.
-    @exclusivity(unchecked) private(set) var mayHoldLargeValues = false
 
     /// Arena bytes beyond the live cells, for the cells a transaction adds before a compaction.
     static let headroom = Layout.pageSize / 2
 
-    /// The page this node is written to holds this many node bytes (`PageGeometry.pageBytes`:
-    /// a whole page in a plain file, less the envelope in an encrypted one).
-    let pageBytes: Int
-
-    init(isLeaf: Bool, pageBytes: Int, arenaCapacity: Int = Layout.pageSize) {
+    init(isLeaf: Bool, pageBytes: Int, slots: Int = 16, arenaCapacity: Int = Layout.pageSize) {
         self.isLeaf = isLeaf
         self.pageBytes = pageBytes
-        arena = CellArena(capacity: arenaCapacity)
+        (prefixes, offsets, arena) = DirtyNode.allocate(slots: slots, arenaBytes: arenaCapacity)
+        slotCapacity = slots
+        self.arenaCapacity = arenaCapacity
+        low = arenaCapacity
     }
 
-    var count: Int { cells.count }
+    deinit { UnsafeMutableRawPointer(prefixes).deallocate() }
+
+    private static func allocate(
+        slots: Int, arenaBytes: Int
+    ) -> (UnsafeMutablePointer<UInt64>, UnsafeMutablePointer<UInt32>, UnsafeMutableRawPointer) {
+        precondition(slots > 0 && arenaBytes <= Int(UInt32.max), "node of \(arenaBytes) bytes")
+        let b = UnsafeMutableRawPointer.allocate(byteCount: 12 * slots + arenaBytes, alignment: 8)
+        return (
+            b.bindMemory(to: UInt64.self, capacity: slots),
+            (b + 8 * slots).bindMemory(to: UInt32.self, capacity: slots), b + 12 * slots
+        )
+    }
+
+    /// Slots for a page's worth of cells as large on average as `n` cells of `bytes` (offset
+    /// entries included), and the one more a node holds until it splits: filling a node copied
+    /// from a page or split from one then never grows its buffer, unless its cells vary in size.
+    private static func slots(cells n: Int, bytes: Int, capacity: Int) -> Int {
+        n == 0 || bytes == 0 ? 16 : max(n, capacity * n / bytes) + 2
+    }
+
     var capacity: Int { pageBytes - Layout.pageHeaderSize }
     var overflows: Bool { size > capacity }
 
     // MARK: Reading cells. Pointers are valid until the node next changes.
 
-    private var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(arena.bytes) }
+    private var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: arena, count: arenaCapacity) }
+    private var mutableRaw: UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(start: arena, count: arenaCapacity)
+    }
 
-    func key(_ i: Int) -> UnsafeRawBufferPointer { DirtyNode.key(raw, at: cells[i], isLeaf: isLeaf) }
+    /// Cell `i`'s arena offset. Checked: the offsets are raw memory, and a bad index must trap
+    /// as an array's would, not read past them.
+    @inline(__always)
+    private func offset(_ i: Int) -> Int {
+        precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "cell index out of range")
+        return Int(offsets[i])
+    }
+
+    func key(_ i: Int) -> UnsafeRawBufferPointer { DirtyNode.key(raw, at: offset(i), isLeaf: isLeaf) }
 
     /// The key of the cell at `o` in `raw` (a page or an arena).
     @inline(__always)
@@ -88,33 +140,33 @@ final class DirtyNode {
 
     /// A leaf's value; a pending large value is reported as inline bytes.
     func value(_ i: Int) -> StoredValue {
-        let o = cells[i]
+        let o = offset(i), raw = raw
         let valueLength = LeafCell.valueLength(raw, at: o)
         if LeafCell.isOverflow(raw, at: o) {
             return .overflow(ref: raw.u64(o + LeafCell.Offset.overflowRef), length: valueLength)
         }
-        return .inline(arena.slice(o + LeafCell.headerSize + LeafCell.keyLength(raw, at: o), valueLength))
+        let start = o + LeafCell.headerSize + LeafCell.keyLength(raw, at: o)
+        return .inline(UnsafeRawBufferPointer(start: arena + start, count: valueLength))
     }
 
     /// Leaf cell `i`'s value bytes in the arena, to change in place at their length; nil for
     /// a value in an overflow extent (those pages belong to the base version).
     func mutableValue(_ i: Int) -> UnsafeMutableRawBufferPointer? {
-        let o = cells[i]
+        let o = offset(i), raw = raw
         if LeafCell.isOverflow(raw, at: o) { return nil }
         let start = o + LeafCell.headerSize + LeafCell.keyLength(raw, at: o)
-        return UnsafeMutableRawBufferPointer(rebasing: arena.bytes[start..<(start + LeafCell.valueLength(raw, at: o))])
+        return UnsafeMutableRawBufferPointer(start: arena + start, count: LeafCell.valueLength(raw, at: o))
     }
 
-    func isPendingLarge(_ i: Int) -> Bool { LeafCell.flags(raw, at: cells[i]) & LeafCell.pendingLargeFlag != 0 }
+    func isPendingLarge(_ i: Int) -> Bool { LeafCell.flags(raw, at: offset(i)) & LeafCell.pendingLargeFlag != 0 }
 
     /// Bytes of cell `i` in the arena.
     @inline(__always)
-    private func arenaLength(_ i: Int) -> Int { DirtyNode.cellLength(raw, at: cells[i], isLeaf: isLeaf) }
+    private func arenaLength(_ i: Int) -> Int { DirtyNode.cellLength(raw, at: offset(i), isLeaf: isLeaf) }
 
     /// Bytes of the cell at `o` in `raw` (a page or an arena), whose header must lie inside it.
     /// Static, on a local pointer: the loops over every cell of a node (decode, encode) then
-    /// make no calls that touch the node's stored properties, which in Swift cost a dynamic
-    /// exclusivity check each.
+    /// make no calls that touch the node's stored properties.
     @inline(__always)
     static func cellLength(_ raw: UnsafeRawBufferPointer, at o: Int, isLeaf: Bool) -> Int {
         isLeaf ? LeafCell.length(raw, at: o) : BranchCell.length(raw, at: o)
@@ -124,7 +176,7 @@ final class DirtyNode {
     @inline(__always)
     private func pageLength(_ i: Int) -> Int {
         isLeaf && mayHoldLargeValues && isPendingLarge(i)
-            ? LeafCell.overflowHeaderSize + LeafCell.keyLength(raw, at: cells[i]) : arenaLength(i)
+            ? LeafCell.overflowHeaderSize + LeafCell.keyLength(raw, at: offset(i)) : arenaLength(i)
     }
 
     /// Bytes cell `i` takes on the page, its offset-array entry included.
@@ -143,43 +195,37 @@ final class DirtyNode {
     }
 
     /// Cell `i`'s key against `key` (whose prefix is `p`): the prefixes, then the keys on a tie.
-    /// Only a tie reads `cells` and the arena: in a large transaction, whose nodes are mostly
-    /// out of cache, each of those is a cache miss that most probes need not take.
+    /// Only a tie reads the offsets and the arena: in a large transaction, whose nodes are
+    /// mostly out of cache, each of those is a cache miss that most probes need not take.
     @inline(__always)
-    private func compare(
-        _ prefixes: UnsafeBufferPointer<UInt64>, _ i: Int, to key: UnsafeRawBufferPointer, prefix p: UInt64
-    ) -> Int {
+    private func compare(_ i: Int, to key: UnsafeRawBufferPointer, prefix p: UInt64) -> Int {
         let q = prefixes[i]
         if q != p { return q < p ? -1 : 1 }
-        return compareBytes(self.key(i), key)
+        return compareBytes(DirtyNode.key(raw, at: Int(offsets[i]), isLeaf: isLeaf), key)
     }
 
     /// Index of the first key >= `key`, and whether it is equal.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
         let p = DirtyNode.keyPrefix(key)
-        return prefixes.withUnsafeBufferPointer { prefixes in
-            var lo = 0, hi = prefixes.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                let c = compare(prefixes, mid, to: key, prefix: p)
-                if c == 0 { return (mid, true) }
-                if c < 0 { lo = mid + 1 } else { hi = mid }
-            }
-            return (lo, false)
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let c = compare(mid, to: key, prefix: p)
+            if c == 0 { return (mid, true) }
+            if c < 0 { lo = mid + 1 } else { hi = mid }
         }
+        return (lo, false)
     }
 
     /// Branch: the child whose range holds `key` (key 0 is a lower bound only).
     func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
         let p = DirtyNode.keyPrefix(key)
-        return prefixes.withUnsafeBufferPointer { prefixes in
-            var lo = 1, hi = prefixes.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if compare(prefixes, mid, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
-            }
-            return lo - 1
+        var lo = 1, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if compare(mid, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
         }
+        return lo - 1
     }
 
     func search(_ key: [UInt8]) -> (index: Int, found: Bool) { key.withUnsafeBytes { search($0) } }
@@ -187,61 +233,84 @@ final class DirtyNode {
 
     // MARK: Changing cells. A `key` argument must not point into this node's own arena.
 
-    /// Makes room for a cell of `length` bytes. When the arena is full, the live cells move to
-    /// a fresh one with half a page to spare, which drops the garbage of replaced and removed
-    /// cells. (Live cells never hold much more than a page: the node splits first, so more
-    /// headroom would only cost memory in a large transaction, which keeps every node it touched.)
-    private func reserve(_ length: Int) {
-        guard arena.free < length else { return }
-        let old = raw, isLeaf = isLeaf
-        let fresh: CellArena = cells.withUnsafeMutableBufferPointer { cells in
-            var live = 0
-            for o in cells { live += DirtyNode.cellLength(old, at: o, isLeaf: isLeaf) }
-            let fresh = CellArena(capacity: max(Layout.pageSize, live + length + DirtyNode.headroom))
-            let to = fresh.bytes.baseAddress!
-            var end = 0
-            for i in cells.indices {
-                let n = DirtyNode.cellLength(old, at: cells[i], isLeaf: isLeaf)
-                (to + end).copyMemory(from: old.baseAddress! + cells[i], byteCount: n)
-                cells[i] = end
-                end += n
-            }
-            _ = fresh.claim(end)
-            return fresh
-        }
-        arena = fresh
+    /// Makes room for `slots` more cells and `length` more bytes, so that claiming them cannot
+    /// move the arena (and free the bytes a cell is being copied from).
+    @inline(__always)
+    private func reserve(_ length: Int, slots: Int = 0) {
+        if low < length || count + slots > slotCapacity { rebuild(length, slots: slots) }
     }
 
-    /// Appends a leaf cell to the arena and returns its offset (not yet in `cells`).
-    private func writeLeafCell(key: UnsafeRawBufferPointer, value: LeafValue) -> Int {
+    /// Moves the node to a fresh buffer with room for `slots` more cells and `length` more bytes
+    /// and half a page to spare, which drops the garbage of replaced and removed cells. (Live
+    /// cells never hold much more than a page: the node splits first, so more headroom would
+    /// only cost memory in a large transaction, which keeps every node it touched.) The live
+    /// cells go down from the end in key order, as on a page, so `encode` copies them in one run.
+    private func rebuild(_ length: Int, slots more: Int) {
+        let n = count, isLeaf = isLeaf, old = raw
+        var live = 0
+        for i in 0..<n { live += DirtyNode.cellLength(old, at: Int(offsets[i]), isLeaf: isLeaf) }
+        let slots = n + more > slotCapacity ? max(n + more, slotCapacity + slotCapacity / 2) : slotCapacity
+        let bytes = max(Layout.pageSize, live + length + DirtyNode.headroom)
+        let (p, o, a) = DirtyNode.allocate(slots: slots, arenaBytes: bytes)
+        p.initialize(from: prefixes, count: n)
+        var end = bytes
+        for i in 0..<n {
+            let from = Int(offsets[i])
+            let length = DirtyNode.cellLength(old, at: from, isLeaf: isLeaf)
+            end -= length
+            (a + end).copyMemory(from: arena + from, byteCount: length)
+            o[i] = UInt32(end)
+        }
+        UnsafeMutableRawPointer(prefixes).deallocate()
+        (prefixes, offsets, arena) = (p, o, a)
+        (slotCapacity, arenaCapacity, low) = (slots, bytes, end)
+    }
+
+    /// Space for a cell of `length` bytes, already reserved; returns its offset.
+    @inline(__always)
+    private func claim(_ length: Int) -> Int {
+        precondition(length <= low, "node arena overrun")
+        low -= length
+        return low
+    }
+
+    /// Opens slot `i` for a cell at `o`, moving the ones after it up (one move per array,
+    /// where inserting into an Array went through `replaceSubrange`).
+    @inline(__always)
+    private func insertSlot(at i: Int, prefix: UInt64, offset o: Int) {
+        precondition(i >= 0 && i <= count && count < slotCapacity, "insert position out of range")
+        let after = count - i
+        UnsafeMutableRawPointer(prefixes + i + 1).copyMemory(from: prefixes + i, byteCount: 8 * after)
+        UnsafeMutableRawPointer(offsets + i + 1).copyMemory(from: offsets + i, byteCount: 4 * after)
+        prefixes[i] = prefix
+        offsets[i] = UInt32(o)
+        count += 1
+    }
+
+    /// Writes a leaf cell into the arena (room for it and `slots` more cells reserved first) and
+    /// returns its offset; it is not yet in a slot.
+    private func writeLeafCell(key: UnsafeRawBufferPointer, value: LeafValue, slots: Int) -> Int {
+        let bytes = value.cellLength(keyCount: key.count)
+        reserve(bytes, slots: slots)
+        let p = mutableRaw, o = claim(bytes)
         switch value {
         case .overflow(let ref, let length):
-            let bytes = LeafCell.overflowHeaderSize + key.count
-            reserve(bytes)
-            let p = arena.bytes
-            let o = arena.claim(bytes)
             LeafCell.writeHeader(
                 p, at: o, keyLength: key.count, flags: LeafCell.overflowFlag, valueLength: length, overflowRef: ref)
             p.copy(key, at: o + LeafCell.overflowHeaderSize)
-            return o
         case .inline(let v), .large(let v):
-            let bytes = LeafCell.headerSize + key.count + v.count
-            reserve(bytes)
-            let q = arena.bytes
-            let o = arena.claim(bytes)
             let flag: UInt8
             if case .large = value { flag = LeafCell.pendingLargeFlag; mayHoldLargeValues = true } else { flag = 0 }
-            LeafCell.writeHeader(q, at: o, keyLength: key.count, flags: flag, valueLength: v.count)
-            q.copy(key, at: o + LeafCell.headerSize)
-            v.withUnsafeBytes { q.copy($0, at: o + LeafCell.headerSize + key.count) }
-            return o
+            LeafCell.writeHeader(p, at: o, keyLength: key.count, flags: flag, valueLength: v.count)
+            p.copy(key, at: o + LeafCell.headerSize)
+            v.withUnsafeBytes { p.copy($0, at: o + LeafCell.headerSize + key.count) }
         }
+        return o
     }
 
     func insertLeaf(at i: Int, key: UnsafeRawBufferPointer, value: LeafValue) {
-        let o = writeLeafCell(key: key, value: value)
-        cells.insertShifting(o, at: i)
-        prefixes.insertShifting(DirtyNode.keyPrefix(key), at: i)
+        let o = writeLeafCell(key: key, value: value, slots: 1)
+        insertSlot(at: i, prefix: DirtyNode.keyPrefix(key), offset: o)
         size += cellSize(i)
     }
 
@@ -250,32 +319,27 @@ final class DirtyNode {
         size -= cellSize(i)
         // The new cell copies its key from the old one: make room first, so the arena does not
         // move (and free the key) while the cell is being written.
-        let keyLength = key(i).count
-        switch value {
-        case .overflow: reserve(LeafCell.overflowHeaderSize + keyLength)
-        case .inline(let v), .large(let v): reserve(LeafCell.headerSize + keyLength + v.count)
-        }
-        cells[i] = writeLeafCell(key: key(i), value: value)
+        reserve(value.cellLength(keyCount: key(i).count))
+        offsets[i] = UInt32(writeLeafCell(key: key(i), value: value, slots: 0))
         size += cellSize(i)
     }
 
     func insertBranch(at i: Int, key: UnsafeRawBufferPointer, child: Child) {
-        reserve(BranchCell.headerSize + key.count)
-        let p = arena.bytes
-        let o = arena.claim(BranchCell.headerSize + key.count)
+        let bytes = BranchCell.headerSize + key.count
+        reserve(bytes, slots: 1)
+        let o = claim(bytes)
         let ref: UInt64
         if case .page(let r) = child { ref = r } else { ref = 0 }
-        BranchCell.writeHeader(p, at: o, child: ref, keyLength: key.count)
-        p.copy(key, at: o + BranchCell.headerSize)
-        cells.insertShifting(o, at: i)
-        prefixes.insertShifting(DirtyNode.keyPrefix(key), at: i)
+        BranchCell.writeHeader(mutableRaw, at: o, child: ref, keyLength: key.count)
+        mutableRaw.copy(key, at: o + BranchCell.headerSize)
+        insertSlot(at: i, prefix: DirtyNode.keyPrefix(key), offset: o)
         children.insert(child, at: i)
         size += cellSize(i)
     }
 
     /// Branch: records where child `i` was written.
     func setChildRef(at i: Int, _ ref: UInt64) {
-        arena.bytes.setU64(ref, at: cells[i] + BranchCell.Offset.child)
+        mutableRaw.setU64(ref, at: offset(i) + BranchCell.Offset.child)
     }
 
     /// Branch: gives cell `i` a new separator key, keeping its child.
@@ -287,22 +351,26 @@ final class DirtyNode {
 
     func remove(at i: Int) {
         size -= cellSize(i)
-        cells.remove(at: i)
-        prefixes.remove(at: i)
+        let after = count - i - 1
+        UnsafeMutableRawPointer(prefixes + i).copyMemory(from: prefixes + i + 1, byteCount: 8 * after)
+        UnsafeMutableRawPointer(offsets + i).copyMemory(from: offsets + i + 1, byteCount: 4 * after)
+        count -= 1
         if !isLeaf { children.remove(at: i) }
     }
 
     /// Appends every cell of `other` (a right sibling whose keys all sort after this node's).
     func append(contentsOf other: DirtyNode) {
+        var bytes = 0
+        for i in 0..<other.count { bytes += other.arenaLength(i) }
+        reserve(bytes, slots: other.count)
         for i in 0..<other.count {
             let n = other.arenaLength(i)
-            reserve(n)
-            let o = arena.claim(n)
-            (arena.bytes.baseAddress! + o).copyMemory(
-                from: other.arena.bytes.baseAddress! + other.cells[i], byteCount: n)
-            cells.append(o)
-            prefixes.append(other.prefixes[i])
-            size += cellSize(cells.count - 1)
+            let o = claim(n)
+            (arena + o).copyMemory(from: other.arena + other.offset(i), byteCount: n)
+            prefixes[count] = other.prefixes[i]
+            offsets[count] = UInt32(o)
+            count += 1
+            size += cellSize(count - 1)
         }
         if !isLeaf { children += other.children }
         mayHoldLargeValues = mayHoldLargeValues || other.mayHoldLargeValues
@@ -312,44 +380,49 @@ final class DirtyNode {
     /// right edge) keeps the left node full, so sequential loads pack pages instead of leaving
     /// them half empty. Returns the right node; its first key is the separator.
     func split(appending: Bool) -> DirtyNode {
-        let n = cells.count
-        var prefix = [Int](repeating: 0, count: n + 1)
-        for i in 0..<n { prefix[i + 1] = prefix[i] + cellSize(i) }
-        let total = prefix[n]
-        var best = -1
+        let n = count
+        var total = 0
+        for i in 0..<n { total += cellSize(i) }
+        var best = -1, bestLeft = 0
         var bestScore = Int.max
+        var left = 0
         for k in 1..<n {
-            let left = prefix[k], right = total - left
+            left += cellSize(k - 1)
+            let right = total - left
             guard left <= capacity, right <= capacity else { continue }
             let score = appending ? -k : abs(left - right)
-            if score < bestScore { bestScore = score; best = k }
+            if score < bestScore { (bestScore, best, bestLeft) = (score, k, left) }
         }
         precondition(best > 0, "node of \(n) cells and \(total) bytes cannot split")
-        let right = DirtyNode(isLeaf: isLeaf, pageBytes: pageBytes)
+        var bytes = 0
+        for i in best..<n { bytes += arenaLength(i) }
+        let right = DirtyNode(
+            isLeaf: isLeaf, pageBytes: pageBytes, slots: DirtyNode.slots(cells: n, bytes: total, capacity: capacity),
+            arenaCapacity: max(Layout.pageSize, bytes + DirtyNode.headroom))
         right.mayHoldLargeValues = mayHoldLargeValues
+        right.prefixes.initialize(from: prefixes + best, count: n - best)
         for i in best..<n {
-            let len = arenaLength(i)
-            right.reserve(len)
-            let o = right.arena.claim(len)
-            (right.arena.bytes.baseAddress! + o).copyMemory(from: arena.bytes.baseAddress! + cells[i], byteCount: len)
-            right.cells.append(o)
+            let length = arenaLength(i)
+            let o = right.claim(length)
+            (right.arena + o).copyMemory(from: arena + offset(i), byteCount: length)
+            right.offsets[i - best] = UInt32(o)
         }
-        right.prefixes = Array(prefixes[best...])
-        right.size = total - prefix[best]
+        right.count = n - best
+        right.size = total - bestLeft
         if !isLeaf {
             right.children = Array(children[best...])
             children.removeSubrange(best...)
         }
-        cells.removeSubrange(best...)
-        prefixes.removeSubrange(best...)
-        size = prefix[best]
+        count = best
+        size = bestLeft
         return right
     }
 
     // MARK: Pages
 
-    /// Copies a node out of its page: the page's bytes into the arena (one memcpy), its offset
-    /// array into `cells`. Every cell is bounds-checked, so a damaged node throws.
+    /// Copies a node out of its page: the page's cells into the end of the arena (one memcpy,
+    /// so they keep their places relative to each other and the page's end), its offset array
+    /// into the slots. Every cell is bounds-checked, so a damaged node throws.
     /// `pageBytes`: the bytes of the page the node will be written to, when not the page it
     /// comes from (an embedded catalog leaf is shorter than a page).
     static func decode(_ page: PageView, pageBytes nodePageBytes: Int? = nil) throws -> DirtyNode {
@@ -368,41 +441,47 @@ final class DirtyNode {
         guard firstCell <= pageBytes else {
             throw CorruptNode(ref: page.ref, detail: "\(n) cells do not fit in a page")
         }
+        let headerSize = isLeaf ? LeafCell.headerSize : BranchCell.headerSize
+        var lowest = pageBytes
+        for i in 0..<n {
+            let o = CellOffsets.offset(src, i)
+            guard o >= firstCell, o + headerSize <= pageBytes else {
+                throw CorruptNode(ref: page.ref, detail: "cell \(i) offset \(o) outside the page")
+            }
+            lowest = min(lowest, o)
+        }
+        let cellBytes = pageBytes - lowest
+        let nodePageBytes = max(nodePageBytes ?? pageBytes, pageBytes)
         let node = DirtyNode(
-            isLeaf: isLeaf, pageBytes: max(nodePageBytes ?? pageBytes, pageBytes),
-            arenaCapacity: pageBytes + DirtyNode.headroom)
-        let arena = node.arena
-        let dst = arena.bytes
-        dst.copyMemory(from: src)
-        arena.used = pageBytes
-        var cells: [Int] = []
-        cells.reserveCapacity(n + 1)
-        var prefixes: [UInt64] = []
-        prefixes.reserveCapacity(n + 1)
+            isLeaf: isLeaf, pageBytes: nodePageBytes,
+            slots: slots(cells: n, bytes: cellBytes + 2 * n, capacity: nodePageBytes - Layout.pageHeaderSize),
+            arenaCapacity: max(Layout.pageSize, cellBytes + DirtyNode.headroom))
+        // Page offset `o` is arena offset `o + shift`: the cells end where the arena does.
+        let shift = node.arenaCapacity - pageBytes
+        let dst = node.mutableRaw
+        (dst.baseAddress! + lowest + shift).copyMemory(from: src.baseAddress! + lowest, byteCount: cellBytes)
+        let prefixes = node.prefixes, offsets = node.offsets
         var children: [Child] = []
         if !isLeaf { children.reserveCapacity(n + 1) }
         var size = 0
         for i in 0..<n {
             let o = CellOffsets.offset(src, i)
-            guard o >= firstCell, o + (isLeaf ? LeafCell.headerSize : BranchCell.headerSize) <= pageBytes else {
-                throw CorruptNode(ref: page.ref, detail: "cell \(i) offset \(o) outside the page")
-            }
             let length = DirtyNode.cellLength(src, at: o, isLeaf: isLeaf)
             guard o + length <= pageBytes else {
                 throw CorruptNode(ref: page.ref, detail: "cell runs past the end of the page")
             }
             if isLeaf {
                 // Only the overflow bit means anything on a page.
-                dst.setU8(LeafCell.flags(src, at: o) & LeafCell.overflowFlag, at: o + LeafCell.Offset.flags)
+                dst.setU8(LeafCell.flags(src, at: o) & LeafCell.overflowFlag, at: o + shift + LeafCell.Offset.flags)
             } else {
                 children.append(.page(BranchCell.child(src, at: o)))
             }
-            cells.append(o)
-            prefixes.append(DirtyNode.keyPrefix(DirtyNode.key(src, at: o, isLeaf: isLeaf)))
+            prefixes[i] = DirtyNode.keyPrefix(DirtyNode.key(src, at: o, isLeaf: isLeaf))
+            offsets[i] = UInt32(o + shift)
             size += 2 + length
         }
-        node.cells = cells
-        node.prefixes = prefixes
+        node.low = lowest + shift
+        node.count = n
         node.children = children
         node.size = size
         return node
@@ -414,10 +493,10 @@ final class DirtyNode {
     /// in-memory children, which this node no longer needs to hold.
     func settleAfterWrite() {
         guard !isLeaf else { return }
-        let raw = self.raw, cells = self.cells
+        let raw = self.raw, offsets = self.offsets
         children.withUnsafeMutableBufferPointer { kids in
             for i in kids.indices {
-                if case .dirty = kids[i] { kids[i] = .page(BranchCell.child(raw, at: cells[i])) }
+                if case .dirty = kids[i] { kids[i] = .page(BranchCell.child(raw, at: Int(offsets[i]))) }
             }
         }
     }
@@ -441,19 +520,19 @@ final class DirtyNode {
         // A page, or the tail of a top node for an embedded catalog leaf.
         precondition(p.count <= pageBytes)
         let pageBytes = p.count
-        let cells = self.cells
+        let offsets = self.offsets
         let isLeaf = self.isLeaf
         let src = raw
-        let n = cells.count
+        let n = count
         PageHeader.fill(p, kind: isLeaf ? .leaf : .branch, count: n, span: 1, version: version, extra: 0)
         var end = pageBytes
         // Cells that lie in the arena just as they go on the page (each ending where the one
-        // before it starts: a node copied from its page keeps its cells so) are copied as one
-        // run, with one memcpy.
+        // before it starts: a node copied from its page or filled in key order keeps its cells
+        // so) are copied as one run, with one memcpy.
         var runStart = 0, runEnd = pageBytes  // the run in the arena
         var runPageEnd = pageBytes  // where the run ends on the page
         for i in 0..<n {
-            let o = cells[i]
+            let o = Int(offsets[i])
             precondition(
                 !isLeaf || LeafCell.flags(src, at: o) & LeafCell.pendingLargeFlag == 0,
                 "large value not yet written to an overflow extent")
@@ -478,22 +557,5 @@ final class DirtyNode {
         (p.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: end - gap)
         PageHeader.seal(
             p, gap: checksumSkipsGap ? gap..<(BrokenVariant.on(.gapOverCells) ? pageBytes : end) : nil, placedAt: ref)
-    }
-}
-
-extension Array where Element: BitwiseCopyable {
-    /// `insert(_:at:)` for the offset and prefix arrays of a node: one append and one move of
-    /// the elements after `i`, where the generic insert went through `replaceSubrange` (one
-    /// instruction in twenty of a random bulk load, `valgrind --tool=cachegrind`).
-    @inline(__always)
-    mutating func insertShifting(_ x: Element, at i: Int) {
-        precondition(i >= 0 && i <= count, "insert position out of range")
-        append(x)
-        withUnsafeMutableBufferPointer { b in
-            let p = b.baseAddress!
-            UnsafeMutableRawPointer(p + i + 1).copyMemory(
-                from: p + i, byteCount: (b.count - 1 - i) * MemoryLayout<Element>.stride)
-            p[i] = x
-        }
     }
 }
