@@ -64,7 +64,7 @@ final class TreeWriter {
     private func insert(
         _ r: inout Child, into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool
     ) throws -> Bool {
-        let (inserted, split) = try insert(&r, key: key, value: value, depth: 0, appending: appending)
+        let (inserted, split, _) = try insert(&r, key: key, value: value, depth: 0, appending: appending)
         if let right = split {
             let top = DirtyNode(isLeaf: false, pageBytes: geometry.pageBytes)
             top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: r)
@@ -76,8 +76,11 @@ final class TreeWriter {
     }
 
     /// `appending`: the key goes after every key (the caller checked), so no node is searched.
+    /// Returns whether the key is new, the right half of this node when it split, and, for a
+    /// leaf left overfull for its parent to even out with a sibling (`shiftOrSplit`), how it
+    /// splits if it must.
     private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int, appending: Bool)
-        throws -> (Bool, DirtyNode?)
+        throws -> (Bool, DirtyNode?, overfullSplitAppends: Bool?)
     {
         guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
         let node = try materialize(&c)
@@ -89,17 +92,39 @@ final class TreeWriter {
             } else {
                 node.insertLeaf(at: i, key: key, value: value)
             }
-            let split = node.overflows ? node.split(appending: !found && i == node.count - 1) : nil
-            return (!found, split)
+            guard node.overflows else { return (!found, nil, nil) }
+            let splitAppends = !found && i == node.count - 1
+            // A load in key order packs its leaves by splitting at the end: no shifting there.
+            if depth > 0 && !appending { return (!found, nil, splitAppends) }
+            return (!found, node.split(appending: splitAppends), nil)
         }
         let i = appending ? node.children.count - 1 : node.childIndex(key)
-        let (inserted, childSplit) = try insert(
+        let (inserted, childSplit, overfull) = try insert(
             &node.children[i], key: key, value: value, depth: depth + 1, appending: appending)
-        if let right = childSplit {
+        if let right = childSplit ?? overfull.flatMap({ shiftOrSplit(node, at: i, splitAppends: $0) }) {
             node.insertBranch(at: i + 1, key: right.key(0), child: .dirty(right))
         }
         let split = node.overflows ? node.split(appending: i + 1 == node.count - 1) : nil
-        return (inserted, split)
+        return (inserted, split, nil)
+    }
+
+    /// Evens out overfull leaf `i` of `parent` with a neighbour this write already holds (left
+    /// first, then right), moving the separator between them; else splits it and returns the
+    /// right half. A neighbour still on its page is not copied for this: that would write a
+    /// page more.
+    private func shiftOrSplit(_ parent: DirtyNode, at i: Int, splitAppends: Bool) -> DirtyNode? {
+        guard case .dirty(let leaf) = parent.children[i] else { preconditionFailure("overfull leaf not in memory") }
+        if i > 0, case .dirty(let left) = parent.children[i - 1], leaf.shiftCells(to: left, left: true) {
+            parent.setBranchKey(at: i, leaf.key(0))
+            return nil
+        }
+        if i + 1 < parent.children.count, case .dirty(let right) = parent.children[i + 1],
+            leaf.shiftCells(to: right, left: false)
+        {
+            parent.setBranchKey(at: i + 1, right.key(0))
+            return nil
+        }
+        return leaf.split(appending: splitAppends)
     }
 
     /// The leaf cell of `key` in a node this write owns: the path to it is copied out of its

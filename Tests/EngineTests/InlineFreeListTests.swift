@@ -67,6 +67,7 @@ final class InlineFreeListTests: XCTestCase {
         }
         var pin: PinnedVersion?
         var chunkPagesSeen = false
+        var recentBefore = 0
         for k in 0..<60 {
             if k == 20 { pin = try db.pin() }
             if k == 40 { pin?.release(); pin = nil }
@@ -78,7 +79,12 @@ final class InlineFreeListTests: XCTestCase {
             chunkPagesSeen = chunkPagesSeen || !snap.meta.freeListChunks.isEmpty
             let kinds = try kindsWritten(snap)
             let listPages = kinds.filter { $0 == .freeListChunk || $0 == .freeList }.count
-            if k > 0 && k != 40 {
+            // The recent extents outgrow their share of the top node once (how soon depends on
+            // how the load left the tree): that commit moves them into a chunk page.
+            let recent = try FreeListStorage.decode(snap.meta, pages: snap.pages).recent.count
+            let spilled = recent < recentBefore / 2
+            recentBefore = recent
+            if k > 0 && k != 40 && !spilled {
                 // While pinned, nothing is released: pages come from the chunked run, whose
                 // chunk changes (one page); the pending run stays in the top node.
                 XCTAssertLessThanOrEqual(listPages, (20..<40).contains(k) ? 1 : 0, "commit \(k) wrote \(kinds)")

@@ -24,8 +24,10 @@ final class TableSpaceTests: XCTestCase {
         let seq = try XCTUnwrap(space["seq"]), rnd = try XCTUnwrap(space["rnd"]), big = try XCTUnwrap(space["big"])
         XCTAssertEqual(seq.entries, 20_000)
         XCTAssertGreaterThanOrEqual(seq.leafFill, 0.95, "a sequential load should fill its leaves")
-        XCTAssertGreaterThan(rnd.leafFill, 0.6)
-        XCTAssertLessThan(rnd.leafFill, seq.leafFill, "random inserts split leaves in the middle")
+        // A full leaf evens out with a neighbour the write holds, at most half full, before it
+        // splits (B*-trees do the same): halving splits alone left 66 % here.
+        XCTAssertGreaterThanOrEqual(rnd.leafFill, 0.69, "a random load should fill its leaves to 69 %")
+        XCTAssertLessThan(rnd.leafFill, seq.leafFill, "random inserts still split some leaves in the middle")
         XCTAssertEqual(
             big.overflowPages, 3 * Layout.pages(forBytes: 10_000 + Layout.pageHeaderSize),
             "each large value is one extent")
