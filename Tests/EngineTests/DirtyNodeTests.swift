@@ -1,27 +1,15 @@
 import XCTest
-
 @testable import Engine
+import SeededRandomness
 
 /// `DirtyNode` keeps its prefixes, offsets and cells in one buffer that grows and compacts by
 /// moving whole: checked against a model through slot growth, compaction, splits, merges,
 /// arenas past 64 KiB and copies to and from pages.
 final class DirtyNodeTests: XCTestCase {
-    /// A seeded generator, so a failure reruns the same way.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Leaves side by side, as a one-level tree: each key goes to the last leaf whose first key
     /// is at most it, and a leaf that overflows splits.
     func testLeavesMatchAModelThroughInsertsReplacesRemovesAndSplits() throws {
-        var rng = SplitMix(state: 25)
+        var rng = SeededRandom(seed: testSeed("dirty-node model", default: 25))
         var model: [[UInt8]: [UInt8]] = [:]
         var leaves = [DirtyNode(isLeaf: true, pageBytes: Layout.pageSize)]
         func leaf(for key: [UInt8]) -> Int {
