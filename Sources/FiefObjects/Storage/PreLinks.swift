@@ -20,8 +20,6 @@ struct PreLinks {
     /// more than the scan.
     private var held: [Held] = []
 
-    var isEmpty: Bool { held.isEmpty }
-
     /// The new row of `target` (of class `targetCid`) holds `entry` (of count 1).
     mutating func add(_ entry: CompactRow.Backlink, targetCid: UInt32, target: Int64) {
         held.append(Held(cid: entry.cid, origin: entry.origin, pid: entry.pid, targetCid: targetCid, target: target))
