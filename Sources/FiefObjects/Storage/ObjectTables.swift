@@ -756,18 +756,14 @@ final class ObjectTables {
                 var targets: [Int64] = []
                 for case .link(let t) in items { targets.append(t) }
                 targets.sort()
-                var heldBy = tc == nil ? [] : pre.filter(mine).map(\.target).sorted()
+                // Each held entry counts one of its target's links (a target is added once).
+                var heldBy = tc == nil ? [] : Set(pre.filter(mine).map(\.target))
                 if !heldBy.isEmpty { pre.removeAll(where: mine) }
-                var i = 0, h = 0
+                var i = 0
                 while i < targets.count {
                     var j = i + 1
                     while j < targets.count && targets[j] == targets[i] { j += 1 }
-                    var n = j - i
-                    while h < heldBy.count && heldBy[h] < targets[i] { h += 1 }
-                    if h < heldBy.count && heldBy[h] == targets[i] {
-                        n -= 1
-                        heldBy.remove(at: h)
-                    }
+                    let n = j - i - (heldBy.remove(targets[i]) == nil ? 0 : 1)
                     if n > 0 { try adjustBacklink(c, p, from: key, to: targets[i], by: Int64(n), fresh: true) }
                     i = j
                 }
@@ -1046,35 +1042,35 @@ final class ObjectTables {
         }
     }
 
-    /// As `set` below, with the class's plan at hand: a fixed-width value that no index or
-    /// backlink follows (an age, a flag) is patched where it lies, and the class schema is
-    /// looked up only for the rest.
-    func set(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
-        if !p.primaryKey, !p.list, !p.kind.isVariableLength, !p.hasIndex, !p.isLink, v.fits(p), let w = writer,
-            case .some(.some) = try patchRow(plan, key, p, v, w)
-        {
-            return
-        }
-        try set(try cls(plan.name), key, p, v)
-    }
-
     /// Sets one stored, non-list property, keeping its index and backlinks in step.
     func set(_ c: ClassSchema, _ key: Int64, _ p: Property, _ v: ObjectValue) throws {
+        try set(plan(c), key, p, v, schema: c)
+    }
+
+    /// As above, with the class's plan at hand (an accessor's setter finds it by name): the
+    /// class schema is looked up only where an index, a link or a whole row needs it, so an
+    /// age or a flag set costs no lookup and copy of it.
+    /// `schema`: the class schema, when the caller has it (a migration's may not be the one
+    /// stored yet).
+    func set(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue, schema c: ClassSchema? = nil) throws {
         guard v.fits(p) else {
-            throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
+            throw ObjectError.typeMismatch(className: plan.name, property: p.name, expected: p.typeName, found: "\(v)")
         }
         if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
             // A fixed-width value in a row of the current layout: its bytes patched in place
             // (no decode into a dictionary, no re-encode).
-            guard let patched = try patchRow(plan(c), key, p, v, w) else {
-                throw ObjectError.objectDeleted(className: c.name)
+            guard let patched = try patchRow(plan, key, p, v, w) else {
+                throw ObjectError.objectDeleted(className: plan.name)
             }
             if let old = patched {
                 if old == v, !(old.numeric?.isNaN ?? false) { return }
-                try changeIndexAndBacklinks(c, key, p, from: old, to: v)
+                if p.hasIndex || p.isLink {
+                    try changeIndexAndBacklinks(try c ?? cls(plan.name), key, p, from: old, to: v)
+                }
                 return
             }
         }
+        let c = try c ?? cls(plan.name)
         var vals = try values(c, key)
         let old = vals[p.pid] ?? ObjectTables.defaultValue(p)
         if p.primaryKey && (!migrating || p.kind.isInteger) {
@@ -1084,7 +1080,7 @@ final class ObjectTables {
         if old == v, !(old.numeric?.isNaN ?? false) { return }
         vals[p.pid] = v
         try changeIndexAndBacklinks(c, key, p, from: old, to: v)
-        try putRow(c, key, vals, inlineLists: try inlineLists(plan(c), key))
+        try putRow(c, key, vals, inlineLists: try inlineLists(plan, key))
     }
 
     /// Keeps a property's index entry and, for a link, the target's backlinks in step with a
