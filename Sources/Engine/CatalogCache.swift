@@ -3,7 +3,10 @@
 /// read transactions never change a `TableState` (only a write transaction does, and it
 /// has no cache), so one object serves them all; a new version gets a new cache (with its
 /// validated top node, in `Database`). Saves each read transaction a walk of the catalog
-/// tree and an allocation per table it opens.
+/// tree and an allocation per table it opens. A version this handle committed starts with
+/// the tables its writer opened, and a write transaction copies its base version's entries
+/// (`Transaction.state`): the next write of a small-transaction workload opens its tables
+/// without a catalog walk or a record decode each.
 final class CatalogCache: @unchecked Sendable {
     private let lock = Lock()
     @exclusivity(unchecked) private var tables: [String: TableState] = [:]
@@ -12,6 +15,21 @@ final class CatalogCache: @unchecked Sendable {
     @exclusivity(unchecked) private var last: (name: String, state: TableState)?
     /// Bounds the memory a handle spends on a catalog with very many tables.
     static let limit = 256
+    /// What a layer above learned about this version (`Transaction.versionSidecar`).
+    @exclusivity(unchecked) private var sidecar: AnyObject?
+
+    init() {}
+
+    /// A committed version's cache, holding `tables` (none of which anyone changes again).
+    init(seeded tables: [String: TableState], sidecar: AnyObject?) {
+        if tables.count <= CatalogCache.limit { self.tables = tables }
+        self.sidecar = sidecar
+    }
+
+    var attached: AnyObject? {
+        get { lock.withLock { sidecar } }
+        set { lock.withLock { sidecar = newValue } }
+    }
 
     func table(_ name: String) -> TableState? {
         lock.withLock {

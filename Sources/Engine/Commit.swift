@@ -22,12 +22,14 @@ extension WriteTransaction {
         let durable = db.options.durability == .full
         try step(.syncBase) { if durable { try syncBaseIfItsFlipMayBeVolatile() } }
         let written = WrittenNodes()
-        let (slot, meta) = try writeVersion(written)
+        let (slot, meta, committed) = try writeVersion(written)
         try makeDurable(slot, durable: durable)
         written.settle()
         db.freeListCache.store(freeList, nodes: written, fileID: db.currentFileID, slot: slot)
         isActive = false
-        db.published(fileSize: meta.pageCount * UInt64(Layout.pageSize), top: slot, meta: meta)
+        db.published(
+            fileSize: meta.pageCount * UInt64(Layout.pageSize), top: slot, meta: meta, tables: committed,
+            sidecar: committedSidecar)
         CrashArming.reach(.afterPublishBeforeDoorbell)
         try step(.ringDoorbell) { db.lockFile?.ringDoorbell(version: version) }
     }
@@ -44,8 +46,9 @@ extension WriteTransaction {
 
     /// Step 1 without the slot: every changed node, the catalog, the free list and the top
     /// node, into pages no live version can reach (I1, I2). Returns the slot that names the
-    /// new version and its top node. `written` collects the tree nodes written.
-    private func writeVersion(_ written: WrittenNodes) throws -> (TopSlot, Meta) {
+    /// new version and its top node, and the tables this transaction opened as the new version
+    /// has them. `written` collects the tree nodes written.
+    private func writeVersion(_ written: WrittenNodes) throws -> (TopSlot, Meta, [String: TableState]) {
         let v = version
         var out = PageWriter(file: db.file, cipher: base.pages.encrypted?.cipher, format: db.format)
         // One run for the changed nodes and the top node, where the free list has one: a small
@@ -54,10 +57,12 @@ extension WriteTransaction {
         var nodes = 1
         for s in tables.values where s.dirty { nodes += NodeWriter.dirtyNodes(s.root) }
         freeList.reserveRun(nodes)
+        var committed = tables
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out, written)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
             _ = try writer.put(&catalogRoot, key: Array(name.utf8), value: .inline(record.encode()))
+            committed[name] = TableState(record)
         }
         let fillsTopNode = db.format.fillsTopNode
         let embedded = fillsTopNode ? try embeddableCatalog() : nil
@@ -94,7 +99,7 @@ extension WriteTransaction {
         db.countCommit(pages: out.pagesAdded)
         CrashArming.reach(.afterNodesWritten)
         let slot = TopSlot(ref: metaPage * UInt64(Layout.pageSize), version: v, topChecksum: topChecksum)
-        return (slot, meta)
+        return (slot, meta, committed)
     }
 
     /// The durable protocol: the slot into the inactive place (I6), sync (I8), flip, sync

@@ -541,10 +541,13 @@ public final class Database: @unchecked Sendable {
     /// file; `check()` and every open do too; storage damage to it cannot reach a later
     /// version through this copy, since the next commit writes a new top node from its own
     /// `Meta` anyway.) Saves the next transaction on this handle a page hash and a decode.
-    func published(fileSize: UInt64, top: TopSlot, meta: Meta) {
+    /// `tables`, those the writer opened as this version has them, seed its catalog cache;
+    /// `sidecar` is what the writer's layer above knows of the version.
+    func published(fileSize: UInt64, top: TopSlot, meta: Meta, tables: [String: TableState], sidecar: AnyObject?) {
+        let catalog = CatalogCache(seeded: tables, sidecar: sidecar)
         state.withLock {
             knownSize = max(knownSize, fileSize)
-            validatedTop = (top, meta, CatalogCache())
+            validatedTop = (top, meta, catalog)
         }
     }
 }

@@ -20,6 +20,11 @@ final class TableState {
     convenience init(_ r: TableRecord) {
         self.init(root: r.root == 0 ? nil : .page(r.root), count: r.count, keyKind: r.keyKind, valueKind: r.valueKind)
     }
+
+    /// A write transaction's own copy of a version's (clean) table.
+    convenience init(copying s: TableState) {
+        self.init(root: s.root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)
+    }
 }
 
 public struct TableInfo: Sendable, Equatable, Encodable {
@@ -46,6 +51,9 @@ public class Transaction {
     @exclusivity(unchecked) private var lastState: TableState?
     /// Read transactions: the decoded catalog of their version, shared with the others.
     @exclusivity(unchecked) var catalogCache: CatalogCache?
+    /// Write transactions: their base version's, whose tables they copy before changing
+    /// them; nil once a table is dropped (the base would still name it).
+    @exclusivity(unchecked) var baseCatalog: CatalogCache?
     /// Moves whenever the set of tables this transaction sees may have changed (a table
     /// created or dropped, another version read): a cache of tables found missing is good
     /// while it stands still.
@@ -60,6 +68,12 @@ public class Transaction {
 
     /// The version this transaction reads (for a write: the version it will commit).
     public var version: UInt64 { 0 }
+
+    /// What a layer above keeps about the version this transaction reads (a write: its base),
+    /// beside the version's decoded catalog on this handle: the object layer's table facts and
+    /// schema. A version never changes, so neither does what is true of it; the object must
+    /// not change once attached (every transaction on the version shares it).
+    package var versionSidecar: AnyObject? { nil }
 
     func ensureActive() throws { guard isActive else { throw EngineError.transactionClosed } }
 
@@ -94,7 +108,7 @@ public class Transaction {
             remember(name, s)
             return s
         }
-        let s = TableState(try record(name))
+        let s = try baseCatalog?.table(name).map(TableState.init(copying:)) ?? TableState(try record(name))
         tables[name] = s
         remember(name, s)
         return s
@@ -305,6 +319,11 @@ public final class ReadTransaction: Transaction {
     deinit { end() }
 
     public override var version: UInt64 { snapshot.version }
+
+    package override var versionSidecar: AnyObject? { catalogCache?.attached }
+
+    /// Attaches `sidecar` to this transaction's version (see `versionSidecar`).
+    package func attachSidecar(_ sidecar: AnyObject) { catalogCache?.attached = sidecar }
 
     package override var lendsStableBytes: Bool { isActive }
 

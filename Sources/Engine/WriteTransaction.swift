@@ -19,9 +19,16 @@ public final class WriteTransaction: Transaction {
         writer.reuse = db.freeListCache.nodes(fileID: db.currentFileID, slot: base.slot)
         tableCount = base.meta.tableCount
         super.init(db: db, pages: base.pages, catalogRoot: base.meta.catalogRoot)
+        baseCatalog = base.catalog
     }
 
     public override var version: UInt64 { base.version + 1 }
+
+    package override var versionSidecar: AnyObject? { base.catalog.attached }
+
+    /// The sidecar of the version this transaction commits, as its writer leaves it: set
+    /// before the commit, attached when it is published.
+    package var committedSidecar: AnyObject?
 
     /// The version this transaction started from.
     public var baseVersion: UInt64 { base.version }
@@ -70,6 +77,7 @@ public final class WriteTransaction: Transaction {
             let s = try state(name)
             try writer.freeAll(s.root)
             tables[name] = nil
+            baseCatalog = nil
             _ = try writer.delete(&catalogRoot, key: Array(name.utf8))
             tableCount -= 1
             catalogChanges += 1
