@@ -63,12 +63,19 @@ public final class ObjectContext {
         if let t = fixedTables ?? writeTables { return t }
         if let t = readTables { return t }
         let tx = try store.database.beginRead()
-        let t = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+        let t = try tables(of: tx)
         readTx = tx
         readTables = t
         propertyCache = PropertyCache()
         invalidated = false
         return t
+    }
+
+    /// The object tables of `tx`, from what its version is known to hold when a write here
+    /// committed it (`VersionFacts`).
+    private func tables(of tx: Transaction) throws -> ObjectTables {
+        if let facts = VersionFacts.of(tx) { return ObjectTables(tx: tx, facts: facts, path: path) }
+        return ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
     }
 
     /// Tree descents made by the transaction this context reads (or writes) through, for the
@@ -98,7 +105,7 @@ public final class ObjectContext {
         }
         if let tx = readTx {
             try tx.refresh()
-            readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+            readTables = try tables(of: tx)
             propertyCache = PropertyCache()
         } else {
             _ = try tables()
@@ -119,7 +126,7 @@ public final class ObjectContext {
         let tx = try readTx ?? store.database.beginRead()
         try tx.move(to: pinned)
         readTx = tx
-        readTables = ObjectTables(tx: tx, schema: try store.schema(tx), path: path)
+        readTables = try tables(of: tx)
         propertyCache = PropertyCache()
         invalidated = false
         stamp += 1
@@ -153,13 +160,14 @@ public final class ObjectContext {
                 let live = try store.database.liveVersionCount()
                 if live >= maximum { throw ObjectError.tooManyLiveVersions(path: path, live: live, maximum: maximum) }
             }
-            writeTables = ObjectTables(tx: wtx, schema: try store.schema(wtx), path: path)
+            writeTables = try tables(of: wtx)
             propertyCache = PropertyCache()
             stamp += 1
             defer { writeTables = nil; propertyCache = PropertyCache(); stamp += 1 }
             let r = try body()
             if let e = pendingError { throw e }
             try writeTables?.flush()
+            wtx.committedSidecar = writeTables?.versionFacts()
             return r
         }
         try refresh()

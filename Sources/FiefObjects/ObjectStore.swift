@@ -146,6 +146,7 @@ public final class ObjectStore: @unchecked Sendable {
     }
 
     func schema(_ tx: Transaction) throws -> StoredSchema {
+        if let facts = VersionFacts.of(tx) { return facts.schema }
         let stamp = try SchemaStore.meta(tx, "schemaStamp") ?? 0
         if let c = schemaCache.withLock({ $0 }), c.stamp == stamp { return c.schema }
         let s = try SchemaStore.load(tx, path: configuration.path)

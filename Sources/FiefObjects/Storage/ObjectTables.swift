@@ -18,6 +18,25 @@ final class ObjectTables {
         self.path = path
     }
 
+    /// Tables of a context's transaction, starting from what is known of its version.
+    convenience init(tx: Transaction, facts: VersionFacts, path: String) {
+        self.init(tx: tx, schema: facts.schema, path: path)
+        knownTables = facts.tables
+        absentTables = facts.absentTables
+        absentTablesAt = tx.catalogChanges
+        knownShifts = facts.clusterShifts
+    }
+
+    /// What this transaction knows of its tables now: after a write's last change, what holds
+    /// of the version it commits.
+    func versionFacts() -> VersionFacts {
+        var shifts = knownShifts
+        for (cid, state) in clusterStates { shifts[cid] = state.shift ?? shifts[cid] }
+        return VersionFacts(
+            schema: schema, tables: knownTables,
+            absentTables: absentTablesAt == tx.catalogChanges ? absentTables : [], clusterShifts: shifts)
+    }
+
     var writer: WriteTransaction? { tx as? WriteTransaction }
 
     func updateSchema(_ s: StoredSchema) {
@@ -26,6 +45,7 @@ final class ObjectTables {
         plansByName = [:]
         lastPlan = nil
         knownTables = []
+        knownShifts = [:]
     }
 
     /// What every row operation of a class needs in one transaction: the class's layout
@@ -108,6 +128,8 @@ final class ObjectTables {
     @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
     /// Per class id, kept when a migration drops the plans.
     @exclusivity(unchecked) private var clusterStates: [UInt32: ClusterState] = [:]
+    /// Cluster sizes known of the version before this transaction (`VersionFacts`).
+    @exclusivity(unchecked) private var knownShifts: [UInt32: Int] = [:]
 
     func plan(_ c: ClassSchema) -> ClassPlan {
         // The class asked for last first: an insert asks for its class's plan several times.
@@ -121,6 +143,7 @@ final class ObjectTables {
             state = s
         } else {
             state = ClusterState()
+            state.shift = knownShifts[c.cid]
             clusterStates[c.cid] = state
         }
         let p = ClassPlan(schema.layouts.layout(of: c, format: schema.format), clusters: state)
