@@ -35,18 +35,23 @@ final class PendingIndexEntriesTests: XCTestCase {
         try db.write { tx in
             try tx.createTable("x", keyKind: .bytes, valueKind: .bytes)
             // Into an empty index, with one entry twice: appended, once.
-            try entries([50, 10, 30, 30, 20]).apply(to: "x", in: tx)
+            try entries([50, 10, 30, 30, 20, 15, 25, 35, 45]).apply(to: "x", in: tx)
             // Some below the last key: put.
-            try entries([60, 5, 40]).apply(to: "x", in: tx)
+            try entries([60, 5, 40, 41, 42, 43, 44, 46, 47]).apply(to: "x", in: tx)
             // All above: appended after the right edge.
-            try entries([90, 70, 80]).apply(to: "x", in: tx)
+            try entries([90, 70, 80, 100, 101, 102, 103, 104]).apply(to: "x", in: tx)
+            // A few, put one by one (one twice).
+            try entries([1, 95, 95]).apply(to: "x", in: tx)
         }
         try db.read { tx in
             var got: [Int64] = []
             try tx.scan(table: "x") { k, _ in
                 got.append(try Int64(keyBytes: k)); return true
             }
-            XCTAssertEqual(got, [5, 10, 20, 30, 40, 50, 60, 70, 80, 90])
+            XCTAssertEqual(
+                got,
+                [1, 5, 10, 15, 20, 25, 30, 35, 40, 41, 42, 43, 44, 45, 46, 47, 50, 60, 70, 80, 90, 95]
+                    + Array(100...104))
         }
     }
 }

@@ -11,6 +11,9 @@ struct PendingIndexEntries {
 
     var isEmpty: Bool { entries.isEmpty }
 
+    /// Fewer keys than this are put one by one, more are appended when they can be.
+    static let appendRun = 8
+
     mutating func append(_ key: [UInt8]) {
         var prefix: UInt64 = 0
         for i in 0..<8 { prefix = prefix << 8 | UInt64(i < key.count ? key[i] : 0) }
@@ -19,8 +22,13 @@ struct PendingIndexEntries {
     }
 
     /// Puts every key into index table `t` in key order: appended (no search, leaves split at
-    /// their ends) when they all sort after the keys the index holds, as in a load.
+    /// their ends) when they all sort after the keys the index holds, as in a load. A few keys
+    /// are just put: the index's last key costs a descent of its own, as much as a put (a
+    /// one-object write paid it on every index).
     func apply(to t: String, in w: WriteTransaction) throws {
+        if entries.count < PendingIndexEntries.appendRun {
+            return try inKeyOrder { try w.put(table: t, keyBytes: $0, value: []) }
+        }
         let last = try w.lastKey(table: t)
         var appending = true
         var previous = UnsafeRawBufferPointer(start: nil, count: 0)
