@@ -170,8 +170,20 @@ public final class ObjectContext {
             wtx.committedSidecar = writeTables?.versionFacts()
             return r
         }
-        try refresh()
+        // Observers hear of the write now. Otherwise the new version is read when something
+        // next reads: a run of writes (small transactions) moves no read transaction between
+        // them, and holds no pin on a version the next write could reuse the pages of.
+        if observations.isEmpty { releaseReadVersion() } else { try refresh() }
         return result
+    }
+
+    /// Lets go of the version this context reads; the next read starts on the newest one.
+    private func releaseReadVersion() {
+        readTx?.end()
+        readTx = nil
+        readTables = nil
+        propertyCache = PropertyCache()
+        stamp += 1
     }
 
     func takePendingError() -> Error? {
