@@ -15,20 +15,16 @@ final class CatalogCache: @unchecked Sendable {
     @exclusivity(unchecked) private var last: (name: String, state: TableState)?
     /// Bounds the memory a handle spends on a catalog with very many tables.
     static let limit = 256
-    /// What a layer above learned about this version (`Transaction.versionSidecar`).
-    @exclusivity(unchecked) private var sidecar: AnyObject?
+    /// What a layer above learned about this version (`Transaction.versionSidecar`), left by
+    /// the writer that committed it.
+    let attached: AnyObject?
 
-    init() {}
+    init() { attached = nil }
 
     /// A committed version's cache, holding `tables` (none of which anyone changes again).
     init(seeded tables: [String: TableState], sidecar: AnyObject?) {
         if tables.count <= CatalogCache.limit { self.tables = tables }
-        self.sidecar = sidecar
-    }
-
-    var attached: AnyObject? {
-        get { lock.withLock { sidecar } }
-        set { lock.withLock { sidecar = newValue } }
+        attached = sidecar
     }
 
     func table(_ name: String) -> TableState? {

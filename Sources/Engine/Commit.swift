@@ -57,7 +57,12 @@ extension WriteTransaction {
         var nodes = 1
         for s in tables.values where s.dirty { nodes += NodeWriter.dirtyNodes(s.root) }
         freeList.reserveRun(nodes)
-        var committed = tables
+        // A clean table's state carries over as it is; only one rooted in a written page, since
+        // readers of the new version share it.
+        var committed = tables.filter { _, s in
+            guard case .dirty? = s.root else { return true }
+            return false
+        }
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out, written)
             let record = TableRecord(root: root, count: s.count, keyKind: s.keyKind, valueKind: s.valueKind)

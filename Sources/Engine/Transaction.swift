@@ -322,9 +322,6 @@ public final class ReadTransaction: Transaction {
 
     package override var versionSidecar: AnyObject? { catalogCache?.attached }
 
-    /// Attaches `sidecar` to this transaction's version (see `versionSidecar`).
-    package func attachSidecar(_ sidecar: AnyObject) { catalogCache?.attached = sidecar }
-
     package override var lendsStableBytes: Bool { isActive }
 
     /// Moves to the newest committed version.
