@@ -137,6 +137,12 @@ final class EncryptedPages: @unchecked Sendable {
         (salt0, salt1) = cipher.fileSalt.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
     }
 
+    /// The bytes of the extent at `ref` when this snapshot has decrypted it already (a scan's
+    /// prefetch: it never decrypts).
+    func decrypted(at ref: UInt64) -> UnsafeRawBufferPointer? {
+        lock.withLock { $0.find(Int(ref / UInt64(Layout.pageSize))) }
+    }
+
     /// The decrypted bytes of the extent at `ref`, valid while this snapshot lives; `ref`'s
     /// first page is known to lie in the mapping and below `limit`.
     func extent(at ref: UInt64, mapping: Mapping, limit: UInt64) throws -> UnsafeRawBufferPointer {

@@ -99,16 +99,19 @@ final class PageSource: @unchecked Sendable {
         return v
     }
 
-    /// Starts bringing the plain page at `ref` into the cache (every 64-byte line of it), for a
-    /// scan about to read it; nothing for an encrypted page (its bytes are a decryption away) or
-    /// a ref outside the version.
+    /// Starts bringing the page at `ref` into the cache (every 64-byte line of it), for a scan
+    /// about to read it: a plain page from the mapping, an encrypted one from its decrypted
+    /// bytes when this snapshot has them (else nothing: they are a decryption away); nothing
+    /// for a ref outside the version.
     func prefetch(_ ref: UInt64) {
         let ps = UInt64(Layout.pageSize)
-        guard encrypted == nil, ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
-            return
-        }
-        let p = mapping.base + Int(ref)
-        for line in stride(from: 0, to: Layout.pageSize, by: 64) { fief_prefetch(p + line) }
+        guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else { return }
+        let bytes =
+            encrypted == nil
+            ? UnsafeRawBufferPointer(start: mapping.base + Int(ref), count: Layout.pageSize)
+            : encrypted!.decrypted(at: ref)
+        guard let p = bytes?.baseAddress, let n = bytes?.count else { return }
+        for line in stride(from: 0, to: min(n, Layout.pageSize), by: 64) { fief_prefetch(p + line) }
     }
 
     /// The whole extent starting at `ref` (its span from the first page's header), node
