@@ -79,9 +79,12 @@ enum Codec {
 
 struct DBStat: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.")
+        commandName: "stat", abstract: "Show both top slots, the select bit, space and tables.",
+        discussion:
+            "A file that does not open still gets its header described (size, select byte, both slots) "
+            + "before the error; --json prints the opened file's statistics.")
     @OptionGroup var file: DatabaseFileArguments
-    @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var output: JSONOutput
 
     func run() throws {
         try reportingErrors {
@@ -98,30 +101,29 @@ struct DBStat: ParsableCommand {
                 throw e
             }
             let s = try db.stats(space: true)
-            if json {
-                try printJSON(s)
-                return
-            }
-            print("file        \(file.path)")
-            print("version     \(s.version)")
-            print("select bit  \(s.select)")
-            printSlots(s.slots)
-            print("file size   \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) in use by the file)")
-            print("in use      \(s.bytesInUse) bytes")
-            print("free        \(s.bytesFree) bytes")
-            print("pinned      \(s.bytesPinned) bytes held for older versions")
-            print("versions    \(s.liveVersions) live\(s.oldestPinnedVersion.map { ", oldest pinned \($0)" } ?? "")")
-            print("tables      \(s.tables.count)")
-            let space = Dictionary(s.space.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            for t in s.tables {
-                print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)")
-                guard let p = space[t.name], p.pages > 0 else { continue }
-                let perEntry = t.count > 0 ? "  \(p.pages * s.pageSize / t.count) B/entry" : ""
-                let leafFill = Int((p.leafFill * 100).rounded())
+            try output.print({ s }) {
+                print("file        \(file.path)")
+                print("version     \(s.version)")
+                print("select bit  \(s.select)")
+                printSlots(s.slots)
+                print("file size   \(s.fileSize) bytes (\(s.pageCount) pages of \(s.pageSize) in use by the file)")
+                print("in use      \(s.bytesInUse) bytes")
+                print("free        \(s.bytesFree) bytes")
+                print("pinned      \(s.bytesPinned) bytes held for older versions")
                 print(
-                    "      \(p.pages) pages (\(p.branchPages) branch, \(p.leafPages) leaf, "
-                        + "\(p.overflowPages) overflow), depth \(p.depth), leaves \(leafFill)% full\(perEntry)"
-                )
+                    "versions    \(s.liveVersions) live\(s.oldestPinnedVersion.map { ", oldest pinned \($0)" } ?? "")")
+                print("tables      \(s.tables.count)")
+                let space = Dictionary(s.space.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+                for t in s.tables {
+                    print("  \(t.name)  \(t.count) entries  (\(t.keyKind) keys, \(t.valueKind) values)")
+                    guard let p = space[t.name], p.pages > 0 else { continue }
+                    let perEntry = t.count > 0 ? "  \(p.pages * s.pageSize / t.count) B/entry" : ""
+                    let leafFill = Int((p.leafFill * 100).rounded())
+                    print(
+                        "      \(p.pages) pages (\(p.branchPages) branch, \(p.leafPages) leaf, "
+                            + "\(p.overflowPages) overflow), depth \(p.depth), leaves \(leafFill)% full\(perEntry)"
+                    )
+                }
             }
         }
     }

@@ -19,32 +19,34 @@ struct DBSchema: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema", abstract: "Show the object classes stored in a file, their properties and counts.")
     @OptionGroup var file: DatabaseFileArguments
-    @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var output: JSONOutput
 
     func run() throws {
         try reportingErrors {
             let ctx = try file.objectStore().context()
             let classes = try ctx.storedClasses()
-            if json {
-                struct Out: Encodable {
-                    let schemaVersion: UInt64; let classes: [ClassSchema]; let counts: [String: Int]
-                }
+            struct Out: Encodable {
+                let schemaVersion: UInt64; let classes: [ClassSchema]; let counts: [String: Int]
+            }
+            let json = {
                 let counts = Dictionary(
                     uniqueKeysWithValues: try classes.map { ($0.name, try ctx.count(ofClass: $0.name)) })
-                try printJSON(Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts))
-                return
+                return Out(schemaVersion: ctx.schemaVersion, classes: classes, counts: counts)
             }
-            guard !classes.isEmpty else { print("\(file.path): no object schema (a plain table file)"); return }
-            print("\(file.path): schema version \(ctx.schemaVersion), \(classes.count) classes")
-            for c in classes {
-                print("class \(c.name)  (\(try ctx.count(ofClass: c.name)) objects, \(c.layouts.count) row layouts)")
-                for p in c.properties {
-                    var flags: [String] = []
-                    if p.primaryKey { flags.append("primary key") }
-                    if p.indexed { flags.append("indexed") }
-                    if p.onDelete == .cascade { flags.append("cascade") }
+            try output.print(json) {
+                guard !classes.isEmpty else { print("\(file.path): no object schema (a plain table file)"); return }
+                print("\(file.path): schema version \(ctx.schemaVersion), \(classes.count) classes")
+                for c in classes {
                     print(
-                        "  \(p.name): \(p.typeName)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")")
+                        "class \(c.name)  (\(try ctx.count(ofClass: c.name)) objects, \(c.layouts.count) row layouts)")
+                    for p in c.properties {
+                        var flags: [String] = []
+                        if p.primaryKey { flags.append("primary key") }
+                        if p.indexed { flags.append("indexed") }
+                        if p.onDelete == .cascade { flags.append("cascade") }
+                        let marks = flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]"
+                        print("  \(p.name): \(p.typeName)\(marks)")
+                    }
                 }
             }
         }
