@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount", "TortureSchema",
+                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount", "CFiefSys", "TortureSchema",
                 .product(name: "Histogram", package: "hdrhistogram-swift")
             ]
         ),

@@ -130,6 +130,8 @@ enum Workloads {
     /// transactions on random keys for `seconds`, while one writer commits one-record
     /// transactions (new keys from `writeKeyBase` on) as fast as its durability allows.
     /// Reads per second over all readers; latency per read transaction; writer commits/s.
+    /// Readers are bound to CPUs from the first one up and the writer to the last, the same
+    /// for every system (`CPUPlacement`).
     static func readersWhileWriting<S: BenchStore>(
         _ store: S, records: Int, writeKeyBase: Int64, value: [UInt8], seconds: Double, readers: Int, seed: UInt64
     ) throws -> Measurement {
@@ -149,7 +151,7 @@ enum Workloads {
             writerResult.mutate { $0 = (n, failure) }
         }
         let run = try timedLoops(
-            handles, of: store, seconds: seconds, alongside: [writer],
+            handles, of: store, seconds: seconds, alongside: [writer], placement: CPUPlacement.current(),
             state: { BenchRandom.stream(seed: seed, .concurrent, offset: UInt64($0) &+ 100) }
         ) { rng, _, handle in
             let k = Int64.random(in: 0..<Int64(records), using: &rng)
@@ -172,10 +174,11 @@ enum Workloads {
     /// (made from its index), and `alongside` bodies on threads of their own, until `seconds`
     /// pass: how many ops ran in all, their latencies, the time taken. The one place for the
     /// start, stop and collection of the timed concurrent workloads; a handle that is not
-    /// `store` itself is closed by its thread.
+    /// `store` itself is closed by its thread. With a `placement`, each handle's thread and
+    /// each `alongside` thread is bound to its CPU before it starts.
     static func timedLoops<S: BenchStore, State>(
         _ handles: [S], of store: S, seconds: Double, alongside: [(ManagedAtomicFlag) -> Void] = [],
-        state: @escaping (Int) -> State,
+        placement: CPUPlacement? = nil, state: @escaping (Int) -> State,
         _ op: @escaping (_ state: inout State, _ n: Int, S) throws -> Void
     ) throws -> (ops: Int, measurement: Measurement, elapsed: Double) {
         let stop = ManagedAtomicFlag()
@@ -184,6 +187,7 @@ enum Workloads {
         var threads = handles.enumerated().map { t, handle in
             done.enter()
             return Thread {
+                if let placement { CPUPlacement.pinCallingThread(to: placement.worker(t)) }
                 var rec = LatencyRecorder()
                 var n = 0
                 var failure: Error?
@@ -201,11 +205,13 @@ enum Workloads {
                 done.leave()
             }
         }
-        for body in alongside {
+        for (i, body) in alongside.enumerated() {
             done.enter()
             threads.append(
                 Thread {
-                    body(stop); done.leave()
+                    if let placement { CPUPlacement.pinCallingThread(to: placement.companion(i)) }
+                    body(stop)
+                    done.leave()
                 })
         }
         let start = BenchClock.nanos()

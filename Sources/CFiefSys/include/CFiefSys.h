@@ -1,7 +1,8 @@
-// C11 atomics (and futexes) on memory Swift does not own: the reader slots in the `.lock` file's shared
-// mapping, which other processes read and write at the same time. Swift has no atomics in
-// its standard library for raw shared memory, so the engine's one place that needs them goes
-// through these few inline functions (each compiles to a plain load or store, or one fence).
+// What the engine needs from C that Swift cannot reach: C11 atomics (and futexes) on memory
+// Swift does not own, the reader slots in the `.lock` file's shared mapping, which other
+// processes read and write at the same time (Swift has no atomics in its standard library for
+// raw shared memory; each function compiles to a plain load or store, or one fence); a cache
+// prefetch; and, for the benchmarks, CPU affinity.
 #ifndef CFIEF_SYS_H
 #define CFIEF_SYS_H
 
@@ -74,6 +75,25 @@ static inline void fief_prefetch(const void *p) {
 
 static inline void fief_futex_wake_all(void *p) {
     syscall(SYS_futex, (uint32_t *)p, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+// The benchmarks bind the threads of a concurrent workload to CPUs (Reports' CPUPlacement).
+// glibc declares sched_getaffinity and sched_setaffinity only under _GNU_SOURCE, which Swift's
+// import of its headers does not define; the system calls take the same one-bit-per-CPU mask.
+
+// The calling thread's allowed CPUs as a bitmask into `mask` (`bytes` long, zeroed first).
+// Returns 0, or the errno.
+static inline int fief_thread_cpus(uint8_t *mask, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) mask[i] = 0;
+    return syscall(SYS_sched_getaffinity, 0, bytes, mask) < 0 ? errno : 0;
+}
+
+// Binds the calling thread to CPU `cpu` (below 1024). Returns 0, or the errno.
+static inline int fief_pin_thread(int cpu) {
+    uint8_t mask[128] = {0};
+    if (cpu < 0 || cpu >= 1024) return EINVAL;
+    mask[cpu / 8] = (uint8_t)(1u << (cpu % 8));
+    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) < 0 ? errno : 0;
 }
 
 #endif
