@@ -10,7 +10,10 @@
 /// nodeBytes:zeroed:_:)`, no intermediate array); in an encrypted file each is sealed here,
 /// into its envelope and ciphertext, so nothing above knows about keys. Each page is one
 /// heap block until `flush`; a run is written from those blocks as they are (no
-/// concatenated copy).
+/// concatenated copy). A flushed page's block is kept for the next page of the commit: freed,
+/// a flush's worth of blocks merged into the top of the heap, which malloc gave back to the
+/// kernel, and the next flush's pages faulted it in again (a 200K-record bulk insert took 3.4K
+/// more page faults and ran 13 % slower).
 struct PageWriter {
     let file: DatabaseFile
     let cipher: PageCipher?
@@ -23,19 +26,31 @@ struct PageWriter {
     private(set) var pagesAdded = 0
     static let flushBytes = 4 << 20
 
-    /// The page images not yet written, and a scratch node for sealing; freed with the writer
-    /// (also when a commit fails before `flush`).
+    /// The page images not yet written, the one-page blocks already written (for the next
+    /// pages), and a scratch node for sealing; freed with the writer (also when a commit fails
+    /// before `flush`).
     private final class Buffers {
         @exclusivity(unchecked) var pages: [(page: UInt64, bytes: UnsafeMutableRawBufferPointer)] = []
+        @exclusivity(unchecked) var spare: [UnsafeMutableRawBufferPointer] = []
         @exclusivity(unchecked) var scratch: UnsafeMutableRawBufferPointer?
 
+        /// A block of `bytes`: a spare one when it is one page.
+        func block(_ bytes: Int) -> UnsafeMutableRawBufferPointer {
+            if bytes == Layout.pageSize, let b = spare.popLast() { return b }
+            return UnsafeMutableRawBufferPointer.allocate(byteCount: bytes, alignment: 16)
+        }
+
+        /// After a flush: one-page blocks become spares, larger extents are freed.
         func releasePages() {
-            for p in pages { p.bytes.deallocate() }
+            for p in pages {
+                if p.bytes.count == Layout.pageSize { spare.append(p.bytes) } else { p.bytes.deallocate() }
+            }
             pages.removeAll(keepingCapacity: true)
         }
 
         deinit {
-            releasePages()
+            for p in pages { p.bytes.deallocate() }
+            for b in spare { b.deallocate() }
             scratch?.deallocate()
         }
     }
@@ -68,7 +83,7 @@ struct PageWriter {
     {
         let physicalBytes = nodeBytes + geometry.envelope
         precondition(physicalBytes % Layout.pageSize == 0, "a node of \(nodeBytes) bytes is not whole pages")
-        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: physicalBytes, alignment: 16)
+        let out = buffers.block(physicalBytes)
         if let cipher {
             if (buffers.scratch?.count ?? 0) < nodeBytes {
                 buffers.scratch?.deallocate()
