@@ -275,6 +275,7 @@ public class Transaction {
     }
 
     /// As `put`, with the key lent rather than in an array of its own.
+    @usableFromInline
     package func put(table: String, keyBytes: UnsafeRawBufferPointer, value: [UInt8]) throws {
         throw EngineError.invalidArgument("cannot write to table '\(table)' in a read transaction")
     }
@@ -421,6 +422,7 @@ public struct Table<K: KeyCodable, V: ValueCodable> {
         }
     }
 
+    @inlinable
     public func put(_ key: K, _ value: V) throws {
         let v = value.valueBytes
         try key.withKeyBytes { try tx.put(table: name, keyBytes: $0, value: v) }

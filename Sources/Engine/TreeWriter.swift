@@ -17,7 +17,10 @@ final class TreeWriter {
     init(pages: PageSource, geometry: PageGeometry? = nil) {
         self.pages = pages
         self.geometry = geometry ?? pages.geometry
+        path = .allocate(capacity: Tree.maxDepth)
     }
+
+    deinit { path.deallocate() }
 
     func free(ref: UInt64, pages count: Int) {
         freed.append((ref / UInt64(Layout.pageSize), UInt64(count)))
@@ -51,61 +54,81 @@ final class TreeWriter {
 
     /// As `put`, with the key lent (an int64 key built on the caller's stack needs no array).
     func put(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
-        guard var r = root else {
+        guard root != nil else {
             let leaf = DirtyNode(isLeaf: true, pageBytes: geometry.pageBytes)
             leaf.insertLeaf(at: 0, key: key, value: value)
             root = .dirty(leaf)
             return true
         }
-        return try insert(&r, into: &root, key: key, value: value, appending: false)
+        return try insert(into: &root, key: key, value: value, appending: false)
     }
 
-    /// Inserts below the root `r` and stores the result in `root`, a new root above a split.
+    /// Inserts below `root` (not nil), changed in place, with a new root above a split.
     private func insert(
-        _ r: inout Child, into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool
+        into root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool
     ) throws -> Bool {
-        let (inserted, split, _) = try insert(&r, key: key, value: value, depth: 0, appending: appending)
-        if let right = split {
+        let (inserted, split) = try insert(&root!, key: key, value: value, appending: appending)
+        if let right = split, let left = root {
             let top = DirtyNode(isLeaf: false, pageBytes: geometry.pageBytes)
-            top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: r)
+            top.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: left)
             top.insertBranch(at: 1, key: right.key(0), child: .dirty(right))
-            r = .dirty(top)
+            root = .dirty(top)
         }
-        root = r
         return inserted
     }
 
+    /// The branches of the descent under way and the child taken in each, root first (one slot
+    /// a level, `Tree.maxDepth` of them). Unretained: the tree holds the nodes, and nothing
+    /// leaves it before the insert returns.
+    private let path: UnsafeMutablePointer<(node: Unmanaged<DirtyNode>, index: Int)>
+
     /// `appending`: the key goes after every key (the caller checked), so no node is searched.
-    /// Returns whether the key is new, the right half of this node when it split, and, for a
-    /// leaf left overfull for its parent to even out with a sibling (`shiftOrSplit`), how it
-    /// splits if it must.
-    private func insert(_ c: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, depth: Int, appending: Bool)
-        throws -> (Bool, DirtyNode?, overfullSplitAppends: Bool?)
+    /// One loop down to the leaf, copying each node out of its page; only a split walks back up
+    /// (most inserts return from the leaf). Returns whether the key is new, and the right half
+    /// of the root when it split.
+    private func insert(_ r: inout Child, key: UnsafeRawBufferPointer, value: LeafValue, appending: Bool)
+        throws -> (Bool, DirtyNode?)
     {
-        guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
-        let node = try materialize(&c)
-        if node.isLeaf {
-            let (i, found) = appending ? (node.count, false) : node.search(key)
+        var depth = 0
+        var node = Unmanaged.passUnretained(try materialize(&r))
+        while let next = try node._withUnsafeGuaranteedRef({ n -> Unmanaged<DirtyNode>? in
+            guard !n.isLeaf else { return nil }
+            guard depth < Tree.maxDepth else { throw CorruptNode(ref: 0, detail: "tree too deep") }
+            let i = appending ? n.children.count - 1 : n.childIndex(key)
+            path[depth] = (node, i)
+            if case .dirty(let child) = n.children[i] { return Unmanaged.passUnretained(child) }
+            return Unmanaged.passUnretained(try materialize(&n.children[i]))
+        }) {
+            node = next
+            depth += 1
+        }
+        return try node._withUnsafeGuaranteedRef { leaf in
+            let (i, found) = appending ? (leaf.count, false) : leaf.search(key)
             if found {
-                try freeValue(node.value(i))
-                node.setValue(at: i, value)
+                try freeValue(leaf.value(i))
+                leaf.setValue(at: i, value)
             } else {
-                node.insertLeaf(at: i, key: key, value: value)
+                leaf.insertLeaf(at: i, key: key, value: value)
             }
-            guard node.overflows else { return (!found, nil, nil) }
-            let splitAppends = !found && i == node.count - 1
+            guard leaf.overflows else { return (!found, nil) }
+            let splitAppends = !found && i == leaf.count - 1
             // A load in key order packs its leaves by splitting at the end: no shifting there.
-            if depth > 0 && !appending { return (!found, nil, splitAppends) }
-            return (!found, node.split(appending: splitAppends), nil)
+            var right: DirtyNode?
+            if depth > 0 && !appending {
+                let parent = path[depth - 1]
+                right = shiftOrSplit(parent.node.takeUnretainedValue(), at: parent.index, splitAppends: splitAppends)
+            } else {
+                right = leaf.split(appending: splitAppends)
+            }
+            while let split = right, depth > 0 {
+                depth -= 1
+                let (unmanaged, i) = path[depth]
+                let parent = unmanaged.takeUnretainedValue()
+                parent.insertBranch(at: i + 1, key: split.key(0), child: .dirty(split))
+                right = parent.overflows ? parent.split(appending: i + 1 == parent.count - 1) : nil
+            }
+            return (!found, right)
         }
-        let i = appending ? node.children.count - 1 : node.childIndex(key)
-        let (inserted, childSplit, overfull) = try insert(
-            &node.children[i], key: key, value: value, depth: depth + 1, appending: appending)
-        if let right = childSplit ?? overfull.flatMap({ shiftOrSplit(node, at: i, splitAppends: $0) }) {
-            node.insertBranch(at: i + 1, key: right.key(0), child: .dirty(right))
-        }
-        let split = node.overflows ? node.split(appending: i + 1 == node.count - 1) : nil
-        return (inserted, split, nil)
     }
 
     /// Evens out overfull leaf `i` of `parent` with a neighbour this write already holds (left
@@ -144,11 +167,11 @@ final class TreeWriter {
     /// no search and a full leaf splits at its end, so a load in key order packs its leaves.
     /// Returns false, changing nothing, unless `key` is above the tree's last key.
     func append(_ root: inout Child?, key: UnsafeRawBufferPointer, value: LeafValue) throws -> Bool {
-        guard var r = root else { return try put(&root, key: key, value: value) }
+        guard let r = root else { return try put(&root, key: key, value: value) }
         guard try Tree.withLastKey(r, pages: pages, { last in last.map { compareBytes(key, $0) > 0 } ?? true }) else {
             return false
         }
-        return try insert(&r, into: &root, key: key, value: value, appending: true)
+        return try insert(into: &root, key: key, value: value, appending: true)
     }
 
     /// Removes `key` in one descent. Returns false (and copies nothing) when it is absent.

@@ -95,6 +95,7 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    @usableFromInline
     package override func put(table: String, keyBytes key: UnsafeRawBufferPointer, value: [UInt8]) throws {
         try WriteTransaction.checkSizes(key: key, value: value)
         try guarded {
