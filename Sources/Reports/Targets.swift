@@ -19,7 +19,8 @@ public enum Targets {
         Rule(benchmark: "point-reads", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
         Rule(benchmark: "scan", metric: "throughput", peer: .lmdb, bound: 0.5, atLeast: true),
         Rule(benchmark: "scan", metric: "throughput", peer: .sqlite, bound: 1.5, atLeast: true),
-        Rule(benchmark: "bulk-insert", metric: "throughput", peer: .lmdb, bound: 1.0, atLeast: true),
+        // Issue 25 raised bulk insert against LMDB from 1.0x (issue 12) to 1.2x.
+        Rule(benchmark: "bulk-insert", metric: "throughput", peer: .lmdb, bound: 1.2, atLeast: true),
         Rule(benchmark: "bulk-insert", metric: "throughput", peer: .sqlite, bound: 1.0, atLeast: true),
         // Issue 12: cheaper commits (CPU per commit with durability none; pages per durable commit).
         Rule(benchmark: "small-txns.none", metric: "throughput", peer: .lmdb, bound: 0.8, atLeast: true),
