@@ -120,11 +120,13 @@ final class TreeWriter {
             } else {
                 right = leaf.split(appending: splitAppends)
             }
-            while let split = right, depth > 0 {
+            // Every branch up the path: a shift's new separator can overflow the parent as
+            // surely as a split's new cell, and a split may climb to the root.
+            while depth > 0 {
                 depth -= 1
                 let (unmanaged, i) = path[depth]
                 let parent = unmanaged.takeUnretainedValue()
-                parent.insertBranch(at: i + 1, key: split.key(0), child: .dirty(split))
+                if let split = right { parent.insertBranch(at: i + 1, key: split.key(0), child: .dirty(split)) }
                 right = parent.overflows ? parent.split(appending: i + 1 == parent.count - 1) : nil
             }
             return (!found, right)
