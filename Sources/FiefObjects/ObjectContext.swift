@@ -417,11 +417,9 @@ public final class ObjectContext {
             guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
             return r.key
         }
-        let info = ModelInfo.of(type(of: obj))
-        let c = try t.cls(info.name)
-        let unmanaged = info.unmanagedValues(obj)
-        let plan = t.plan(c)
-        let fields = plan.fields(of: info)
+        let target = try t.addTarget(type(of: obj))
+        let c = target.cls, plan = target.plan, fields = target.fields
+        let unmanaged = target.model.unmanagedValues(obj)
         var pk: ObjectValue?
         if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
         let (key, existing) = try keyFor(c, plan.primaryKey, pk, update, t)
