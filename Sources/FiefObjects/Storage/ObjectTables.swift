@@ -44,7 +44,7 @@ final class ObjectTables {
         plans = [:]
         plansByName = [:]
         lastPlan = nil
-        addTargets = [:]
+        addTargets = []
         knownTables = []
         knownShifts = [:]
     }
@@ -66,16 +66,18 @@ final class ObjectTables {
             self.fields = fields
         }
     }
-    @exclusivity(unchecked) private var addTargets: [ObjectIdentifier: AddTarget] = [:]
+    /// A few model types a transaction, searched in order (a hashed table cost a one-object
+    /// write more than it saved).
+    @exclusivity(unchecked) private var addTargets: [(type: ObjectIdentifier, target: AddTarget)] = []
 
     func addTarget(_ type: Object.Type) throws -> AddTarget {
         let id = ObjectIdentifier(type)
-        if let a = addTargets[id] { return a }
+        for a in addTargets where a.type == id { return a.target }
         let model = ModelInfo.of(type)
         let c = try cls(model.name)
         let p = plan(c)
         let a = AddTarget(model: model, cls: c, plan: p, fields: p.fields(of: model))
-        addTargets[id] = a
+        addTargets.append((id, a))
         return a
     }
 
@@ -240,7 +242,7 @@ final class ObjectTables {
         plans = [:]
         plansByName = [:]
         lastPlan = nil
-        addTargets = [:]
+        addTargets = []
     }
 
     func cls(_ name: String) throws -> ClassSchema {
