@@ -68,7 +68,8 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
-                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount", "CFiefSys", "TortureSchema",
+                "Engine", "FiefObjects", "CSQLite", "CLMDB", "SeededRandomness", "CHeapCount", "CFiefSys",
+                "TortureSchema",
                 .product(name: "Histogram", package: "hdrhistogram-swift")
             ]
         ),
