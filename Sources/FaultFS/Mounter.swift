@@ -46,6 +46,15 @@ public enum Mounter {
         return mountpoints().contains { $0.point == p }
     }
 
+    /// The FaultFS mounts at or below `dir`, deepest first (so each can be unmounted in turn).
+    public static func faultFSMounts(under dir: String) -> [String] {
+        let root = absolutePath(dir)
+        return mountpoints().filter {
+            $0.type == "fuse.faultfs" && ($0.point == root || $0.point.hasPrefix(root + "/"))
+        }
+        .map(\.point).sorted { $0.count > $1.count }
+    }
+
     public static func isFaultFS(_ mountpoint: String) -> Bool {
         let p = absolutePath(mountpoint)
         return mountpoints().contains { $0.point == p && $0.type == "fuse.faultfs" }

@@ -173,6 +173,11 @@ public final class TortureRun {
         defer { TortureEncryption.deactivate() }
         let t0 = Date()
         try FileManager.default.createDirectory(atPath: options.out, withIntermediateDirectories: true)
+        // A run killed mid-cycle leaves its FaultFS mounts in its folder, and a cycle of the next
+        // run into the same folder would find its mountpoint taken.
+        for m in Mounter.faultFSMounts(under: options.out) {
+            progress.say("torture: \(try Mounter.unmount(m)), a FaultFS mount an earlier run left in \(options.out)")
+        }
         let perScenarioDeadline = options.duration.map { $0 / Double(scenarios.count) }
         for s in scenarios {
             let r = try runScenario(s, deadlineSeconds: perScenarioDeadline)

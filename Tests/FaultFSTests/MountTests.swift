@@ -148,6 +148,21 @@ final class MountTests: XCTestCase {
         XCTAssertNotEqual(again.status, 0, "mounting twice on one mountpoint must fail")
     }
 
+    /// A run killed mid-cycle leaves a FaultFS mount in its `--out` folder; the next run into
+    /// that folder unmounts it, says so, and runs its cycles.
+    func testATortureRunUnmountsWhatAKilledRunLeftInItsFolder() throws {
+        let m = try LiveMount(seed: 14, name: "work/power-cut-7")
+        let out = m.dir.path
+        // Should the run leave it (moved with the failed cycle's files), it goes here.
+        defer { for p in Mounter.faultFSMounts(under: out) { _ = try? Mounter.unmount(p) } }
+        let r = try fief(
+            "torture", "run", "--scenario", "power-cut", "--cycles", "8", "--seed", "5", "--out", out)
+        XCTAssertEqual(r.status, 0, r.output)
+        XCTAssertTrue(r.output.contains("a FaultFS mount an earlier run left in"), r.output)
+        XCTAssertFalse(Mounter.isMounted(m.mnt), "the leftover mount is still there")
+        XCTAssertEqual(Mounter.faultFSMounts(under: out), [])
+    }
+
     func testUnmountCleansUpEvenAfterTheDaemonDied() throws {
         let m = try LiveMount(seed: 12)
         let pid = try m.status().pid
