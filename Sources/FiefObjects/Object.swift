@@ -45,7 +45,7 @@ open class Object: _PersistableWrapped {
 
     /// Makes this accessor one of another object of its class and context (its row, if any,
     /// valid at `stamp`): for an iteration that knows nobody else holds it.
-    func repoint(key: Int64, row: UnsafeRawBufferPointer?, at stamp: Int) {
+    @usableFromInline func repoint(key: Int64, row: UnsafeRawBufferPointer?, at stamp: Int) {
         _ref?.key = key
         _row = row ?? UnsafeRawBufferPointer(start: nil, count: 0)
         _rowStamp = row == nil ? -1 : stamp

@@ -23,7 +23,7 @@ public final class ObjectContext {
     /// A migration's context reads and writes these tables only.
     private let fixedTables: ObjectTables?
     /// Changes whenever what this context sees may have changed (results re-run then).
-    @exclusivity(unchecked) private(set) var stamp = 0
+    @exclusivity(unchecked) @usableFromInline private(set) var stamp = 0
     private var pendingError: Error?
     private var invalidated = false
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
@@ -248,7 +248,7 @@ public final class ObjectContext {
     /// What a remembered row is valid for (`Object.row(at:)`): this context's version, and in
     /// a write also the transaction's count of changes, since a change may move or rewrite
     /// the bytes a row was lent from (`Transaction.lendsBytesUntilWrite`).
-    var rowStamp: Int {
+    @usableFromInline var rowStamp: Int {
         guard let t = fixedTables ?? writeTables else { return stamp }
         return stamp &+ (t.changes &<< 32)
     }

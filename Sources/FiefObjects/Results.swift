@@ -104,22 +104,24 @@ public final class Results<T: Object>: RandomAccessCollection {
         return ctx.accessor(T.self, key: k[i], className: className, row: row(i))
     }
 
+    /// Inlinable, so a loop in the app's module runs `next` specialized for its model: generic,
+    /// each object's reuse test and hand-over went through the runtime's value witnesses.
     public struct Iterator: IteratorProtocol {
-        let ctx: ObjectContext
-        var keys: [Int64]
-        var rows: [UnsafeRawBufferPointer]?
-        let stamp: Int
-        let className: String
-        var i = 0
+        @usableFromInline let ctx: ObjectContext
+        @usableFromInline var keys: [Int64]
+        @usableFromInline var rows: [UnsafeRawBufferPointer]?
+        @usableFromInline let stamp: Int
+        @usableFromInline let className: String
+        @usableFromInline var i = 0
         /// Where the next keys come from, when the iteration streams (`ResultsStream`).
-        private var stream: ResultsStream?
+        @usableFromInline var stream: ResultsStream?
         /// The accessor handed out last, while the class's accessors may be reused: if the loop
         /// body kept no reference to it, it becomes the next object's (an allocation, an
         /// initialisation and a deinitialisation fewer per object, the bulk of an enumeration).
-        private var last: T?
+        @usableFromInline var last: T?
         /// Whether they may (`ModelInfo.accessorsReusable`), learned at the second object, so
         /// an iteration of one object (a link's owner) pays no lookup.
-        private var reuses: Bool?
+        @usableFromInline var reuses: Bool?
 
         init(ctx: ObjectContext, keys: [Int64], rows: [UnsafeRawBufferPointer]?, className: String) {
             self.ctx = ctx
@@ -136,24 +138,41 @@ public final class Results<T: Object>: RandomAccessCollection {
             if !stream.fill(&keys, &rows) { self.stream = nil }
         }
 
+        @inlinable
         public mutating func next() -> T? {
             if i >= keys.count {
-                guard let s = stream, s.fill(&keys, &rows) else {
-                    stream = nil
-                    return nil
-                }
-                i = 0
+                guard refill() else { return nil }
             }
             defer { i += 1 }
             // Rows are used only while the context has not moved since the iteration began.
             let row = stamp == ctx.stamp ? rows?[i] : nil
             if last != nil {
-                if reuses == nil { reuses = ModelInfo.of(T.self).accessorsReusable }
+                if reuses == nil { reuses = Iterator.accessorsReusable() }
                 if reuses == true, isKnownUniquelyReferenced(&last) {
                     last.unsafelyUnwrapped.repoint(key: keys[i], row: row, at: ctx.rowStamp)
                     return last
                 }
             }
+            return fresh(row)
+        }
+
+        /// The next batch of keys from the stream; false when it has none left.
+        @usableFromInline
+        mutating func refill() -> Bool {
+            guard let s = stream, s.fill(&keys, &rows) else {
+                stream = nil
+                return false
+            }
+            i = 0
+            return true
+        }
+
+        /// A new accessor for the key at `i`, kept for reuse when the class allows it.
+        @usableFromInline
+        static func accessorsReusable() -> Bool { ModelInfo.of(T.self).accessorsReusable }
+
+        @usableFromInline
+        mutating func fresh(_ row: UnsafeRawBufferPointer?) -> T {
             let o = ctx.accessor(T.self, key: keys[i], className: className, row: row)
             last = reuses == false ? nil : o
             return o

@@ -8,7 +8,7 @@ import Engine
 /// the version is pinned, so that if the loop body moves the context (a refresh), the rest of
 /// the keys come from that version, without rows: an iteration walks the keys taken when it
 /// starts, as one over keys made up front did. Only in a read transaction, whose rows stay put.
-final class ResultsStream {
+@usableFromInline final class ResultsStream {
     private let ctx: ObjectContext
     private let className: String
     private let predicate: Predicate?
