@@ -28,7 +28,7 @@ public final class ObjectContext {
     private var invalidated = false
     /// Property of each `@Persisted` storage key path (the runtime gives one key path object
     /// per property), for the tables this context reads now; emptied when they change.
-    @exclusivity(unchecked) private var propertyCache = PropertyCache()
+    @exclusivity(unchecked) @usableFromInline var propertyCache = PropertyCache()
     @exclusivity(unchecked) private var modelNames: [ObjectIdentifier: String] = [:]
     /// The model asked for last and its name: a loop of lookups asks for one model, and the
     /// dictionary's hashing was a twentieth of a primary-key lookup.
@@ -202,7 +202,9 @@ public final class ObjectContext {
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
     /// Runs `body` on the property `kp` names, borrowed from the cache (no retain) when cached.
-    @usableFromInline @inline(__always)
+    /// Inlinable, so a model's getter calls its type's read directly: through this generic
+    /// function it went through three closure thunks and a protocol witness per read.
+    @inlinable
     func withProperty<Owner: Object, V, R>(
         _ obj: Object, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>, _ body: (PropertyAccess) -> R
     ) -> R {
@@ -745,16 +747,17 @@ public final class ObjectContext {
 /// The property each `@Persisted` storage key path names, for one version's tables. The one
 /// found last is checked first: a loop reads one property of many objects, and comparing an
 /// identifier is cheaper than hashing it.
+@usableFromInline
 struct PropertyCache {
-    private var lastID: ObjectIdentifier?
+    @usableFromInline var lastID: ObjectIdentifier?
     private var last: PropertyAccess?
     /// `last`, unretained: what `borrow` hands out while `last` keeps it alive.
-    private var lastUnretained: Unmanaged<PropertyAccess>?
+    @usableFromInline var lastUnretained: Unmanaged<PropertyAccess>?
     private var all: [ObjectIdentifier: PropertyAccess] = [:]
 
     /// The property for `id` when it is the one found last (a run of reads of one property,
     /// as an iteration makes), unretained: valid until the cache changes.
-    @inline(__always)
+    @inlinable
     func borrow(_ id: ObjectIdentifier) -> Unmanaged<PropertyAccess>? { id == lastID ? lastUnretained : nil }
 
     mutating func find(_ id: ObjectIdentifier) -> PropertyAccess? {
