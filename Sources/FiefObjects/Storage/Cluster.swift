@@ -171,8 +171,15 @@ struct ClusterView {
         private var byte = -1
         private var bits: UInt8 = 0
         private var i = 0
+        /// Where the previous row ended (from the start of the rows): the next one starts there,
+        /// so each row costs one read of its end.
+        private var previousEnd = 0
+        private let presenceBytes: Int
 
-        init(_ v: ClusterView) { self.v = v }
+        init(_ v: ClusterView) {
+            self.v = v
+            presenceBytes = ClusterView.presenceSize(v.shift)
+        }
 
         /// The next slot and its row; nil past the last. Throws when the presence bits and the
         /// count disagree, or a row lies outside the cluster.
@@ -180,7 +187,7 @@ struct ClusterView {
         mutating func next() throws -> (slot: Int, row: UnsafeRawBufferPointer)? {
             while bits == 0 {
                 byte += 1
-                guard byte < ClusterView.presenceSize(v.shift) else {
+                guard byte < presenceBytes else {
                     guard i == v.count else {
                         throw RowError("cluster counts \(v.count) objects and has \(i) presence bits")
                     }
@@ -192,8 +199,13 @@ struct ClusterView {
             let s = byte << 3 | bits.trailingZeroBitCount
             bits &= bits &- 1
             guard i < v.count else { throw RowError("cluster has more presence bits than its count \(v.count)") }
+            let start = previousEnd, stop = v.end(i)
+            guard start <= stop, v.rowsAt + stop <= v.rowsEnd else {
+                throw RowError("cluster row \(i) lies outside the cluster")
+            }
             i += 1
-            return (s, try v.row(at: i - 1))
+            previousEnd = stop
+            return (s, UnsafeRawBufferPointer(rebasing: v.bytes[(v.rowsAt + start)..<(v.rowsAt + stop)]))
         }
     }
 
