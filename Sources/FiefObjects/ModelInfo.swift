@@ -77,14 +77,30 @@ final class ModelInfo: @unchecked Sendable {
     /// Whether `add` reads values at field offsets (else through `Mirror`).
     var readsFieldsInPlace: Bool { fields != nil }
 
-    /// The unmanaged values of an object's properties, in `properties`' order.
-    func unmanagedValues(_ obj: Object) -> [_UnmanagedValue] {
-        guard let fields else { return ModelInfo.persistedChildren(of: obj).map(\.1.unmanagedValue) }
-        return withExtendedLifetime(obj) {
-            let base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
-            return fields.map { $0.type._unmanaged(inWrapperAt: base + $0.offset) }
+    /// The unmanaged values of an object's properties, in `properties`' order, read one at a
+    /// time from the object's wrappers (the object must outlive the view): an array of them
+    /// cost an allocation and a destroy of every value per object added.
+    struct UnmanagedValues {
+        private let base: UnsafeRawPointer
+        private let fields: [(name: String, offset: Int, type: any _Persistable.Type)]
+        /// Through `Mirror`, where the runtime cannot list the fields.
+        private let mirrored: [_UnmanagedValue]?
+
+        fileprivate init(_ obj: Object, _ fields: [(name: String, offset: Int, type: any _Persistable.Type)]?) {
+            base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
+            self.fields = fields ?? []
+            mirrored = fields == nil ? ModelInfo.persistedChildren(of: obj).map(\.1.unmanagedValue) : nil
+        }
+
+        var count: Int { mirrored?.count ?? fields.count }
+
+        subscript(i: Int) -> _UnmanagedValue {
+            if let mirrored { return mirrored[i] }
+            return fields[i].type._unmanaged(inWrapperAt: base + fields[i].offset)
         }
     }
+
+    func unmanagedValues(_ obj: Object) -> UnmanagedValues { UnmanagedValues(obj, fields) }
 
     /// The `@Persisted` wrappers of an instance, base classes first, in declaration order.
     static func persistedChildren(of obj: Object) -> [(String, AnyPersisted)] {

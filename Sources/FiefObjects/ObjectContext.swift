@@ -421,6 +421,7 @@ public final class ObjectContext {
         }
         let target = try t.addTarget(type(of: obj))
         let c = target.cls, plan = target.plan, fields = target.fields
+        // Read in place while `obj`, which the caller holds, is alive.
         let unmanaged = target.model.unmanagedValues(obj)
         var pk: ObjectValue?
         if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
@@ -431,8 +432,9 @@ public final class ObjectContext {
         values.reserveCapacity(plan.stored.count)
         lists.reserveCapacity(plan.lists.count)
         do {
-            for (i, u) in unmanaged.enumerated() {
+            for i in 0..<unmanaged.count {
                 guard let pid = fields.pids[i] else { continue }
+                let u = unmanaged[i]
                 // A new object's new targets hold its backlink from their first row.
                 let link = existing ? nil : CompactRow.Backlink(cid: c.cid, pid: pid, origin: key, count: 1)
                 if case .list(let items) = u {
