@@ -2,43 +2,41 @@
 /// every pid with SipHash on each read and write, several times per property of every object
 /// an insert stores (hashing and probing took a tenth of an object load's instructions,
 /// `valgrind --tool=cachegrind`); an object has a handful of properties, kept here sorted by
-/// pid in two short arrays, which took 4 % off the load.
+/// pid in one short array (two, keys apart from values, cost two allocations per map, and an
+/// insert makes two maps per object).
 /// Spelled and used as a dictionary: a literal, `map[pid]`, `for (pid, value) in map`.
 struct PidMap<Value> {
-    private(set) var keys: [UInt32] = []
-    private var stored: [Value] = []
+    struct Entry {
+        let pid: UInt32
+        var value: Value
+    }
+    private var entries: [Entry] = []
 
     init() {}
 
-    var isEmpty: Bool { keys.isEmpty }
-    var count: Int { keys.count }
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
 
-    mutating func reserveCapacity(_ n: Int) {
-        keys.reserveCapacity(n)
-        stored.reserveCapacity(n)
-    }
+    mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
 
     subscript(pid: UInt32) -> Value? {
         get {
             let i = position(of: pid)
-            return i < keys.count && keys[i] == pid ? stored[i] : nil
+            return i < entries.count && entries[i].pid == pid ? entries[i].value : nil
         }
         set {
             let i = position(of: pid)
-            if i < keys.count && keys[i] == pid {
+            if i < entries.count && entries[i].pid == pid {
                 if let newValue {
-                    stored[i] = newValue
+                    entries[i].value = newValue
                 } else {
-                    keys.remove(at: i)
-                    stored.remove(at: i)
+                    entries.remove(at: i)
                 }
             } else if let newValue {
-                if i == keys.count {
-                    keys.append(pid)
-                    stored.append(newValue)
+                if i == entries.count {
+                    entries.append(Entry(pid: pid, value: newValue))
                 } else {
-                    keys.insert(pid, at: i)
-                    stored.insert(newValue, at: i)
+                    entries.insert(Entry(pid: pid, value: newValue), at: i)
                 }
             }
         }
@@ -47,11 +45,11 @@ struct PidMap<Value> {
     /// Where `pid` is or would go. Values mostly arrive in pid order, so an insert appends.
     @inline(__always)
     private func position(of pid: UInt32) -> Int {
-        if let last = keys.last, last < pid { return keys.count }
-        var lo = 0, hi = keys.count
+        if let last = entries.last, last.pid < pid { return entries.count }
+        var lo = 0, hi = entries.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if keys[mid] < pid { lo = mid + 1 } else { hi = mid }
+            if entries[mid].pid < pid { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }
@@ -59,7 +57,7 @@ struct PidMap<Value> {
 
 extension PidMap: Sequence {
     func makeIterator() -> some IteratorProtocol<(key: UInt32, value: Value)> {
-        zip(keys, stored).lazy.map { (key: $0, value: $1) }.makeIterator()
+        entries.lazy.map { (key: $0.pid, value: $0.value) }.makeIterator()
     }
 }
 
@@ -69,4 +67,5 @@ extension PidMap: ExpressibleByDictionaryLiteral {
     }
 }
 
+extension PidMap.Entry: Equatable where Value: Equatable {}
 extension PidMap: Equatable where Value: Equatable {}
