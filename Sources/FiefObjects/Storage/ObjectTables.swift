@@ -872,7 +872,8 @@ final class ObjectTables {
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
         }
         try checkKinds(c, plan, vals)
-        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key)
+        let held = fresh ? heldBacklinks.map { CompactRow.lebCount($0.count) + $0.count } ?? 0 : 0
+        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
             // The links to the object that its row kept stay with it.

@@ -374,9 +374,11 @@ final class RowCodec {
     /// it. `inlineLists`: the elements of lists the row keeps in itself (`inlineBytes`); a
     /// list's value is its count. Every insert and re-encoded row comes here: strings are
     /// copied from their UTF-8 storage without an array between.
-    func encode(_ values: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]> = [:], key: Int64) -> (
-        row: [UInt8], outOfRow: PidMap<[UInt8]>
-    ) {
+    /// `extraCapacity`: bytes the caller appends after (a new row's backlinks), reserved with
+    /// the row's own so the row is allocated once.
+    func encode(_ values: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]> = [:], key: Int64, extraCapacity: Int = 0)
+        -> (row: [UInt8], outOfRow: PidMap<[UInt8]>)
+    {
         let l = current
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
@@ -404,7 +406,7 @@ final class RowCodec {
                 size -= v.count
             }
         }
-        var w = CompactRow.Writer(layoutID: l.id, capacity: size)
+        var w = CompactRow.Writer(layoutID: l.id, capacity: size + extraCapacity)
         var moved: PidMap<[UInt8]> = [:]
         for (s, pid) in l.pids.enumerated() {
             let v = values[pid] ?? .null
