@@ -444,8 +444,9 @@ public final class ObjectContext {
                 }
             }
             // The key found free is still free unless a linked object added since took it.
+            // Handed over, not copied: the insert adds the list counts to it.
             try store(
-                c, key, existing: existing, values, lists, update, t,
+                c, key, existing: existing, consume values, lists, update, t,
                 keyIsFree: plan.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks,
                 linkedFrom: linkedFrom)
         } catch {
@@ -481,7 +482,7 @@ public final class ObjectContext {
 
     /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
     private func store(
-        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: PidMap<ObjectValue>,
+        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: consuming PidMap<ObjectValue>,
         _ lists: PidMap<[ObjectValue]>, _ update: UpdatePolicy, _ t: ObjectTables,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
@@ -499,7 +500,7 @@ public final class ObjectContext {
                 }
             }
         } else {
-            try t.insert(c, key, values: values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
+            try t.insert(c, key, values: consume values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
         }
         stamp += 1
     }

@@ -775,7 +775,7 @@ final class ObjectTables {
     /// `linkedFrom`: the entry of an origin being added with this object, which links to it;
     /// the new row holds it from the start (`PreLinks`).
     func insert(
-        _ c: ClassSchema, _ key: Int64, values: PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
+        _ c: ClassSchema, _ key: Int64, values: consuming PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
         if !keyIsFree, try exists(c, key) {
@@ -814,8 +814,10 @@ final class ObjectTables {
                 // A new object has no backlink entries yet: each target's is put once, with
                 // its multiplicity, in key order (no read of the entry first).
                 var targets: [Int64] = []
+                targets.reserveCapacity(items.count)
                 for case .link(let t) in items { targets.append(t) }
-                targets.sort()
+                // Not an empty list: sorting one made its shared empty buffer unique (a copy).
+                if targets.count > 1 { targets.sort() }
                 // Each held entry counts one of its target's links (a target is added once).
                 var heldBy = tc == nil ? [] : Set(pre.filter(mine).map(\.target))
                 if !heldBy.isEmpty { pre.removeAll(where: mine) }

@@ -103,8 +103,10 @@ enum KeyBytes {
     /// A string's or data's index value in one array, with room for the object key an entry
     /// appends (built from pieces, it took five allocations per indexed string stored).
     private static func escapedValue<C: Collection<UInt8>>(_ bytes: C, count: Int) -> [UInt8] {
-        var out: [UInt8] = [5]
+        // Reserved before the tag goes in: a literal `[5]` was an allocation of its own.
+        var out: [UInt8] = []
         out.reserveCapacity(count + 3 + 9)
+        out.append(5)
         for x in bytes {
             out.append(x)
             if x == 0 { out.append(1) }
