@@ -783,10 +783,18 @@ final class ObjectTables {
         }
         var vals = values
         let plan = plan(c)
-        for p in plan.lists { vals[p.pid] = .int(Int64(lists[p.pid]?.count ?? 0)) }
-        for (i, p) in plan.indexed.enumerated() {
-            let v = vals[p.pid] ?? ObjectTables.defaultValue(p)
-            if p.primaryKey, !p.kind.isInteger || !keyIsFree, try !indexLookup(c, p, v).isEmpty {
+        // The properties by index, their fields read in place: a `for p in` copied each
+        // `Property` (its name and target retained and released) for every object.
+        let listProperties = plan.lists, indexed = plan.indexed
+        for i in listProperties.indices {
+            let pid = listProperties[i].pid
+            vals[pid] = .int(Int64(lists[pid]?.count ?? 0))
+        }
+        for i in indexed.indices {
+            let v = vals[indexed[i].pid] ?? ObjectTables.defaultValue(indexed[i])
+            if indexed[i].primaryKey, !indexed[i].kind.isInteger || !keyIsFree,
+                try !indexLookup(c, indexed[i], v).isEmpty
+            {
                 throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
             }
             let t = plan.indexTables[i]
@@ -795,7 +803,10 @@ final class ObjectTables {
         }
         plan.indexTablesExist = true
         var inRow: PidMap<[UInt8]> = [:]
-        for p in plan.lists { inRow[p.pid] = RowCodec.inlineBytes(lists[p.pid] ?? []) }
+        for i in listProperties.indices {
+            let pid = listProperties[i].pid
+            inRow[pid] = RowCodec.inlineBytes(lists[pid] ?? [])
+        }
         let held: (entry: CompactRow.Backlink, bytes: [UInt8])? = linkedFrom.flatMap { e in
             plan.legacyRows || BrokenObjectLayer.on(.skipBacklink) ? nil : CompactRow.encode([e]).map { (e, $0) }
         }
@@ -842,8 +853,8 @@ final class ObjectTables {
         }
         // Held for a link the object did not keep (none should be): taken back.
         try revoke(pre)
-        for p in plan.lists where !p.isLink && inRow[p.pid] == nil {
-            try writeList(c, key, p, lists[p.pid] ?? [], fresh: true)
+        for i in listProperties.indices where !listProperties[i].isLink && inRow[listProperties[i].pid] == nil {
+            try writeList(c, key, listProperties[i], lists[listProperties[i].pid] ?? [], fresh: true)
         }
     }
 
@@ -864,14 +875,15 @@ final class ObjectTables {
         fresh: Bool = false, heldBacklinks: [UInt8]? = nil
     ) throws {
         let plan = plan(c)
-        for p in plan.varLength {
+        let varLength = plan.varLength
+        for i in varLength.indices {
             let n: Int
-            switch vals[p.pid] {
+            switch vals[varLength[i].pid] {
             case .string(let s)?: n = s.utf8.count
             case .data(let d)?: n = d.count
             default: n = 0
             }
-            if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: p.name, size: n) }
+            if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: varLength[i].name, size: n) }
         }
         try checkKinds(c, plan, vals)
         let held = fresh ? heldBacklinks.map { CompactRow.lebCount($0.count) + $0.count } ?? 0 : 0
