@@ -465,7 +465,7 @@ public final class ObjectContext {
     ) throws -> (Int64, Bool) {
         guard let p = primaryKey else { return (try t.nextKey(c), false) }
         let v = pk ?? ObjectTables.defaultValue(p)
-        if let k = try t.lookupPrimaryKey(c, v) {
+        if let k = try t.lookupPrimaryKey(c, p, v) {
             guard update != .error else {
                 throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
             }

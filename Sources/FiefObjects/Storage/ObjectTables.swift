@@ -722,6 +722,12 @@ final class ObjectTables {
     /// The object with primary key `v`, if any.
     func lookupPrimaryKey(_ c: ClassSchema, _ v: ObjectValue) throws -> Int64? {
         guard let pk = c.primaryKey else { return nil }
+        return try lookupPrimaryKey(c, pk, v)
+    }
+
+    /// As `lookupPrimaryKey(c, v)`, with the class's primary key at hand (its plan's): found
+    /// in the schema, it was a search and a copy of the property per object added.
+    func lookupPrimaryKey(_ c: ClassSchema, _ pk: Property, _ v: ObjectValue) throws -> Int64? {
         if pk.kind.isInteger {
             guard case .int(let k) = v else { return nil }
             return try exists(c, k) ? k : nil
