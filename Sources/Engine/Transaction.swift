@@ -43,12 +43,21 @@ public class Transaction {
     public var db: Database { owner! }
     @exclusivity(unchecked) var pages: PageSource
     @exclusivity(unchecked) var catalogRoot: Child?
-    @exclusivity(unchecked) var tables: [String: TableState] = [:] { didSet { lastState = nil } }
+    @exclusivity(unchecked) var tables: [String: TableState] = [:] {
+        didSet {
+            lastState = nil
+            previousState = nil
+        }
+    }
     /// The table the last lookup found: most transactions use one table, many times, and a
     /// String comparison is cheaper than hashing the name. Cleared whenever `tables` changes.
     /// (Two fields, not an optional tuple: the check on every get copies neither.)
     @exclusivity(unchecked) private var lastName = ""
     @exclusivity(unchecked) private var lastState: TableState?
+    /// The one found before it: a walk between two classes (a person's dogs, each dog's
+    /// owners) alternates between their tables, and hashed both names on every read.
+    @exclusivity(unchecked) private var previousName = ""
+    @exclusivity(unchecked) private var previousState: TableState?
     /// Read transactions: the decoded catalog of their version, shared with the others.
     @exclusivity(unchecked) var catalogCache: CatalogCache?
     /// Write transactions: their base version's, whose tables they copy before changing
@@ -92,6 +101,10 @@ public class Transaction {
     func state(_ name: String) throws -> TableState {
         try ensureActive()
         if let last = lastState, lastName == name { return last }
+        if let previous = previousState, previousName == name {
+            remember(name, previous)
+            return previous
+        }
         // A read transaction's tables are its version's, shared through the cache.
         if let cache = catalogCache {
             let s =
@@ -115,6 +128,10 @@ public class Transaction {
     }
 
     private func remember(_ name: String, _ s: TableState) {
+        if lastState != nil {
+            previousName = lastName
+            previousState = lastState
+        }
         lastName = name
         lastState = s
     }

@@ -44,6 +44,7 @@ final class ObjectTables {
         plans = [:]
         plansByName = [:]
         lastPlan = nil
+        previousPlan = nil
         addTargets = []
         knownTables = []
         knownShifts = [:]
@@ -190,18 +191,27 @@ final class ObjectTables {
     /// read one class many times in a row, and comparing a name is cheaper than hashing it.
     func plan(named name: String) throws -> ClassPlan {
         if let last = lastPlan, last.name == name { return last }
-        // Then by name: a walk between two classes (a dog's owners, their dogs) alternates,
-        // and each miss of the last plan cost a copy of the class's schema.
-        if let p = plansByName[name] {
-            lastPlan = p
-            return p
+        // Then the one before it: a walk between two classes (a dog's owners, their dogs)
+        // alternates, and hashed the name at every step.
+        if let previous = previousPlan, previous.name == name {
+            previousPlan = lastPlan
+            lastPlan = previous
+            return previous
         }
-        let p = plan(try cls(name))
-        plansByName[name] = p
+        // Then by name: each miss of the last plan cost a copy of the class's schema.
+        let p: ClassPlan
+        if let known = plansByName[name] {
+            p = known
+        } else {
+            p = plan(try cls(name))
+            plansByName[name] = p
+        }
+        previousPlan = lastPlan
         lastPlan = p
         return p
     }
     @exclusivity(unchecked) private var lastPlan: ClassPlan?
+    @exclusivity(unchecked) private var previousPlan: ClassPlan?
     @exclusivity(unchecked) private var plansByName: [String: ClassPlan] = [:]
 
     /// Tables seen to exist in this transaction (they only go away in a migration, which
@@ -242,6 +252,7 @@ final class ObjectTables {
         plans = [:]
         plansByName = [:]
         lastPlan = nil
+        previousPlan = nil
         addTargets = []
     }
 
