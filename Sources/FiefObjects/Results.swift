@@ -167,10 +167,11 @@ public final class Results<T: Object>: RandomAccessCollection {
             return true
         }
 
-        /// A new accessor for the key at `i`, kept for reuse when the class allows it.
+        /// Whether the model's accessors may be reused (`ModelInfo.accessorsReusable`).
         @usableFromInline
         static func accessorsReusable() -> Bool { ModelInfo.of(T.self).accessorsReusable }
 
+        /// A new accessor for the key at `i`, kept for reuse when the class allows it.
         @usableFromInline
         mutating func fresh(_ row: UnsafeRawBufferPointer?) -> T {
             let o = ctx.accessor(T.self, key: keys[i], className: className, row: row)

@@ -847,7 +847,8 @@ final class ObjectTables {
                 var targets: [Int64] = []
                 targets.reserveCapacity(items.count)
                 for case .link(let t) in items { targets.append(t) }
-                // Not an empty list: sorting one made its shared empty buffer unique (a copy).
+                // Sorted only when there are two: sorting an empty list's array allocated a
+                // buffer of its own for it.
                 if targets.count > 1 { targets.sort() }
                 // Each held entry counts one of its target's links (a target is added once).
                 var heldBy = tc == nil ? [] : Set(pre.filter(mine).map(\.target))
@@ -906,7 +907,7 @@ final class ObjectTables {
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: varLength[i].name, size: n) }
         }
         try checkKinds(c, plan, vals)
-        let held = fresh ? heldBacklinks.map { CompactRow.lebCount($0.count) + $0.count } ?? 0 : 0
+        let held = fresh ? RowCodec.backlinksSize(heldBacklinks?.count ?? 0) : 0
         var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {

@@ -320,10 +320,13 @@ final class RowCodec {
         return out
     }
 
+    /// The bytes `appendBacklinks` adds for `count` bytes of entries (none for none).
+    static func backlinksSize(_ count: Int) -> Int { count == 0 ? 0 : CompactRow.lebCount(count) + count }
+
     /// As `appendingBacklinks`, onto `row` itself: a new row's first entries cost no copy of it.
     static func appendBacklinks(_ entries: some Collection<UInt8>, to row: inout [UInt8]) {
         guard !entries.isEmpty else { return }
-        row.reserveCapacity(row.count + CompactRow.lebCount(entries.count) + entries.count)
+        row.reserveCapacity(row.count + backlinksSize(entries.count))
         CompactRow.appendLeb(UInt64(entries.count), to: &row)
         row.append(contentsOf: entries)
     }
