@@ -41,11 +41,7 @@ final class ObjectTables {
 
     func updateSchema(_ s: StoredSchema) {
         schema = s
-        plans = [:]
-        plansByName = [:]
-        lastPlan = nil
-        previousPlan = nil
-        addTargets = []
+        dropPlans()
         knownTables = []
         knownShifts = [:]
     }
@@ -249,6 +245,12 @@ final class ObjectTables {
         pendingIndexKeys[name] = nil
         for (cid, state) in clusterStates where Tables.clusters(cid) == name { state.hot = [:] }
         knownTables.remove(name)
+        dropPlans()
+    }
+
+    /// Forgets every class plan and what was found through them (the last two asked for, the
+    /// model types added): a migration changed the schema or the tables they describe.
+    private func dropPlans() {
         plans = [:]
         plansByName = [:]
         lastPlan = nil
