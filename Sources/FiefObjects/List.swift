@@ -11,7 +11,10 @@ protocol ListBase { var anyElements: [Any] { get } }
 public final class List<Element: _Persistable>: _ListProtocol, RandomAccessCollection, ListBase {
     private var items: [Element]
     private(set) var ref: ManagedRef?
-    private(set) var property: Property?
+    /// The property as the context read it: a reference, where a `Property` was copied (its
+    /// strings retained) at every read of the list.
+    private var access: PropertyAccess?
+    var property: Property? { access?.property }
     private var cache: (stamp: Int, values: [ObjectValue])?
     /// The owner's row and the context's row stamp when the list was read from the owner: a
     /// read at that stamp needs no lookup of the owner, nor of a list kept in its row.
@@ -21,10 +24,10 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public init() { items = [] }
     public init<S: Sequence>(_ s: S) where S.Element == Element { items = Array(s) }
 
-    private init(ref: ManagedRef, property: Property) {
+    private init(ref: ManagedRef, access: PropertyAccess) {
         items = []
         self.ref = ref
-        self.property = property
+        self.access = access
     }
 
     private var stored: [ObjectValue] {
@@ -32,8 +35,8 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         // The cache first: binding the property copied its strings on every read (each step
         // of a for-in asks for the count).
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
-        guard let property else { return [] }
-        let v = ref.ctx.readList(ref, property, ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
+        guard let access else { return [] }
+        let v = ref.ctx.readList(ref, access.property, ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
         // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
         if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }
         return v
@@ -48,12 +51,61 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
             guard let ref else { return items[i] }
             let s = stored
             precondition(i >= 0 && i < s.count, "List index \(i) out of range (count \(s.count))")
-            return Element._fromStored(s[i], ref.ctx)
+            // Through the list's target class: no lookup of the element type's model name.
+            guard let target = access?.property.target else { return Element._fromStored(s[i], ref.ctx) }
+            return Element._fromStored(s[i], ref.ctx, className: target, row: nil)
         }
         set { replace(index: i, with: newValue) }
     }
 
     var anyElements: [Any] { Array(self) }
+
+    /// A managed list's elements as they were when the iteration began. A list of links hands
+    /// out accessors that hold their rows, found in one pass, so the first read of each
+    /// object (a dog's name) needs no descent; Collection's iterator asked for the count and
+    /// made a rowless accessor at every step.
+    public struct Iterator: IteratorProtocol {
+        private var items: IndexingIterator<[Element]>
+        private let values: [ObjectValue]
+        private let ctx: ObjectContext?
+        private let target: String?
+        private let rows: [UnsafeRawBufferPointer]?
+        private let stamp: Int
+        private var i = 0
+
+        fileprivate init(items: [Element]) {
+            self.items = items.makeIterator()
+            values = []
+            ctx = nil
+            target = nil
+            rows = nil
+            stamp = 0
+        }
+
+        fileprivate init(values: [ObjectValue], ctx: ObjectContext, target: String?) {
+            items = [].makeIterator()
+            self.values = values
+            self.ctx = ctx
+            self.target = target
+            rows = target.flatMap { ctx.stableRows(links: values, className: $0) }
+            stamp = ctx.stamp
+        }
+
+        public mutating func next() -> Element? {
+            guard let ctx else { return items.next() }
+            guard i < values.count else { return nil }
+            defer { i += 1 }
+            guard let target else { return Element._fromStored(values[i], ctx) }
+            // Rows only while the context has not moved since the iteration began.
+            let row = stamp == ctx.stamp ? rows?[i] : nil
+            return Element._fromStored(values[i], ctx, className: target, row: row)
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        guard let ref, let access else { return Iterator(items: items) }
+        return Iterator(values: stored, ctx: ref.ctx, target: access.property.target)
+    }
 
     private func change(_ what: String, _ body: (inout [ObjectValue], ObjectContext) throws -> Void) {
         guard let ref, let property else { return }
@@ -140,7 +192,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     public static var _unmanagedDefault: _UnmanagedValue { .list([]) }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> List<Element> {
-        let l = List(ref: ref, property: p.property)
+        let l = List(ref: ref, access: p)
         if let row = obj.row(at: ref.ctx.rowStamp) {
             l.ownerRow = row
             l.ownerRowStamp = ref.ctx.rowStamp
@@ -180,6 +232,15 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public var endIndex: Int { results?.count ?? 0 }
     public subscript(i: Int) -> Origin { results![i] }
 
+    /// The results' iterator: the keys found once, each object with its row (Collection's
+    /// iterator asked for the count at every step and made rowless accessors).
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var results: Results<Origin>.Iterator?
+        @inlinable public mutating func next() -> Origin? { results?.next() }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(results: results?.makeIterator()) }
+
     public func `where`(_ q: (Query<Origin>) -> Query<Bool>) -> Results<Origin> { managed.where(q) }
     public func filter(_ format: String, _ args: Any...) throws -> Results<Origin> {
         try managed.filter(format, arguments: args)
@@ -210,7 +271,7 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> LinkingObjects<Origin> {
         LinkingObjects(
             results: Results(
-                ctx: ref.ctx, className: ref.ctx.modelName(Origin.self),
+                ctx: ref.ctx, className: p.property.target ?? ref.ctx.modelName(Origin.self),
                 source: .backlinks(ref.className, ref.key, p.property.name)))
     }
     public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: PropertyAccess) throws {}

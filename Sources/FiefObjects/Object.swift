@@ -90,6 +90,12 @@ open class Object: _PersistableWrapped {
         guard case .link(let k) = v else { return self.init() }
         return ctx.accessor(self, key: k)
     }
+    public class func _fromStored(
+        _ v: ObjectValue, _ ctx: ObjectContext, className: String, row: UnsafeRawBufferPointer?
+    ) -> Self {
+        guard case .link(let k) = v else { return self.init() }
+        return ctx.accessor(self, key: k, className: className, row: row)
+    }
     public var _unmanaged: _UnmanagedValue { .object(self) }
 
     /// Dynamic access by property name (migrations, tools): nil for a null value.

@@ -294,6 +294,27 @@ public final class ObjectContext {
         return access.storedString(row)
     }
 
+    /// The rows of the objects of class `className` that `links` point at, for accessors whose
+    /// first read needs no descent: nil unless this is a read (whose bytes stay put) and every
+    /// link has a row. A failure here is left to the reads, which report it.
+    func stableRows(links: [ObjectValue], className: String) -> [UnsafeRawBufferPointer]? {
+        guard !links.isEmpty else { return nil }
+        var keys: [Int64] = []
+        keys.reserveCapacity(links.count)
+        for v in links {
+            guard case .link(let k) = v else { return nil }
+            keys.append(k)
+        }
+        return stableRows(keys: keys, className: className)
+    }
+
+    /// As `stableRows(links:className:)`, for keys.
+    func stableRows(keys: [Int64], className: String) -> [UnsafeRawBufferPointer]? {
+        guard !keys.isEmpty, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
+        else { return nil }
+        return try? t.stableRows(plan, keys)
+    }
+
     /// `ownerRow`: the owner's row, valid now, when the caller holds it (then neither the
     /// owner's existence nor a list kept in its row costs a lookup).
     func readList(_ ref: ManagedRef, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) -> [ObjectValue] {

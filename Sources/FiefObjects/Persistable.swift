@@ -25,6 +25,10 @@ public protocol _Persistable {
     static func _defaultValue() -> Self
     /// The Swift value of a stored one (for links, an accessor from `ctx`).
     static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> Self
+    /// As above, for an element of a list whose target class, and the element's row valid
+    /// now, the caller knows (`List.Iterator`): a link's accessor then holds its row.
+    static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext, className: String, row: UnsafeRawBufferPointer?)
+        -> Self
     /// A managed read of the whole property (lists and linking objects return accessors).
     static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> Self
     /// As above, for a getter that holds the object's context borrowed (scalars read their
@@ -56,6 +60,11 @@ extension _Persistable {
         _managedRead(obj, obj._ref.unsafelyUnwrapped, p)
     }
     public static var _unmanagedDefault: _UnmanagedValue { _defaultValue()._unmanaged }
+    public static func _fromStored(
+        _ v: ObjectValue, _ ctx: ObjectContext, className: String, row: UnsafeRawBufferPointer?
+    ) -> Self {
+        _fromStored(v, ctx)
+    }
     public static func _managedWrite(_ value: Self, _ ref: ManagedRef, _ p: PropertyAccess) throws {
         try ref.ctx.writeProperty(ref, p.property, value._unmanaged)
     }

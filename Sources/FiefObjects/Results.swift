@@ -189,7 +189,13 @@ public final class Results<T: Object>: RandomAccessCollection {
             return Iterator(ctx: ctx, stream: stream, className: className)
         }
         let k = fetched
-        let rows = cache?.stamp == ctx.stamp ? cachedRows : nil
+        var rows = cache?.stamp == ctx.stamp ? cachedRows : nil
+        // A list's objects or an object's linking objects: their rows, found one by one here,
+        // so each object's first read needs no descent of its own.
+        if rows == nil, predicate == nil, sorts.isEmpty, source.isLinked, cache?.stamp == ctx.stamp {
+            rows = ctx.stableRows(keys: k, className: className)
+            cachedRows = rows
+        }
         return Iterator(ctx: ctx, keys: k, rows: rows?.count == k.count ? rows : nil, className: className)
     }
 

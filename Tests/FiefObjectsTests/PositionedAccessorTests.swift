@@ -160,4 +160,63 @@ final class PositionedAccessorTests: XCTestCase {
         XCTAssertEqual(p.dogs.count, 1)
         XCTAssertTrue(p.dogs[0] === d)
     }
+
+    func testIteratedListsAndLinkingObjectsHandOutObjectsWithTheirRowsOfTheirVersion() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let writer = store.context()
+        try writer.write {
+            let owners = people(3)
+            for (i, name) in ["rex", "fido", "bo", "max"].enumerated() {
+                let d = Dog()
+                d.name = name
+                d.age = i
+                owners[0].dogs.append(d)
+                if i % 2 == 0 { owners[1].dogs.append(d) }
+            }
+            try writer.add(owners)
+        }
+        let reader = store.context()
+        let p = try XCTUnwrap(reader.object(ofType: Person.self, forPrimaryKey: Int64(1)))
+        var seen: [String] = []
+        for d in p.dogs {
+            XCTAssertNotNil(d.row(at: reader.rowStamp), "a list's object comes with its row")
+            seen.append(d.name)
+            for o in d.owners {
+                XCTAssertNotNil(o.row(at: reader.rowStamp), "a linking object comes with its row")
+                seen.append(o.name)
+            }
+        }
+        XCTAssertEqual(seen, ["rex", "p1", "p2", "fido", "p1", "bo", "p1", "p2", "max", "p1"])
+
+        // Moved on in the middle of an iteration: the rest comes without the old rows and
+        // reads the new version.
+        var iterator = p.dogs.makeIterator()
+        XCTAssertEqual(iterator.next()?.name, "rex")
+        try writer.write {
+            for d in writer.objects(Dog.self) { d.name += "!" }
+            writer.objects(Person.self).first { $0.id == 2 }?.name = "two"
+        }
+        try reader.refresh()
+        let fido = try XCTUnwrap(iterator.next())
+        XCTAssertNil(fido.row(at: reader.rowStamp))
+        XCTAssertEqual(fido.name, "fido!")
+        XCTAssertEqual(p.dogs.map(\.name), ["rex!", "fido!", "bo!", "max!"])
+        XCTAssertEqual(p.dogs[0].owners.map(\.name), ["p1", "two"])
+
+        // Inside a write, an iteration walks the list as it began: deleting its objects on the
+        // way ends neither early nor past its end.
+        try writer.write {
+            let q = try XCTUnwrap(writer.object(ofType: Person.self, forPrimaryKey: Int64(1)))
+            var deleted: [String] = []
+            for d in q.dogs {
+                XCTAssertNil(d.row(at: writer.rowStamp), "a write's rows are not kept")
+                deleted.append(d.name)
+                try writer.delete(d)
+            }
+            XCTAssertEqual(deleted, ["rex!", "fido!", "bo!", "max!"])
+            XCTAssertEqual(q.dogs.count, 0)
+        }
+        XCTAssertEqual(writer.objects(Dog.self).count, 0)
+    }
 }

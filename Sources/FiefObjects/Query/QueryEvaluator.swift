@@ -7,6 +7,12 @@ enum ResultsSource {
     case list(String, Int64, String)
     /// The origins linking to one object through a linking-objects property: (class, key, property).
     case backlinks(String, Int64, String)
+
+    /// A list's objects or an object's linking objects: a few keys, each found on its own.
+    var isLinked: Bool {
+        if case .all = self { return false }
+        return true
+    }
 }
 
 /// Runs queries over `ObjectTables`: checks a predicate against the schema, picks an index

@@ -331,6 +331,19 @@ final class ObjectTables {
         }
     }
 
+    /// The rows of objects `keys`, in their order, when the transaction lends stable bytes and
+    /// every key has one; nil otherwise.
+    func stableRows(_ plan: ClassPlan, _ keys: [Int64]) throws -> [UnsafeRawBufferPointer]? {
+        guard tx.lendsStableBytes, !plan.legacyRows else { return nil }
+        var rows: [UnsafeRawBufferPointer] = []
+        rows.reserveCapacity(keys.count)
+        for k in keys {
+            guard let r = try withRow(plan, k, { $0 }) else { return nil }
+            rows.append(r)
+        }
+        return rows
+    }
+
     /// Whether the row of `key` lent by `withRow` stays valid until this write next changes
     /// anything (`changes` moves): not while its cluster lives in memory, changed by this write
     /// (those bytes move with any change to the cluster). A row lent from the tree stays put
