@@ -425,9 +425,15 @@ struct QueryEvaluator {
     /// property lists were searched by name and copied on every count of a linking objects.
     private func linkingKeys(to target: String, _ key: Int64, _ prop: String, from origin: String) throws -> [Int64] {
         let tp = try t.plan(named: target)
+        if let l = tp.lastLinking, l.name == prop, l.origin == origin {
+            guard let pid = l.pid else { return [] }
+            return try t.backlinks(to: tp, key, fromCid: l.cid, pid: pid)
+        }
         guard let originProperty = tp.byName[prop]?.originProperty else { return [] }
         let op = try t.plan(named: origin)
-        guard let pid = op.byName[originProperty]?.pid else { return [] }
+        let pid = op.byName[originProperty]?.pid
+        tp.lastLinking = (prop, origin, op.cid, pid)
+        guard let pid else { return [] }
         return try t.backlinks(to: tp, key, fromCid: op.cid, pid: pid)
     }
 

@@ -240,21 +240,29 @@ enum CompactRow {
 
     static func backlinks(_ b: UnsafeRawBufferPointer) throws -> [Backlink] {
         var out: [Backlink] = []
-        var at = 0
+        try forEachBacklink(b) { out.append($0) }
+        return out
+    }
+
+    /// Each entry of `b` in order, checked as `backlinks` checks them, without an array.
+    static func forEachBacklink(_ b: UnsafeRawBufferPointer, _ body: (Backlink) -> Void) throws {
+        var at = 0, seen = 0
+        var last: Backlink?
         while at < b.count {
             let cid = leb(b, &at), pid = leb(b, &at)
             let z = leb64(b, &at)
             let n = leb(b, &at)
             guard cid >= 0, cid <= UInt32.max, pid >= 0, pid <= UInt32.max, let z, n >= 1 else {
-                throw RowError("row's backlink entry \(out.count) does not decode")
+                throw RowError("row's backlink entry \(seen) does not decode")
             }
             let e = Backlink(
                 cid: UInt32(cid), pid: UInt32(pid), origin: Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1),
                 count: Int64(n))
-            if let last = out.last, !last.precedes(e) { throw RowError("row's backlinks are out of order") }
-            out.append(e)
+            if let last, !last.precedes(e) { throw RowError("row's backlinks are out of order") }
+            body(e)
+            last = e
+            seen += 1
         }
-        return out
     }
 
     /// The entries' bytes (without their length), nil when they pass `maxBacklinkBytes`.

@@ -120,6 +120,10 @@ final class ObjectTables {
         /// reads of one object come in a run (a property, then its backlinks), and the run
         /// costs one descent.
         @exclusivity(unchecked) var lastRow: (key: Int64, row: UnsafeRawBufferPointer)?
+        /// The linking-objects property of this class asked for last, and the origin class and
+        /// property whose links it follows: each of a walk's linking objects looked both up by
+        /// name, hashing two names.
+        @exclusivity(unchecked) var lastLinking: (name: String, origin: String, cid: UInt32, pid: UInt32?)?
         /// The cluster found last, kept likewise: a walk from an object to its links and back
         /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
         @exclusivity(unchecked) var lastCluster: (number: Int64, view: ClusterView)?
@@ -669,7 +673,10 @@ final class ObjectTables {
     /// property's ids (a linking objects' count, asked at each step of a for-in).
     func backlinks(to plan: ClassPlan, _ key: Int64, fromCid cid: UInt32, pid: UInt32) throws -> [Int64] {
         var out: [Int64] = []
-        for e in try rowBacklinks(plan, key) where e.cid == cid && e.pid == pid { out.append(e.origin) }
+        try withRow(plan, key) { row in
+            guard let row else { return }
+            try decodeGuarded { try plan.codec.backlinkOrigins(row, cid: cid, pid: pid, into: &out) }
+        }
         let t = plan.backlinksTable
         guard try hasTable(.backlinks, plan) else { return out }
         let inRow = out.count

@@ -296,6 +296,16 @@ final class RowCodec {
         return r.isEmpty ? [] : try CompactRow.backlinks(UnsafeRawBufferPointer(rebasing: row[r]))
     }
 
+    /// The origins of the backlinks a row keeps from property `pid` of class `cid`, appended
+    /// to `out` in order: an object's linking objects without an array of every entry.
+    func backlinkOrigins(_ row: UnsafeRawBufferPointer, cid: UInt32, pid: UInt32, into out: inout [Int64]) throws {
+        let r = try backlinkRange(row).entries
+        guard !r.isEmpty else { return }
+        try CompactRow.forEachBacklink(UnsafeRawBufferPointer(rebasing: row[r])) { e in
+            if e.cid == cid && e.pid == pid { out.append(e.origin) }
+        }
+    }
+
     /// The row's values without its backlinks: what a change set compares (a link to an
     /// object is not a change of the object).
     func withoutBacklinks(_ row: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
