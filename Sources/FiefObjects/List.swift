@@ -36,7 +36,9 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         // of a for-in asks for the count).
         if let c = cache, c.stamp == ref.ctx.stamp { return c.values }
         guard let access else { return [] }
-        let v = ref.ctx.readList(ref, access.property, ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
+        let v = ref.ctx.readList(
+            ref, pid: access.property.pid, name: access.property.name,
+            ownerRow: ownerRowStamp == ref.ctx.rowStamp ? ownerRow : nil)
         // A placeholder from a failed read (inside `throwingReads`) is never kept as the list.
         if ref.ctx.failedRead == nil { cache = (ref.ctx.stamp, v) }
         return v

@@ -318,6 +318,12 @@ public final class ObjectContext {
     /// `ownerRow`: the owner's row, valid now, when the caller holds it (then neither the
     /// owner's existence nor a list kept in its row costs a lookup).
     func readList(_ ref: ManagedRef, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) -> [ObjectValue] {
+        readList(ref, pid: p.pid, name: p.name, ownerRow: ownerRow)
+    }
+
+    /// As above, by the property's id and name: a `List` passes them from its `PropertyAccess`
+    /// without a copy of the whole `Property` (its strings retained and released) per read.
+    func readList(_ ref: ManagedRef, pid: UInt32, name: String, ownerRow: UnsafeRawBufferPointer?) -> [ObjectValue] {
         do {
             let t = try tables()
             // The plan, not the class: found by name through the plan asked for last, where
@@ -326,9 +332,9 @@ public final class ObjectContext {
             guard try ownerRow != nil || t.exists(plan, ref.key) else {
                 throw ObjectError.objectDeleted(className: plan.name)
             }
-            return try t.list(plan, ref.key, p, ownerRow: ownerRow)
+            return try t.list(plan, ref.key, pid: pid, ownerRow: ownerRow)
         } catch {
-            return unreadable([], "reading \(ref.className).\(p.name)", error)
+            return unreadable([], "reading \(ref.className).\(name)", error)
         }
     }
 

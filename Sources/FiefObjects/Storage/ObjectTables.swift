@@ -539,10 +539,14 @@ final class ObjectTables {
     func list(_ plan: ClassPlan, _ key: Int64, _ p: Property, ownerRow: UnsafeRawBufferPointer? = nil) throws
         -> [ObjectValue]
     {
+        try list(plan, key, pid: p.pid, ownerRow: ownerRow)
+    }
+
+    func list(_ plan: ClassPlan, _ key: Int64, pid: UInt32, ownerRow: UnsafeRawBufferPointer?) throws -> [ObjectValue] {
         func inline(_ row: UnsafeRawBufferPointer?) throws -> [ObjectValue]? {
             guard let row else { return nil }
             return try decodeGuarded {
-                try plan.codec.inlineList(row, pid: p.pid).map { try TaggedValue.decodeAll($0) }
+                try plan.codec.inlineList(row, pid: pid).map { try TaggedValue.decodeAll($0) }
             }
         }
         let inRow = try ownerRow.map(inline) ?? withRow(plan, key, inline)
@@ -550,7 +554,7 @@ final class ObjectTables {
         let t = plan.listsTable
         guard try hasTable(.lists, plan) else { return [] }
         var out: [ObjectValue] = []
-        let prefix = KeyBytes.property(key, p.pid)
+        let prefix = KeyBytes.property(key, pid)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { _, v in
             out.append(contentsOf: try decodeGuarded { try TaggedValue.decodeAll(v) })
             return true
