@@ -336,11 +336,13 @@ struct QueryEvaluator {
     }
 
     /// The candidates (from an index, a primary key, a list or backlinks) that match the whole
-    /// predicate, each row found once and tested in place; `row` gets the row of each match.
+    /// predicate, each row found once and tested in place against `rowTest` (what the index
+    /// left to test; all of `p` by default); `row` gets the row of each match.
     private func filter(
-        _ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }
+        _ candidates: [Int64], _ c: ClassSchema, _ p: Predicate, testing rowTest: Predicate? = nil,
+        row: (UnsafeRawBufferPointer) -> Void = { _ in }
     ) throws -> [Int64] {
-        let test = RowTest(self, c, p)
+        let test = RowTest(self, c, rowTest ?? p)
         // Candidates from an index come sorted by key: one merge walk over the rows.
         var rows = try t.rowCursor(t.plan(c))
         var out: [Int64] = []
@@ -355,6 +357,13 @@ struct QueryEvaluator {
             if hit { out.append(k) }
         }
         return out
+    }
+
+    /// An index plan's candidates that match `p`, each tested for what the index left.
+    private func filter(
+        _ plan: IndexPlan, _ c: ClassSchema, _ p: Predicate, row: (UnsafeRawBufferPointer) -> Void = { _ in }
+    ) throws -> [Int64] {
+        try filter(plan.keys, c, p, testing: plan.rowTest, row: row)
     }
 
     func keys(_ className: String, source: ResultsSource, predicate: Predicate?, sorts: [SortDescriptor], limit: Int?)
@@ -577,9 +586,17 @@ struct QueryEvaluator {
 
     /// Candidate keys from the primary key or an index, for the first conjunct that has one;
     /// nil when the whole class must be scanned. The full predicate is checked on each after.
-    private func plan(_ p: Predicate, _ c: ClassSchema) throws -> [Int64]? {
-        guard let probe = probe(p, c) else { return nil }
-        return KeySort.ascendingUnique(try candidates(probe, c))
+    /// The candidates an index or the primary key finds for `p`, in key order, and what each
+    /// one's row must still pass: `p` without the conjunct the index answered exactly (its
+    /// candidates all pass it), so that conjunct is not tested again per row.
+    private func plan(_ p: Predicate, _ c: ClassSchema) throws -> IndexPlan? {
+        guard let (probe, rest) = probeAndRest(p, c) else { return nil }
+        return IndexPlan(keys: KeySort.ascendingUnique(try candidates(probe, c)), rowTest: rest)
+    }
+
+    struct IndexPlan {
+        let keys: [Int64]
+        let rowTest: Predicate
     }
 
     /// Whether `p` finds its candidates through the primary key or an index (a lazy
@@ -593,13 +610,32 @@ struct QueryEvaluator {
     }
 
     /// The probe of the first conjunct of `p` that has one.
-    private func probe(_ p: Predicate, _ c: ClassSchema) -> IndexProbe? {
+    private func probe(_ p: Predicate, _ c: ClassSchema) -> IndexProbe? { probeAndRest(p, c)?.probe }
+
+    /// As `probe`, with what a candidate must still pass: `p` without the probed conjunct when
+    /// the index answers it exactly, else all of `p`.
+    private func probeAndRest(_ p: Predicate, _ c: ClassSchema) -> (probe: IndexProbe, rest: Predicate)? {
         let conjuncts: [Predicate]
         if case .and(let ps) = p { conjuncts = ps } else { conjuncts = [p] }
-        for q in conjuncts {
-            if let probe = probeOne(q, c) { return probe }
+        for (i, q) in conjuncts.enumerated() {
+            guard let probe = probeOne(q, c) else { continue }
+            guard QueryEvaluator.indexAnswersExactly(q) else { return (probe, p) }
+            var rest = conjuncts
+            rest.remove(at: i)
+            return (probe, rest.isEmpty ? .constant(true) : rest.count == 1 ? rest[0] : .and(rest))
         }
         return nil
+    }
+
+    /// Whether every candidate an index finds for conjunct `q` (one `probeOne` answers) passes
+    /// `q`: an equality, or a byte-wise prefix of a string, without options. Both compare
+    /// bytes as the index keys do. Ranges are left to the row test (a string's `<` is not
+    /// byte order).
+    private static func indexAnswersExactly(_ q: Predicate) -> Bool {
+        guard case .compare(_, let op, .value(let v), let opts, _) = q, opts.isEmpty, !v.isNull else { return false }
+        if op == .equal { return true }
+        if op == .beginsWith, case .string = v { return true }
+        return false
     }
 
     private func probeOne(_ q: Predicate, _ c: ClassSchema) -> IndexProbe? {
