@@ -98,15 +98,17 @@ extension ObjectValue {
     /// Whether a row may store this value for `p` (a list's value is its element count): a
     /// compact row's serial says the value's kind, so a value of another kind would misplace
     /// every slot after it.
-    func fits(_ p: Property) -> Bool {
-        if p.list { if case .int = self { return true } else { return false } }
-        switch (self, p.kind) {
+    func fits(_ p: Property) -> Bool { fits(kind: p.kind, list: p.list) }
+
+    func fits(kind: PropertyKind, list: Bool) -> Bool {
+        if list { if case .int = self { return true } else { return false } }
+        switch (self, kind) {
         // A null takes no bytes in any kind (a required property reads it as its default).
         case (.null, _): return true
         case (.bool, .bool), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string),
             (.data, .data), (.data, .bytes), (.link, .object):
             return true
-        case (.int, _): return p.kind.isInteger
+        case (.int, _): return kind.isInteger
         default: return false
         }
     }

@@ -31,6 +31,15 @@ final class ClassLayout: @unchecked Sendable {
     let compactIndexKeys: Bool
     /// `fief/x/<cid>/<pid>` of each property in `indexed`, in its order.
     let indexTables: [String]
+    /// Each stored property's pid, kind and listness, in `stored`'s order: what a row's
+    /// values are checked against, without a copy of a `Property` (its strings retained).
+    let storedKinds: [StoredKind]
+
+    struct StoredKind {
+        let pid: UInt32
+        let kind: PropertyKind
+        let list: Bool
+    }
 
     init(_ c: ClassSchema, format: Int64) {
         schema = c
@@ -54,6 +63,7 @@ final class ClassLayout: @unchecked Sendable {
         backlinksTable = Tables.backlinks(c.cid)
         listsTable = Tables.lists(c.cid)
         indexTables = indexed.map { Tables.index(c.cid, $0.pid) }
+        storedKinds = stored.map { StoredKind(pid: $0.pid, kind: $0.kind, list: $0.list) }
     }
 
     /// A model's fields in declaration order (as `ModelInfo.unmanagedValues` gives them),

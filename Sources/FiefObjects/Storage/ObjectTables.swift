@@ -123,6 +123,8 @@ final class ObjectTables {
         /// The linking-objects property of this class asked for last, and the origin class and
         /// property whose links it follows: each of a walk's linking objects looked both up by
         /// name, hashing two names.
+        /// The class id of each link property's target (`linkTargetCid`), once asked for.
+        @exclusivity(unchecked) var linkTargetCids: [UInt32?]?
         @exclusivity(unchecked) var lastLinking: (name: String, origin: String, cid: UInt32, pid: UInt32?)?
         /// The cluster found last, kept likewise: a walk from an object to its links and back
         /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
@@ -860,14 +862,16 @@ final class ObjectTables {
         if let held { preLinks.add(held.entry, targetCid: c.cid, target: key) }
         // Entries new targets already hold for this object (added with it, before it).
         var pre = preLinks.take(cid: c.cid, key: key)
-        for p in plan.links {
+        // By index: a `for p in` copied each `Property` (its strings retained) per object.
+        let links = plan.links
+        for li in links.indices {
             // Held by rows of the property's target class only (a dynamic add may give an
             // object of another class, whose entry is then taken back).
-            let pid = p.pid, tc = pre.isEmpty ? nil : p.target.flatMap { schema.classes[$0]?.cid }
+            let pid = links[li].pid, tc = pre.isEmpty ? nil : linkTargetCid(plan, li)
             let mine = { (h: PreLinks.Held) in h.pid == pid && h.targetCid == tc }
-            if p.list {
+            if links[li].list {
                 let items = lists[pid] ?? []
-                if inRow[pid] == nil { try writeList(c, key, p, items, fresh: true) }
+                if inRow[pid] == nil { try writeList(c, key, links[li], items, fresh: true) }
                 // A new object has no backlink entries yet: each target's is put once, with
                 // its multiplicity, in key order (no read of the entry first).
                 var targets: [Int64] = []
@@ -877,24 +881,45 @@ final class ObjectTables {
                 // buffer of its own for it.
                 if targets.count > 1 { targets.sort() }
                 // Each held entry counts one of its target's links (a target is added once).
-                var heldBy = tc == nil ? [] : Set(pre.filter(mine).map(\.target))
-                if !heldBy.isEmpty { pre.removeAll(where: mine) }
-                var i = 0
+                // Both sorted, they are matched in one merge walk (a Set of them cost an
+                // allocation and a hash per target).
+                var heldBy: [Int64] = []
+                if tc != nil, pre.contains(where: mine) {
+                    for h in pre where mine(h) { heldBy.append(h.target) }
+                    pre.removeAll(where: mine)
+                    if heldBy.count > 1 { heldBy.sort() }
+                }
+                var unmatched: [Int64] = []
+                var i = 0, h = 0
                 while i < targets.count {
                     var j = i + 1
                     while j < targets.count && targets[j] == targets[i] { j += 1 }
-                    let n = j - i - (heldBy.remove(targets[i]) == nil ? 0 : 1)
-                    if n > 0 { try adjustBacklink(c, p, from: key, to: targets[i], by: Int64(n), fresh: true) }
+                    while h < heldBy.count && heldBy[h] < targets[i] {
+                        unmatched.append(heldBy[h])
+                        h += 1
+                    }
+                    var n = j - i
+                    if h < heldBy.count && heldBy[h] == targets[i] {
+                        n -= 1
+                        h += 1
+                        // A target held twice (none should be) keeps its second entry unmatched.
+                        while h < heldBy.count && heldBy[h] == targets[i] {
+                            unmatched.append(heldBy[h])
+                            h += 1
+                        }
+                    }
+                    if n > 0 { try adjustBacklink(c, links[li], from: key, to: targets[i], by: Int64(n), fresh: true) }
                     i = j
                 }
+                unmatched.append(contentsOf: heldBy[h...])
                 if let tc {
-                    pre += heldBy.map { PreLinks.Held(cid: c.cid, origin: key, pid: pid, targetCid: tc, target: $0) }
+                    pre += unmatched.map { PreLinks.Held(cid: c.cid, origin: key, pid: pid, targetCid: tc, target: $0) }
                 }
             } else if case .link(let t)? = vals[pid] {
                 if tc != nil, let h = pre.firstIndex(where: { mine($0) && $0.target == t }) {
                     pre.remove(at: h)
                 } else {
-                    try adjustBacklink(c, p, from: key, to: t, by: 1)
+                    try adjustBacklink(c, links[li], from: key, to: t, by: 1)
                 }
             }
         }
@@ -905,15 +930,27 @@ final class ObjectTables {
         }
     }
 
+    /// The class id of the target of link property `i` of `plan` (`plan.links[i]`), found by
+    /// name once per plan: every object added with new targets looked it up by name.
+    private func linkTargetCid(_ plan: ClassPlan, _ i: Int) -> UInt32? {
+        if plan.linkTargetCids == nil {
+            plan.linkTargetCids = plan.links.map { p in p.target.flatMap { schema.classes[$0]?.cid } }
+        }
+        return plan.linkTargetCids![i]
+    }
+
     /// A value of another kind than its property's, thrown before anything is written.
     private func checkKinds(_ c: ClassSchema, _ plan: ClassPlan, _ vals: PidMap<ObjectValue>) throws {
-        // By index: a `for p in` copied every property (its name and targets retained) per row.
-        let stored = plan.stored
-        for i in stored.indices {
-            guard let v = vals[stored[i].pid], !v.fits(stored[i]) else { continue }
-            let p = stored[i]
-            throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
+        // Against the kinds alone, each value lent: looking each stored property's value up
+        // copied the value, and the property, per row.
+        let kinds = plan.layout.storedKinds
+        let bad = vals.firstPid { pid, v in
+            // A value of no stored property (none should be) is not the row's: not checked.
+            guard let k = kinds.first(where: { $0.pid == pid }) else { return false }
+            return !v.fits(kind: k.kind, list: k.list)
         }
+        guard let bad, let p = plan.stored.first(where: { $0.pid == bad }), let v = vals[bad] else { return }
+        throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
     }
 
     /// `heldBacklinks`: a new row's first backlink entries (`fresh` only).

@@ -42,6 +42,13 @@ struct PidMap<Value> {
         }
     }
 
+    /// The pid of the first value, in pid order, for which `test` holds; each value is lent,
+    /// not copied (a string's retain and release per value).
+    func firstPid(where test: (UInt32, Value) -> Bool) -> UInt32? {
+        for i in entries.indices where test(entries[i].pid, entries[i].value) { return entries[i].pid }
+        return nil
+    }
+
     /// Where `pid` is or would go. Values mostly arrive in pid order, so an insert appends.
     @inline(__always)
     private func position(of pid: UInt32) -> Int {

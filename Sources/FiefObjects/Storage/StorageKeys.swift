@@ -107,9 +107,14 @@ enum KeyBytes {
         var out: [UInt8] = []
         out.reserveCapacity(count + 3 + 9)
         out.append(5)
-        for x in bytes {
-            out.append(x)
-            if x == 0 { out.append(1) }
+        // Most values hold no zero byte: copied whole, not appended byte by byte.
+        if bytes.contains(0) {
+            for x in bytes {
+                out.append(x)
+                if x == 0 { out.append(1) }
+            }
+        } else {
+            out.append(contentsOf: bytes)
         }
         out.append(0)
         out.append(0)
