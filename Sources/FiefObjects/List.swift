@@ -201,7 +201,20 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         }
         return l
     }
-    public var _unmanaged: _UnmanagedValue { .list(ref == nil ? items.map { $0._unmanaged } : map { $0._unmanaged }) }
+    /// A loop, not `map`: this code is generic over `Element`, and `map` instantiated the
+    /// metadata of its arrays at run time for each list of each object added.
+    public var _unmanaged: _UnmanagedValue {
+        guard ref == nil else { return .list(map { $0._unmanaged }) }
+        let items = items, n = items.count
+        var out: [_UnmanagedValue] = []
+        out.reserveCapacity(n)
+        var i = 0
+        while i < n {
+            out.append(items[i]._unmanaged)
+            i += 1
+        }
+        return .list(out)
+    }
 }
 
 extension List where Element: Object {
