@@ -192,6 +192,15 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     }
     public static func _defaultValue() -> List<Element> { List() }
     public static var _unmanagedDefault: _UnmanagedValue { .list([]) }
+    /// The wrapper read as a word (`PersistedListWord`), not through `Persisted<Self>`.
+    public static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue {
+        switch PersistedListWord.content(at: wrapper) {
+        case .list(let p): return Unmanaged<List<Element>>.fromOpaque(p).takeUnretainedValue()._unmanaged
+        case .unmanagedDefault: return _unmanagedDefault
+        case .probe: return .computed
+        case nil: return wrapper.assumingMemoryBound(to: Persisted<Self>.self).pointee.unmanagedValue
+        }
+    }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> List<Element> { List() }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> List<Element> {
         let l = List(ref: ref, access: p)
