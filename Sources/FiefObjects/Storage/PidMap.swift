@@ -42,6 +42,20 @@ struct PidMap<Value> {
         }
     }
 
+    /// The value of `pid`, for lookups that come in pid order: `hint` is where the last one
+    /// ended, so a value in step is one comparison, not a binary search.
+    @inline(__always)
+    func value(_ pid: UInt32, hint: inout Int) -> Value? {
+        if hint < entries.count, entries[hint].pid == pid {
+            hint += 1
+            return entries[hint - 1].value
+        }
+        let i = position(of: pid)
+        guard i < entries.count, entries[i].pid == pid else { return nil }
+        hint = i + 1
+        return entries[i].value
+    }
+
     /// The pid of the first value, in pid order, for which `test` holds; each value is lent,
     /// not copied (a string's retain and release per value).
     func firstPid(where test: (UInt32, Value) -> Bool) -> UInt32? {

@@ -396,8 +396,10 @@ final class RowCodec {
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
         var size = 6
+        // The layout's pids come in the order the values are kept: each found by a hint.
+        var hint = 0
         for (s, pid) in l.pids.enumerated() {
-            switch values[pid] {
+            switch values.value(pid, hint: &hint) {
             case .string(let str)?: size += str.utf8.count + 3
             case .data(let d)?: size += d.count + 3
             case nil, .null?: size += 1
@@ -421,21 +423,22 @@ final class RowCodec {
         }
         var w = CompactRow.Writer(layoutID: l.id, capacity: size + extraCapacity)
         var moved: PidMap<[UInt8]> = [:]
+        hint = 0
         for (s, pid) in l.pids.enumerated() {
-            let v = values[pid] ?? .null
+            let v = values.value(pid, hint: &hint) ?? .null
             switch v {
             case .int(let n) where l.lists[s]:
                 if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
             case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(v, key: key)
             case .string(let str):
-                if outSlots.contains(s) {
+                if !outSlots.isEmpty && outSlots.contains(s) {
                     moved[pid] = Array(str.utf8)
                     w.outOfRow(count: str.utf8.count)
                 } else {
                     w.bytes(str.utf8, count: str.utf8.count)
                 }
             case .data(let d):
-                if outSlots.contains(s) {
+                if !outSlots.isEmpty && outSlots.contains(s) {
                     moved[pid] = d
                     w.outOfRow(count: d.count)
                 } else {
