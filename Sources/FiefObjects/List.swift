@@ -246,24 +246,53 @@ extension List where Element: Object {
 /// Marks `LinkingObjects` for `@Persisted(originProperty:)`.
 public protocol _LinkingObjectsProtocol: _Persistable {}
 
+/// The object a `LinkingObjects` belongs to and the property its origins link through.
+@usableFromInline
+struct LinkSource {
+    @usableFromInline let ctx: ObjectContext
+    /// The origins' class.
+    @usableFromInline let origin: String
+    let target: String
+    let key: Int64
+    let property: String
+}
+
 /// The objects whose `originProperty` links to this one (computed from backlinks).
 public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, RandomAccessCollection {
-    let results: Results<Origin>?
+    @usableFromInline let link: LinkSource?
+    /// Made when first asked for (a count, a query): an iteration does without.
+    private(set) lazy var results: Results<Origin>? = link.map {
+        Results(ctx: $0.ctx, className: $0.origin, source: .backlinks($0.target, $0.key, $0.property))
+    }
 
-    init(results: Results<Origin>?) { self.results = results }
+    init(link: LinkSource?) { self.link = link }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { results?.count ?? 0 }
     public subscript(i: Int) -> Origin { results![i] }
 
-    /// The results' iterator: the keys found once, each object with its row (Collection's
-    /// iterator asked for the count at every step and made rowless accessors).
+    /// The origins found once, each with its row (Collection's iterator asked for the count at
+    /// every step and made rowless accessors).
     public struct Iterator: IteratorProtocol {
         @usableFromInline var results: Results<Origin>.Iterator?
+        @inlinable init(results: Results<Origin>.Iterator?) { self.results = results }
         @inlinable public mutating func next() -> Origin? { results?.next() }
     }
 
-    public func makeIterator() -> Iterator { Iterator(results: results?.makeIterator()) }
+    /// Inlinable, and without a `Results`: made in code generic over `Origin`, the iterator
+    /// looked up its metadata, and was copied and destroyed through it, for each object's
+    /// linking objects iterated.
+    @inlinable
+    public func makeIterator() -> Iterator {
+        guard let link else { return Iterator(results: nil) }
+        guard let (keys, rows) = link.ctx.linkingIteration(link) else { return Iterator(results: resultsIterator()) }
+        return Iterator(
+            results: Results<Origin>.Iterator(ctx: link.ctx, keys: keys, rows: rows, className: link.origin))
+    }
+
+    /// The results' own iterator, which reports a failed read as every read of them does.
+    @usableFromInline
+    func resultsIterator() -> Results<Origin>.Iterator? { results?.makeIterator() }
 
     public func `where`(_ q: (Query<Origin>) -> Query<Bool>) -> Results<Origin> { managed.where(q) }
     public func filter(_ format: String, _ args: Any...) throws -> Results<Origin> {
@@ -283,20 +312,20 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     public static var _fieldType: _FieldType {
         _FieldType(kind: .linkingObjects, target: Origin.self, typeName: "LinkingObjects<\(Origin.self)>")
     }
-    public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(results: nil) }
+    public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(link: nil) }
     public static var _unmanagedDefault: _UnmanagedValue { .computed }
     /// Computed whatever the wrapper holds, so the wrapper is not read: reading it looked up
     /// the metadata of `Persisted<LinkingObjects<Origin>>` per call, a thousand instructions
     /// per object added.
     public static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue { .computed }
     public static func _fromStored(_ v: ObjectValue, _ ctx: ObjectContext) -> LinkingObjects<Origin> {
-        LinkingObjects(results: nil)
+        LinkingObjects(link: nil)
     }
     public static func _managedRead(_ obj: Object, _ ref: ManagedRef, _ p: PropertyAccess) -> LinkingObjects<Origin> {
         LinkingObjects(
-            results: Results(
-                ctx: ref.ctx, className: p.property.target ?? ref.ctx.modelName(Origin.self),
-                source: .backlinks(ref.className, ref.key, p.property.name)))
+            link: LinkSource(
+                ctx: ref.ctx, origin: p.property.target ?? ref.ctx.modelName(Origin.self), target: ref.className,
+                key: ref.key, property: p.property.name))
     }
     public static func _managedWrite(_ value: LinkingObjects<Origin>, _ ref: ManagedRef, _ p: PropertyAccess) throws {}
     public var _unmanaged: _UnmanagedValue { .computed }

@@ -308,6 +308,18 @@ public final class ObjectContext {
         return stableRows(keys: keys, className: className)
     }
 
+    /// The origins of `link` and, in a read, their rows, for an iteration of an object's
+    /// linking objects; nil on a failure, left to the results' own read to report.
+    @usableFromInline
+    func linkingIteration(_ link: LinkSource) -> (keys: [Int64], rows: [UnsafeRawBufferPointer]?)? {
+        let ev = try? QueryEvaluator(t: tables())
+        guard let keys = try? ev?.linkingKeys(to: link.target, link.key, link.property, from: link.origin) else {
+            return nil
+        }
+        let rows = stableRows(keys: keys, className: link.origin)
+        return (keys, rows?.count == keys.count ? rows : nil)
+    }
+
     /// As `stableRows(links:className:)`, for keys.
     func stableRows(keys: [Int64], className: String) -> [UnsafeRawBufferPointer]? {
         guard !keys.isEmpty, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)

@@ -123,6 +123,7 @@ public final class Results<T: Object>: RandomAccessCollection {
         /// an iteration of one object (a link's owner) pays no lookup.
         @usableFromInline var reuses: Bool?
 
+        @inlinable
         init(ctx: ObjectContext, keys: [Int64], rows: [UnsafeRawBufferPointer]?, className: String) {
             self.ctx = ctx
             self.keys = keys

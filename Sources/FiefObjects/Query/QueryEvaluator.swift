@@ -432,7 +432,7 @@ struct QueryEvaluator {
     /// The objects of class `origin` linking to object `key` of class `target` through the
     /// property `prop` of `target` names. Through the plans, found by name: the schemas'
     /// property lists were searched by name and copied on every count of a linking objects.
-    private func linkingKeys(to target: String, _ key: Int64, _ prop: String, from origin: String) throws -> [Int64] {
+    func linkingKeys(to target: String, _ key: Int64, _ prop: String, from origin: String) throws -> [Int64] {
         let tp = try t.plan(named: target)
         if let l = tp.lastLinking, l.name == prop, l.origin == origin {
             guard let pid = l.pid else { return [] }
