@@ -308,6 +308,13 @@ public final class ObjectContext {
         return stableRows(keys: keys, className: className)
     }
 
+    /// As `stableRows(links:className:)`, for keys.
+    func stableRows(keys: [Int64], className: String) -> [UnsafeRawBufferPointer]? {
+        guard !keys.isEmpty, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
+        else { return nil }
+        return try? t.stableRows(plan, keys)
+    }
+
     /// The origins of `link` and, in a read, their rows, for an iteration of an object's
     /// linking objects; nil on a failure, left to the results' own read to report.
     @usableFromInline
@@ -318,13 +325,6 @@ public final class ObjectContext {
         }
         let rows = stableRows(keys: keys, className: link.origin)
         return (keys, rows?.count == keys.count ? rows : nil)
-    }
-
-    /// As `stableRows(links:className:)`, for keys.
-    func stableRows(keys: [Int64], className: String) -> [UnsafeRawBufferPointer]? {
-        guard !keys.isEmpty, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
-        else { return nil }
-        return try? t.stableRows(plan, keys)
     }
 
     /// `ownerRow`: the owner's row, valid now, when the caller holds it (then neither the

@@ -120,11 +120,11 @@ final class ObjectTables {
         /// reads of one object come in a run (a property, then its backlinks), and the run
         /// costs one descent.
         @exclusivity(unchecked) var lastRow: (key: Int64, row: UnsafeRawBufferPointer)?
+        /// The class id of each link property's target (`linkTargetCid`), once asked for.
+        @exclusivity(unchecked) var linkTargetCids: [UInt32?]?
         /// The linking-objects property of this class asked for last, and the origin class and
         /// property whose links it follows: each of a walk's linking objects looked both up by
         /// name, hashing two names.
-        /// The class id of each link property's target (`linkTargetCid`), once asked for.
-        @exclusivity(unchecked) var linkTargetCids: [UInt32?]?
         @exclusivity(unchecked) var lastLinking: (name: String, origin: String, cid: UInt32, pid: UInt32?)?
         /// The cluster found last, kept likewise: a walk from an object to its links and back
         /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
