@@ -111,6 +111,10 @@ public final class Results<T: Object>: RandomAccessCollection {
         @usableFromInline var keys: [Int64]
         @usableFromInline var rows: [UnsafeRawBufferPointer]?
         @usableFromInline let stamp: Int
+        /// The context's row stamp when the iteration began (`ObjectContext.rowStamp`), what
+        /// each handed-out row is valid at while `stamp` holds: asked of the context once, not
+        /// per object.
+        @usableFromInline let rowStamp: Int
         @usableFromInline let className: String
         @usableFromInline var i = 0
         /// Where the next keys come from, when the iteration streams (`ResultsStream`).
@@ -129,6 +133,7 @@ public final class Results<T: Object>: RandomAccessCollection {
             self.keys = keys
             self.rows = rows
             self.stamp = ctx.stamp
+            self.rowStamp = ctx.rowStamp
             self.className = className
         }
 
@@ -150,7 +155,7 @@ public final class Results<T: Object>: RandomAccessCollection {
             if last != nil {
                 if reuses == nil { reuses = Iterator.accessorsReusable() }
                 if reuses == true, isKnownUniquelyReferenced(&last) {
-                    last.unsafelyUnwrapped.repoint(key: keys[i], row: row, at: ctx.rowStamp)
+                    last.unsafelyUnwrapped.repoint(key: keys[i], row: row, at: rowStamp)
                     return last
                 }
             }

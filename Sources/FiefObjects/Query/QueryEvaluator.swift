@@ -287,10 +287,19 @@ struct QueryEvaluator {
                 }
                 let base = number << v.shift
                 var cursor = ClusterView.RowCursor(v)
+                keys.reserveCapacity(keys.count + v.count)
+                // The rows taken out of their optional while the cluster's go in: appended
+                // through it, each row unwrapped it again.
+                guard var found = rows.take() else {
+                    while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
+                    return true
+                }
+                found.reserveCapacity(found.count + v.count)
                 while let (s, r) = try cursor.next() {
                     keys.append(base | Int64(s))
-                    rows?.append(r)
+                    found.append(r)
                 }
+                rows = found
                 return true
             }
         }
