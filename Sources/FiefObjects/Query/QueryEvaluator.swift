@@ -287,14 +287,14 @@ struct QueryEvaluator {
                 }
                 let base = number << v.shift
                 var cursor = ClusterView.RowCursor(v)
-                keys.reserveCapacity(keys.count + v.count)
+                QueryEvaluator.reserve(&keys, v.count)
                 // The rows taken out of their optional while the cluster's go in: appended
                 // through it, each row unwrapped it again.
                 guard var found = rows.take() else {
                     while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
                     return true
                 }
-                found.reserveCapacity(found.count + v.count)
+                QueryEvaluator.reserve(&found, v.count)
                 while let (s, r) = try cursor.next() {
                     keys.append(base | Int64(s))
                     found.append(r)
@@ -304,6 +304,12 @@ struct QueryEvaluator {
             }
         }
         return next
+    }
+
+    /// Room for `n` more elements, grown at least twofold: reserving exactly what each
+    /// cluster adds reallocated the array, and copied it, at every cluster.
+    private static func reserve<E>(_ a: inout [E], _ n: Int) {
+        if a.capacity < a.count + n { a.reserveCapacity(max(2 * a.capacity, a.count + n)) }
     }
 
     /// A predicate made ready for testing rows of one class in place: compiled where it can
