@@ -17,6 +17,8 @@ public final class PropertyAccess {
     /// How a row of the remembered layout keeps the property, for the reads here.
     private enum Mode { case other, int, string }
     private var mode = Mode.other
+    /// `CompactRow.steps`, held here: a static's lazy initialiser was checked at every read.
+    private let steps = CompactRow.steps
 
     init(_ property: Property, plan: ObjectTables.ClassPlan?) {
         self.property = property
@@ -28,8 +30,10 @@ public final class PropertyAccess {
     /// a fixed row, a damaged row, which the general read reports).
     @inline(__always)
     func storedInt(_ row: UnsafeRawBufferPointer, key: Int64) -> Int64? {
-        guard let f = field(row, as: .int), f.serial != 0 else { return nil }
-        return CompactRow.int(row, f, key: key)
+        guard let (id, start) = CompactRow.header(row) else { return nil }
+        if id != layoutID { place(id) }
+        guard mode == .int, let widths else { return nil }
+        return CompactRow.int(row, from: start, widths: widths, slot: slot, key: key, steps: steps)
     }
 
     /// The property's string in `row`, when the row keeps it in itself; nil as above (and for
@@ -47,7 +51,7 @@ public final class PropertyAccess {
         guard let (id, start) = CompactRow.header(row) else { return nil }
         if id != layoutID { place(id) }
         guard mode == wanted, let widths else { return nil }
-        return CompactRow.locate(row, from: start, widths: widths, slot: slot)
+        return CompactRow.locate(row, from: start, widths: widths, slot: slot, steps: steps)
     }
 
     private func place(_ id: Int) {

@@ -156,12 +156,29 @@ enum CompactRow {
     /// width has (damage: the caller reports it, or reads through the checked path).
     @inline(__always)
     static func locate(
-        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int,
+        steps: UnsafePointer<UInt8> = CompactRow.steps
     ) -> Field? {
         var at = start
-        let steps = CompactRow.steps
         for i in 0..<slot where !skip(row, &at, widths[i], steps) { return nil }
         return field(row, at: &at, widths[slot])
+    }
+
+    /// The integer in slot `slot` (of width `.int`) of a row whose first serial is at `start`:
+    /// `locate`, `field` and `int` in one pass that decodes only the serials a one-byte
+    /// integer can have. Nil for a null, and wherever `locate` gives nil.
+    @inline(__always)
+    static func int(
+        _ row: UnsafeRawBufferPointer, from start: Int, widths: UnsafePointer<RowLayout.Width>, slot: Int, key: Int64,
+        steps: UnsafePointer<UInt8>
+    ) -> Int64? {
+        var at = start
+        for i in 0..<slot where !skip(row, &at, widths[i], steps) { return nil }
+        guard at < row.count else { return nil }
+        let s = Int(row[at])
+        if s == ownKey { return key }
+        guard s >= 1, s <= 9, s - 1 <= row.count - at - 1 else { return nil }
+        return int(row, at: at + 1, bytes: s - 1)
     }
 
     /// The slot of width `w` whose serial is at `at` (moved past the serial, to the value's
