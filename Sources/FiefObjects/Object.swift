@@ -19,40 +19,42 @@ public struct ManagedRef {
 /// read and write goes to the context's version of the row).
 open class Object: _PersistableWrapped {
     // An accessor belongs to one context, used by one thread: no run-time exclusivity checks.
+    // Final, as the methods below that touch them: read through the class's table, every
+    // access of an open class's property was a call (a getter's, a repoint's).
     // Set through `manage(_:)`, which keeps `_ctx` in step: an observer here made every
     // `repoint` of an iteration copy the whole reference (retaining its context and class name).
-    @exclusivity(unchecked) @usableFromInline private(set) var _ref: ManagedRef?
+    @exclusivity(unchecked) @usableFromInline final private(set) var _ref: ManagedRef?
     /// `_ref`'s context, unretained (`_ref` keeps it alive): a getter borrows it, where a copy
     /// of `_ref` retained and released the context on every property read.
-    @exclusivity(unchecked) @usableFromInline var _ctx: Unmanaged<ObjectContext>?
-    @usableFromInline var _tracer: KeyPathTracer?
+    @exclusivity(unchecked) @usableFromInline final var _ctx: Unmanaged<ObjectContext>?
+    @usableFromInline final var _tracer: KeyPathTracer?
     /// The object's row bytes, valid while its context's stamp is `_rowStamp`: kept only when
     /// the context's transaction lends stable bytes (a read), so a property read after the
     /// first is a load, not a descent. Any move of the context changes its stamp.
-    @exclusivity(unchecked) private var _row = UnsafeRawBufferPointer(start: nil, count: 0)
-    @exclusivity(unchecked) private var _rowStamp = -1
+    @exclusivity(unchecked) private final var _row = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private final var _rowStamp = -1
 
     /// Makes the object an accessor of `ref`'s object.
-    func manage(_ ref: ManagedRef) {
+    final func manage(_ ref: ManagedRef) {
         _ref = ref
         _ctx = Unmanaged.passUnretained(ref.ctx)
     }
 
-    func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
+    final func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
         _row = row
         _rowStamp = stamp
     }
 
     /// Makes this accessor one of another object of its class and context (its row, if any,
     /// valid at `stamp`): for an iteration that knows nobody else holds it.
-    @usableFromInline func repoint(key: Int64, row: UnsafeRawBufferPointer?, at stamp: Int) {
+    @usableFromInline final func repoint(key: Int64, row: UnsafeRawBufferPointer?, at stamp: Int) {
         _ref?.key = key
         _row = row ?? UnsafeRawBufferPointer(start: nil, count: 0)
         _rowStamp = row == nil ? -1 : stamp
     }
 
     /// The remembered row, when it is still valid at `stamp`.
-    func row(at stamp: Int) -> UnsafeRawBufferPointer? { _rowStamp == stamp ? _row : nil }
+    final func row(at stamp: Int) -> UnsafeRawBufferPointer? { _rowStamp == stamp ? _row : nil }
 
     public required init() {}
 
