@@ -107,14 +107,19 @@ enum KeyBytes {
         var out: [UInt8] = []
         out.reserveCapacity(count + 3 + 9)
         out.append(5)
-        // Most values hold no zero byte: copied whole, not appended byte by byte.
-        if bytes.contains(0) {
+        // Most values hold no zero byte: copied whole from their contiguous bytes, not
+        // appended byte by byte (nor searched through a generic collection's iterator).
+        let copied =
+            bytes.withContiguousStorageIfAvailable { b in
+                guard !b.contains(0) else { return false }
+                out.append(contentsOf: b)
+                return true
+            } ?? false
+        if !copied {
             for x in bytes {
                 out.append(x)
                 if x == 0 { out.append(1) }
             }
-        } else {
-            out.append(contentsOf: bytes)
         }
         out.append(0)
         out.append(0)
