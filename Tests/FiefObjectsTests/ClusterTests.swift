@@ -86,6 +86,50 @@ final class ClusterTests: XCTestCase {
         XCTAssertGreaterThan(thrown, 100, "damage must be seen, not only survived")
     }
 
+    /// A batch's walk (`writeRows`) hands out what the row cursor does, and throws where it
+    /// throws, on good clusters and on every cut and changed byte of them.
+    func testWrittenRowsAgreeWithTheCursor() throws {
+        var rng = SeededRandom(seed: 77)
+        var compared = 0, thrown = 0
+        for shift in [0, 2, 3, 5, 8] {
+            guard let good = rows(&rng, shift: shift, fill: 0.6).encoded() else { continue }
+            var all: [[UInt8]] = [good] + (0..<good.count).map { Array(good.prefix($0)) }
+            for i in 0..<good.count {
+                for flip: UInt8 in [0x01, 0x80] {
+                    var d = good
+                    d[i] ^= flip
+                    all.append(d)
+                }
+            }
+            for d in all {
+                d.withUnsafeBytes { b in
+                    guard let v = try? ClusterView(b, shift: shift) else { return }
+                    var cursor = ClusterView.RowCursor(v)
+                    var want: [(Int64, [UInt8])]? = []
+                    do {
+                        while let (s, r) = try cursor.next() { want!.append((1_000 | Int64(s), Array(r))) }
+                    } catch { want = nil }
+                    var keys = [Int64](repeating: 0, count: v.count)
+                    let none = UnsafeRawBufferPointer(start: nil, count: 0)
+                    var rows = [UnsafeRawBufferPointer](repeating: none, count: v.count)
+                    do {
+                        try v.writeRows(base: 1_000, keys: &keys, rows: &rows)
+                        XCTAssertEqual(want?.map(\.0), keys, "shift \(shift)")
+                        XCTAssertEqual(want?.map(\.1), rows.map { Array($0) }, "shift \(shift)")
+                        compared += 1
+                    } catch is RowError {
+                        XCTAssertNil(want, "writeRows threw where the cursor did not (shift \(shift))")
+                        thrown += 1
+                    } catch {
+                        XCTFail("not a RowError: \(error)")
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 100)
+        XCTAssertGreaterThan(thrown, 10, "damage must be seen, not only survived")
+    }
+
     func testClusterSizeFollowsTheRowSize() throws {
         func schema(_ kinds: [PropertyKind]) -> ClassSchema {
             var c = ClassSchema(

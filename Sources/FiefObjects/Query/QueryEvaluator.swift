@@ -271,6 +271,9 @@ struct QueryEvaluator {
     ) throws -> Int64? {
         var next: Int64?
         let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source, t = t
+        if flat == nil, keys.isEmpty, rows?.isEmpty == true, t.tx.lendsStableBytes {
+            return try everyRow(c, from: from, atLeast: atLeast, &keys, &rows)
+        }
         try t.decodeGuarded {
             try t.clusters(c, from: from) { number, v in
                 if keys.count >= atLeast {
@@ -287,9 +290,9 @@ struct QueryEvaluator {
                 }
                 let base = number << v.shift
                 var cursor = ClusterView.RowCursor(v)
-                QueryEvaluator.reserve(&keys, v.count)
                 // The rows taken out of their optional while the cluster's go in: appended
                 // through it, each row unwrapped it again.
+                QueryEvaluator.reserve(&keys, v.count)
                 guard var found = rows.take() else {
                     while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
                     return true
@@ -303,6 +306,46 @@ struct QueryEvaluator {
                 return true
             }
         }
+        return next
+    }
+
+    /// Every object's key and row, whole clusters from `from` until at least `atLeast`, into
+    /// empty `keys` and `rows`; the cluster the next batch starts at. The clusters are found
+    /// first and their rows written into arrays made at their size: appended one by one, each
+    /// key and row checked its array's uniqueness and capacity, most of a batch's cost. Only
+    /// where the bytes lent stay put (a read), as the views outlive the scan that found them.
+    private func everyRow(
+        _ c: ClassSchema, from: Int64, atLeast: Int, _ keys: inout [Int64], _ rows: inout [UnsafeRawBufferPointer]?
+    ) throws -> Int64? {
+        var next: Int64?
+        var views: [(number: Int64, view: ClusterView)] = []
+        var total = 0
+        try t.clusters(c, from: from) { number, v in
+            if total >= atLeast {
+                next = number
+                return false
+            }
+            views.append((number, v))
+            total += v.count
+            return true
+        }
+        let t = t
+        var written: [UnsafeRawBufferPointer] = []
+        keys = try [Int64](unsafeUninitializedCapacity: total) { k, kn in
+            written = try [UnsafeRawBufferPointer](unsafeUninitializedCapacity: total) { r, rn in
+                var at = 0
+                for (number, v) in views {
+                    try t.decodeGuarded {
+                        try v.writeRows(
+                            base: number << v.shift, keys: k.baseAddress! + at, rows: r.baseAddress! + at)
+                    }
+                    at += v.count
+                    kn = at
+                    rn = at
+                }
+            }
+        }
+        rows = written
         return next
     }
 

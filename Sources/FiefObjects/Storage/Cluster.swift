@@ -211,6 +211,38 @@ struct ClusterView {
         }
     }
 
+    /// Every object's key (`base | slot`) and row, in key order, into `keys` and `rows` (room
+    /// for `count` each): `RowCursor`'s walk and checks in one loop over locals, for a batch
+    /// of an iteration, where the cursor kept its state in memory between rows.
+    func writeRows(
+        base: Int64, keys: UnsafeMutablePointer<Int64>, rows: UnsafeMutablePointer<UnsafeRawBufferPointer>
+    ) throws {
+        guard let b = bytes.baseAddress else { return }
+        let n = count, wide = wideEnds, endsAt = endsAt, rowsAt = rowsAt, rowsEnd = rowsEnd
+        let mask: UInt8 = shift < 3 ? UInt8(truncatingIfNeeded: (1 << (1 << shift)) - 1) : 0xFF
+        var i = 0
+        var previous = 0
+        for byte in 0..<ClusterView.presenceSize(shift) {
+            var bits = b.load(fromByteOffset: ClusterView.headerSize + byte, as: UInt8.self) & mask
+            while bits != 0 {
+                guard i < n else { throw RowError("cluster has more presence bits than its count \(n)") }
+                let stop =
+                    wide
+                    ? Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: endsAt + 4 * i, as: UInt32.self)))
+                    : Int(UInt16(littleEndian: b.loadUnaligned(fromByteOffset: endsAt + 2 * i, as: UInt16.self)))
+                guard previous <= stop, rowsAt + stop <= rowsEnd else {
+                    throw RowError("cluster row \(i) lies outside the cluster")
+                }
+                keys[i] = base | Int64(byte << 3 | bits.trailingZeroBitCount)
+                rows[i] = UnsafeRawBufferPointer(start: b + rowsAt + previous, count: stop - previous)
+                previous = stop
+                bits &= bits &- 1
+                i += 1
+            }
+        }
+        guard i == n else { throw RowError("cluster counts \(n) objects and has \(i) presence bits") }
+    }
+
     /// Where the rows begin in the cluster's bytes.
     var rowsStart: Int { rowsAt }
 
