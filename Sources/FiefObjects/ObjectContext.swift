@@ -458,24 +458,28 @@ public final class ObjectContext {
             guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
             return r.key
         }
+        // The class, plan and fields read through the target (a class holding them as `let`)
+        // where they are used: copied out, the class schema and fields retained their arrays,
+        // and the primary key its strings, for every object added.
         let target = try t.addTarget(type(of: obj))
-        let c = target.cls, plan = target.plan, fields = target.fields
+        let plan = target.plan
         // Read in place while `obj`, which the caller holds, is alive.
         let unmanaged = target.model.unmanagedValues(obj)
         var pk: ObjectValue?
-        if let i = fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
-        let (key, existing) = try keyFor(c, plan.primaryKey, pk, update, t)
-        obj.manage(ManagedRef(ctx: self, className: c.name, key: key))
+        if let i = target.fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
+        let (key, existing) = try keyFor(target.cls, plan.layout, pk, update, t)
+        obj.manage(ManagedRef(ctx: self, className: plan.name, key: key))
         let stampBeforeLinks = stamp
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         values.reserveCapacity(plan.stored.count)
         lists.reserveCapacity(plan.lists.count)
         do {
+            let pids = target.fields.pids, cid = plan.cid
             for i in 0..<unmanaged.count {
-                guard let pid = fields.pids[i] else { continue }
+                guard let pid = pids[i] else { continue }
                 let u = unmanaged[i]
                 // A new object's new targets hold its backlink from their first row.
-                let link = existing ? nil : CompactRow.Backlink(cid: c.cid, pid: pid, origin: key, count: 1)
+                let link = existing ? nil : CompactRow.Backlink(cid: cid, pid: pid, origin: key, count: 1)
                 if case .list(let items) = u {
                     lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
                 } else {
@@ -485,13 +489,13 @@ public final class ObjectContext {
             // The key found free is still free unless a linked object added since took it.
             // Handed over, not copied: the insert adds the list counts to it.
             try store(
-                c, key, existing: existing, consume values, lists, update, t,
-                keyIsFree: plan.primaryKey?.kind.isInteger == true && stamp == stampBeforeLinks,
+                target.cls, key, existing: existing, consume values, lists, update, t,
+                keyIsFree: plan.layout.primaryKeyIsInteger && stamp == stampBeforeLinks,
                 linkedFrom: linkedFrom)
         } catch {
             // Entries its new targets hold for it, its row never written: taken back (an
             // error a caller catches must leave the objects it keeps consistent).
-            try t.revokePreLinks(c, key)
+            try t.revokePreLinks(target.cls, key)
             throw error
         }
         return key
@@ -500,9 +504,20 @@ public final class ObjectContext {
     /// The key for a new or existing object with primary key value `pk`.
     /// `primaryKey`: the class's (its plan's, so it is not searched for again).
     private func keyFor(
-        _ c: ClassSchema, _ primaryKey: Property?, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
+        _ c: ClassSchema, _ layout: ClassLayout, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
     ) throws -> (Int64, Bool) {
-        guard let p = primaryKey else { return (try t.nextKey(c), false) }
+        // An integer primary key given is the key when no object has it: no copy of the
+        // property (its strings retained and released) for each object added.
+        if layout.primaryKeyIsInteger, case .int(let k)? = pk {
+            if try t.exists(c, k) {
+                guard update != .error else {
+                    throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(k))
+                }
+                return (k, true)
+            }
+            return (k, false)
+        }
+        guard let p = layout.primaryKey else { return (try t.nextKey(c), false) }
         let v = pk ?? ObjectTables.defaultValue(p)
         if let k = try t.lookupPrimaryKey(c, p, v) {
             guard update != .error else {
@@ -587,7 +602,7 @@ public final class ObjectContext {
         let pkValue = try c.primaryKey.flatMap { p in
             try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) }
         }
-        let (key, existing) = try keyFor(c, c.primaryKey, pkValue, update, t)
+        let (key, existing) = try keyFor(c, t.plan(c).layout, pkValue, update, t)
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         for p in settable {
             guard let entry = fields[p.name] else { continue }

@@ -20,6 +20,8 @@ final class ClassLayout: @unchecked Sendable {
     let deletionReads: [Property]
     let byName: [String: Property]
     let primaryKey: Property?
+    /// Whether the class's primary key is an integer (the object's key itself).
+    let primaryKeyIsInteger: Bool
     let codec: RowCodec
     /// `fief/c/<cid>`, or `fief/o/<cid>` in a format-1 file (read only, until converted).
     let objectsTable: String
@@ -55,6 +57,7 @@ final class ClassLayout: @unchecked Sendable {
         deletionReads = stored.filter { $0.hasIndex || ($0.isLink && !$0.list) }
         byName = Dictionary(uniqueKeysWithValues: c.properties.map { ($0.name, $0) })
         primaryKey = c.primaryKey
+        primaryKeyIsInteger = c.primaryKey?.kind.isInteger == true
         codec = RowCodec(c)
         legacyRows = format < 2
         compactIndexKeys = format >= 3
