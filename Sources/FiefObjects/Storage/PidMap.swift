@@ -56,6 +56,20 @@ struct PidMap<Value> {
         return entries[i].value
     }
 
+    /// As `value(_:hint:)`, the value lent to `body` in place, not copied out (a string's
+    /// retain and release for each value read).
+    @inline(__always)
+    func lend<R>(_ pid: UInt32, hint: inout Int, _ body: (Value?) throws -> R) rethrows -> R {
+        if hint < entries.count, entries[hint].pid == pid {
+            hint += 1
+            return try body(entries[hint - 1].value)
+        }
+        let i = position(of: pid)
+        guard i < entries.count, entries[i].pid == pid else { return try body(nil) }
+        hint = i + 1
+        return try body(entries[i].value)
+    }
+
     /// The pid of the first value, in pid order, for which `test` holds; each value is lent,
     /// not copied (a string's retain and release per value).
     func firstPid(where test: (UInt32, Value) -> Bool) -> UInt32? {

@@ -399,11 +399,13 @@ final class RowCodec {
         // The layout's pids come in the order the values are kept: each found by a hint.
         var hint = 0
         for (s, pid) in l.pids.enumerated() {
-            switch values.value(pid, hint: &hint) {
-            case .string(let str)?: size += str.utf8.count + 3
-            case .data(let d)?: size += d.count + 3
-            case nil, .null?: size += 1
-            default: size += 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
+            size += values.lend(pid, hint: &hint) { v in
+                switch v {
+                case .string(let str)?: return str.utf8.count + 3
+                case .data(let d)?: return d.count + 3
+                case nil, .null?: return 1
+                default: return 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
+                }
             }
         }
         if size > RowLayout.maxRowSize {
@@ -425,24 +427,26 @@ final class RowCodec {
         var moved: PidMap<[UInt8]> = [:]
         hint = 0
         for (s, pid) in l.pids.enumerated() {
-            let v = values.value(pid, hint: &hint) ?? .null
-            switch v {
-            case .int(let n) where l.lists[s]:
-                if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
-            case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(v, key: key)
-            case .string(let str):
-                if !outSlots.isEmpty && outSlots.contains(s) {
-                    moved[pid] = Array(str.utf8)
-                    w.outOfRow(count: str.utf8.count)
-                } else {
-                    w.bytes(str.utf8, count: str.utf8.count)
-                }
-            case .data(let d):
-                if !outSlots.isEmpty && outSlots.contains(s) {
-                    moved[pid] = d
-                    w.outOfRow(count: d.count)
-                } else {
-                    w.bytes(d, count: d.count)
+            values.lend(pid, hint: &hint) { value in
+                let v = value ?? .null
+                switch v {
+                case .int(let n) where l.lists[s]:
+                    if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
+                case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(v, key: key)
+                case .string(let str):
+                    if !outSlots.isEmpty && outSlots.contains(s) {
+                        moved[pid] = Array(str.utf8)
+                        w.outOfRow(count: str.utf8.count)
+                    } else {
+                        w.bytes(str.utf8, count: str.utf8.count)
+                    }
+                case .data(let d):
+                    if !outSlots.isEmpty && outSlots.contains(s) {
+                        moved[pid] = d
+                        w.outOfRow(count: d.count)
+                    } else {
+                        w.bytes(d, count: d.count)
+                    }
                 }
             }
         }
