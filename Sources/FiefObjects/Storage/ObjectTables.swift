@@ -233,22 +233,22 @@ final class ObjectTables {
     /// put in key order when the index is next read or changed, or at `flush()`. A bulk load's
     /// names come in random order; sorted, they fill the index's leaves from left to right
     /// (the engine's append split keeps each one full) and each put finds its path in cache.
-    @exclusivity(unchecked) private var pendingIndexKeys: [String: PendingIndexEntries] = [:]
+    @exclusivity(unchecked) private var pendingIndexKeys = PendingIndexes()
 
     /// Puts the pending entries of index `t` into its tree, in key order.
     private func applyPendingIndex(_ t: String) throws {
-        guard !pendingIndexKeys.isEmpty, let keys = pendingIndexKeys.removeValue(forKey: t) else { return }
+        guard !pendingIndexKeys.isEmpty, let keys = pendingIndexKeys.take(t) else { return }
         let w = try ensureTable(t)
         try keys.apply(to: t, in: w)
     }
 
     /// Every index's pending entries, in their trees (before a check reads the indexes).
     func applyPendingIndexes() throws {
-        for t in pendingIndexKeys.keys.sorted() { try applyPendingIndex(t) }
+        for t in pendingIndexKeys.names.sorted() { try applyPendingIndex(t) }
     }
 
     func forgetTable(_ name: String) {
-        pendingIndexKeys[name] = nil
+        _ = pendingIndexKeys.take(name)
         for (cid, state) in clusterStates where Tables.clusters(cid) == name { state.hot = [:] }
         knownTables.remove(name)
         dropPlans()
@@ -847,7 +847,7 @@ final class ObjectTables {
             }
             let t = plan.indexTables[i]
             if !plan.indexTablesExist { _ = try ensureTable(t) }
-            pendingIndexKeys[t, default: PendingIndexEntries()].append(indexEntry(plan, v, key))
+            pendingIndexKeys.append(indexEntry(plan, v, key), to: t)
         }
         plan.indexTablesExist = true
         var inRow: PidMap<[UInt8]> = [:]

@@ -60,3 +60,29 @@ struct PendingIndexEntries {
         }
     }
 }
+
+/// The pending entries of each index table a write inserted into, searched by name: a write
+/// touches a few index tables, and hashing the table's name cost more than the comparisons
+/// (names handed in are the plan's own strings, equal at their first word).
+struct PendingIndexes {
+    private var tables: [(name: String, entries: PendingIndexEntries)] = []
+
+    var isEmpty: Bool { tables.isEmpty }
+    var names: [String] { tables.map(\.name) }
+
+    mutating func append(_ key: [UInt8], to table: String) {
+        if let i = tables.firstIndex(where: { $0.name == table }) {
+            tables[i].entries.append(key)
+        } else {
+            var e = PendingIndexEntries()
+            e.append(key)
+            tables.append((table, e))
+        }
+    }
+
+    /// The entries pending for `table`, no longer pending.
+    mutating func take(_ table: String) -> PendingIndexEntries? {
+        guard let i = tables.firstIndex(where: { $0.name == table }) else { return nil }
+        return tables.remove(at: i).entries
+    }
+}
