@@ -97,6 +97,19 @@ public struct ClassSchema: Codable, Equatable, Sendable {
     /// Properties dropped by migrations whose values old rows still hold (their layouts name them).
     public var retired: [Property] = []
 
+    /// True when `other` is a copy of this value, its arrays the same storage: equal without
+    /// comparing each property (every write's first plan of a class compared the whole schema,
+    /// a few thousand instructions of a one-object write). False says nothing either way.
+    func sharesStorage(with other: ClassSchema) -> Bool {
+        func same<E>(_ a: [E], _ b: [E]) -> Bool {
+            a.withUnsafeBufferPointer { x in
+                b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count }
+            }
+        }
+        return cid == other.cid && nextPid == other.nextPid && name == other.name && same(properties, other.properties)
+            && same(layouts, other.layouts) && same(retired, other.retired)
+    }
+
     public var primaryKey: Property? { properties.first { $0.primaryKey } }
     public func property(_ name: String) -> Property? { properties.first { $0.name == name } }
     func property(pid: UInt32) -> Property? { properties.first { $0.pid == pid } }

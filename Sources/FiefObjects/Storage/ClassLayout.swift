@@ -103,7 +103,9 @@ final class ClassLayouts: Sendable {
     /// The layout of `c`, built on first use. A class schema other than the one the layout
     /// was built from (a migration's, not yet stored) gets a layout of its own, not kept.
     func layout(of c: ClassSchema, format: Int64) -> ClassLayout {
-        if let l = byCid.withLock({ $0[c.cid] }), l.format == format, l.schema == c { return l }
+        if let l = byCid.withLock({ $0[c.cid] }), l.format == format, l.schema.sharesStorage(with: c) || l.schema == c {
+            return l
+        }
         let l = ClassLayout(c, format: format)
         byCid.withLock { $0[c.cid] = l }
         return l
