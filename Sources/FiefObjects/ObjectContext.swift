@@ -502,7 +502,7 @@ public final class ObjectContext {
     }
 
     /// The key for a new or existing object with primary key value `pk`.
-    /// `primaryKey`: the class's (its plan's, so it is not searched for again).
+    /// `layout`: the class's (its plan's, whose primary key is not searched for again).
     private func keyFor(
         _ c: ClassSchema, _ layout: ClassLayout, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
     ) throws -> (Int64, Bool) {

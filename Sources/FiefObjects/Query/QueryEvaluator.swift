@@ -290,9 +290,9 @@ struct QueryEvaluator {
                 }
                 let base = number << v.shift
                 var cursor = ClusterView.RowCursor(v)
+                QueryEvaluator.reserve(&keys, v.count)
                 // The rows taken out of their optional while the cluster's go in: appended
                 // through it, each row unwrapped it again.
-                QueryEvaluator.reserve(&keys, v.count)
                 guard var found = rows.take() else {
                     while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
                     return true

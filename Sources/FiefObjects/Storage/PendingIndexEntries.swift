@@ -63,7 +63,7 @@ struct PendingIndexEntries {
 
 /// The pending entries of each index table a write inserted into, searched by name: a write
 /// touches a few index tables, and hashing the table's name cost more than the comparisons
-/// (names handed in are the plan's own strings, equal at their first word).
+/// (the names handed in are the plan's own strings, so an equal one matches at once).
 struct PendingIndexes {
     private var tables: [(name: String, entries: PendingIndexEntries)] = []
 

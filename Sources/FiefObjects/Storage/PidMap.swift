@@ -42,22 +42,9 @@ struct PidMap<Value> {
         }
     }
 
-    /// The value of `pid`, for lookups that come in pid order: `hint` is where the last one
-    /// ended, so a value in step is one comparison, not a binary search.
-    @inline(__always)
-    func value(_ pid: UInt32, hint: inout Int) -> Value? {
-        if hint < entries.count, entries[hint].pid == pid {
-            hint += 1
-            return entries[hint - 1].value
-        }
-        let i = position(of: pid)
-        guard i < entries.count, entries[i].pid == pid else { return nil }
-        hint = i + 1
-        return entries[i].value
-    }
-
-    /// As `value(_:hint:)`, the value lent to `body` in place, not copied out (a string's
-    /// retain and release for each value read).
+    /// The value of `pid` lent to `body` in place, not copied out (a string's retain and
+    /// release for each value read), for lookups that come in pid order: `hint` is where the
+    /// last one ended, so a value in step is one comparison, not a binary search.
     @inline(__always)
     func lend<R>(_ pid: UInt32, hint: inout Int, _ body: (Value?) throws -> R) rethrows -> R {
         if hint < entries.count, entries[hint].pid == pid {
