@@ -25,6 +25,14 @@ enum Child {
     case dirty(DirtyNode)
 }
 
+/// Where a walk for a key down the nodes a writer owns ends (`DirtyNode.descend`).
+enum OwnedDescent {
+    /// At a leaf this writer owns, the key's index there (or where it would go).
+    case leaf(Unmanaged<DirtyNode>, index: Int, found: Bool)
+    /// At a page of the base version, `depth` levels below where the walk began.
+    case page(UInt64, depth: Int)
+}
+
 /// A node copied out of its page for the writer to change (copy-on-write: the page itself is
 /// never written again while any version can reach it). Serialized to a new page at commit.
 ///
@@ -226,6 +234,32 @@ final class DirtyNode {
             if compare(mid, to: key, prefix: p) <= 0 { lo = mid + 1 } else { hi = mid }
         }
         return lo - 1
+    }
+
+    /// Walks from `top` toward `key` through owned nodes, unretained (the tree's root holds
+    /// them for the walk): a retain and a release of each level's node were a tenth of a
+    /// lookup in a write. Nil past `levels` levels (a cycle).
+    static func descend(from top: DirtyNode, key: UnsafeRawBufferPointer, levels: Int) -> OwnedDescent? {
+        var node = Unmanaged.passUnretained(top)
+        for depth in 0..<max(0, levels) {
+            let step: OwnedDescent? = node._withUnsafeGuaranteedRef { n in
+                if n.isLeaf {
+                    let (i, found) = n.search(key)
+                    return .leaf(node, index: i, found: found)
+                }
+                let i = n.childIndex(key)
+                return n.children.withUnsafeBufferPointer { b -> OwnedDescent? in
+                    switch b[i] {
+                    case .dirty(let c):
+                        node = Unmanaged.passUnretained(c)
+                        return nil
+                    case .page(let ref): return .page(ref, depth: depth + 1)
+                    }
+                }
+            }
+            if let step { return step }
+        }
+        return nil
     }
 
     func search(_ key: [UInt8]) -> (index: Int, found: Bool) { key.withUnsafeBytes { search($0) } }

@@ -26,12 +26,15 @@ enum Tree {
         while depth < maxDepth {
             switch c {
             case .dirty(let n):
-                if n.isLeaf {
-                    let (i, found) = n.search(key)
-                    return found ? n.value(i) : nil
+                switch DirtyNode.descend(from: n, key: key, levels: maxDepth - depth) {
+                case .leaf(let leaf, let i, let found)?:
+                    return found ? leaf._withUnsafeGuaranteedRef { $0.value(i) } : nil
+                case .page(let ref, let levels)?:
+                    c = .page(ref)
+                    depth += levels
+                case nil:
+                    depth = maxDepth
                 }
-                c = n.children[n.childIndex(key)]
-                depth += 1
             case .page(let top):
                 // The committed part of the tree: pages only from here down.
                 var ref = top

@@ -167,22 +167,16 @@ final class TreeWriter {
     }
 
     /// Where `key` is (or would be) in its leaf when the whole path to it is owned already: a
-    /// loop down the nodes, where the recursive descent with its closures cost four times as
-    /// much for a change to a leaf this write has changed before (most of a run of updates).
-    /// Nil when the path meets a page.
+    /// loop down the nodes (`DirtyNode.descend`), where the recursive descent with its
+    /// closures cost four times as much for a change to a leaf this write has changed before
+    /// (most of a run of updates). Nil when the path meets a page.
     private static func ownedPathCell(_ root: Child, key: UnsafeRawBufferPointer) -> (
         node: DirtyNode, index: Int, found: Bool
     )? {
-        var c = root
-        for _ in 0..<Tree.maxDepth {
-            guard case .dirty(let n) = c else { return nil }
-            if n.isLeaf {
-                let (i, found) = n.search(key)
-                return (n, i, found)
-            }
-            c = n.children[n.childIndex(key)]
-        }
-        return nil
+        guard case .dirty(let top) = root,
+            case .leaf(let leaf, let i, let found)? = DirtyNode.descend(from: top, key: key, levels: Tree.maxDepth)
+        else { return nil }
+        return (leaf.takeUnretainedValue(), i, found)
     }
 
     /// Adds `key` after every key of the tree (`MDB_APPEND`): the right edge is followed with
