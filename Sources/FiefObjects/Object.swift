@@ -178,11 +178,13 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
     ) -> Value {
-        // Always inlined into the model's accessors: only there is each key path a literal the
-        // compiler folds into a direct access of the wrapper. A specialized copy left out of
-        // line took them as arguments and wrote through the runtime's key path projection
-        // (`swift_modifyAtReferenceWritableKeyPath`), about 1,300 instructions a set.
-        @inline(__always) get {
+        // The setter is always inlined into the model's: only there is each key path a literal
+        // the compiler folds into a direct access of the wrapper. A specialized copy left out
+        // of line took them as arguments and wrote through the runtime's key path projection
+        // (`swift_modifyAtReferenceWritableKeyPath`), about 1,300 instructions a set. The
+        // getter is left to the inliner: forced, it grew each model getter past the size the
+        // inliner puts into a loop (obj.query read names through calls, 1.4 % more).
+        get {
             if let c = obj._ctx {
                 return c._withUnsafeGuaranteedRef { ctx in
                     ctx.withProperty(obj, storage: storageKeyPath) { Value._managedRead(obj, ctx, $0) }
