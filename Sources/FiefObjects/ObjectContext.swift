@@ -817,9 +817,23 @@ struct PropertyCache {
     @inlinable
     func borrow(_ id: ObjectIdentifier) -> Unmanaged<PropertyAccess>? { id == lastID ? lastUnretained : nil }
 
+    /// The properties found last, searched before the table: a walk that reads a few
+    /// properties in turn (a person's dogs, each dog's name and owners, each owner's name)
+    /// missed `last` at most reads, and hashed the key path for each.
+    private var recent: [(id: ObjectIdentifier, access: PropertyAccess)] = []
+    private var nextRecent = 0
+    private static let recentCount = 8
+
     mutating func find(_ id: ObjectIdentifier) -> PropertyAccess? {
         if id == lastID { return last }
-        guard let p = all[id] else { return nil }
+        let p: PropertyAccess
+        if let i = recent.firstIndex(where: { $0.id == id }) {
+            p = recent[i].access
+        } else {
+            guard let found = all[id] else { return nil }
+            p = found
+            remember(id, p)
+        }
         lastID = id
         last = p
         lastUnretained = Unmanaged.passUnretained(p)
@@ -828,8 +842,18 @@ struct PropertyCache {
 
     mutating func add(_ id: ObjectIdentifier, _ p: PropertyAccess) {
         if all.count < 4096 { all[id] = p }
+        remember(id, p)
         lastID = id
         last = p
         lastUnretained = Unmanaged.passUnretained(p)
+    }
+
+    private mutating func remember(_ id: ObjectIdentifier, _ p: PropertyAccess) {
+        if recent.count < PropertyCache.recentCount {
+            recent.append((id, p))
+        } else {
+            recent[nextRecent] = (id, p)
+            nextRecent = (nextRecent + 1) % PropertyCache.recentCount
+        }
     }
 }
