@@ -271,9 +271,7 @@ struct QueryEvaluator {
     ) throws -> Int64? {
         var next: Int64?
         let flat = test.compiled?.flat, codec = test.compiled?.codec, source = test.source, t = t
-        if flat == nil, keys.isEmpty, rows?.isEmpty == true, t.tx.lendsStableBytes {
-            return try everyRow(c, from: from, atLeast: atLeast, &keys, &rows)
-        }
+        if flat == nil, rows != nil { return try everyRow(c, from: from, atLeast: atLeast, &keys, &rows) }
         try t.decodeGuarded {
             try t.clusters(c, from: from) { number, v in
                 if keys.count >= atLeast {
@@ -288,40 +286,31 @@ struct QueryEvaluator {
                     }
                     return true
                 }
+                // Keys only (every row is taken by `everyRow`).
                 let base = number << v.shift
                 var cursor = ClusterView.RowCursor(v)
                 QueryEvaluator.reserve(&keys, v.count)
-                // The rows taken out of their optional while the cluster's go in: appended
-                // through it, each row unwrapped it again.
-                guard var found = rows.take() else {
-                    while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
-                    return true
-                }
-                QueryEvaluator.reserve(&found, v.count)
-                while let (s, r) = try cursor.next() {
-                    keys.append(base | Int64(s))
-                    found.append(r)
-                }
-                rows = found
+                while let (s, _) = try cursor.next() { keys.append(base | Int64(s)) }
                 return true
             }
         }
         return next
     }
 
-    /// Every object's key and row, whole clusters from `from` until at least `atLeast`, into
-    /// empty `keys` and `rows`; the cluster the next batch starts at. The clusters are found
-    /// first and their rows written into arrays made at their size: appended one by one, each
-    /// key and row checked its array's uniqueness and capacity, most of a batch's cost. Only
-    /// where the bytes lent stay put (a read), as the views outlive the scan that found them.
+    /// Every object's key and row, whole clusters from `from` until `keys` holds at least
+    /// `atLeast`, added to `keys` and `rows`; the cluster the next batch starts at. The clusters
+    /// are found first and their rows written into arrays made at their size: appended one by
+    /// one, each key and row checked its array's uniqueness and capacity, most of a batch's
+    /// cost. The views outlive the scan that found them, which nothing changes meanwhile.
     private func everyRow(
         _ c: ClassSchema, from: Int64, atLeast: Int, _ keys: inout [Int64], _ rows: inout [UnsafeRawBufferPointer]?
     ) throws -> Int64? {
         var next: Int64?
         var views: [(number: Int64, view: ClusterView)] = []
         var total = 0
+        let before = keys.count
         try t.clusters(c, from: from) { number, v in
-            if total >= atLeast {
+            if before + total >= atLeast {
                 next = number
                 return false
             }
@@ -331,7 +320,7 @@ struct QueryEvaluator {
         }
         let t = t
         var written: [UnsafeRawBufferPointer] = []
-        keys = try [Int64](unsafeUninitializedCapacity: total) { k, kn in
+        let found = try [Int64](unsafeUninitializedCapacity: total) { k, kn in
             written = try [UnsafeRawBufferPointer](unsafeUninitializedCapacity: total) { r, rn in
                 var at = 0
                 for (number, v) in views {
@@ -345,7 +334,9 @@ struct QueryEvaluator {
                 }
             }
         }
-        rows = written
+        // Handed over whole into the empty arrays a batch starts with.
+        if keys.isEmpty { keys = found } else { keys += found }
+        if rows?.isEmpty ?? true { rows = written } else { rows! += written }
         return next
     }
 
