@@ -59,9 +59,10 @@ extension WriteTransaction {
         freeList.reserveRun(nodes)
         // A clean table's state carries over as it is; only one rooted in a written page, since
         // readers of the new version share it.
-        var committed = tables.filter { _, s in
-            guard case .dirty? = s.root else { return true }
-            return false
+        var committed = [String: TableState](minimumCapacity: tables.count)
+        for (name, s) in tables {
+            if case .dirty? = s.root { continue }
+            committed[name] = s
         }
         for (name, s) in tables.sorted(by: { $0.key < $1.key }) where s.dirty {
             let root = try writeTree(s.root, &out, written)

@@ -19,6 +19,10 @@ public final class WriteTransaction: Transaction {
         writer.reuse = db.freeListCache.nodes(fileID: db.currentFileID, slot: base.slot)
         tableCount = base.meta.tableCount
         super.init(db: db, pages: base.pages, catalogRoot: base.meta.catalogRoot)
+        // Room for the tables a write usually opens (an object write: rows, an index, the
+        // object layer's meta): grown one by one, the dictionary was allocated and rehashed
+        // three times in each small commit.
+        tables = [String: TableState](minimumCapacity: 4)
         baseCatalog = base.catalog
     }
 
