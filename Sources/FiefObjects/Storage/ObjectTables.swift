@@ -129,6 +129,10 @@ final class ObjectTables {
         /// The cluster found last, kept likewise: a walk from an object to its links and back
         /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
         @exclusivity(unchecked) var lastCluster: (number: Int64, view: ClusterView)?
+        /// In a write, the cluster (nil: none) a lookup found last, and the transaction's
+        /// `writes` then: its bytes stay put until the next engine write, so an insert's
+        /// duplicate-key check and the decode of the cluster for the row cost one descent.
+        @exclusivity(unchecked) var writeLookup: (number: Int64, view: ClusterView?, writes: Int)?
 
         init(_ layout: ClassLayout, clusters: ClusterState) {
             self.layout = layout
@@ -323,14 +327,20 @@ final class ObjectTables {
             if let row { plan.lastRow = (key, row) }
             return try body(row)
         }
+        let keepsForWrite = !stable && tx.lendsBytesUntilWrite
         return try number.withKeyBytes { k in
             try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
-                guard let v else { return try body(nil) }
+                guard let v else {
+                    if keepsForWrite { plan.writeLookup = (number, nil, tx.writes) }
+                    return try body(nil)
+                }
                 let view = try decodeGuarded { try ClusterView(v, shift: shift) }
                 let row = try decodeGuarded { try view.row(slot: slot) }
                 if stable {
                     plan.lastCluster = (number, view)
                     if let row { plan.lastRow = (key, row) }
+                } else if keepsForWrite {
+                    plan.writeLookup = (number, view, tx.writes)
                 }
                 return try body(row)
             }
@@ -1043,12 +1053,17 @@ final class ObjectTables {
                 _ = try ensureTable(plan.objectsTable, key: .int64)
                 plan.objectsTableExists = true
             }
-            rows = try number.withKeyBytes { k in
-                try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
-                    guard let v else { return ClusterRows(shift: shift) }
-                    return try decodeGuarded { try ClusterRows(ClusterView(v, shift: shift)) }
+            if let found = plan.writeLookup, found.number == number, found.writes == tx.writes {
+                rows = try found.view.map { v in try decodeGuarded { try ClusterRows(v) } } ?? ClusterRows(shift: shift)
+            } else {
+                rows = try number.withKeyBytes { k in
+                    try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
+                        guard let v else { return ClusterRows(shift: shift) }
+                        return try decodeGuarded { try ClusterRows(ClusterView(v, shift: shift)) }
+                    }
                 }
             }
+            plan.writeLookup = nil
             state.hot[number] = rows
             state.last = (number, rows)
         }
