@@ -298,21 +298,24 @@ public final class ObjectContext {
     /// first read needs no descent: nil unless this is a read (whose bytes stay put) and every
     /// link has a row. A failure here is left to the reads, which report it.
     func stableRows(links: [ObjectValue], className: String) -> [UnsafeRawBufferPointer]? {
-        guard !links.isEmpty else { return nil }
-        var keys: [Int64] = []
-        keys.reserveCapacity(links.count)
-        for v in links {
-            guard case .link(let k) = v else { return nil }
-            keys.append(k)
+        // The keys read out of the links as the rows are found: an array of them first was an
+        // allocation per list iterated.
+        stableRows(count: links.count, className: className) { i in
+            guard case .link(let k) = links[i] else { return nil }
+            return k
         }
-        return stableRows(keys: keys, className: className)
     }
 
     /// As `stableRows(links:className:)`, for keys.
     func stableRows(keys: [Int64], className: String) -> [UnsafeRawBufferPointer]? {
-        guard !keys.isEmpty, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
+        stableRows(count: keys.count, className: className) { keys[$0] }
+    }
+
+    /// The rows of the `count` objects `key(i)` names (nil when one is not a key).
+    private func stableRows(count: Int, className: String, _ key: (Int) -> Int64?) -> [UnsafeRawBufferPointer]? {
+        guard count > 0, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
         else { return nil }
-        return try? t.stableRows(plan, keys)
+        return try? t.stableRows(plan, count: count, key)
     }
 
     /// The origins of `link` and, in a read, their rows, for an iteration of an object's

@@ -347,14 +347,14 @@ final class ObjectTables {
         }
     }
 
-    /// The rows of objects `keys`, in their order, when the transaction lends stable bytes and
-    /// every key has one; nil otherwise.
-    func stableRows(_ plan: ClassPlan, _ keys: [Int64]) throws -> [UnsafeRawBufferPointer]? {
+    /// The rows of the `count` objects `key(0)`, `key(1)`, ..., in that order, when the
+    /// transaction lends stable bytes and each is a key with a row; nil otherwise.
+    func stableRows(_ plan: ClassPlan, count: Int, _ key: (Int) -> Int64?) throws -> [UnsafeRawBufferPointer]? {
         guard tx.lendsStableBytes, !plan.legacyRows else { return nil }
         var rows: [UnsafeRawBufferPointer] = []
-        rows.reserveCapacity(keys.count)
-        for k in keys {
-            guard let r = try withRow(plan, k, { $0 }) else { return nil }
+        rows.reserveCapacity(count)
+        for i in 0..<count {
+            guard let k = key(i), let r = try withRow(plan, k, { $0 }) else { return nil }
             rows.append(r)
         }
         return rows
