@@ -13,6 +13,7 @@ final class ModelInfo: @unchecked Sendable {
     /// object's values without `Mirror` (nil where the runtime cannot list the fields).
     private let fields: [(name: String, offset: Int, type: any _Persistable.Type)]?
     private let names = Locked<[AnyKeyPath: String]>([:])
+    private let probed = Locked<[Int: String]>([:])
     /// Whether an instance holds nothing but `@Persisted` wrappers (and `Object`'s own
     /// fields): then an accessor nobody kept can be pointed at the next object of an
     /// iteration, as no state of the app's rides along (`Results.Iterator`).
@@ -120,16 +121,26 @@ final class ModelInfo: @unchecked Sendable {
         return out
     }
 
-    /// The property a wrapper's storage key path belongs to: set it to `.probe` on a scratch
-    /// instance and see which child changed. Once per key path.
-    func propertyName<Owner: Object, V>(_ kp: ReferenceWritableKeyPath<Owner, Persisted<V>>) -> String {
-        if let n = names.withLock({ $0[kp] }) { return n }
-        let scratch = Owner()
-        scratch[keyPath: kp].storage = .probe
+    /// The property whose wrapper sits at `offset` in an instance (`PropertyKey`): from the
+    /// listed fields, or, where the runtime cannot list them, by setting the wrapper there to
+    /// `.probe` on a scratch instance and seeing which child changed (once per offset).
+    func propertyName<V>(wrapperAt offset: Int, _ wrapper: Persisted<V>.Type) -> String {
+        if let fields, let f = fields.first(where: { $0.offset == offset }) { return f.name }
+        return probedName(wrapperAt: offset, wrapper)
+    }
+
+    /// Where each wrapper sits, by property name (nil where the runtime cannot list the fields).
+    var wrapperOffsets: [(name: String, offset: Int)]? { fields?.map { ($0.name, $0.offset) } }
+
+    func probedName<V>(wrapperAt offset: Int, _: Persisted<V>.Type) -> String {
+        if let n = probed.withLock({ $0[offset] }) { return n }
+        let scratch = type.init()
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(scratch).toOpaque())
+        (base + offset).assumingMemoryBound(to: Persisted<V>.self).pointee.storage = .probe
         guard let hit = ModelInfo.persistedChildren(of: scratch).first(where: { $0.1.isProbe }) else {
-            preconditionFailure("\(name): a @Persisted key path names no declared property")
+            preconditionFailure("\(name): no declared @Persisted property at offset \(offset)")
         }
-        names.withLock { $0[kp] = hit.0 }
+        probed.withLock { $0[offset] = hit.0 }
         return hit.0
     }
 

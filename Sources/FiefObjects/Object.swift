@@ -171,29 +171,42 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() }
     }
 
-    /// Inlinable, so a model's getter reads a managed property specialized for its type.
+    /// Always inlined into the model's accessors: only there is each key path a literal, which
+    /// the compiler folds into the wrapper's address, so neither accessor forms a key path.
+    /// A copy left out of line took them as arguments, wrote through the runtime's key path
+    /// projection (`swift_modifyAtReferenceWritableKeyPath`, about 1,300 instructions a set),
+    /// and a key path formed anywhere made every access to the wrapper a dynamic exclusivity
+    /// check. The property is known by where its wrapper sits (`PropertyKey`).
     @inlinable
     public static subscript<Owner: Object>(
         _enclosingInstance obj: Owner,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>
     ) -> Value {
-        // The setter is always inlined into the model's: only there is each key path a literal
-        // the compiler folds into a direct access of the wrapper. A specialized copy left out
-        // of line took them as arguments and wrote through the runtime's key path projection
-        // (`swift_modifyAtReferenceWritableKeyPath`), about 1,300 instructions a set. The
-        // getter is left to the inliner: forced, it grew each model getter past the size the
-        // inliner puts into a loop (obj.query read names through calls, 1.4 % more).
-        get {
+        @inline(__always) get {
+            let key = PropertyKey(Owner.self, offset: offset(of: &obj[keyPath: storageKeyPath], in: obj))
             if let c = obj._ctx {
                 return c._withUnsafeGuaranteedRef { ctx in
-                    ctx.withProperty(obj, storage: storageKeyPath) { Value._managedRead(obj, ctx, $0) }
+                    ctx.withProperty(obj, key, wrapper: Persisted<Value>.self) { Value._managedRead(obj, ctx, $0) }
                 }
             }
-            if obj._tracer != nil { trace(obj, storageKeyPath) }
+            if obj._tracer != nil { trace(obj, key) }
             return unmanagedValue(&obj[keyPath: storageKeyPath])
         }
-        @inline(__always) set { set(obj, storageKeyPath, newValue) }
+        @inline(__always) set {
+            if let r = obj._ref {
+                let key = PropertyKey(Owner.self, offset: offset(of: &obj[keyPath: storageKeyPath], in: obj))
+                return managedSet(r, key, newValue)
+            }
+            obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        }
+    }
+
+    /// Where `wrapper` (a field of `obj`) sits in `obj`: a constant once the key path is folded.
+    @inlinable @inline(__always)
+    static func offset(of wrapper: inout Persisted<Value>, in obj: Object) -> Int {
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(obj).toOpaque())
+        return withUnsafeMutablePointer(to: &wrapper) { UnsafeRawPointer($0) - base }
     }
 
     /// The unmanaged value, the wrapper lent by address: the key path folded into that address
@@ -211,26 +224,13 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @usableFromInline
-    static func trace<Owner: Object>(_ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>)
-    {
-        obj._tracer?.record(ModelInfo.of(Owner.self).propertyName(storageKeyPath))
-    }
-
-    /// Inlinable for the unmanaged store, which unspecialized looked up `Storage`'s metadata
-    /// in the runtime's cache on every set (every property of every object an app builds).
-    @inlinable @inline(__always)
-    static func set<Owner: Object>(
-        _ obj: Owner, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value
-    ) {
-        if let r = obj._ref { return managedSet(r, storageKeyPath, newValue) }
-        obj[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+    static func trace(_ obj: Object, _ key: PropertyKey) {
+        obj._tracer?.record(ModelInfo.of(key.owner).propertyName(wrapperAt: key.offset, Persisted<Value>.self))
     }
 
     @usableFromInline
-    static func managedSet<Owner: Object>(
-        _ r: ManagedRef, _ storageKeyPath: ReferenceWritableKeyPath<Owner, Persisted<Value>>, _ newValue: Value
-    ) {
-        let p = r.ctx.property(r, storage: storageKeyPath)
+    static func managedSet(_ r: ManagedRef, _ key: PropertyKey, _ newValue: Value) {
+        let p = r.ctx.property(r, key, wrapper: Persisted<Value>.self)
         r.ctx.guardedWrite(r, p.property.name) { try Value._managedWrite(newValue, r, p) }
     }
 }

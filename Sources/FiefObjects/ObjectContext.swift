@@ -201,23 +201,21 @@ public final class ObjectContext {
     // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage,
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
-    /// Runs `body` on the property `kp` names, borrowed from the cache (no retain) when cached.
+    /// Runs `body` on the property `key` names, borrowed from the cache (no retain) when cached.
     /// Inlinable, so a model's getter calls its type's read directly: through this generic
     /// function it went through three closure thunks and a protocol witness per read.
     @inlinable
-    func withProperty<Owner: Object, V, R>(
-        _ obj: Object, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>, _ body: (PropertyAccess) -> R
+    func withProperty<V, R>(
+        _ obj: Object, _ key: PropertyKey, wrapper: Persisted<V>.Type, _ body: (PropertyAccess) -> R
     ) -> R {
-        if let p = propertyCache.borrow(ObjectIdentifier(kp)) { return p._withUnsafeGuaranteedRef(body) }
-        return body(property(obj._ref.unsafelyUnwrapped, storage: kp))
+        if let p = propertyCache.borrow(key) { return p._withUnsafeGuaranteedRef(body) }
+        return body(property(obj._ref.unsafelyUnwrapped, key, wrapper: wrapper))
     }
 
     @usableFromInline
-    func property<Owner: Object, V>(_ ref: ManagedRef, storage kp: ReferenceWritableKeyPath<Owner, Persisted<V>>)
-        -> PropertyAccess
-    {
-        if let p = propertyCache.find(ObjectIdentifier(kp)) { return p }
-        let name = ModelInfo.of(Owner.self).propertyName(kp)
+    func property<V>(_ ref: ManagedRef, _ key: PropertyKey, wrapper: Persisted<V>.Type) -> PropertyAccess {
+        if let p = propertyCache.find(key) { return p }
+        let name = ModelInfo.of(key.owner).propertyName(wrapperAt: key.offset, wrapper)
         do {
             let t = try tables()
             let plan = try t.plan(named: ref.className)
@@ -225,7 +223,7 @@ public final class ObjectContext {
                 throw ObjectError.unknownProperty(className: ref.className, property: name)
             }
             let access = PropertyAccess(p, plan: plan)
-            propertyCache.add(ObjectIdentifier(kp), access)
+            propertyCache.add(key, access)
             return access
         } catch {
             // The read that follows fails the same way and returns its default.
@@ -804,30 +802,52 @@ public final class ObjectContext {
     }
 }
 
-/// The property each `@Persisted` storage key path names, for one version's tables. The one
-/// found last is checked first: a loop reads one property of many objects, and comparing an
-/// identifier is cheaper than hashing it.
+/// A `@Persisted` property of a model class: the class that declares it and where its wrapper
+/// sits in an instance. A getter folds both into constants; a key path to the wrapper, the
+/// identity before, cost each read a `swift_getKeyPath` with an atomic retain and release, and
+/// once formed it made every access to the wrapper a dynamic exclusivity check.
+@usableFromInline
+struct PropertyKey: Hashable {
+    @usableFromInline let owner: Object.Type
+    @usableFromInline let offset: Int
+
+    @inlinable init(_ owner: Object.Type, offset: Int) {
+        self.owner = owner
+        self.offset = offset
+    }
+
+    @inlinable static func == (a: PropertyKey, b: PropertyKey) -> Bool { a.owner == b.owner && a.offset == b.offset }
+
+    @usableFromInline func hash(into h: inout Hasher) {
+        h.combine(ObjectIdentifier(owner))
+        h.combine(offset)
+    }
+}
+
+/// The property each `PropertyKey` names, for one version's tables. The one found last is
+/// checked first: a loop reads one property of many objects, and comparing two words is
+/// cheaper than hashing them.
 @usableFromInline
 struct PropertyCache {
-    @usableFromInline var lastID: ObjectIdentifier?
+    @usableFromInline var lastID: PropertyKey?
     private var last: PropertyAccess?
     /// `last`, unretained: what `borrow` hands out while `last` keeps it alive.
     @usableFromInline var lastUnretained: Unmanaged<PropertyAccess>?
-    private var all: [ObjectIdentifier: PropertyAccess] = [:]
+    private var all: [PropertyKey: PropertyAccess] = [:]
 
     /// The property for `id` when it is the one found last (a run of reads of one property,
     /// as an iteration makes), unretained: valid until the cache changes.
     @inlinable
-    func borrow(_ id: ObjectIdentifier) -> Unmanaged<PropertyAccess>? { id == lastID ? lastUnretained : nil }
+    func borrow(_ id: PropertyKey) -> Unmanaged<PropertyAccess>? { id == lastID ? lastUnretained : nil }
 
     /// The properties found last, searched before the table: a walk that reads a few
     /// properties in turn (a person's dogs, each dog's name and owners, each owner's name)
     /// missed `last` at most reads, and hashed the key path for each.
-    private var recent: [(id: ObjectIdentifier, access: PropertyAccess)] = []
+    private var recent: [(id: PropertyKey, access: PropertyAccess)] = []
     private var nextRecent = 0
     private static let recentCount = 8
 
-    mutating func find(_ id: ObjectIdentifier) -> PropertyAccess? {
+    mutating func find(_ id: PropertyKey) -> PropertyAccess? {
         if id == lastID { return last }
         let p: PropertyAccess
         if let i = recent.firstIndex(where: { $0.id == id }) {
@@ -843,7 +863,7 @@ struct PropertyCache {
         return p
     }
 
-    mutating func add(_ id: ObjectIdentifier, _ p: PropertyAccess) {
+    mutating func add(_ id: PropertyKey, _ p: PropertyAccess) {
         if all.count < 4096 { all[id] = p }
         remember(id, p)
         lastID = id
@@ -851,7 +871,7 @@ struct PropertyCache {
         lastUnretained = Unmanaged.passUnretained(p)
     }
 
-    private mutating func remember(_ id: ObjectIdentifier, _ p: PropertyAccess) {
+    private mutating func remember(_ id: PropertyKey, _ p: PropertyAccess) {
         if recent.count < PropertyCache.recentCount {
             recent.append((id, p))
         } else {

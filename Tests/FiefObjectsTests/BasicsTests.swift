@@ -52,6 +52,22 @@ final class BasicsTests: XCTestCase {
         XCTAssertTrue(report.isSound, "\(report)")
     }
 
+    /// Accessors know a property by where its wrapper sits: from the runtime's field list, or,
+    /// where there is none, by probing the wrapper at that place on a scratch instance. Both
+    /// name the same property, and a typed key path traced through a getter finds it too.
+    func testAPropertyIsKnownByWhereItsWrapperSits() throws {
+        let info = ModelInfo.of(Person.self)
+        let offsets = try XCTUnwrap(info.wrapperOffsets)
+        let name = try XCTUnwrap(offsets.first { $0.name == "name" }).offset
+        let age = try XCTUnwrap(offsets.first { $0.name == "age" }).offset
+        XCTAssertNotEqual(name, age)
+        XCTAssertEqual(info.probedName(wrapperAt: name, Persisted<String>.self), "name")
+        XCTAssertEqual(info.probedName(wrapperAt: age, Persisted<Int>.self), "age")
+        XCTAssertEqual(info.propertyName(wrapperAt: age, Persisted<Int>.self), "age")
+        XCTAssertEqual(info.propertyName(reading: \Person.age), "age")
+        XCTAssertEqual(info.propertyName(reading: \Person.name), "name")
+    }
+
     func testDeleteNullifiesLinksAndCascades() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
