@@ -359,6 +359,9 @@ struct QueryEvaluator {
         /// The compiled predicate's flat terms and codec, held apart so a row's test starts there.
         let flat: RowConjunction?
         let codec: RowCodec?
+        /// `flat` and `codec`, unretained (they hold them).
+        private let flatRef: Unmanaged<RowConjunction>?
+        private let codecRef: Unmanaged<RowCodec>?
         let source: CompiledPredicate.Source
 
         init(_ ev: QueryEvaluator, _ c: ClassSchema, _ predicate: Predicate?) {
@@ -369,12 +372,22 @@ struct QueryEvaluator {
             compiled = predicate.flatMap { CompiledPredicate($0, plan) }
             flat = compiled?.flat
             codec = compiled?.codec
+            flatRef = flat.map { Unmanaged.passUnretained($0) }
+            codecRef = codec.map { Unmanaged.passUnretained($0) }
             source = CompiledPredicate.Source(tx: ev.t.tx, table: plan.outOfRowTable)
         }
 
         func matches(_ k: Int64, _ row: UnsafeRawBufferPointer) throws -> Bool {
-            if let flat, let codec {
-                return try ev.t.decodeGuarded { try flat.test(row, codec, source, k) }
+            if let f = flatRef, let cd = codecRef {
+                // Lent, not bound: bound (or through `decodeGuarded`'s closure), the terms and
+                // the codec were retained and released for every row tested, atomically.
+                do {
+                    return try f._withUnsafeGuaranteedRef { flat in
+                        try cd._withUnsafeGuaranteedRef { codec in try flat.test(row, codec, source, k) }
+                    }
+                } catch let e as RowError {
+                    throw ev.t.corrupt(e)
+                }
             }
             if let compiled {
                 return try ev.t.decodeGuarded { try compiled.matches(row, key: k, source: source) }

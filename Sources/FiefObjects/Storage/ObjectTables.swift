@@ -379,10 +379,13 @@ final class ObjectTables {
 
     /// Rows of many objects, looked up in ascending key order the cheapest (`TreeCursor`).
     struct RowCursor {
+        /// The tables the cursor reads (they outlive it), unretained: only a damaged cluster's
+        /// error reads their path. The path copied into each lookup's closure was a retain and a
+        /// release of its string per row looked up.
+        fileprivate unowned(unsafe) let tables: ObjectTables
         fileprivate var cursor: TreeCursor?
         fileprivate var legacyRows = false
         fileprivate var shift = 0
-        fileprivate var path = ""
         /// The transaction's bytes outlive a lookup (a read): the cluster found last is kept,
         /// so the next keys in it (an index's hits, in key order) cost no descent.
         fileprivate var keepsCluster = false
@@ -391,10 +394,11 @@ final class ObjectTables {
         mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
             guard cursor != nil else { return try body(nil) }
             if legacyRows { return try key.withKeyBytes { try cursor!.withValue($0, body) } }
-            let number = key >> shift, slot = Int(key & ((1 << shift) - 1)), shift = shift, path = path
+            let number = key >> shift, slot = Int(key & ((1 << shift) - 1)), shift = shift
+            unowned(unsafe) let tables = tables
             func row(_ v: ClusterView) throws -> UnsafeRawBufferPointer? {
                 do { return try v.row(slot: slot) } catch let e as RowError {
-                    throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
+                    throw EngineError.corrupt(path: tables.path, detail: "object cluster: \(e.description)")
                 }
             }
             if let last, last.number == number { return try body(try row(last.cluster)) }
@@ -405,7 +409,7 @@ final class ObjectTables {
                     guard let v else { return try body(nil) }
                     let cluster: ClusterView
                     do { cluster = try ClusterView(v, shift: shift) } catch let e as RowError {
-                        throw EngineError.corrupt(path: path, detail: "object cluster: \(e.description)")
+                        throw EngineError.corrupt(path: tables.path, detail: "object cluster: \(e.description)")
                     }
                     if keeps { found = cluster }
                     return try body(try row(cluster))
@@ -417,11 +421,13 @@ final class ObjectTables {
     }
 
     func rowCursor(_ plan: ClassPlan) throws -> RowCursor {
-        guard try hasObjectsTable(plan) else { return RowCursor(cursor: nil) }
-        if plan.legacyRows { return RowCursor(cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true) }
+        guard try hasObjectsTable(plan) else { return RowCursor(tables: self, cursor: nil) }
+        if plan.legacyRows {
+            return RowCursor(tables: self, cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true)
+        }
         try writeClusters(plan)
         return RowCursor(
-            cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan), path: path,
+            tables: self, cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan),
             keepsCluster: tx.lendsStableBytes)
     }
 
@@ -500,9 +506,12 @@ final class ObjectTables {
     }
 
     func decodeGuarded<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let e as RowError {
-            throw EngineError.corrupt(path: path, detail: "object row: \(e.description)")
-        }
+        do { return try body() } catch let e as RowError { throw corrupt(e) }
+    }
+
+    /// A row that did not decode, as the error every read reports it with.
+    func corrupt(_ e: RowError) -> EngineError {
+        EngineError.corrupt(path: path, detail: "object row: \(e.description)")
     }
 
     /// Whether the row of `key` keeps list `p` in itself (for `ObjectCheck`).
