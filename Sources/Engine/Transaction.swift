@@ -46,6 +46,7 @@ public class Transaction {
     @exclusivity(unchecked) var tables: [String: TableState] = [:] {
         didSet {
             lastState = nil
+            lastStateRef = nil
             previousState = nil
         }
     }
@@ -54,6 +55,8 @@ public class Transaction {
     /// (Two fields, not an optional tuple: the check on every get copies neither.)
     @exclusivity(unchecked) private var lastName = ""
     @exclusivity(unchecked) private var lastState: TableState?
+    /// `lastState`, unretained (it keeps it), for `root(of:)`.
+    @exclusivity(unchecked) private var lastStateRef: Unmanaged<TableState>?
     /// The one found before it: a walk between two classes (a person's dogs, each dog's
     /// owners) alternates between their tables, and hashed both names on every read.
     @exclusivity(unchecked) private var previousName = ""
@@ -134,6 +137,7 @@ public class Transaction {
         }
         lastName = name
         lastState = s
+        lastStateRef = Unmanaged.passUnretained(s)
     }
 
     private func record(_ name: String) throws -> TableRecord {
@@ -209,11 +213,22 @@ public class Transaction {
     ) throws -> T {
         descents &+= 1
         return try guarded {
-            guard let v = try Tree.find(try state(table).root, key: keyBytes, pages: pages) else {
-                return try body(nil)
+            let root = try root(of: table)
+            // The pages lent, not retained: a lookup of an object's row took an atomic retain
+            // and release of them for the descent and again for the value.
+            return try Unmanaged.passUnretained(pages)._withUnsafeGuaranteedRef { pages in
+                guard let v = try Tree.find(root, key: keyBytes, pages: pages) else { return try body(nil) }
+                return try Tree.lend(v, pages: pages, body)
             }
-            return try Tree.lend(v, pages: pages, body)
         }
+    }
+
+    /// The root of table `name`. The table found last is read in place, unretained (every
+    /// lookup after the first; through `state` it was an atomic retain and release per get).
+    @inline(__always)
+    final func root(of name: String) throws -> Child? {
+        if isActive, lastName == name, let s = lastStateRef { return s._withUnsafeGuaranteedRef { $0.root } }
+        return try state(name).root
     }
 
     /// Whether the bytes this transaction lends stay valid, unchanged, until it ends or moves
@@ -257,13 +272,7 @@ public class Transaction {
         try guarded {
             // The table found last, checked here rather than through `state` (the common
             // case of every get after the first).
-            let root: Child?
-            if isActive, let last = lastState, lastName == table {
-                root = last.root
-            } else {
-                root = try state(table).root
-            }
-            guard let v = try Tree.find(root, key: key, pages: pages) else { return }
+            guard let v = try Tree.find(try root(of: table), key: key, pages: pages) else { return }
             switch v {
             case .inline(let b): try body(b)
             case .overflow(let r, let len): try body(try pages.overflowValue(ref: r, length: len))
