@@ -18,10 +18,12 @@ public final class ObjectContext {
     // context is used by one thread, and the checks were a tenth of an enumeration.
     public let store: ObjectStore
     private var readTx: ReadTransaction?
-    @exclusivity(unchecked) private var readTables: ObjectTables?
-    @exclusivity(unchecked) private(set) var writeTables: ObjectTables?
+    @exclusivity(unchecked) private var readTables: ObjectTables? { didSet { lendTables() } }
+    @exclusivity(unchecked) private(set) var writeTables: ObjectTables? { didSet { lendTables() } }
     /// A migration's context reads and writes these tables only.
     private let fixedTables: ObjectTables?
+    /// The tables `tables()` gives while the context holds them, unretained, for `withTables`.
+    @exclusivity(unchecked) private var tablesInUse: Unmanaged<ObjectTables>?
     /// Changes whenever what this context sees may have changed (results re-run then).
     @exclusivity(unchecked) @usableFromInline private(set) var stamp = 0
     private var pendingError: Error?
@@ -53,6 +55,21 @@ public final class ObjectContext {
     init(store: ObjectStore, tables: ObjectTables) {
         self.store = store
         fixedTables = tables
+        lendTables()
+    }
+
+    private func lendTables() {
+        tablesInUse = (fixedTables ?? writeTables ?? readTables).map { Unmanaged.passUnretained($0) }
+    }
+
+    /// `body` with the tables `tables()` gives, lent without a retain while the context holds
+    /// them: `tables()` hands them out retained, an atomic pair per call, and a lookup by
+    /// primary key or a list's iteration asked more than once. `body` must not move the
+    /// context to another version.
+    @inline(__always)
+    func withTables<R>(_ body: (ObjectTables) throws -> R) throws -> R {
+        if let t = tablesInUse { return try t._withUnsafeGuaranteedRef(body) }
+        return try body(tables())
     }
 
     deinit { readTx?.end() }
@@ -311,19 +328,22 @@ public final class ObjectContext {
 
     /// The rows of the `count` objects `key(i)` names (nil when one is not a key).
     private func stableRows(count: Int, className: String, _ key: (Int) -> Int64?) -> [UnsafeRawBufferPointer]? {
-        guard count > 0, let t = try? tables(), t.tx.lendsStableBytes, let plan = try? t.plan(named: className)
-        else { return nil }
-        return try? t.stableRows(plan, count: count, key)
+        guard count > 0 else { return nil }
+        return try? withTables { t in
+            guard t.tx.lendsStableBytes else { return nil }
+            return try t.withPlan(named: className) { plan in try t.stableRows(plan, count: count, key) }
+        }
     }
 
     /// The origins of `link` and, in a read, their rows, for an iteration of an object's
     /// linking objects; nil on a failure, left to the results' own read to report.
     @usableFromInline
     func linkingIteration(_ link: LinkSource) -> (keys: [Int64], rows: [UnsafeRawBufferPointer]?)? {
-        let ev = try? QueryEvaluator(t: tables())
-        guard let keys = try? ev?.linkingKeys(to: link.target, link.key, link.property, from: link.origin) else {
-            return nil
-        }
+        guard
+            let keys = try? withTables({ t in
+                try QueryEvaluator(t: t).linkingKeys(to: link.target, link.key, link.property, from: link.origin)
+            })
+        else { return nil }
         let rows = stableRows(keys: keys, className: link.origin)
         return (keys, rows?.count == keys.count ? rows : nil)
     }
@@ -338,14 +358,16 @@ public final class ObjectContext {
     /// without a copy of the whole `Property` (its strings retained and released) per read.
     func readList(_ ref: ManagedRef, pid: UInt32, name: String, ownerRow: UnsafeRawBufferPointer?) -> [ObjectValue] {
         do {
-            let t = try tables()
             // The plan, not the class: found by name through the plan asked for last, where
             // the class was a dictionary lookup and a copy of its schema per read.
-            let plan = try t.plan(named: ref.className)
-            guard try ownerRow != nil || t.exists(plan, ref.key) else {
-                throw ObjectError.objectDeleted(className: plan.name)
+            return try withTables { t in
+                try t.withPlan(named: ref.className) { plan in
+                    guard try ownerRow != nil || t.exists(plan, ref.key) else {
+                        throw ObjectError.objectDeleted(className: plan.name)
+                    }
+                    return try t.list(plan, ref.key, pid: pid, ownerRow: ownerRow)
+                }
             }
-            return try t.list(plan, ref.key, pid: pid, ownerRow: ownerRow)
         } catch {
             return unreadable([], "reading \(ref.className).\(name)", error)
         }
@@ -704,42 +726,64 @@ public final class ObjectContext {
 
     /// The object with this primary key, or nil.
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws -> T? {
-        let t = try tables()
-        let plan = try t.plan(named: modelName(type))
-        guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
-        return try object(type, plan, primaryKey: try DynamicValue.toStored(key, pk, className: plan.name), t)
+        let name = modelName(type)
+        let hit = try withTables { t in
+            try t.withPlan(named: name) { plan in
+                guard let pk = plan.primaryKey else { throw ObjectError.missingPrimaryKey(className: plan.name) }
+                return try lookUp(primaryKey: try DynamicValue.toStored(key, pk, className: plan.name), plan, t)
+            }
+        }
+        return hit.map { accessor(type, key: $0.key, className: name, row: $0.row) }
     }
 
     /// As `object(ofType:forPrimaryKey:)` with a key of a static type: an integer, String or
     /// UUID key of the primary key's kind is looked up without going through `Any`.
     public func object<T: Object, K: _PersistableScalar>(ofType type: T.Type, forPrimaryKey key: K) throws -> T? {
-        let t = try tables()
-        let plan = try t.plan(named: modelName(type))
-        guard let kind = plan.primaryKey?.kind else { throw ObjectError.missingPrimaryKey(className: plan.name) }
-        let stored = key._stored
-        switch (kind, stored) {
-        case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid):
-            return try object(type, plan, primaryKey: stored, t)
-        default: return try object(ofType: type, forPrimaryKey: key as Any)
+        let name = modelName(type)
+        switch try lookUp(primaryKey: key._stored, className: name) {
+        case .found(let k, let row): return accessor(type, key: k, className: name, row: row)
+        case .absent: return nil
+        case .otherKind: return try object(ofType: type, forPrimaryKey: key as Any)
         }
     }
 
-    /// The object whose primary key is `v` (already of the key's kind). An integer primary key
-    /// is the object key: one descent finds the row for the accessor too.
-    private func object<T: Object>(
-        _ type: T.Type, _ plan: ObjectTables.ClassPlan, primaryKey v: ObjectValue, _ t: ObjectTables
-    ) throws -> T? {
+    private enum PrimaryKeyHit {
+        case found(Int64, UnsafeRawBufferPointer?)
+        case absent
+        /// The key is not of the primary key's kind (it is converted through `Any`).
+        case otherKind
+    }
+
+    /// The lookup, apart from the accessor: this part is not generic, so the tables and the
+    /// plan are lent to it (no retain) and nothing looks up an `Optional<T>`'s metadata.
+    private func lookUp(primaryKey stored: ObjectValue, className: String) throws -> PrimaryKeyHit {
+        try withTables { t in
+            try t.withPlan(named: className) { plan in
+                guard let kind = plan.primaryKey?.kind else {
+                    throw ObjectError.missingPrimaryKey(className: plan.name)
+                }
+                switch (kind, stored) {
+                case (.int, .int), (.int64, .int), (.string, .string), (.uuid, .uuid):
+                    return try lookUp(primaryKey: stored, plan, t).map { .found($0.key, $0.row) } ?? .absent
+                default: return .otherKind
+                }
+            }
+        }
+    }
+
+    /// The object whose primary key is `v` (already of the key's kind), and its row when it
+    /// stays valid. An integer primary key is the object key: one descent finds the row too.
+    private func lookUp(
+        primaryKey v: ObjectValue, _ plan: ObjectTables.ClassPlan, _ t: ObjectTables
+    ) throws -> (key: Int64, row: UnsafeRawBufferPointer?)? {
         guard plan.primaryKey?.kind.isInteger == true else {
-            return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { accessor(type, key: $0, className: plan.name) }
+            return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { ($0, nil) }
         }
         guard case .int(let k) = v else { return nil }
-        // Whether the row exists and the row to keep, out of the lookup: a closure returning a
-        // `T?` looked up the metadata of `Optional<T>` on every call (this code is generic).
-        let (exists, kept) = try t.withRow(plan, k) { row -> (Bool, UnsafeRawBufferPointer?) in
-            guard let row else { return (false, nil) }
-            return (true, t.lendsRowUntilWrite(plan, k) ? row : nil)
+        return try t.withRow(plan, k) { row in
+            guard let row else { return nil }
+            return (k, t.lendsRowUntilWrite(plan, k) ? row : nil)
         }
-        return exists ? accessor(type, key: k, className: plan.name, row: kept) : nil
     }
 
     /// The object with this object key (see `Object.objectKey`), or nil.

@@ -216,7 +216,21 @@ final class ObjectTables {
         lastPlan = p
         return p
     }
-    @exclusivity(unchecked) private var lastPlan: ClassPlan?
+    @exclusivity(unchecked) private var lastPlan: ClassPlan? {
+        didSet { lastPlanRef = lastPlan.map { Unmanaged.passUnretained($0) } }
+    }
+    @exclusivity(unchecked) private var lastPlanRef: Unmanaged<ClassPlan>?
+
+    /// `body` with the plan of class `name`; the one asked for last is lent without a retain
+    /// (`plan(named:)` hands it out retained, an atomic pair per call). Plans live as long as
+    /// the tables, but for a migration's `dropPlans`, which `body` must not cause.
+    @inline(__always)
+    func withPlan<R>(named name: String, _ body: (ClassPlan) throws -> R) throws -> R {
+        if let p = lastPlanRef, p._withUnsafeGuaranteedRef({ $0.name == name }) {
+            return try p._withUnsafeGuaranteedRef(body)
+        }
+        return try body(plan(named: name))
+    }
     @exclusivity(unchecked) private var previousPlan: ClassPlan?
     @exclusivity(unchecked) private var plansByName: [String: ClassPlan] = [:]
 
