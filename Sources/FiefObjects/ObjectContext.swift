@@ -226,12 +226,21 @@ public final class ObjectContext {
         _ obj: Object, _ key: PropertyKey, wrapper: Persisted<V>.Type, _ body: (PropertyAccess) -> R
     ) -> R {
         if let p = propertyCache.borrow(key) { return p._withUnsafeGuaranteedRef(body) }
-        return body(property(obj._ref.unsafelyUnwrapped, key, wrapper: wrapper))
+        return propertyRef(obj._ref.unsafelyUnwrapped, key, wrapper: wrapper)._withUnsafeGuaranteedRef(body)
     }
 
-    @usableFromInline
     func property<V>(_ ref: ManagedRef, _ key: PropertyKey, wrapper: Persisted<V>.Type) -> PropertyAccess {
-        if let p = propertyCache.find(key) { return p }
+        propertyRef(ref, key, wrapper: wrapper).takeUnretainedValue()
+    }
+
+    /// The property `key` names, unretained: the cache (or, for one that could not be
+    /// resolved, its placeholders) keeps it until the context moves to another version. Handed
+    /// out retained, a walk that reads a few properties in turn paid an atomic pair per read.
+    @usableFromInline
+    func propertyRef<V>(_ ref: ManagedRef, _ key: PropertyKey, wrapper: Persisted<V>.Type)
+        -> Unmanaged<PropertyAccess>
+    {
+        if let p = propertyCache.promote(key) ?? propertyCache.find(key).map(Unmanaged.passUnretained) { return p }
         let name = ModelInfo.of(key.owner).propertyName(wrapperAt: key.offset, wrapper)
         do {
             let t = try tables()
@@ -241,11 +250,12 @@ public final class ObjectContext {
             }
             let access = PropertyAccess(p, plan: plan)
             propertyCache.add(key, access)
-            return access
+            return Unmanaged.passUnretained(access)
         } catch {
-            // The read that follows fails the same way and returns its default.
-            return unreadable(
-                PropertyAccess(Property(name: name, kind: .int), plan: nil), "\(ref.className).\(name)", error)
+            // The read that follows fails the same way and returns its default; the failure is
+            // reported at every read, through one placeholder per property.
+            let placeholder = propertyCache.placeholder(key, name)
+            return Unmanaged.passUnretained(unreadable(placeholder, "\(ref.className).\(name)", error))
         }
     }
 
@@ -875,7 +885,8 @@ struct PropertyKey: Hashable {
 struct PropertyCache {
     @usableFromInline var lastID: PropertyKey?
     private var last: PropertyAccess?
-    /// `last`, unretained: what `borrow` hands out while `last` keeps it alive.
+    /// The one found last, unretained: what `borrow` hands out while `last`, the recent list
+    /// or `all` keeps it alive.
     @usableFromInline var lastUnretained: Unmanaged<PropertyAccess>?
     private var all: [PropertyKey: PropertyAccess] = [:]
 
@@ -891,8 +902,23 @@ struct PropertyCache {
     private var nextRecent = 0
     private static let recentCount = 8
 
+    /// The property for `id` when it is among the few found last, made the one found last,
+    /// unretained (they keep it): a walk that reads a few properties in turn (a person's dogs,
+    /// each dog's name and owners) retained and released it at most reads.
+    @usableFromInline
+    mutating func promote(_ id: PropertyKey) -> Unmanaged<PropertyAccess>? {
+        for i in recent.indices where recent[i].id == id {
+            let p = Unmanaged.passUnretained(recent[i].access)
+            lastID = id
+            lastUnretained = p
+            return p
+        }
+        return nil
+    }
+
     mutating func find(_ id: PropertyKey) -> PropertyAccess? {
-        if id == lastID { return last }
+        // Not `last`: `promote` moves the one found last without it.
+        if id == lastID, let p = lastUnretained { return p.takeUnretainedValue() }
         let p: PropertyAccess
         if let i = recent.firstIndex(where: { $0.id == id }) {
             p = recent[i].access
@@ -904,6 +930,17 @@ struct PropertyCache {
         lastID = id
         last = p
         lastUnretained = Unmanaged.passUnretained(p)
+        return p
+    }
+
+    /// Properties that could not be resolved, each read's stand-in (a property without a plan,
+    /// whose reads report the failure).
+    private var placeholders: [PropertyKey: PropertyAccess] = [:]
+
+    mutating func placeholder(_ id: PropertyKey, _ name: String) -> PropertyAccess {
+        if let p = placeholders[id] { return p }
+        let p = PropertyAccess(Property(name: name, kind: .int), plan: nil)
+        placeholders[id] = p
         return p
     }
 
