@@ -31,6 +31,8 @@ protocol ObjectBenchSystem: AnyObject {
     /// changed: Fief delivers an observed Results' change set, SQLite runs the query again.
     /// Returns the number of changed positions (or of rows read).
     func refreshSortedView() throws -> Int
+    /// Ends what `refreshSortedView` keeps between calls (Fief: the observer and its context).
+    func stopObserving()
     func fileBytes() -> UInt64
     func close()
     /// Commits made and pages they wrote so far (Fief only: pages per commit in the report).
@@ -45,6 +47,7 @@ extension ObjectBenchSystem {
     var commitCounts: Database.CommitCounts? { nil }
     var treeDescents: Int? { nil }
     func tableSpace() throws -> [TableSpace] { [] }
+    func stopObserving() {}
 }
 
 /// Fief's object layer.
@@ -142,6 +145,11 @@ final class FiefObjectSystem: ObjectBenchSystem {
 
     func setAge(_ id: Int64, _ age: Int) throws {
         try ctx.write { if let p = try ctx.object(ofType: BenchPerson.self, forPrimaryKey: id) { p.age = age } }
+    }
+
+    func stopObserving() {
+        observer?.token.invalidate()
+        observer = nil
     }
 
     func refreshSortedView() throws -> Int {
