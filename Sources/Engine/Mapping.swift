@@ -43,6 +43,9 @@ final class PageSource: @unchecked Sendable {
     /// always authenticated, which is stronger.)
     let verifyChecksums: Bool
     let encrypted: EncryptedPages?
+    /// `encrypted`, unretained (this source holds it): bound with `if let`, it was an atomic
+    /// retain and release per page read of an encrypted file.
+    private let encryptedRef: Unmanaged<EncryptedPages>?
     /// The one ref that may point inside a page: the version's catalog leaf, embedded in its
     /// top node (`Meta`); 0 when there is none. Any other misaligned ref is corruption.
     let embeddedCatalog: UInt64
@@ -55,6 +58,7 @@ final class PageSource: @unchecked Sendable {
         self.limit = limit
         self.verifyChecksums = verifyChecksums
         self.encrypted = encrypted
+        encryptedRef = encrypted.map { Unmanaged.passUnretained($0) }
         self.embeddedCatalog = embeddedCatalog
     }
 
@@ -82,8 +86,8 @@ final class PageSource: @unchecked Sendable {
         guard ref >= ps, ref % ps == 0, ref + ps <= limit, ref + ps <= UInt64(mapping.length) else {
             throw CorruptNode(ref: ref, detail: "reference \(ref) is outside the file's \(limit) bytes or misaligned")
         }
-        if let encrypted {
-            let e = try encrypted.extent(at: ref, mapping: mapping, limit: limit)
+        if let encryptedRef {
+            let e = try encryptedRef._withUnsafeGuaranteedRef { try $0.extent(at: ref, mapping: mapping, limit: limit) }
             return PageView(
                 raw: UnsafeRawBufferPointer(start: e.baseAddress, count: PageGeometry.encrypted.pageBytes), ref: ref
             )
