@@ -24,6 +24,9 @@ public final class ObjectContext {
     private let fixedTables: ObjectTables?
     /// The tables `tables()` gives while the context holds them, unretained, for `withTables`.
     @exclusivity(unchecked) private var tablesInUse: Unmanaged<ObjectTables>?
+    /// The tables whose changes `rowStamp` counts, unretained (bound, they were an atomic pair
+    /// per property read inside a write).
+    @exclusivity(unchecked) private var writingTables: Unmanaged<ObjectTables>?
     /// Changes whenever what this context sees may have changed (results re-run then).
     @exclusivity(unchecked) @usableFromInline private(set) var stamp = 0
     private var pendingError: Error?
@@ -60,6 +63,7 @@ public final class ObjectContext {
 
     private func lendTables() {
         tablesInUse = (fixedTables ?? writeTables ?? readTables).map { Unmanaged.passUnretained($0) }
+        writingTables = (fixedTables ?? writeTables).map { Unmanaged.passUnretained($0) }
     }
 
     /// `body` with the tables `tables()` gives, lent without a retain while the context holds
@@ -276,8 +280,8 @@ public final class ObjectContext {
     /// a write also the transaction's count of changes, since a change may move or rewrite
     /// the bytes a row was lent from (`Transaction.lendsBytesUntilWrite`).
     @usableFromInline var rowStamp: Int {
-        guard let t = fixedTables ?? writeTables else { return stamp }
-        return stamp &+ (t.changes &<< 32)
+        guard let t = writingTables else { return stamp }
+        return stamp &+ (t._withUnsafeGuaranteedRef { $0.changes } &<< 32)
     }
 
     /// As `exists(ref)`, true at once when the object holds its row for this version.
@@ -398,9 +402,18 @@ public final class ObjectContext {
     }
 
     func writeProperty(_ ref: ManagedRef, _ p: Property, _ u: _UnmanagedValue) throws {
-        let t = try writer("setting \(ref.className).\(p.name)")
         // A value through the class's plan, found by name: no lookup and copy of its schema.
-        if case .value(let v) = u { return try t.set(try t.plan(named: ref.className), ref.key, p, v) }
+        // The tables and the plan are lent (a set changes neither the version nor the plans):
+        // handed out, they were two atomic pairs per set.
+        if case .value(let v) = u {
+            return try withTables { t in
+                guard t.writer != nil else {
+                    throw ObjectError.notInWriteTransaction("setting \(ref.className).\(p.name)")
+                }
+                try t.withPlan(named: ref.className) { plan in try t.set(plan, ref.key, p, v) }
+            }
+        }
+        let t = try writer("setting \(ref.className).\(p.name)")
         let c = try t.cls(ref.className)
         switch u {
         case .list(let items):

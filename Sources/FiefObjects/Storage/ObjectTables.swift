@@ -14,6 +14,7 @@ final class ObjectTables {
 
     init(tx: Transaction, schema: StoredSchema, path: String) {
         self.tx = tx
+        writer = tx as? WriteTransaction
         self.schema = schema
         self.path = path
     }
@@ -37,7 +38,9 @@ final class ObjectTables {
             absentTables: absentTablesAt == tx.catalogChanges ? absentTables : [], clusterShifts: shifts)
     }
 
-    var writer: WriteTransaction? { tx as? WriteTransaction }
+    /// `tx` when it writes. Kept, not cast for each use: a row's put or a property's set
+    /// asked for it through a dynamic cast.
+    let writer: WriteTransaction?
 
     func updateSchema(_ s: StoredSchema) {
         schema = s
