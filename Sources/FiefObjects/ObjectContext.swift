@@ -513,38 +513,42 @@ public final class ObjectContext {
         let unmanaged = target.model.unmanagedValues(obj)
         var pk: ObjectValue?
         if let i = target.fields.primaryKey, case .value(let v) = unmanaged[i] { pk = v }
-        let (key, existing) = try keyFor(target.cls, plan.layout, pk, update, t)
-        obj.manage(ManagedRef(ctx: self, className: plan.name, key: key))
-        let stampBeforeLinks = stamp
-        var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
-        values.reserveCapacity(plan.stored.count)
-        lists.reserveCapacity(plan.lists.count)
-        do {
-            let pids = target.fields.pids, cid = plan.cid
-            for i in 0..<unmanaged.count {
-                guard let pid = pids[i] else { continue }
-                let u = unmanaged[i]
-                // A new object's new targets hold its backlink from their first row.
-                let link = existing ? nil : CompactRow.Backlink(cid: cid, pid: pid, origin: key, count: 1)
-                if case .list(let items) = u {
-                    lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
-                } else {
-                    values[pid] = try resolve(u, update, t, linkedFrom: link)
+        // The class schema lent by its target for the whole add: read out of it for `keyFor`
+        // and `store`, it was copied (four retains and releases) for every object added.
+        return try target.withClass { c in
+            let (key, existing) = try keyFor(c, plan.layout, pk, update, t)
+            obj.manage(ManagedRef(ctx: self, className: plan.name, key: key))
+            let stampBeforeLinks = stamp
+            var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
+            values.reserveCapacity(plan.stored.count)
+            lists.reserveCapacity(plan.lists.count)
+            do {
+                let pids = target.fields.pids, cid = plan.cid
+                for i in 0..<unmanaged.count {
+                    guard let pid = pids[i] else { continue }
+                    let u = unmanaged[i]
+                    // A new object's new targets hold its backlink from their first row.
+                    let link = existing ? nil : CompactRow.Backlink(cid: cid, pid: pid, origin: key, count: 1)
+                    if case .list(let items) = u {
+                        lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
+                    } else {
+                        values[pid] = try resolve(u, update, t, linkedFrom: link)
+                    }
                 }
+                // The key found free is still free unless a linked object added since took it.
+                // Handed over, not copied: the insert adds the list counts to it.
+                try store(
+                    c, key, existing: existing, consume values, lists, update, t,
+                    keyIsFree: plan.layout.primaryKeyIsInteger && stamp == stampBeforeLinks,
+                    linkedFrom: linkedFrom)
+            } catch {
+                // Entries its new targets hold for it, its row never written: taken back (an
+                // error a caller catches must leave the objects it keeps consistent).
+                try t.revokePreLinks(c, key)
+                throw error
             }
-            // The key found free is still free unless a linked object added since took it.
-            // Handed over, not copied: the insert adds the list counts to it.
-            try store(
-                target.cls, key, existing: existing, consume values, lists, update, t,
-                keyIsFree: plan.layout.primaryKeyIsInteger && stamp == stampBeforeLinks,
-                linkedFrom: linkedFrom)
-        } catch {
-            // Entries its new targets hold for it, its row never written: taken back (an
-            // error a caller catches must leave the objects it keeps consistent).
-            try t.revokePreLinks(target.cls, key)
-            throw error
+            return key
         }
-        return key
     }
 
     /// The key for a new or existing object with primary key value `pk`.

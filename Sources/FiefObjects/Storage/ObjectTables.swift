@@ -65,6 +65,10 @@ final class ObjectTables {
             self.plan = plan
             self.fields = fields
         }
+
+        /// `body` with the class schema borrowed from here, not copied out.
+        @inline(__always)
+        func withClass<R>(_ body: (ClassSchema) throws -> R) rethrows -> R { try body(cls) }
     }
     /// A few model types a transaction, searched in order (a hashed table cost a one-object
     /// write more than it saved).
@@ -179,7 +183,15 @@ final class ObjectTables {
     func plan(_ c: ClassSchema) -> ClassPlan {
         // The class asked for last first: an insert asks for its class's plan several times.
         if let last = lastPlan, last.cid == c.cid { return last }
+        // Then the one before it: adding objects with new linked ones (a person and its dogs)
+        // alternates between two classes, and hashed the class id at every switch.
+        if let previous = previousPlan, previous.cid == c.cid {
+            previousPlan = lastPlan
+            lastPlan = previous
+            return previous
+        }
         if let p = plans[c.cid] {
+            previousPlan = lastPlan
             lastPlan = p
             return p
         }
@@ -894,7 +906,7 @@ final class ObjectTables {
         let held: (entry: CompactRow.Backlink, bytes: [UInt8])? = linkedFrom.flatMap { e in
             plan.legacyRows || BrokenObjectLayer.on(.skipBacklink) ? nil : CompactRow.encode([e]).map { (e, $0) }
         }
-        try putRow(c, key, vals, inlineLists: inRow, fresh: true, heldBacklinks: held?.bytes)
+        try putRow(c, plan, key, vals, inlineLists: inRow, fresh: true, heldBacklinks: held?.bytes)
         if let held { preLinks.add(held.entry, targetCid: c.cid, target: key) }
         // Entries new targets already hold for this object (added with it, before it).
         var pre = preLinks.take(cid: c.cid, key: key)
@@ -989,12 +1001,13 @@ final class ObjectTables {
         throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
     }
 
-    /// `heldBacklinks`: a new row's first backlink entries (`fresh` only).
+    /// `heldBacklinks`: a new row's first backlink entries (`fresh` only). `plan`: the class's,
+    /// which each caller has at hand (found again here and for the codec, each was a lookup
+    /// and an atomic pair per row).
     private func putRow(
-        _ c: ClassSchema, _ key: Int64, _ vals: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]>,
+        _ c: ClassSchema, _ plan: ClassPlan, _ key: Int64, _ vals: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]>,
         fresh: Bool = false, heldBacklinks: [UInt8]? = nil
     ) throws {
-        let plan = plan(c)
         let varLength = plan.varLength
         for i in varLength.indices {
             let n: Int
@@ -1007,7 +1020,7 @@ final class ObjectTables {
         }
         try checkKinds(c, plan, vals)
         let held = fresh ? RowCodec.backlinksSize(heldBacklinks?.count ?? 0) : 0
-        var (row, moved) = codec(c).encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
+        var (row, moved) = plan.codec.encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
             // The links to the object that its row kept stay with it.
@@ -1280,7 +1293,7 @@ final class ObjectTables {
         if old == v, !(old.numeric?.isNaN ?? false) { return }
         vals[p.pid] = v
         try changeIndexAndBacklinks(c, key, p, from: old, to: v)
-        try putRow(c, key, vals, inlineLists: try inlineLists(plan, key))
+        try putRow(c, plan, key, vals, inlineLists: try inlineLists(plan, key))
     }
 
     /// Keeps a property's index entry and, for a link, the target's backlinks in step with a
@@ -1314,10 +1327,11 @@ final class ObjectTables {
         }
         var vals = try values(c, key)
         vals[p.pid] = .int(Int64(items.count))
-        var inRow = try inlineLists(plan(c), key)
+        let plan = plan(c)
+        var inRow = try inlineLists(plan, key)
         inRow[p.pid] = RowCodec.inlineBytes(items)
         if inRow[p.pid] == nil { try writeList(c, key, p, items) } else { try deleteList(c, key, p) }
-        try putRow(c, key, vals, inlineLists: inRow)
+        try putRow(c, plan, key, vals, inlineLists: inRow)
     }
 
     static let listChunk = 240

@@ -356,6 +356,9 @@ final class RowCodec {
             return nil
         }
         var out: [UInt8] = []
+        // Room for short links and integers (a dog's key in four bytes): grown element by
+        // element, a list of a few reallocated its bytes as often.
+        out.reserveCapacity(items.count * 4)
         for v in items {
             TaggedValue.encode(v, into: &out)
             if out.count > maxInlineListBytes { return nil }

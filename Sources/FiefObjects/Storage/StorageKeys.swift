@@ -225,9 +225,8 @@ enum TaggedValue {
             return
         }
         out.append(short)
-        var w = CompactRow.Writer()
-        w.leb64(z)
-        out.append(contentsOf: w.bytes)
+        // Into `out` itself: through a writer of its own, each element allocated an array.
+        CompactRow.appendLeb(z, to: &out)
     }
 
     private static func append64(_ out: inout [UInt8], _ v: UInt64) {
