@@ -925,17 +925,23 @@ final class ObjectTables {
                 var targets: [Int64] = []
                 targets.reserveCapacity(items.count)
                 for case .link(let t) in items { targets.append(t) }
-                // Sorted only when there are two: sorting an empty list's array allocated a
-                // buffer of its own for it.
-                if targets.count > 1 { targets.sort() }
+                // Sorted only when out of order: sorting an empty list's array allocated a
+                // buffer of its own for it, and targets added with their origin come in key
+                // order already (sorting them anyway was a merge sort per list).
+                if !ObjectTables.ascending(targets) { targets.sort() }
                 // Each held entry counts one of its target's links (a target is added once).
                 // Both sorted, they are matched in one merge walk (a Set of them cost an
                 // allocation and a hash per target).
                 var heldBy: [Int64] = []
                 if tc != nil, pre.contains(where: mine) {
-                    for h in pre where mine(h) { heldBy.append(h.target) }
-                    pre.removeAll(where: mine)
-                    if heldBy.count > 1 { heldBy.sort() }
+                    // Split in one pass: `removeAll(where:)` after the search partitioned and
+                    // moved the entries for each list.
+                    var rest: [PreLinks.Held] = []
+                    for h in pre {
+                        if mine(h) { heldBy.append(h.target) } else { rest.append(h) }
+                    }
+                    pre = rest
+                    if !ObjectTables.ascending(heldBy) { heldBy.sort() }
                 }
                 var unmatched: [Int64] = []
                 var i = 0, h = 0
@@ -976,6 +982,16 @@ final class ObjectTables {
         for i in listProperties.indices where !listProperties[i].isLink && inRow[listProperties[i].pid] == nil {
             try writeList(c, key, listProperties[i], lists[listProperties[i].pid] ?? [], fresh: true)
         }
+    }
+
+    /// Whether `keys` are in ascending order (an empty list and one of one are).
+    private static func ascending(_ keys: [Int64]) -> Bool {
+        var i = 1
+        while i < keys.count {
+            if keys[i - 1] > keys[i] { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The class id of the target of link property `i` of `plan` (`plan.links[i]`), found by
