@@ -811,10 +811,9 @@ public final class ObjectContext {
             return try t.lookupPrimaryKey(try t.cls(plan.name), v).map { ($0, nil) }
         }
         guard case .int(let k) = v else { return nil }
-        return try t.withRow(plan, k) { row in
-            guard let row else { return nil }
-            return (k, t.lendsRowUntilWrite(plan, k) ? row : nil)
-        }
+        // Asked before the descent: the closure then captures no reference to retain.
+        let lends = t.lendsRowUntilWrite(plan, k)
+        return try t.withRow(plan, k) { row in row.map { (k, lends ? $0 : nil) } }
     }
 
     /// The object with this object key (see `Object.objectKey`), or nil.

@@ -1156,9 +1156,9 @@ final class ObjectTables {
     /// holds decoded, or in the leaf this write copied (`mutateValue`: one descent, no decode
     /// of the cluster, no put). Returns nil when no object has `key`; `.some(nil)` when the
     /// row must be encoded again (its layout is not the current one).
-    private func patchRow(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue, _ w: WriteTransaction)
-        throws -> ObjectValue??
-    {
+    /// The write's engine transaction is reached through `tx` (the caller has seen it writes):
+    /// bound from `writer`, it was an atomic pair per set.
+    private func patchRow(_ plan: ClassPlan, _ key: Int64, _ p: Property, _ v: ObjectValue) throws -> ObjectValue?? {
         guard try hasObjectsTable(plan), !plan.legacyRows else { return nil }
         let shift = try clusterShift(plan)
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
@@ -1171,7 +1171,7 @@ final class ObjectTables {
             }
         } else {
             _ = try number.withKeyBytes { k in
-                try w.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
+                try tx.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
                     try decodeGuarded {
                         let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
                         guard let i = view.index(ofSlot: slot) else { return }
@@ -1285,10 +1285,10 @@ final class ObjectTables {
         guard v.fits(p) else {
             throw ObjectError.typeMismatch(className: plan.name, property: p.name, expected: p.typeName, found: "\(v)")
         }
-        if !p.primaryKey, !p.list, !p.kind.isVariableLength, let w = writer {
+        if !p.primaryKey, !p.list, !p.kind.isVariableLength, writer != nil {
             // A fixed-width value in a row of the current layout: its bytes patched in place
             // (no decode into a dictionary, no re-encode).
-            guard let patched = try patchRow(plan, key, p, v, w) else {
+            guard let patched = try patchRow(plan, key, p, v) else {
                 throw ObjectError.objectDeleted(className: plan.name)
             }
             if let old = patched {

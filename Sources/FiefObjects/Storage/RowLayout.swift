@@ -514,19 +514,21 @@ final class RowCodec {
     /// value already there.
     func patch(_ row: UnsafeMutableRawBufferPointer, pid: UInt32, _ v: ObjectValue, key: Int64) throws -> ObjectValue? {
         let r = UnsafeRawBufferPointer(row)
-        let l = try layout(of: r)
-        guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength,
-            let (_, start) = CompactRow.header(r)
-        else { return nil }
-        let f = try located(r, from: start, layout: l, slot: s)
-        let old = try value(of: try field(r, f, l.widths[s], key: key), kind: l.kinds[s], outOfRow: { nil })
-        if old == v, !(old.numeric?.isNaN ?? false) { return old }
-        // Encoded beside the row, not in an array: a heap buffer per set was a fifth of it.
-        return withUnsafeTemporaryAllocation(byteCount: CompactRow.maxScalarSize, alignment: 1) { out in
-            guard let n = CompactRow.encodeScalar(v, key: key, into: out), n == f.offset + f.count - f.serialAt
+        // The layout lent, not handed out (an atomic pair per set).
+        return try withLayout(of: r) { l in
+            guard l === current, let s = l.slot(of: pid), !l.lists[s], !l.kinds[s].isVariableLength,
+                let (_, start) = CompactRow.header(r)
             else { return nil }
-            row.baseAddress!.advanced(by: f.serialAt).copyMemory(from: out.baseAddress!, byteCount: n)
-            return old
+            let f = try located(r, from: start, layout: l, slot: s)
+            let old = try value(of: try field(r, f, l.widths[s], key: key), kind: l.kinds[s], outOfRow: { nil })
+            if old == v, !(old.numeric?.isNaN ?? false) { return old }
+            // Encoded beside the row, not in an array: a heap buffer per set was a fifth of it.
+            return withUnsafeTemporaryAllocation(byteCount: CompactRow.maxScalarSize, alignment: 1) { out in
+                guard let n = CompactRow.encodeScalar(v, key: key, into: out), n == f.offset + f.count - f.serialAt
+                else { return nil }
+                row.baseAddress!.advanced(by: f.serialAt).copyMemory(from: out.baseAddress!, byteCount: n)
+                return old
+            }
         }
     }
 }
