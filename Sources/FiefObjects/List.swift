@@ -9,8 +9,9 @@ protocol ListBase { var anyElements: [Any] { get } }
 /// An ordered to-many property: `@Persisted var dogs: List<Dog>` or `List<Int>`. Unmanaged, it
 /// holds its elements; managed, every read and change goes to the stored list.
 public final class List<Element: _Persistable>: _ListProtocol, RandomAccessCollection, ListBase {
-    private var items: [Element]
-    private(set) var ref: ManagedRef?
+    /// An unmanaged list's elements. Inlinable code reads it (`append`).
+    @exclusivity(unchecked) @usableFromInline var items: [Element]
+    @usableFromInline private(set) var ref: ManagedRef?
     /// The property as the context read it: a reference, where a `Property` was copied (its
     /// strings retained) at every read of the list.
     private var access: PropertyAccess?
@@ -125,8 +126,17 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         return try ref.ctx.resolve(e._unmanaged, .error, try ref.ctx.writer("changing a list"))
     }
 
+    /// Inlinable, so appending to an unmanaged list (building objects to add) is an array
+    /// append specialized for the element type: through this generic class's own code, each
+    /// element went through the value witnesses of an unknown type (about a thousand
+    /// instructions per append).
+    @inlinable
     public func append(_ e: Element) {
         guard ref != nil else { items.append(e); return }
+        appendManaged(e)
+    }
+
+    @usableFromInline func appendManaged(_ e: Element) {
         change("List.append") { v, _ in v.append(try stored(e)) }
     }
 
@@ -214,6 +224,16 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
     /// metadata of its arrays at run time for each list of each object added.
     public var _unmanaged: _UnmanagedValue {
         guard ref == nil else { return .list(map { $0._unmanaged }) }
+        // A list of objects (the common list) is read as the class references it holds: each
+        // element through the generic witnesses was a value-witness copy and a witness call,
+        // with a retain and release apiece, for every link of every object added.
+        if Element.self is Object.Type {
+            let objects = unsafeBitCast(items, to: [Object].self)
+            var out: [_UnmanagedValue] = []
+            out.reserveCapacity(objects.count)
+            for o in objects { out.append(.object(o)) }
+            return .list(out)
+        }
         let items = items, n = items.count
         var out: [_UnmanagedValue] = []
         out.reserveCapacity(n)
