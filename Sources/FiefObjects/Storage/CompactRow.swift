@@ -396,7 +396,10 @@ enum CompactRow {
         /// String or data bytes kept in the row.
         mutating func bytes(_ b: some Collection<UInt8>, count: Int) {
             leb(2 * count + 1)
-            bytes.append(contentsOf: b)
+            // Copied from contiguous storage where there is one (a small string's too): the
+            // generic append walked a string's UTF-8 view.
+            let copied: Void? = b.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+            if copied == nil { bytes.append(contentsOf: b) }
         }
 
         mutating func outOfRow(count: Int) { leb(2 * count + 2) }

@@ -1109,11 +1109,15 @@ final class ObjectTables {
                 plan.objectsTableExists = true
             }
             if let found = plan.writeLookup, found.number == number, found.writes == tx.writes {
-                rows = try found.view.map { v in try decodeGuarded { try ClusterRows(v) } } ?? ClusterRows(shift: shift)
+                if let v = found.view {
+                    rows = try decodeGuarded { try ClusterRows(v) }
+                } else {
+                    rows = ClusterRows.empty(shift: shift)
+                }
             } else {
                 rows = try number.withKeyBytes { k in
                     try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
-                        guard let v else { return ClusterRows(shift: shift) }
+                        guard let v else { return ClusterRows.empty(shift: shift) }
                         return try decodeGuarded { try ClusterRows(ClusterView(v, shift: shift)) }
                     }
                 }
