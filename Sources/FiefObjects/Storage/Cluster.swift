@@ -382,17 +382,22 @@ final class ClusterRows {
 
     /// Puts the row of slot `s`; true when the slot was empty.
     @discardableResult
-    func put(slot s: Int, _ row: [UInt8]) -> Bool {
+    func put(slot s: Int, _ row: [UInt8]) -> Bool { row.withUnsafeBytes { put(slot: s, $0) } }
+
+    /// As above, the row lent by address.
+    @discardableResult
+    func put(slot s: Int, _ row: UnsafeRawBufferPointer) -> Bool {
         let (i, found) = position(s)
         if !found && i == slots.count {
-            // After every row (a load in key order): three appends, no generic insert.
-            heap.append(contentsOf: row)
+            // After every row (a load in key order): three appends, no generic insert; the
+            // bytes as typed ones, so the append is one copy.
+            row.withMemoryRebound(to: UInt8.self) { heap.append(contentsOf: $0) }
             slots.append(s)
             ends.append(heap.count)
             return true
         }
         let r = found ? range(i) : (i == 0 ? 0 : ends[i - 1])..<(i == 0 ? 0 : ends[i - 1])
-        heap.replaceSubrange(r, with: row)
+        row.withMemoryRebound(to: UInt8.self) { heap.replaceSubrange(r, with: $0) }
         let delta = row.count - r.count
         if found {
             for j in i..<ends.count { ends[j] += delta }

@@ -141,9 +141,14 @@ final class ObjectTables {
         /// duplicate-key check and the decode of the cluster for the row cost one descent.
         @exclusivity(unchecked) var writeLookup: (number: Int64, view: ClusterView?, writes: Int)?
 
+        /// The codec, unretained (the layout holds it as long as this plan holds the layout):
+        /// `codec` hands it out retained, an atomic pair per row encoded.
+        let codecRef: Unmanaged<RowCodec>
+
         init(_ layout: ClassLayout, clusters: ClusterState) {
             self.layout = layout
             self.clusters = clusters
+            codecRef = Unmanaged.passUnretained(layout.codec)
         }
 
         func seen(_ side: SideTable) -> TableSeen {
@@ -1036,7 +1041,9 @@ final class ObjectTables {
         }
         try checkKinds(c, plan, vals)
         let held = fresh ? RowCodec.backlinksSize(heldBacklinks?.count ?? 0) : 0
-        var (row, moved) = plan.codec.encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
+        var (row, moved) = plan.codecRef._withUnsafeGuaranteedRef {
+            $0.encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
+        }
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
             // The links to the object that its row kept stay with it.
@@ -1066,7 +1073,8 @@ final class ObjectTables {
 
     /// Puts an encoded row into its cluster (the row of a converted format-1 file, too).
     func putRowBytes(_ plan: ClassPlan, _ key: Int64, _ row: [UInt8]) throws {
-        _ = try withHotCluster(plan, key) { $0.put(slot: $1, row) }
+        // Lent by address: captured by the closure, the row was retained and released.
+        try row.withUnsafeBytes { bytes in _ = try withHotCluster(plan, key) { $0.put(slot: $1, bytes) } }
     }
 
     /// Removes an object's row from its cluster.
