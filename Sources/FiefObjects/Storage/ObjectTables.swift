@@ -92,12 +92,14 @@ final class ObjectTables {
         let layout: ClassLayout
         var name: String { layout.name }
         var cid: UInt32 { layout.cid }
-        var stored: [Property] { layout.stored }
-        var indexed: [Property] { layout.indexed }
-        var links: [Property] { layout.links }
-        var lists: [Property] { layout.lists }
-        var varLength: [Property] { layout.varLength }
-        var summarized: [Property] { layout.summarized }
+        // The property lists every row write reads, kept here as lets: forwarded from the
+        // layout, each read handed its array out retained (an atomic pair per list per row).
+        let stored: [Property]
+        let indexed: [Property]
+        let links: [Property]
+        let lists: [Property]
+        let varLength: [Property]
+        let summarized: [Property]
         var deletionReads: [Property] { layout.deletionReads }
         var byName: [String: Property] { layout.byName }
         var primaryKey: Property? { layout.primaryKey }
@@ -108,7 +110,7 @@ final class ObjectTables {
         var listsTable: String { layout.listsTable }
         var legacyRows: Bool { layout.legacyRows }
         var compactIndexKeys: Bool { layout.compactIndexKeys }
-        var indexTables: [String] { layout.indexTables }
+        let indexTables: [String]
         /// The class's clusters this write changed (shared by the
         /// plans of one transaction, which a migration may rebuild).
         let clusters: ClusterState
@@ -149,6 +151,8 @@ final class ObjectTables {
             self.layout = layout
             self.clusters = clusters
             codecRef = Unmanaged.passUnretained(layout.codec)
+            (stored, indexed, links, lists) = (layout.stored, layout.indexed, layout.links, layout.lists)
+            (varLength, summarized, indexTables) = (layout.varLength, layout.summarized, layout.indexTables)
         }
 
         func seen(_ side: SideTable) -> TableSeen {
