@@ -483,8 +483,11 @@ public final class ObjectContext {
     /// Stores an unmanaged object and every unmanaged object it links to; the object becomes
     /// managed. With `update`, an object whose primary key exists is updated instead.
     public func add(_ obj: Object, update: UpdatePolicy = .error) throws {
-        let t = try writer("add")
-        _ = try addObject(obj, update, t)
+        // The tables lent (adding moves no version): handed out, an atomic pair per object.
+        try withTables { t in
+            guard t.writer != nil else { throw ObjectError.notInWriteTransaction("add") }
+            _ = try addObject(obj, update, t)
+        }
     }
 
     /// Inlinable, so the caller's sequence is iterated specialized: through the generic
