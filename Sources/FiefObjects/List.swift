@@ -11,7 +11,7 @@ protocol ListBase { var anyElements: [Any] { get } }
 public final class List<Element: _Persistable>: _ListProtocol, RandomAccessCollection, ListBase {
     /// An unmanaged list's elements. Inlinable code reads it (`append`).
     @exclusivity(unchecked) @usableFromInline var items: [Element]
-    @usableFromInline private(set) var ref: ManagedRef?
+    @exclusivity(unchecked) @usableFromInline private(set) var ref: ManagedRef?
     /// The property as the context read it: a reference, where a `Property` was copied (its
     /// strings retained) at every read of the list.
     private var access: PropertyAccess?
