@@ -208,6 +208,8 @@ public class Transaction {
     }
 
     /// As `withValue(table:key:)`, with the key lent (an object key from the stack).
+    /// (Its own descent, not the owned one's with the bytes dropped: through that, every read
+    /// of a row paid for a closure and a mutable pointer it never uses.)
     package func withValue<T>(
         table: String, keyBytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> T
     ) throws -> T {
@@ -222,6 +224,35 @@ public class Transaction {
             }
         }
     }
+
+    /// As above; in a write, `body` is also handed the value's bytes to change in place when
+    /// they lie in a node the write already copied (never a mapped page), for a change made
+    /// after `claimOwned` while `writes` stays what it is now: a lookup and then a change of
+    /// the same value (an object found, then one of its properties set) descend once.
+    @inline(__always)
+    package func withValue<T>(
+        table: String, keyBytes: UnsafeRawBufferPointer,
+        owned body: (UnsafeRawBufferPointer?, UnsafeMutableRawBufferPointer?) throws -> T
+    ) throws -> T {
+        descents &+= 1
+        return try guarded {
+            let root = try root(of: table)
+            return try Unmanaged.passUnretained(pages)._withUnsafeGuaranteedRef { pages in
+                var owned: UnsafeMutableRawBufferPointer?
+                guard let v = try Tree.find(root, key: keyBytes, pages: pages, owned: &owned) else {
+                    return try body(nil, nil)
+                }
+                // A constant for the closure: a captured variable was checked for exclusive
+                // access at run time on every lookup.
+                let ownedBytes = owned
+                return try Tree.lend(v, pages: pages) { try body($0, ownedBytes) }
+            }
+        }
+    }
+
+    /// Whether the caller may now change in place bytes `withValue(table:keyBytes:owned:)`
+    /// handed out as owned (see `WriteTransaction`): never in a read.
+    package func claimOwned(at: Int) -> Bool { false }
 
     /// The root of table `name`. The table found last is read in place, unretained (every
     /// lookup after the first; through `state` it was an atomic retain and release per get).

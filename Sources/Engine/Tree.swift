@@ -21,6 +21,17 @@ enum Tree {
     /// compiled loop. An inline value points into the mapping or into a writer's node: valid
     /// until the transaction ends or the node next changes.
     static func find(_ root: Child?, key: UnsafeRawBufferPointer, pages: PageSource) throws -> StoredValue? {
+        var owned: UnsafeMutableRawBufferPointer?
+        return try find(root, key: key, pages: pages, owned: &owned)
+    }
+
+    /// As above; `owned` is set to the value's bytes when they lie inline in a node this write
+    /// copied (`DirtyNode.mutableValue`), which the write may change in place until the tree
+    /// next changes. A value on a page (shared with older versions) never is.
+    @inline(__always)
+    static func find(
+        _ root: Child?, key: UnsafeRawBufferPointer, pages: PageSource, owned: inout UnsafeMutableRawBufferPointer?
+    ) throws -> StoredValue? {
         guard var c = root else { return nil }
         var depth = 0
         while depth < maxDepth {
@@ -28,7 +39,11 @@ enum Tree {
             case .dirty(let n):
                 switch DirtyNode.descend(from: n, key: key, levels: maxDepth - depth) {
                 case .leaf(let leaf, let i, let found)?:
-                    return found ? leaf._withUnsafeGuaranteedRef { $0.value(i) } : nil
+                    guard found else { return nil }
+                    return leaf._withUnsafeGuaranteedRef { n in
+                        owned = n.mutableValue(i)
+                        return n.value(i)
+                    }
                 case .page(let ref, let levels)?:
                     c = .page(ref)
                     depth += levels

@@ -164,6 +164,16 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// Whether the caller may now change in place bytes `withValue(table:keyBytes:owned:)`
+    /// handed out as owned: only while no change came since (`writes` is still `at`). True
+    /// counts the change (bytes lent before it may be gone after it); the node holding the
+    /// bytes is already part of this write's tree, so nothing else is copied.
+    package override func claimOwned(at: Int) -> Bool {
+        guard isActive, writes == at else { return false }
+        writes += 1
+        return true
+    }
+
     /// `patch-mapped-page`: the bytes of a value still on a mapped page are changed in the
     /// file itself, under every version that shares the page, and outside any commit.
     private func patchMappedPage(

@@ -83,6 +83,52 @@ final class MutateValueTests: XCTestCase {
         XCTAssertTrue(try db.check().problems.isEmpty)
     }
 
+    /// `withValue(owned:)` hands out a value's bytes to change in place only from a node this
+    /// write copied, never from a mapped page, and `claimOwned` refuses them once anything
+    /// changed since the lookup.
+    func testOwnedBytesComeOnlyFromACopiedNodeAndOnlyUntilTheNextChange() throws {
+        let dir = TempDir()
+        let db = try Database(path: dir.file("w.fief"))
+        try db.write { tx in
+            let t = try tx.createTable("t", key: Int64.self, value: Int64.self)
+            for k in 0..<2_000 { try t.put(Int64(k), Int64(k)) }
+        }
+        let old = try db.beginRead()
+        defer { old.end() }
+        func owned(_ tx: Transaction, _ k: Int64) throws -> (UnsafeMutableRawBufferPointer?, Int) {
+            try k.withKeyBytes { key in
+                try tx.withValue(table: "t", keyBytes: key) { v, o in
+                    XCTAssertEqual(v.map { Array($0) }, Int64(k).valueBytes)
+                    return (o, tx.writes)
+                }
+            }
+        }
+        try db.write { tx in
+            // Still on its page (the committed version's): not owned.
+            XCTAssertNil(try owned(tx, 10).0, "a value on a mapped page was handed out to change")
+            XCTAssertTrue(try tx.openTable("t", key: Int64.self, value: Int64.self).update(11) { $0 += 0 })
+            // Its leaf is copied now: owned, and changed in place through the claim.
+            let (bytes, at) = try owned(tx, 10)
+            let b = try XCTUnwrap(bytes, "a value in a copied leaf was not handed out")
+            XCTAssertTrue(tx.claimOwned(at: at))
+            b.storeBytes(of: Int64(1_000_010).littleEndian, as: Int64.self)
+            XCTAssertFalse(tx.claimOwned(at: at), "a second claim on the same lookup")
+            // A change after the lookup: refused.
+            let (_, at2) = try owned(tx, 12)
+            try tx.openTable("t", key: Int64.self, value: Int64.self).put(5_000, 1)
+            XCTAssertFalse(tx.claimOwned(at: at2), "a claim after another change")
+            XCTAssertEqual(try tx.openTable("t", key: Int64.self, value: Int64.self).get(10), 1_000_010)
+        }
+        XCTAssertEqual(try old.table("t", key: Int64.self, value: Int64.self).get(10), 10, "the pinned version changed")
+        try db.read { tx in
+            let t = try tx.table("t", key: Int64.self, value: Int64.self)
+            XCTAssertEqual(try t.get(10), 1_000_010)
+            XCTAssertEqual(try t.get(12), 12)
+        }
+        try db.read { tx in XCTAssertFalse(tx.claimOwned(at: tx.writes)) }
+        XCTAssertTrue(try db.check().problems.isEmpty)
+    }
+
     func testAReadTransactionRefusesToMutate() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("r.fief"))

@@ -141,7 +141,10 @@ final class ObjectTables {
         /// In a write, the cluster (nil: none) a lookup found last, and the transaction's
         /// `writes` then: its bytes stay put until the next engine write, so an insert's
         /// duplicate-key check and the decode of the cluster for the row cost one descent.
-        @exclusivity(unchecked) var writeLookup: (number: Int64, view: ClusterView?, writes: Int)?
+        /// `owned`: the cluster's bytes in a node the write already copied, which a set of a
+        /// fixed-width value patches with no descent (`WriteTransaction.mutateOwned`).
+        @exclusivity(unchecked) var writeLookup:
+            (number: Int64, view: ClusterView?, writes: Int, owned: UnsafeMutableRawBufferPointer?)?
 
         /// The codec, unretained (the layout holds it as long as this plan holds the layout):
         /// `codec` hands it out retained, an atomic pair per row encoded.
@@ -367,9 +370,9 @@ final class ObjectTables {
         }
         let keepsForWrite = !stable && tx.lendsBytesUntilWrite
         return try number.withKeyBytes { k in
-            try tx.withValue(table: plan.objectsTable, keyBytes: k) { v in
+            try tx.withValue(table: plan.objectsTable, keyBytes: k) { v, owned in
                 guard let v else {
-                    if keepsForWrite { plan.writeLookup = (number, nil, tx.writes) }
+                    if keepsForWrite { plan.writeLookup = (number, nil, tx.writes, nil) }
                     return try body(nil)
                 }
                 let view = try decodeGuarded { try ClusterView(v, shift: shift) }
@@ -378,7 +381,7 @@ final class ObjectTables {
                     plan.lastCluster = (number, view)
                     if let row { plan.lastRow = (key, row) }
                 } else if keepsForWrite {
-                    plan.writeLookup = (number, view, tx.writes)
+                    plan.writeLookup = (number, view, tx.writes, owned)
                 }
                 return try body(row)
             }
@@ -1186,26 +1189,46 @@ final class ObjectTables {
                 old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v, key: key) }
             }
         } else {
-            _ = try number.withKeyBytes { k in
-                try tx.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
-                    try decodeGuarded {
-                        let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
-                        guard let i = view.index(ofSlot: slot) else { return }
-                        found = true
-                        old = try plan.codec.patch(
-                            UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v,
-                            key: key)
-                        if let b = view.bounds(of: p.pid), !BrokenObjectLayer.on(.staleClusterSummary) {
-                            // Bounds that no longer hold are dropped, not widened: the new
-                            // numbers may not fit where the old ones were.
-                            if case .int(let x) = v, b.holds(x) { return }
-                            blob[1] &= ~ClusterSummary.flag
-                        }
+            // The cluster a lookup just found in a node this write copied is patched there,
+            // with no second descent (an update finds its object, then sets a property).
+            if let lookup = plan.writeLookup, lookup.number == number, let blob = lookup.owned,
+                tx.claimOwned(at: lookup.writes)
+            {
+                plan.writeLookup = nil
+                (found, old) = try patchCluster(blob, plan, shift: shift, slot: slot, p, v, key: key)
+            } else {
+                _ = try number.withKeyBytes { k in
+                    try tx.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
+                        (found, old) = try patchCluster(blob, plan, shift: shift, slot: slot, p, v, key: key)
                     }
                 }
             }
         }
         return found ? .some(old) : nil
+    }
+
+    /// Patches property `p` of the object in `slot` of a cluster's bytes, changed in place:
+    /// whether the slot holds an object, and the value it had (nil when the row must be
+    /// encoded again).
+    private func patchCluster(
+        _ blob: UnsafeMutableRawBufferPointer, _ plan: ClassPlan, shift: Int, slot: Int, _ p: Property,
+        _ v: ObjectValue, key: Int64
+    ) throws -> (found: Bool, old: ObjectValue?) {
+        try decodeGuarded {
+            let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
+            guard let i = view.index(ofSlot: slot) else { return (false, nil) }
+            let old = try plan.codecRef._withUnsafeGuaranteedRef {
+                try $0.patch(
+                    UnsafeMutableRawBufferPointer(rebasing: blob[try view.rowRange(at: i)]), pid: p.pid, v, key: key)
+            }
+            if let b = view.bounds(of: p.pid), !BrokenObjectLayer.on(.staleClusterSummary) {
+                // Bounds that no longer hold are dropped, not widened: the new numbers may
+                // not fit where the old ones were.
+                if case .int(let x) = v, b.holds(x) { return (true, old) }
+                blob[1] &= ~ClusterSummary.flag
+            }
+            return (true, old)
+        }
     }
 
     /// Takes back the entries new rows hold for origin `key` of class `c`, which failed before
