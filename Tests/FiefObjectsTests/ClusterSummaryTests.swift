@@ -57,6 +57,44 @@ final class ClusterSummaryTests: XCTestCase {
         XCTAssertEqual(try store.check().problems, [])
     }
 
+    /// Many sets in one write: after the first in a leaf, each is patched where its lookup found
+    /// the cluster (`claimOwned`), with no second descent. The values, the bounds and the check
+    /// must come out as if each had been set on its own.
+    func testSetsAfterLookupsInOneWriteLandWhereTheLookupFoundThem() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        try ctx.write {
+            for i in 1...3000 {
+                let p = Person()
+                p.id = Int64(i)
+                p.age = i % 50
+                try ctx.add(p)
+            }
+        }
+        var expected = [Int64: Int](uniqueKeysWithValues: (1...3000).map { (Int64($0), $0 % 50) })
+        var rng = SplitMix64(seed: 9)
+        try ctx.write {
+            for n in 0..<2000 {
+                let id = Int64(rng.next() % 3000) + 1
+                let p = try XCTUnwrap(ctx.object(ofType: Person.self, forPrimaryKey: id))
+                // Now and then outside every cluster's bounds, and now and then another change
+                // between the lookup and the set (the set then takes the descent again).
+                let age = n % 97 == 0 ? 100 + n % 27 : (p.age + 1) % 50
+                if n % 13 == 0 { try ctx.object(ofType: Person.self, forPrimaryKey: id % 3000 + 1)?.name = "x\(n)" }
+                p.age = age
+                expected[id] = age
+                XCTAssertEqual(p.age, age)
+            }
+        }
+        for (id, age) in expected {
+            XCTAssertEqual(try ctx.object(ofType: Person.self, forPrimaryKey: id)?.age, age, "person \(id)")
+        }
+        let oldest = ctx.objects(Person.self).sorted(byKeyPath: "age", ascending: false).limit(5).map(\.age)
+        XCTAssertEqual(oldest, Array(expected.values.sorted(by: >).prefix(5)))
+        XCTAssertEqual(try store.check().problems, [])
+    }
+
     func testOptionalsAndRowsThatLackThePropertyKeepNoBounds() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
