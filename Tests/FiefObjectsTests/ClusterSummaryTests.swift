@@ -28,14 +28,8 @@ final class ClusterSummaryTests: XCTestCase {
         let store = try openZoo(dir)
         let ctx = store.context()
         var rng = SplitMix64(seed: 5)
-        try ctx.write {
-            for i in 1...3000 {
-                let p = Person()
-                p.id = Int64(i)
-                p.age = Int(rng.next() % 50) + 1  // one byte each, as the patches below
-                try ctx.add(p)
-            }
-        }
+        // One byte each, as the patches below.
+        try addPersons(ctx, 3000) { _ in Int(rng.next() % 50) + 1 }
         let all = ctx.objects(Person.self)
         func top(_ ascending: Bool, _ k: Int = 1) -> [Int64] {
             all.sorted(byKeyPath: "age", ascending: ascending).limit(k).map(\.id)
@@ -64,14 +58,7 @@ final class ClusterSummaryTests: XCTestCase {
         let dir = TempDir()
         let store = try openZoo(dir)
         let ctx = store.context()
-        try ctx.write {
-            for i in 1...3000 {
-                let p = Person()
-                p.id = Int64(i)
-                p.age = i % 50
-                try ctx.add(p)
-            }
-        }
+        try addPersons(ctx, 3000) { $0 % 50 }
         var expected = [Int64: Int](uniqueKeysWithValues: (1...3000).map { (Int64($0), $0 % 50) })
         var rng = SplitMix64(seed: 9)
         try ctx.write {
@@ -113,5 +100,17 @@ final class ClusterSummaryTests: XCTestCase {
         let full = all.sorted(byKeyPath: "born", ascending: false).map(\.id)
         XCTAssertEqual(all.sorted(byKeyPath: "born", ascending: false).limit(5).map(\.id), Array(full.prefix(5)))
         XCTAssertEqual(try store.check().problems, [])
+    }
+
+    /// Persons 1...n in one write, each with the age `age(id)` gives.
+    private func addPersons(_ ctx: ObjectContext, _ n: Int, age: (Int) -> Int) throws {
+        try ctx.write {
+            for i in 1...n {
+                let p = Person()
+                p.id = Int64(i)
+                p.age = age(i)
+                try ctx.add(p)
+            }
+        }
     }
 }
