@@ -219,6 +219,15 @@ public final class ObjectContext {
         return t
     }
 
+    /// As `writer(_:)`, the tables lent to `body` (`withTables`), not handed out retained.
+    @inline(__always)
+    func withWriter<R>(_ what: @autoclosure () -> String, _ body: (ObjectTables) throws -> R) throws -> R {
+        try withTables { t in
+            guard t.writer != nil else { throw ObjectError.notInWriteTransaction(what()) }
+            return try body(t)
+        }
+    }
+
     // MARK: Property access for managed objects (non-throwing: a failure here is a bug or damage,
     // which traps, or inside `throwingReads { }` is recorded and thrown when the scope ends)
 
@@ -406,10 +415,7 @@ public final class ObjectContext {
         // The tables and the plan are lent (a set changes neither the version nor the plans):
         // handed out, they were two atomic pairs per set.
         if case .value(let v) = u {
-            return try withTables { t in
-                guard t.writer != nil else {
-                    throw ObjectError.notInWriteTransaction("setting \(ref.className).\(p.name)")
-                }
+            return try withWriter("setting \(ref.className).\(p.name)") { t in
                 try t.withPlan(named: ref.className) { plan in try t.set(plan, ref.key, p, v) }
             }
         }
@@ -484,10 +490,7 @@ public final class ObjectContext {
     /// managed. With `update`, an object whose primary key exists is updated instead.
     public func add(_ obj: Object, update: UpdatePolicy = .error) throws {
         // The tables lent (adding moves no version): handed out, an atomic pair per object.
-        try withTables { t in
-            guard t.writer != nil else { throw ObjectError.notInWriteTransaction("add") }
-            _ = try addObject(obj, update, t)
-        }
+        _ = try withWriter("add") { t in try addObject(obj, update, t) }
     }
 
     /// Inlinable, so the caller's sequence is iterated specialized: through the generic
