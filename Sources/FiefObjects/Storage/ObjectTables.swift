@@ -135,9 +135,10 @@ final class ObjectTables {
         /// property whose links it follows: each of a walk's linking objects looked both up by
         /// name, hashing two names.
         @exclusivity(unchecked) var lastLinking: (name: String, origin: String, cid: UInt32, pid: UInt32?)?
-        /// The cluster found last, kept likewise: a walk from an object to its links and back
-        /// (a person, its dogs, their owners) reads neighbours, and each costs no descent.
-        @exclusivity(unchecked) var lastCluster: (number: Int64, view: ClusterView)?
+        /// The clusters found, kept likewise: a walk from an object to its links and back (a
+        /// person, its dogs, their owners) reads neighbours, a query's index hits come back
+        /// to clusters found before, and neither costs a descent.
+        @exclusivity(unchecked) var stableClusters = ClusterMemo()
         /// In a write, the cluster (nil: none) a lookup found last, and the transaction's
         /// `writes` then: its bytes stay put until the next engine write, so an insert's
         /// duplicate-key check and the decode of the cluster for the row cost one descent.
@@ -363,8 +364,8 @@ final class ObjectTables {
         if let last = plan.clusters.last, last.number == number { return try last.rows.withRow(slot: slot, body) }
         if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
         let stable = tx.lendsStableBytes
-        if stable, let last = plan.lastCluster, last.number == number {
-            let row = try decodeGuarded { try last.view.row(slot: slot) }
+        if stable, let view = plan.stableClusters.view(number) {
+            let row = try decodeGuarded { try view.row(slot: slot) }
             if let row { plan.lastRow = (key, row) }
             return try body(row)
         }
@@ -378,7 +379,7 @@ final class ObjectTables {
                 let view = try decodeGuarded { try ClusterView(v, shift: shift) }
                 let row = try decodeGuarded { try view.row(slot: slot) }
                 if stable {
-                    plan.lastCluster = (number, view)
+                    plan.stableClusters.remember(number, view)
                     if let row { plan.lastRow = (key, row) }
                 } else if keepsForWrite {
                     plan.writeLookup = (number, view, tx.writes, owned)
@@ -424,13 +425,15 @@ final class ObjectTables {
         /// error reads their path. The path copied into each lookup's closure was a retain and a
         /// release of its string per row looked up.
         fileprivate unowned(unsafe) let tables: ObjectTables
+        /// The plan of the class read, unretained likewise: its clusters found (`ClusterMemo`)
+        /// are those of every lookup of the version, this cursor's and the others'.
+        fileprivate unowned(unsafe) let plan: ClassPlan
         fileprivate var cursor: TreeCursor?
         fileprivate var legacyRows = false
         fileprivate var shift = 0
-        /// The transaction's bytes outlive a lookup (a read): the cluster found last is kept,
-        /// so the next keys in it (an index's hits, in key order) cost no descent.
+        /// The transaction's bytes outlive a lookup (a read): the clusters found are kept, so
+        /// the next keys in them (an index's hits, in key order) cost no descent.
         fileprivate var keepsCluster = false
-        fileprivate var last: (number: Int64, cluster: ClusterView)?
 
         mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
             guard cursor != nil else { return try body(nil) }
@@ -442,8 +445,8 @@ final class ObjectTables {
                     throw EngineError.corrupt(path: tables.path, detail: "object cluster: \(e.description)")
                 }
             }
-            if let last, last.number == number { return try body(try row(last.cluster)) }
             let keeps = keepsCluster
+            if keeps, let v = plan.stableClusters.view(number) { return try body(try row(v)) }
             var found: ClusterView?
             let result = try number.withKeyBytes { k in
                 try cursor!.withValue(k) { v -> T in
@@ -456,19 +459,20 @@ final class ObjectTables {
                     return try body(try row(cluster))
                 }
             }
-            last = found.map { (number, $0) }
+            if let found { plan.stableClusters.remember(number, found) }
             return result
         }
     }
 
     func rowCursor(_ plan: ClassPlan) throws -> RowCursor {
-        guard try hasObjectsTable(plan) else { return RowCursor(tables: self, cursor: nil) }
+        guard try hasObjectsTable(plan) else { return RowCursor(tables: self, plan: plan, cursor: nil) }
         if plan.legacyRows {
-            return RowCursor(tables: self, cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true)
+            return RowCursor(
+                tables: self, plan: plan, cursor: try tx.cursor(table: plan.objectsTable), legacyRows: true)
         }
         try writeClusters(plan)
         return RowCursor(
-            tables: self, cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan),
+            tables: self, plan: plan, cursor: try tx.cursor(table: plan.objectsTable), shift: try clusterShift(plan),
             keepsCluster: tx.lendsStableBytes)
     }
 

@@ -1,0 +1,28 @@
+/// The clusters of one class found so far in a version whose bytes stay put (a read), by
+/// cluster number. A query's index hits, a walk's links and a lookup by primary key each
+/// found their cluster by a descent of the class's tree and a check of its header, about a
+/// thousand instructions, and most of them found a cluster found before in the same version.
+/// Cluster numbers are dense (keys are handed out in order), so an array serves; a number
+/// from `limit` up is not kept and is found by a descent each time.
+struct ClusterMemo {
+    /// 2^15 clusters: 8M objects of one class in clusters of 256, and at most a few MB.
+    static let limit: Int64 = 1 << 15
+    private var views: [ClusterView?] = []
+
+    @inline(__always)
+    func view(_ number: Int64) -> ClusterView? {
+        guard number >= 0, number < views.count else { return nil }
+        return views[Int(number)]
+    }
+
+    mutating func remember(_ number: Int64, _ view: ClusterView) {
+        guard number >= 0, number < ClusterMemo.limit else { return }
+        let n = Int(number)
+        if n >= views.count {
+            // Doubling, so a walk upward through the clusters grows the array a few times.
+            let size = min(max(n + 1, 2 * views.count), Int(ClusterMemo.limit))
+            views.append(contentsOf: repeatElement(nil, count: size - views.count))
+        }
+        views[n] = view
+    }
+}
