@@ -453,6 +453,24 @@ final class NotificationTests: XCTestCase {
             CollectionChange(deletions: [0], insertions: [1]))
     }
 
+    /// The touched keys every result key is checked against: their mask, their halving search
+    /// and (past 64 keys) their set answer as a set would, members and others alike.
+    func testFewKeysAnswerAsASet() {
+        var rng = SeededRandom(seed: testSeed("few keys", default: 12))
+        for round in 0..<300 {
+            let span = [Int64(100), 1 << 20, Int64.max][round % 3]
+            let keys = Set(
+                (0..<Int.random(in: 0...200, using: &rng)).map { _ in Int64.random(in: -span...span, using: &rng) })
+            let few = FewKeys(keys)
+            XCTAssertEqual(few.isEmpty, keys.isEmpty)
+            for k in keys { XCTAssertTrue(few.contains(k), "round \(round): \(k) is among the keys") }
+            for _ in 0..<500 {
+                let k = Int64.random(in: -span...span, using: &rng)
+                XCTAssertEqual(few.contains(k), keys.contains(k), "round \(round): \(k)")
+            }
+        }
+    }
+
     /// Random writes from another context; after each refresh, applying the delivered change
     /// set to the previous keys gives the new keys (equal to a fresh run of the query), and
     /// `modifications` are exactly the kept objects whose stored values changed. Small

@@ -88,14 +88,27 @@ struct CollectionChange: Equatable {
     static func walk(_ old: [Int64], _ new: [Int64], modified: FewKeys, touched: FewKeys, pureInserts: FewKeys)
         -> CollectionChange?
     {
+        old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                walk(old, new, modified: modified, touched: touched, pureInserts: pureInserts)
+            }
+        }
+    }
+
+    private static func walk(
+        _ old: UnsafeBufferPointer<Int64>, _ new: UnsafeBufferPointer<Int64>, modified: FewKeys, touched: FewKeys,
+        pureInserts: FewKeys
+    ) -> CollectionChange? {
         var c = CollectionChange()
         var i = 0, j = 0
         while i < old.count || j < new.count {
             if i < old.count, j < new.count, old[i] == new[j] {
-                if !modified.isEmpty && modified.contains(old[i]) {
-                    c.modifications.append(i); c.modificationsNew.append(j)
-                }
-                i += 1; j += 1
+                // A run of equal keys (nearly all of a large result one commit changed), in a
+                // loop of its own.
+                repeat {
+                    if modified.contains(old[i]) { c.modifications.append(i); c.modificationsNew.append(j) }
+                    i += 1; j += 1
+                } while i < old.count && j < new.count && old[i] == new[j]
             } else if j < new.count, pureInserts.contains(new[j]) || (i == old.count && touched.contains(new[j])) {
                 c.insertions.append(j); j += 1
             } else if i < old.count, touched.contains(old[i]) {
