@@ -591,7 +591,8 @@ final class ObjectTables {
                         }
                         out[p.pid] = try codec.value(
                             row, layout: l, slot: s, key: key,
-                            outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) })
+                            outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) }
+                        )
                     }
                     return out
                 }
