@@ -117,7 +117,7 @@ final class ObjectTables {
         /// Set once the objects table was seen to exist in this transaction (it goes away
         /// only in a migration, which drops every plan).
         @exclusivity(unchecked) var objectsTableExists = false
-        /// Set likewise once an insert made sure every index table of the class exists.
+        /// Set likewise once an insert or a deletion made sure every index table of the class exists.
         @exclusivity(unchecked) var indexTablesExist = false
         /// Whether `fief/b`, `fief/l` and `fief/v` of the class exist, as last seen. Most
         /// classes keep their backlinks, lists and strings in their rows, and every read or
@@ -800,19 +800,18 @@ final class ObjectTables {
     }
 
     /// Every backlink entry to `key`: (origin class id, property id, origin key, multiplicity).
-    func incoming(_ target: ClassSchema, _ key: Int64) throws -> [(
-        cid: UInt32, pid: UInt32, origin: Int64, count: Int64
-    )] {
-        var out = try rowBacklinks(target, key).map { ($0.cid, $0.pid, $0.origin, $0.count) }
-        let plan = plan(target), t = plan.backlinksTable
+    /// The row's entries as they are: mapped to tuples, they cost a deletion a copy of the
+    /// array each.
+    func incoming(_ plan: ClassPlan, _ key: Int64) throws -> [CompactRow.Backlink] {
+        var out = try rowBacklinks(plan, key)
+        let t = plan.backlinksTable
         guard try hasTable(.backlinks, plan) else { return out }
         let prefix = KeyBytes.obj(key)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
             out.append(
-                (
-                    KeyBytes.readU32(k, at: 8), KeyBytes.readU32(k, at: 12), KeyBytes.readObj(k, at: 16),
-                    try Int64(valueBytes: v)
-                ))
+                CompactRow.Backlink(
+                    cid: KeyBytes.readU32(k, at: 8), pid: KeyBytes.readU32(k, at: 12),
+                    origin: KeyBytes.readObj(k, at: 16), count: try Int64(valueBytes: v)))
             return true
         }
         return out
@@ -1445,7 +1444,9 @@ final class ObjectTables {
     /// nullifies links to them and removes them from lists, then deletes cascade targets.
     /// Cycle-safe: each object is deleted once.
     func delete(_ c: ClassSchema, _ key: Int64) throws {
-        var pending: [(ClassSchema, Int64)] = [(c, key)]
+        var pending: [(ClassSchema, Int64)] = []
+        pending.reserveCapacity(4)
+        pending.append((c, key))
         // (class id, key) pairs, not "cid/key" strings: a cascade visits every object it reaches.
         struct Visited: Hashable { let cid: UInt32; let key: Int64 }
         // A cascade's first few in an array searched in order, the rest in a set: a set made
@@ -1468,12 +1469,18 @@ final class ObjectTables {
         if !plan.legacyRows { _ = try withHotCluster(plan, key) { _, _ in } }
         let vals = try values(c, key, of: plan.deletionReads)
         var cascade: [(ClassSchema, Int64)] = []
-        for (i, p) in plan.indexed.enumerated() {
+        // By index, the properties read in place (a copy of each, its strings retained, per
+        // object), and the tables' existence asked once per transaction, not by name each time.
+        let indexed = plan.indexed
+        for i in indexed.indices {
             let t = plan.indexTables[i]
             try applyPendingIndex(t)
-            try ensureTable(t).delete(
-                table: t, key: indexEntry(plan, vals[p.pid] ?? ObjectTables.defaultValue(p), key))
+            let w: WriteTransaction
+            if plan.indexTablesExist, let known = writer { w = known } else { w = try ensureTable(t) }
+            try w.delete(
+                table: t, key: indexEntry(plan, vals[indexed[i].pid] ?? ObjectTables.defaultValue(indexed[i]), key))
         }
+        plan.indexTablesExist = true
         for p in plan.links {
             guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }
             let targets: [Int64]
@@ -1484,16 +1491,16 @@ final class ObjectTables {
             } else {
                 targets = []
             }
-            let cascades = p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade)
+            if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) {
+                // Deleted next, its entries with it: one for an origin gone is passed over, and
+                // a target listed twice is deleted once (`delete` skips what it visited).
+                for t in targets { cascade.append((tc, t)) }
+                continue
+            }
             var seen = Set<Int64>()
-            for t in targets where seen.insert(t).inserted {
-                if cascades {
-                    // Deleted next, its entries with it: one for an origin gone is passed over.
-                    cascade.append((tc, t))
-                } else {
-                    // However many times it links there: the entry goes.
-                    try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
-                }
+            for t in targets where targets.count == 1 || seen.insert(t).inserted {
+                // However many times it links there: the entry goes.
+                try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
             }
         }
         for p in plan.lists { try deleteList(c, key, p) }
@@ -1505,9 +1512,10 @@ final class ObjectTables {
         }
         // Links into this object (its row keeps some), read before the row goes: nullify
         // to-one links, drop list occurrences.
-        let links = try incoming(c, key)
+        let links = try incoming(plan, key)
         try removeRow(plan, key)
-        for (cid, pid, origin, _) in links {
+        for link in links {
+            let (cid, pid, origin) = (link.cid, link.pid, link.origin)
             guard let oc = schema.byCid(cid), let op = oc.property(pid: pid), try exists(oc, origin) else { continue }
             if op.list {
                 let items = try list(oc, origin, op).filter { $0 != .link(key) }
@@ -1520,9 +1528,10 @@ final class ObjectTables {
         // adds entries under this key meanwhile, so no second scan is needed to find them.
         let bt = plan.backlinksTable
         guard try hasTable(.backlinks, plan) else { return cascade }
-        for (cid, pid, origin, _) in links {
+        for link in links {
             try writer?.delete(
-                table: bt, key: KeyBytes.backlink(target: key, originClass: cid, pid: pid, origin: origin))
+                table: bt,
+                key: KeyBytes.backlink(target: key, originClass: link.cid, pid: link.pid, origin: link.origin))
         }
         return cascade
     }
