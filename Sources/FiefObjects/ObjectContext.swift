@@ -442,10 +442,13 @@ public final class ObjectContext {
         return false
     }
 
+    /// `u` consumed: a value read out of a wrapper moves on into the row's values, not copied
+    /// (a string's retain and release apiece).
     func resolve(
-        _ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables, linkedFrom: CompactRow.Backlink? = nil
+        _ u: consuming _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables,
+        linkedFrom: CompactRow.Backlink? = nil
     ) throws -> ObjectValue {
-        switch u {
+        switch consume u {
         case .value(let v): return v
         case .object(let o): return try o.map { .link(try addObject($0, update, t, linkedFrom: linkedFrom)) } ?? .null
         case .list, .computed: return .null
@@ -536,13 +539,13 @@ public final class ObjectContext {
                 let pids = target.fields.pids, cid = plan.cid
                 for i in 0..<unmanaged.count {
                     guard let pid = pids[i] else { continue }
-                    let u = unmanaged[i]
                     // A new object's new targets hold its backlink from their first row.
                     let link = existing ? nil : CompactRow.Backlink(cid: cid, pid: pid, origin: key, count: 1)
+                    let u = unmanaged[i]
                     if case .list(let items) = u {
                         lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
                     } else {
-                        values[pid] = try resolve(u, update, t, linkedFrom: link)
+                        values.set(pid, try resolve(consume u, update, t, linkedFrom: link))
                     }
                 }
                 // The key found free is still free unless a linked object added since took it.

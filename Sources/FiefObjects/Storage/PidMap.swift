@@ -42,19 +42,30 @@ struct PidMap<Value> {
         }
     }
 
-    /// The value of `pid` lent to `body` in place, not copied out (a string's retain and
-    /// release for each value read), for lookups that come in pid order: `hint` is where the
-    /// last one ended, so a value in step is one comparison, not a binary search.
-    @inline(__always)
-    func lend<R>(_ pid: UInt32, hint: inout Int, _ body: (Value?) throws -> R) rethrows -> R {
-        if hint < entries.count, entries[hint].pid == pid {
-            hint += 1
-            return try body(entries[hint - 1].value)
+    /// Sets `pid` to `value`, moved in: values set in pid order (an object's, read from its
+    /// wrappers) are appended without the copy the subscript's setter made.
+    mutating func set(_ pid: UInt32, _ value: consuming Value) {
+        if let last = entries.last, last.pid >= pid {
+            self[pid] = value
+            return
         }
-        let i = position(of: pid)
-        guard i < entries.count, entries[i].pid == pid else { return try body(nil) }
+        entries.append(Entry(pid: pid, value: value))
+    }
+
+    /// The value of `pid` lent to `body` in place, not copied out (a string's retain and
+    /// release for each value read); nil, not calling `body`, when there is none. For lookups
+    /// that come in pid order: `hint` is where the last one ended, so a value in step is one
+    /// comparison, not a binary search. The value is lent as it is, not as an optional: made
+    /// optional for `body`, it was copied.
+    @inline(__always)
+    func lend<R>(_ pid: UInt32, hint: inout Int, _ body: (Value) throws -> R) rethrows -> R? {
+        var i = hint
+        if !(i < entries.count && entries[i].pid == pid) {
+            i = position(of: pid)
+            guard i < entries.count, entries[i].pid == pid else { return nil }
+        }
         hint = i + 1
-        return try body(entries[i].value)
+        return try entries.withUnsafeBufferPointer { try body($0[i].value) }
     }
 
     /// The pid of the first value, in pid order, for which `test` holds; each value is lent,

@@ -402,14 +402,15 @@ final class RowCodec {
         // The layout's pids come in the order the values are kept: each found by a hint.
         var hint = 0
         for (s, pid) in l.pids.enumerated() {
-            size += values.lend(pid, hint: &hint) { v in
-                switch v {
-                case .string(let str)?: return str.utf8.count + 3
-                case .data(let d)?: return d.count + 3
-                case nil, .null?: return 1
-                default: return 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
-                }
-            }
+            size +=
+                values.lend(pid, hint: &hint) { v in
+                    switch v {
+                    case .string(let str): return str.utf8.count + 3
+                    case .data(let d): return d.count + 3
+                    case .null: return 1
+                    default: return 1 + (l.lists[s] ? (inlineLists[pid]?.count ?? 0) + 3 : 17)
+                    }
+                } ?? 1
         }
         if size > RowLayout.maxRowSize {
             var varSlots: [(slot: Int, count: Int)] = []
@@ -430,12 +431,12 @@ final class RowCodec {
         var moved: PidMap<[UInt8]> = [:]
         hint = 0
         for (s, pid) in l.pids.enumerated() {
-            values.lend(pid, hint: &hint) { value in
-                let v = value ?? .null
-                switch v {
+            let found: Void? = values.lend(pid, hint: &hint) { value in
+                // Matched as lent, not copied out first (`value ?? .null` retained each string).
+                switch value {
                 case .int(let n) where l.lists[s]:
                     if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
-                case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(v, key: key)
+                case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(value, key: key)
                 case .string(let str):
                     if !outSlots.isEmpty && outSlots.contains(s) {
                         moved[pid] = Array(str.utf8)
@@ -452,6 +453,7 @@ final class RowCodec {
                     }
                 }
             }
+            if found == nil { w.scalar(.null, key: key) }
         }
         return (w.bytes, moved)
     }
