@@ -362,7 +362,7 @@ final class ObjectTables {
         // The cluster changed last first (an insert's duplicate-key check, in a load in key
         // order, asks for the cluster it is filling): no hashing of its number.
         if let last = plan.clusters.last, last.number == number { return try last.rows.withRow(slot: slot, body) }
-        if !plan.clusters.hot.isEmpty, let hot = plan.clusters.hot[number] { return try hot.withRow(slot: slot, body) }
+        if let hot = plan.clusters.hotRows(number) { return try hot.withRow(slot: slot, body) }
         let stable = tx.lendsStableBytes
         if stable, let view = plan.stableClusters.view(number) {
             let row = try decodeGuarded { try view.row(slot: slot) }
@@ -412,7 +412,7 @@ final class ObjectTables {
         guard tx.lendsBytesUntilWrite else { return false }
         guard !plan.clusters.hot.isEmpty else { return true }
         guard let shift = plan.clusters.shift else { return false }
-        return plan.clusters.hot[key >> shift] == nil
+        return plan.clusters.hotRows(key >> shift) == nil
     }
 
     /// Changes made in this transaction: the engine's, and those to clusters in memory.
@@ -1135,7 +1135,7 @@ final class ObjectTables {
         let rows: ClusterRows
         if let last = state.last, last.number == number {
             rows = last.rows
-        } else if let hot = state.hot[number] {
+        } else if let hot = state.hotRows(number) {
             rows = hot
             state.last = (number, hot)
         } else {
@@ -1203,7 +1203,7 @@ final class ObjectTables {
         let number = key >> shift, slot = Int(key & ((1 << shift) - 1))
         var old: ObjectValue?
         var found = false
-        if let hot = plan.clusters.hot[number] {
+        if let hot = plan.clusters.hotRows(number) {
             hotChanges &+= 1
             found = try hot.mutateRow(slot: slot) { row in
                 old = try decodeGuarded { try plan.codec.patch(row, pid: p.pid, v, key: key) }
