@@ -5,8 +5,10 @@
 /// Cluster numbers are dense (keys are handed out in order), so an array serves; a number
 /// from `limit` up is not kept and is found by a descent each time.
 struct ClusterMemo {
-    /// 2^15 clusters: 8M objects of one class in clusters of 256, and at most a few MB.
-    static let limit: Int64 = 1 << 15
+    /// 2^17 clusters: 2M objects of a class whose rows take clusters of 16 (a person of the
+    /// benchmark's), 32M in clusters of 256; at most 9 MB, 72 bytes per cluster found. At 2^15,
+    /// half of a million persons' clusters were past it, and each of their reads descended.
+    static let limit: Int64 = 1 << 17
     private var views: [ClusterView?] = []
 
     @inline(__always)
