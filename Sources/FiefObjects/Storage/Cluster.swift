@@ -496,22 +496,18 @@ final class ClusterState {
     @exclusivity(unchecked) var hot: [Int64: ClusterRows] = [:] {
         didSet {
             last = nil
-            hotMask = hot.keys.reduce(0) { $0 | ClusterState.bit($1) }
+            hotMask = KeyMask(hot.keys)
         }
     }
-    /// The numbers of the clusters in `hot`, hashed into 64 bits: most lookups of a write that
-    /// holds a few clusters decoded are for another one, and the mask says so without hashing
-    /// the number into the dictionary (an update set three such lookups per object).
-    @exclusivity(unchecked) private(set) var hotMask: UInt64 = 0
-
-    @inline(__always) private static func bit(_ n: Int64) -> UInt64 {
-        1 << ((UInt64(bitPattern: n) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-    }
+    /// The numbers of the clusters in `hot`: most lookups of a write that holds a few clusters
+    /// decoded are for another one, and the mask says so without hashing the number into the
+    /// dictionary (an update made three such lookups per object).
+    @exclusivity(unchecked) private var hotMask = KeyMask()
 
     /// The rows of cluster `number` when this write holds it decoded.
     @inline(__always)
     func hotRows(_ number: Int64) -> ClusterRows? {
-        guard hotMask & ClusterState.bit(number) != 0 else { return nil }
+        guard hotMask.mayContain(number) else { return nil }
         return hot[number]
     }
     /// The cluster changed last (a load in key order changes one cluster many times in a row).
