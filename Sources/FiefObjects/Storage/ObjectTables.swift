@@ -143,7 +143,7 @@ final class ObjectTables {
         /// `writes` then: its bytes stay put until the next engine write, so an insert's
         /// duplicate-key check and the decode of the cluster for the row cost one descent.
         /// `owned`: the cluster's bytes in a node the write already copied, which a set of a
-        /// fixed-width value patches with no descent (`WriteTransaction.mutateOwned`).
+        /// fixed-width value patches with no descent, once `WriteTransaction.claimOwned` allows.
         @exclusivity(unchecked) var writeLookup:
             (number: Int64, view: ClusterView?, writes: Int, owned: UnsafeMutableRawBufferPointer?)?
 
