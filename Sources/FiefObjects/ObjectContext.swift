@@ -38,6 +38,8 @@ public final class ObjectContext {
     /// The model asked for last and its name: a loop of lookups asks for one model, and the
     /// dictionary's hashing was a twentieth of a primary-key lookup.
     @exclusivity(unchecked) private var lastModelName: (id: ObjectIdentifier, name: String)?
+    /// The value and list maps of objects being added, one pair per depth of links (`add`).
+    @exclusivity(unchecked) private var addMaps: [(PidMap<ObjectValue>, PidMap<[ObjectValue]>)] = []
     /// Registered callbacks (see Notifications.swift), by registration order.
     var observations: [Int: Observation] = [:]
     var nextObservation = 0
@@ -532,7 +534,14 @@ public final class ObjectContext {
             let (key, existing) = try keyFor(c, plan.layout, pk, update, t)
             obj.manage(ManagedRef(ctx: self, className: plan.name, key: key))
             let stampBeforeLinks = stamp
-            var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
+            // Maps kept from the last object added at this depth (an object's new links are
+            // added while its own maps fill): two arrays allocated and freed per object before.
+            var (values, lists) = addMaps.popLast() ?? ([:], [:])
+            defer {
+                values.removeAll()
+                lists.removeAll()
+                addMaps.append((values, lists))
+            }
             values.reserveCapacity(plan.stored.count)
             lists.reserveCapacity(plan.lists.count)
             do {
@@ -551,7 +560,7 @@ public final class ObjectContext {
                 // The key found free is still free unless a linked object added since took it.
                 // Handed over, not copied: the insert adds the list counts to it.
                 try store(
-                    c, key, existing: existing, consume values, lists, update, t,
+                    c, key, existing: existing, &values, lists, update, t,
                     keyIsFree: plan.layout.primaryKeyIsInteger && stamp == stampBeforeLinks,
                     linkedFrom: linkedFrom)
             } catch {
@@ -599,7 +608,7 @@ public final class ObjectContext {
 
     /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
     private func store(
-        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: consuming PidMap<ObjectValue>,
+        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: inout PidMap<ObjectValue>,
         _ lists: PidMap<[ObjectValue]>, _ update: UpdatePolicy, _ t: ObjectTables,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
@@ -617,7 +626,7 @@ public final class ObjectContext {
                 }
             }
         } else {
-            try t.insert(c, key, values: consume values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
+            try t.insert(c, key, values: &values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
         }
         stamp += 1
     }
@@ -679,7 +688,7 @@ public final class ObjectContext {
                 values[p.pid] = try DynamicValue.toStored(entry, p, className: c.name)
             }
         }
-        try store(c, key, existing: existing, values, lists, update, t)
+        try store(c, key, existing: existing, &values, lists, update, t)
         return key
     }
 

@@ -54,4 +54,35 @@ final class PendingIndexEntriesTests: XCTestCase {
                     + Array(100...104))
         }
     }
+
+    /// An entry written straight into the pending buffer has the bytes of the index format
+    /// (`KeyBytes`): the kind byte, the value in order-preserving form, then the object key.
+    func testEntriesWrittenInPlaceHaveTheIndexFormat() {
+        let date = Date(timeIntervalSinceReferenceDate: -2)
+        let cases: [(ObjectValue, [UInt8])] = [
+            (.null, [0]),
+            (.bool(true), [1, 1]),
+            (.int(1), [2, 0x80, 0, 0, 0, 0, 0, 0, 1]),
+            (.link(-1), [2, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+            (.double(1), [3, 0xBF, 0xF0, 0, 0, 0, 0, 0, 0]),
+            (.float(-1), [3, 0x40, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+            (.date(date), [4, 0x3F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+            (.string("a\u{0}b"), [5, 97, 0, 1, 98, 0, 0]),
+            (.data([7]), [5, 7, 0, 0])
+        ]
+        for (v, bytes) in cases {
+            XCTAssertEqual(KeyBytes.indexValue(v), bytes, "\(v)")
+            let tails: [(Int64, Bool, [UInt8])] = [
+                (0x1234, true, [0x12, 0x34, 2]), (5, false, [0x80, 0, 0, 0, 0, 0, 0, 5])
+            ]
+            for (key, compact, tail) in tails {
+                var p = PendingIndexEntries()
+                p.append(value: v, key: key, compact: compact)
+                var out: [[UInt8]] = []
+                p.inKeyOrder { out.append(Array($0)) }
+                XCTAssertEqual(out, [bytes + tail], "\(v) key \(key) compact \(compact)")
+                XCTAssertEqual(KeyBytes.indexEntry(bytes, key, compact: compact), bytes + tail)
+            }
+        }
+    }
 }

@@ -91,7 +91,9 @@ enum CompactRow {
         bytes.append(UInt8(v))
     }
 
-    static func lebCount(_ v: Int) -> Int {
+    static func lebCount(_ v: Int) -> Int { lebCount(UInt64(max(v, 0))) }
+
+    static func lebCount(_ v: UInt64) -> Int {
         var n = 1, v = v
         while v >= 0x80 { v >>= 7; n += 1 }
         return n
@@ -284,16 +286,29 @@ enum CompactRow {
 
     /// The entries' bytes (without their length), nil when they pass `maxBacklinkBytes`.
     static func encode(_ entries: [Backlink]) -> [UInt8]? {
-        var w = Writer(capacity: 8 * entries.count)
+        var out: [UInt8] = []
+        out.reserveCapacity(8 * entries.count)
         for e in entries {
-            w.leb(Int(e.cid))
-            w.leb(Int(e.pid))
-            w.leb64(UInt64(bitPattern: (e.origin << 1) ^ (e.origin >> 63)))
-            w.leb(Int(e.count))
-            if w.bytes.count > maxBacklinkBytes { return nil }
+            append(e, to: &out)
+            if out.count > maxBacklinkBytes { return nil }
         }
-        return w.bytes
+        return out
     }
+
+    /// One entry's bytes (of `encode`) appended to `out`.
+    static func append(_ e: Backlink, to out: inout [UInt8]) {
+        appendLeb(UInt64(e.cid), to: &out)
+        appendLeb(UInt64(e.pid), to: &out)
+        appendLeb(zigzag(e.origin), to: &out)
+        appendLeb(UInt64(e.count), to: &out)
+    }
+
+    /// The bytes `append(e, to:)` writes.
+    static func size(of e: Backlink) -> Int {
+        lebCount(UInt64(e.cid)) + lebCount(UInt64(e.pid)) + lebCount(zigzag(e.origin)) + lebCount(UInt64(e.count))
+    }
+
+    private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
 
     /// The integer of an `int` slot's field: its bytes, or the object's `key`.
     @inline(__always)
@@ -364,6 +379,21 @@ enum CompactRow {
             bytes.append(CompactRow.tag)
             leb(Int(layoutID))
         }
+
+        /// As above, appending to `buffer`, which `finish` hands back: a write encodes its rows
+        /// end to end in one buffer, not an array allocated per row (nor one emptied per row,
+        /// which cost more than the row).
+        init(layoutID: UInt32, capacity: Int, appendingTo buffer: inout [UInt8]) {
+            swap(&bytes, &buffer)
+            // Grown by doubling: reserving the exact size copied the buffer for each row.
+            let needed = bytes.count + capacity
+            if bytes.capacity < needed { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
+            bytes.append(CompactRow.tag)
+            leb(Int(layoutID))
+        }
+
+        /// The bytes written, moved into `buffer`.
+        mutating func finish(into buffer: inout [UInt8]) { swap(&bytes, &buffer) }
 
         mutating func leb(_ v: Int) { leb64(UInt64(v)) }
 

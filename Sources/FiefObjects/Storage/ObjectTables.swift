@@ -188,6 +188,12 @@ final class ObjectTables {
     // One transaction's, used by one thread: the state below skips run-time exclusivity
     // checks, which every insert paid on each of these several times.
     @exclusivity(unchecked) private var plans: [UInt32: ClassPlan] = [:]
+    /// Where `putRow` encodes each row before its cluster copies it (one buffer per write,
+    /// not an array allocated and freed per row).
+    @exclusivity(unchecked) private var rowBuffer: [UInt8] = []
+    /// Where an insert gathers a list's targets and the entries they hold (`insert`).
+    @exclusivity(unchecked) private var inlineListsBuffer: PidMap<[UInt8]> = [:]
+    @exclusivity(unchecked) private var linkBuffers: (targets: [Int64], heldBy: [Int64]) = ([], [])
     /// Per class id, kept when a migration drops the plans.
     @exclusivity(unchecked) private var clusterStates: [UInt32: ClusterState] = [:]
     /// Cluster sizes known of the version before this transaction (`VersionFacts`).
@@ -903,13 +909,12 @@ final class ObjectTables {
     /// `linkedFrom`: the entry of an origin being added with this object, which links to it;
     /// the new row holds it from the start (`PreLinks`).
     func insert(
-        _ c: ClassSchema, _ key: Int64, values: consuming PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
+        _ c: ClassSchema, _ key: Int64, values vals: inout PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
         if !keyIsFree, try exists(c, key) {
             throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key))
         }
-        var vals = values
         let plan = plan(c)
         // The properties by index, their fields read in place: a `for p in` copied each
         // `Property` (its name and target retained and released) for every object.
@@ -918,28 +923,36 @@ final class ObjectTables {
             let pid = listProperties[i].pid
             vals[pid] = .int(Int64(lists[pid]?.count ?? 0))
         }
+        // Each value lent where it lies (copied out, a string's retain and release apiece).
+        var hint = 0
         for i in indexed.indices {
-            let v = vals[indexed[i].pid] ?? ObjectTables.defaultValue(indexed[i])
-            if indexed[i].primaryKey, !indexed[i].kind.isInteger || !keyIsFree,
-                try !indexLookup(c, indexed[i], v).isEmpty
-            {
-                throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
+            func add(_ v: ObjectValue) throws {
+                if indexed[i].primaryKey, !indexed[i].kind.isInteger || !keyIsFree,
+                    try !indexLookup(c, indexed[i], v).isEmpty
+                {
+                    throw ObjectError.duplicatePrimaryKey(className: c.name, value: v.description)
+                }
+                let t = plan.indexTables[i]
+                if !plan.indexTablesExist { _ = try ensureTable(t) }
+                pendingIndexKeys.append(value: v, key: key, compact: plan.compactIndexKeys, to: t)
             }
-            let t = plan.indexTables[i]
-            if !plan.indexTablesExist { _ = try ensureTable(t) }
-            pendingIndexKeys.append(indexEntry(plan, v, key), to: t)
+            if try vals.lend(indexed[i].pid, hint: &hint, add) == nil { try add(ObjectTables.defaultValue(indexed[i])) }
         }
         plan.indexTablesExist = true
+        // The write's map of inline lists, lent for this insert (no object is added during it).
         var inRow: PidMap<[UInt8]> = [:]
+        swap(&inRow, &inlineListsBuffer)
+        defer {
+            inRow.removeAll()
+            swap(&inRow, &inlineListsBuffer)
+        }
         for i in listProperties.indices {
             let pid = listProperties[i].pid
             inRow[pid] = RowCodec.inlineBytes(lists[pid] ?? [])
         }
-        let held: (entry: CompactRow.Backlink, bytes: [UInt8])? = linkedFrom.flatMap { e in
-            plan.legacyRows || BrokenObjectLayer.on(.skipBacklink) ? nil : CompactRow.encode([e]).map { (e, $0) }
-        }
-        try putRow(c, plan, key, vals, inlineLists: inRow, fresh: true, heldBacklinks: held?.bytes)
-        if let held { preLinks.add(held.entry, targetCid: c.cid, target: key) }
+        let held = plan.legacyRows || BrokenObjectLayer.on(.skipBacklink) ? nil : linkedFrom
+        try putRow(c, plan, key, vals, inlineLists: inRow, fresh: true, heldBacklink: held)
+        if let held { preLinks.add(held, targetCid: c.cid, target: key) }
         // Entries new targets already hold for this object (added with it, before it).
         var pre = preLinks.take(cid: c.cid, key: key)
         // By index: a `for p in` copied each `Property` (its strings retained) per object.
@@ -954,7 +967,18 @@ final class ObjectTables {
                 if inRow[pid] == nil { try writeList(c, key, links[li], items, fresh: true) }
                 // A new object has no backlink entries yet: each target's is put once, with
                 // its multiplicity, in key order (no read of the entry first).
-                var targets: [Int64] = []
+                // The write's buffers, lent while this list's entries are put (nothing in
+                // between adds an object): two arrays per list of links added before.
+                var targets: [Int64] = [], heldBy: [Int64] = []
+                swap(&targets, &linkBuffers.targets)
+                swap(&heldBy, &linkBuffers.heldBy)
+                defer {
+                    // One by one, as `PidMap.removeAll`: a list holds a few.
+                    while !targets.isEmpty { targets.removeLast() }
+                    while !heldBy.isEmpty { heldBy.removeLast() }
+                    swap(&targets, &linkBuffers.targets)
+                    swap(&heldBy, &linkBuffers.heldBy)
+                }
                 targets.reserveCapacity(items.count)
                 for case .link(let t) in items { targets.append(t) }
                 // Sorted only when out of order: sorting an empty list's array allocated a
@@ -964,7 +988,6 @@ final class ObjectTables {
                 // Each held entry counts one of its target's links (a target is added once).
                 // Both sorted, they are matched in one merge walk (a Set of them cost an
                 // allocation and a hash per target).
-                var heldBy: [Int64] = []
                 if tc != nil, pre.contains(where: mine) {
                     // Split in one pass: `removeAll(where:)` after the search partitioned and
                     // moved the entries for each list.
@@ -1049,37 +1072,49 @@ final class ObjectTables {
         throw ObjectError.typeMismatch(className: c.name, property: p.name, expected: p.typeName, found: "\(v)")
     }
 
-    /// `heldBacklinks`: a new row's first backlink entries (`fresh` only). `plan`: the class's,
+    /// `heldBacklink`: a new row's first backlink entry (`fresh` only). `plan`: the class's,
     /// which each caller has at hand (found again here and for the codec, each was a lookup
     /// and an atomic pair per row).
     private func putRow(
         _ c: ClassSchema, _ plan: ClassPlan, _ key: Int64, _ vals: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]>,
-        fresh: Bool = false, heldBacklinks: [UInt8]? = nil
+        fresh: Bool = false, heldBacklink: CompactRow.Backlink? = nil
     ) throws {
         let varLength = plan.varLength
+        var hint = 0
         for i in varLength.indices {
-            let n: Int
-            switch vals[varLength[i].pid] {
-            case .string(let s)?: n = s.utf8.count
-            case .data(let d)?: n = d.count
-            default: n = 0
-            }
+            let n =
+                vals.lend(varLength[i].pid, hint: &hint) { v -> Int in
+                    switch v {
+                    case .string(let s): return s.utf8.count
+                    case .data(let d): return d.count
+                    default: return 0
+                    }
+                } ?? 0
             if n > 16 << 20 { throw ObjectError.valueTooLarge(className: c.name, property: varLength[i].name, size: n) }
         }
         try checkKinds(c, plan, vals)
-        let held = fresh ? RowCodec.backlinksSize(heldBacklinks?.count ?? 0) : 0
-        var (row, moved) = plan.codecRef._withUnsafeGuaranteedRef {
-            $0.encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held)
+        let held = fresh ? heldBacklink.map { RowCodec.backlinksSize(CompactRow.size(of: $0)) } ?? 0 : 0
+        // The write's row buffer, taken while this row is encoded and put (nothing in between
+        // puts another row). The row goes after those before it; the buffer is emptied now
+        // and then.
+        var row: [UInt8] = []
+        swap(&row, &rowBuffer)
+        defer { swap(&row, &rowBuffer) }
+        if row.count > 1 << 12 { row.removeAll(keepingCapacity: true) }
+        let start = row.count
+        let moved = plan.codecRef._withUnsafeGuaranteedRef {
+            $0.encode(vals, inlineLists: inlineLists, key: key, extraCapacity: held, into: &row)
         }
         guard let w = writer else { throw ObjectError.notInWriteTransaction("changing objects") }
         if !fresh && !BrokenObjectLayer.on(.rewriteDropsBacklinks) {
-            // The links to the object that its row kept stay with it.
-            let kept = try withRow(plan, key) { old in
-                try old.map { r in try decodeGuarded { Array(try plan.codec.backlinkBytes(r)) } }
+            // The links to the object that its row kept stay with it, appended from where the
+            // old row lies (its own bytes, not the buffer's).
+            try withRow(plan, key) { old in
+                guard let old else { return }
+                try decodeGuarded { RowCodec.appendBacklinks(try plan.codec.backlinkBytes(old), to: &row) }
             }
-            if let kept, !kept.isEmpty { row = RowCodec.appendingBacklinks(row, kept) }
-        } else if fresh, let heldBacklinks {
-            RowCodec.appendBacklinks(heldBacklinks, to: &row)
+        } else if fresh, let heldBacklink {
+            RowCodec.appendBacklink(heldBacklink, to: &row)
         }
         // Values that moved out before and stay in row now must not linger in fief/v.
         let vt = plan.outOfRowTable
@@ -1092,8 +1127,13 @@ final class ObjectTables {
             let w2 = try ensureTable(vt)
             for (pid, bytes) in moved { try w2.put(table: vt, key: KeyBytes.property(key, pid), value: bytes) }
         }
-        try putRowBytes(
-            plan, key, BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && row.count > 8 ? Array(row.dropLast(8)) : row)
+        try row.withUnsafeBytes { all in
+            let r = UnsafeRawBufferPointer(rebasing: all[start...])
+            let cut = BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && r.count > 8
+            _ = try withHotCluster(plan, key) {
+                $0.put(slot: $1, cut ? UnsafeRawBufferPointer(rebasing: r.dropLast(8)) : r)
+            }
+        }
     }
 
     // MARK: Clusters a write changes

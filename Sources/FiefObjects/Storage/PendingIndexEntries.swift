@@ -15,10 +15,24 @@ struct PendingIndexEntries {
     static let appendRun = 8
 
     mutating func append(_ key: [UInt8]) {
-        var prefix: UInt64 = 0
-        for i in 0..<8 { prefix = prefix << 8 | UInt64(i < key.count ? key[i] : 0) }
-        entries.append((prefix, UInt32(bytes.count), UInt32(key.count)))
+        let start = bytes.count
         bytes.append(contentsOf: key)
+        noteEntry(from: start)
+    }
+
+    /// The entry of `value` for object `key` (`KeyBytes.indexEntry`), written here directly.
+    mutating func append(value: ObjectValue, key: Int64, compact: Bool) {
+        let start = bytes.count
+        KeyBytes.appendIndexValue(value, to: &bytes)
+        KeyBytes.appendEntryKey(key, compact: compact, to: &bytes)
+        noteEntry(from: start)
+    }
+
+    /// The bytes from `start` to the end are one more entry.
+    private mutating func noteEntry(from start: Int) {
+        var prefix: UInt64 = 0
+        for i in start..<start + 8 { prefix = prefix << 8 | UInt64(i < bytes.count ? bytes[i] : 0) }
+        entries.append((prefix, UInt32(start), UInt32(bytes.count - start)))
     }
 
     /// Puts every key into index table `t` in key order: appended (no search, leaves split at
@@ -70,14 +84,19 @@ struct PendingIndexes {
     var isEmpty: Bool { tables.isEmpty }
     var names: [String] { tables.map(\.name) }
 
-    mutating func append(_ key: [UInt8], to table: String) {
-        if let i = tables.firstIndex(where: { $0.name == table }) {
-            tables[i].entries.append(key)
-        } else {
-            var e = PendingIndexEntries()
-            e.append(key)
-            tables.append((table, e))
-        }
+    /// The entry of `value` for object `key`, written into the table's buffer (no array of
+    /// its own).
+    mutating func append(value: ObjectValue, key: Int64, compact: Bool, to table: String) {
+        // The position found first: found inside the subscript, it made the access copy the
+        // table's entries (every key pending) for each one appended.
+        let i = position(of: table)
+        tables[i].entries.append(value: value, key: key, compact: compact)
+    }
+
+    private mutating func position(of table: String) -> Int {
+        if let i = tables.firstIndex(where: { $0.name == table }) { return i }
+        tables.append((table, PendingIndexEntries()))
+        return tables.count - 1
     }
 
     /// The entries pending for `table`, no longer pending.

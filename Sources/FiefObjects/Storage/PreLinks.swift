@@ -29,6 +29,12 @@ struct PreLinks {
     mutating func take(cid: UInt32, key: Int64) -> [Held] {
         guard !held.isEmpty else { return [] }
         let mine = { (h: Held) in h.cid == cid && h.origin == key }
+        // Usually every entry held is this origin's (its new targets, added just before it):
+        // handed over whole, not filtered into a copy and removed.
+        if held.allSatisfy(mine) {
+            defer { held = [] }
+            return held
+        }
         let out = held.filter(mine)
         if !out.isEmpty { held.removeAll(where: mine) }
         return out

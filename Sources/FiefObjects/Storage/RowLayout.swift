@@ -336,9 +336,16 @@ final class RowCodec {
     /// As `appendingBacklinks`, onto `row` itself: a new row's first entries cost no copy of it.
     static func appendBacklinks(_ entries: some Collection<UInt8>, to row: inout [UInt8]) {
         guard !entries.isEmpty else { return }
-        row.reserveCapacity(row.count + backlinksSize(entries.count))
         CompactRow.appendLeb(UInt64(entries.count), to: &row)
         row.append(contentsOf: entries)
+    }
+
+    /// As `appendBacklinks` with the one entry `e` (a new object's first, from the origin
+    /// added with it), written in place: encoded first, it was two arrays per object.
+    static func appendBacklink(_ e: CompactRow.Backlink, to row: inout [UInt8]) {
+        let n = CompactRow.size(of: e)
+        CompactRow.appendLeb(UInt64(n), to: &row)
+        CompactRow.append(e, to: &row)
     }
 
     /// A list slot's 8 bytes in a fixed row hold its element count (the elements are in
@@ -395,6 +402,17 @@ final class RowCodec {
     func encode(_ values: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]> = [:], key: Int64, extraCapacity: Int = 0)
         -> (row: [UInt8], outOfRow: PidMap<[UInt8]>)
     {
+        var row: [UInt8] = []
+        let moved = encode(values, inlineLists: inlineLists, key: key, extraCapacity: extraCapacity, into: &row)
+        return (row, moved)
+    }
+
+    /// As above, the row appended to `row`: a write encodes the rows it puts end to end in one
+    /// buffer.
+    func encode(
+        _ values: PidMap<ObjectValue>, inlineLists: PidMap<[UInt8]> = [:], key: Int64, extraCapacity: Int = 0,
+        into row: inout [UInt8]
+    ) -> PidMap<[UInt8]> {
         let l = current
         // The largest strings and data move out until the row fits.
         var outSlots = Set<Int>()
@@ -427,7 +445,7 @@ final class RowCodec {
                 size -= v.count
             }
         }
-        var w = CompactRow.Writer(layoutID: l.id, capacity: size + extraCapacity)
+        var w = CompactRow.Writer(layoutID: l.id, capacity: size + extraCapacity, appendingTo: &row)
         var moved: PidMap<[UInt8]> = [:]
         hint = 0
         for (s, pid) in l.pids.enumerated() {
@@ -455,7 +473,8 @@ final class RowCodec {
             }
             if found == nil { w.scalar(.null, key: key) }
         }
-        return (w.bytes, moved)
+        w.finish(into: &row)
+        return moved
     }
 
     /// A row written again in the other encoding, slot for slot, its layout kept: values out

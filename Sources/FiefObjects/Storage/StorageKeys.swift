@@ -61,13 +61,16 @@ enum KeyBytes {
     /// entry per object either way; the scans that read them sort the keys they find.
     static func indexEntry(_ value: consuming [UInt8], _ key: Int64, compact: Bool) -> [UInt8] {
         var out = value
-        guard compact else { return out + obj(key) }
-        let u = UInt64(bitPattern: key)
-        let n = (64 - u.leadingZeroBitCount + 7) / 8
-        out.reserveCapacity(out.count + n + 1)
-        for i in stride(from: n - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u >> (8 * UInt64(i)))) }
-        out.append(UInt8(n))
+        appendEntryKey(key, compact: compact, to: &out)
         return out
+    }
+
+    /// The object key an index entry ends with, appended to `out` (see `indexEntry`).
+    static func appendEntryKey(_ key: Int64, compact: Bool, to out: inout [UInt8]) {
+        let u = compact ? UInt64(bitPattern: key) : key.keyBits
+        let n = compact ? (64 - u.leadingZeroBitCount + 7) / 8 : 8
+        for i in stride(from: n - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u >> (8 * UInt64(i)))) }
+        if compact { out.append(UInt8(n)) }
     }
 
     /// The object key at the end of an index entry. A damaged entry reads as the key its bytes
@@ -87,25 +90,40 @@ enum KeyBytes {
     }
 
     static func indexValue(_ v: ObjectValue) -> [UInt8] {
+        var out: [UInt8] = []
+        appendIndexValue(v, to: &out)
+        return out
+    }
+
+    /// `indexValue(v)` appended to `out`: an insert writes its index entries straight into the
+    /// buffer they wait in (`PendingIndexEntries`), with no array of their own (two
+    /// allocations per indexed value stored).
+    static func appendIndexValue(_ v: ObjectValue, to out: inout [UInt8]) {
         switch v {
-        case .null: return [0]
-        case .bool(let b): return [1, b ? 1 : 0]
-        case .int(let i), .link(let i): return [2] + obj(i)
-        case .float(let f): return [3] + orderedDouble(Double(f))
-        case .double(let d): return [3] + orderedDouble(d)
-        case .date(let d): return [4] + orderedDouble(d.timeIntervalSinceReferenceDate)
-        case .string(let s): return escapedValue(s.utf8, count: s.utf8.count)
-        case .data(let d): return escapedValue(d, count: d.count)
-        case .uuid(let u): return [6] + withUnsafeBytes(of: u.uuid) { Array($0) }
+        case .null: out.append(0)
+        case .bool(let b): out.append(1); out.append(b ? 1 : 0)
+        case .int(let i), .link(let i): out.append(2); appendBigEndian(i.keyBits, to: &out)
+        case .float(let f): out.append(3); appendBigEndian(orderedBits(Double(f)), to: &out)
+        case .double(let d): out.append(3); appendBigEndian(orderedBits(d), to: &out)
+        case .date(let d): out.append(4); appendBigEndian(orderedBits(d.timeIntervalSinceReferenceDate), to: &out)
+        case .string(let s): appendEscaped(s.utf8, count: s.utf8.count, to: &out)
+        case .data(let d): appendEscaped(d, count: d.count, to: &out)
+        case .uuid(let u):
+            out.append(6)
+            withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
         }
     }
 
-    /// A string's or data's index value in one array, with room for the object key an entry
+    private static func appendBigEndian(_ u: UInt64, to out: inout [UInt8]) {
+        for i in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: u >> UInt64(i))) }
+    }
+
+    /// A string's or data's index value, with room reserved for the object key an entry
     /// appends (built from pieces, it took five allocations per indexed string stored).
-    private static func escapedValue<C: Collection<UInt8>>(_ bytes: C, count: Int) -> [UInt8] {
-        // Reserved before the tag goes in: a literal `[5]` was an allocation of its own.
-        var out: [UInt8] = []
-        out.reserveCapacity(count + 3 + 9)
+    private static func appendEscaped<C: Collection<UInt8>>(_ bytes: C, count: Int, to out: inout [UInt8]) {
+        // Reserved only in a new array: reserving in a buffer that grows (`PendingIndexEntries`)
+        // reallocated it to the exact size, copying every key before, for each key.
+        if out.isEmpty { out.reserveCapacity(count + 3 + 9) }
         out.append(5)
         // Most values hold no zero byte: copied whole from their contiguous bytes, not
         // appended byte by byte (nor searched through a generic collection's iterator).
@@ -123,7 +141,6 @@ enum KeyBytes {
         }
         out.append(0)
         out.append(0)
-        return out
     }
 
     /// The prefix every index key of a string starting with `prefix` has.
@@ -140,9 +157,14 @@ enum KeyBytes {
     }
 
     static func orderedDouble(_ d: Double) -> [UInt8] {
-        let bits = d.bitPattern
-        let u = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        let u = orderedBits(d)
         return (0..<8).map { UInt8(truncatingIfNeeded: u >> (56 - 8 * UInt64($0))) }
+    }
+
+    /// A double's bits, flipped so they sort as unsigned integers in the double's order.
+    private static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = d.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
     /// The smallest key greater than every key starting with `prefix`.
