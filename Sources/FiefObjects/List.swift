@@ -227,13 +227,7 @@ public final class List<Element: _Persistable>: _ListProtocol, RandomAccessColle
         // A list of objects (the common list) is read as the class references it holds: each
         // element through the generic witnesses was a value-witness copy and a witness call,
         // with a retain and release apiece, for every link of every object added.
-        if Element.self is Object.Type {
-            let objects = unsafeBitCast(items, to: [Object].self)
-            var out: [_UnmanagedValue] = []
-            out.reserveCapacity(objects.count)
-            for o in objects { out.append(.object(o)) }
-            return .list(out)
-        }
+        if Element.self is Object.Type { return .objects(unsafeBitCast(items, to: [Object].self)) }
         let items = items, n = items.count
         var out: [_UnmanagedValue] = []
         out.reserveCapacity(n)

@@ -424,9 +424,9 @@ public final class ObjectContext {
         let t = try writer("setting \(ref.className).\(p.name)")
         let c = try t.cls(ref.className)
         switch u {
-        case .list(let items):
+        case .list, .objects:
             guard try t.exists(c, ref.key) else { throw ObjectError.objectDeleted(className: c.name) }
-            try t.setList(c, ref.key, p, try items.map { try resolve($0, .error, t) })
+            try t.setList(c, ref.key, p, try resolveList(u, .error, t) ?? [])
         case .computed: break
         // `set` finds the row first and throws `objectDeleted` when there is none; it resolves
         // (adds) a linked unmanaged object only after that, as the check here used to.
@@ -453,7 +453,25 @@ public final class ObjectContext {
         switch consume u {
         case .value(let v): return v
         case .object(let o): return try o.map { .link(try addObject($0, update, t, linkedFrom: linkedFrom)) } ?? .null
-        case .list, .computed: return .null
+        case .list, .objects, .computed: return .null
+        }
+    }
+
+    /// The elements of a list value, each resolved (`resolve`); nil when `u` is no list.
+    func resolveList(
+        _ u: _UnmanagedValue, _ update: UpdatePolicy, _ t: ObjectTables, linkedFrom: CompactRow.Backlink? = nil
+    ) throws -> [ObjectValue]? {
+        switch u {
+        case .list(let items): return try items.map { try resolve($0, update, t, linkedFrom: linkedFrom) }
+        case .objects(let objects):
+            var out: [ObjectValue] = []
+            out.reserveCapacity(objects.count)
+            // By index, each object lent by the array (an iterator handed each out retained).
+            try objects.withUnsafeBufferPointer { b in
+                for i in b.indices { out.append(.link(try addObject(b[i], update, t, linkedFrom: linkedFrom))) }
+            }
+            return out
+        default: return nil
         }
     }
 
@@ -551,8 +569,8 @@ public final class ObjectContext {
                     // A new object's new targets hold its backlink from their first row.
                     let link = existing ? nil : CompactRow.Backlink(cid: cid, pid: pid, origin: key, count: 1)
                     let u = unmanaged[i]
-                    if case .list(let items) = u {
-                        lists[pid] = try items.map { try resolve($0, update, t, linkedFrom: link) }
+                    if let items = try resolveList(u, update, t, linkedFrom: link) {
+                        lists[pid] = items
                     } else {
                         values.set(pid, try resolve(consume u, update, t, linkedFrom: link))
                     }

@@ -15,6 +15,9 @@ public enum _UnmanagedValue {
     case value(ObjectValue)
     case object(Object?)
     case list([_UnmanagedValue])
+    /// A list of objects, as the list holds them: wrapped one by one in `.object`, each object
+    /// was retained and released (a cache miss apiece when a bulk load reaches it).
+    case objects([Object])
     case computed
 }
 

@@ -8,6 +8,8 @@ final class PersistedListWordTests: XCTestCase {
         switch u {
         case .list(let items):
             return "list[" + items.map(describe).joined(separator: ",") + "]"
+        case .objects(let objects):
+            return "list[" + objects.map { describe(.object($0)) }.joined(separator: ",") + "]"
         case .object(let o): return o.map { "object \(ObjectIdentifier($0).hashValue)" } ?? "nil object"
         case .value(let v): return "value \(v)"
         case .computed: return "computed"
