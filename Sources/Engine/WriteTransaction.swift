@@ -121,12 +121,14 @@ public final class WriteTransaction: Transaction {
         try guarded {
             let s = try state(table)
             descents &+= 1
-            guard try writer.append(&s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value)) else {
-                throw EngineError.keyOutOfOrder(table: table)
-            }
-            s.count += 1
+            let appended = try writer.append(
+                &s.root, key: key, value: LeafValue.make(keyCount: key.count, value: value))
+            // Refused or not, the descent may have copied the right edge out of its pages
+            // (freeing them): the table's root must be written.
             s.dirty = true
             writes += 1
+            guard appended else { throw EngineError.keyOutOfOrder(table: table) }
+            s.count += 1
         }
     }
 

@@ -52,5 +52,25 @@ final class AppendTests: XCTestCase {
             XCTAssertNil(try t.get(1_001))
         }
         XCTAssertTrue(try db.check().problems.isEmpty)
+        // Refused where the right edge is still on its pages: the descent that found the key
+        // out of order copied that edge (freeing its pages), and the write that keeps going
+        // and commits must leave a file that checks clean, holding what it held.
+        try db.write { tx in
+            let t = try tx.openTable("t", key: Int64.self, value: Int64.self)
+            XCTAssertThrowsError(try t.append(1_001, 7))
+        }
+        try db.write { tx in
+            let t = try tx.openTable("t", key: Int64.self, value: Int64.self)
+            XCTAssertThrowsError(try t.append(3_001, 7))
+            try t.append(4_000, 4)
+        }
+        XCTAssertTrue(try db.check().problems.isEmpty)
+        try db.read { tx in
+            let t = try tx.table("t", key: Int64.self, value: Int64.self)
+            XCTAssertEqual(try t.count(), 1_502)
+            XCTAssertNil(try t.get(1_001))
+            XCTAssertEqual(try t.get(3_001), 1)
+            XCTAssertEqual(try t.get(4_000), 4)
+        }
     }
 }

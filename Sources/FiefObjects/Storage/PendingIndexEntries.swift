@@ -43,12 +43,14 @@ struct PendingIndexEntries {
         if entries.count < PendingIndexEntries.appendRun {
             return try inKeyOrder { try w.put(table: t, keyBytes: $0, value: []) }
         }
-        let last = try w.lastKey(table: t)
+        var last = try w.lastKey(table: t)
         var appending = true
         var previous = UnsafeRawBufferPointer(start: nil, count: 0)
         try inKeyOrder { k in
-            if appending, let last {
-                appending = last.withUnsafeBytes { compareBytes(k, $0) > 0 }
+            // The first key decides: the rest sort after it.
+            if let l = last {
+                appending = l.withUnsafeBytes { compareBytes(k, $0) > 0 }
+                last = nil
             }
             // The same entry twice is one entry (as a second put of it would be).
             if appending, previous.baseAddress != nil, compareBytes(k, previous) == 0 { return }
