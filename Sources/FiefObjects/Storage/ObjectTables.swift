@@ -191,8 +191,9 @@ final class ObjectTables {
     /// Where `putRow` encodes each row before its cluster copies it (one buffer per write,
     /// not an array allocated and freed per row).
     @exclusivity(unchecked) private var rowBuffer: [UInt8] = []
-    /// Where an insert gathers a list's targets and the entries they hold (`insert`).
+    /// The lists a new row keeps in itself (`insert`), a map kept for the next row.
     @exclusivity(unchecked) private var inlineListsBuffer: PidMap<[UInt8]> = [:]
+    /// Where an insert gathers a list's targets and the entries they hold (`insert`).
     @exclusivity(unchecked) private var linkBuffers: (targets: [Int64], heldBy: [Int64]) = ([], [])
     /// Per class id, kept when a migration drops the plans.
     @exclusivity(unchecked) private var clusterStates: [UInt32: ClusterState] = [:]
