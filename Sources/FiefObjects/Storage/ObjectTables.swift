@@ -1131,9 +1131,7 @@ final class ObjectTables {
         try row.withUnsafeBytes { all in
             let r = UnsafeRawBufferPointer(rebasing: all[start...])
             let cut = BrokenObjectLayer.on(.shortRow) && key % 4 == 1 && r.count > 8
-            _ = try withHotCluster(plan, key) {
-                $0.put(slot: $1, cut ? UnsafeRawBufferPointer(rebasing: r.dropLast(8)) : r)
-            }
+            try putRowBytes(plan, key, cut ? UnsafeRawBufferPointer(rebasing: r.dropLast(8)) : r)
         }
     }
 
@@ -1142,7 +1140,12 @@ final class ObjectTables {
     /// Puts an encoded row into its cluster (the row of a converted format-1 file, too).
     func putRowBytes(_ plan: ClassPlan, _ key: Int64, _ row: [UInt8]) throws {
         // Lent by address: captured by the closure, the row was retained and released.
-        try row.withUnsafeBytes { bytes in _ = try withHotCluster(plan, key) { $0.put(slot: $1, bytes) } }
+        try row.withUnsafeBytes { try putRowBytes(plan, key, $0) }
+    }
+
+    /// As above, the row lent by address (a new row, from the write's row buffer).
+    private func putRowBytes(_ plan: ClassPlan, _ key: Int64, _ row: UnsafeRawBufferPointer) throws {
+        _ = try withHotCluster(plan, key) { $0.put(slot: $1, row) }
     }
 
     /// Removes an object's row from its cluster.

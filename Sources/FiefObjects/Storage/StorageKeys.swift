@@ -67,10 +67,11 @@ enum KeyBytes {
 
     /// The object key an index entry ends with, appended to `out` (see `indexEntry`).
     static func appendEntryKey(_ key: Int64, compact: Bool, to out: inout [UInt8]) {
-        let u = compact ? UInt64(bitPattern: key) : key.keyBits
-        let n = compact ? (64 - u.leadingZeroBitCount + 7) / 8 : 8
+        guard compact else { return appendBigEndian(key.keyBits, to: &out) }
+        let u = UInt64(bitPattern: key)
+        let n = (64 - u.leadingZeroBitCount + 7) / 8
         for i in stride(from: n - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u >> (8 * UInt64(i)))) }
-        if compact { out.append(UInt8(n)) }
+        out.append(UInt8(n))
     }
 
     /// The object key at the end of an index entry. A damaged entry reads as the key its bytes
@@ -157,8 +158,10 @@ enum KeyBytes {
     }
 
     static func orderedDouble(_ d: Double) -> [UInt8] {
-        let u = orderedBits(d)
-        return (0..<8).map { UInt8(truncatingIfNeeded: u >> (56 - 8 * UInt64($0))) }
+        var out: [UInt8] = []
+        out.reserveCapacity(8)
+        appendBigEndian(orderedBits(d), to: &out)
+        return out
     }
 
     /// A double's bits, flipped so they sort as unsigned integers in the double's order.
