@@ -735,7 +735,7 @@ public final class ObjectContext {
         let t = try writer("delete")
         guard let r = obj._ref else { throw ObjectError.objectDeleted(className: "\(type(of: obj))") }
         guard r.ctx === self else { throw ObjectError.objectFromAnotherStore(className: r.className) }
-        try t.delete(try t.cls(r.className), r.key)
+        try t.delete(try t.plan(named: r.className), r.key)
         stamp += 1
     }
 

@@ -806,13 +806,11 @@ final class ObjectTables {
         }
     }
 
-    /// Every backlink entry to `key`: (origin class id, property id, origin key, multiplicity).
-    /// The row's entries as they are: mapped to tuples, they cost a deletion a copy of the
-    /// array each.
-    func incoming(_ plan: ClassPlan, _ key: Int64) throws -> [CompactRow.Backlink] {
-        var out = try rowBacklinks(plan, key)
+    /// The backlink entries to `key` that `fief/b` keeps (those its row had no room for), appended
+    /// to `out` as the row's are: (origin class id, property id, origin key, multiplicity).
+    private func tableBacklinks(_ plan: ClassPlan, _ key: Int64, into out: inout [CompactRow.Backlink]) throws {
         let t = plan.backlinksTable
-        guard try hasTable(.backlinks, plan) else { return out }
+        guard try hasTable(.backlinks, plan) else { return }
         let prefix = KeyBytes.obj(key)
         try tx.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, v in
             out.append(
@@ -821,7 +819,6 @@ final class ObjectTables {
                     origin: KeyBytes.readObj(k, at: 16), count: try Int64(valueBytes: v)))
             return true
         }
-        return out
     }
 
     /// Keys whose indexed value lies in [from, to) of index-key bytes.
@@ -1449,7 +1446,7 @@ final class ObjectTables {
         let plan = plan(c)
         var inRow = try inlineLists(plan, key)
         inRow[p.pid] = RowCodec.inlineBytes(items)
-        if inRow[p.pid] == nil { try writeList(c, key, p, items) } else { try deleteList(c, key, p) }
+        if inRow[p.pid] == nil { try writeList(c, key, p, items) } else { try deleteList(plan, key, pid: p.pid) }
         try putRow(c, plan, key, vals, inlineLists: inRow)
     }
 
@@ -1461,7 +1458,7 @@ final class ObjectTables {
         if fresh && items.isEmpty { return }
         let t = plan(c).listsTable
         let w = try ensureTable(t)
-        if !fresh { try deleteList(c, key, p) }
+        if !fresh { try deleteList(plan(c), key, pid: p.pid) }
         var chunk: UInt32 = BrokenObjectLayer.on(.listChunkFromOne) ? 1 : 0
         var i = 0
         while i < items.count {
@@ -1473,10 +1470,10 @@ final class ObjectTables {
         }
     }
 
-    private func deleteList(_ c: ClassSchema, _ key: Int64, _ p: Property) throws {
-        let plan = plan(c), t = plan.listsTable
+    private func deleteList(_ plan: ClassPlan, _ key: Int64, pid: UInt32) throws {
+        let t = plan.listsTable
         guard try hasTable(.lists, plan), let w = writer else { return }
-        let prefix = KeyBytes.property(key, p.pid)
+        let prefix = KeyBytes.property(key, pid)
         var old: [[UInt8]] = []
         try w.scan(table: t, from: prefix, to: KeyBytes.successor(prefix)) { k, _ in
             old.append(Array(k)); return true
@@ -1484,35 +1481,102 @@ final class ObjectTables {
         for k in old { try w.delete(table: t, key: k) }
     }
 
+    /// An object a deletion reached: (class id, key) pairs, not "cid/key" strings, since a
+    /// cascade visits every object it reaches.
+    private struct Visit: Hashable {
+        let cid: UInt32
+        let key: Int64
+    }
+
+    /// A deletion's queue and the first objects it visited, kept for the write and lent to
+    /// each deletion: a person and its dogs made and freed both arrays each time.
+    @exclusivity(unchecked) private var deletionQueue: [(plan: ClassPlan, key: Int64)] = []
+    @exclusivity(unchecked) private var deletionVisits: [Visit] = []
+    /// The values a deletion reads from a row (indexed ones, to-one links), kept likewise.
+    @exclusivity(unchecked) private var deletionReads = PidMap<ObjectValue>()
+
     /// Deletes objects: removes their rows, lists, index entries and outgoing backlinks,
     /// nullifies links to them and removes them from lists, then deletes cascade targets.
     /// Cycle-safe: each object is deleted once.
-    func delete(_ c: ClassSchema, _ key: Int64) throws {
-        var pending: [(ClassSchema, Int64)] = []
-        pending.reserveCapacity(4)
-        pending.append((c, key))
-        // (class id, key) pairs, not "cid/key" strings: a cascade visits every object it reaches.
-        struct Visited: Hashable { let cid: UInt32; let key: Int64 }
+    func delete(_ c: ClassSchema, _ key: Int64) throws { try delete(plan(c), key) }
+
+    func delete(_ plan: ClassPlan, _ key: Int64) throws {
+        // Taken from the write, so a deletion inside this one (there is none) would make its own.
+        var pending = deletionQueue, few = deletionVisits
+        (deletionQueue, deletionVisits) = ([], [])
+        defer {
+            if !pending.isEmpty { pending.removeAll(keepingCapacity: true) }
+            while few.popLast() != nil {}
+            (deletionQueue, deletionVisits) = (pending, few)
+        }
+        pending.append((plan, key))
         // A cascade's first few in an array searched in order, the rest in a set: a set made
         // for each deletion (a person and its two dogs) cost a twentieth of deleting them.
-        var few: [Visited] = []
-        var many = Set<Visited>()
-        while let (cc, k) = pending.popLast() {
-            let id = Visited(cid: cc.cid, key: k)
-            guard !few.contains(id), many.isEmpty || !many.contains(id), try exists(cc, k) else { continue }
+        var many = Set<Visit>()
+        while let (p, k) = pending.popLast() {
+            let id = Visit(cid: p.cid, key: k)
+            guard !few.contains(id), many.isEmpty || !many.contains(id), try exists(p, k) else { continue }
             if few.count < 16 { few.append(id) } else { many.insert(id) }
-            pending.append(contentsOf: try deleteOne(cc, k))
+            try deleteOne(p, k, cascade: &pending)
         }
     }
 
-    /// Deletes one object; returns the cascade targets it linked to.
-    private func deleteOne(_ c: ClassSchema, _ key: Int64) throws -> [(ClassSchema, Int64)] {
-        let plan = plan(c)
+    /// The values of `props` in `row`, the row of `key` (a property the row's layout predates
+    /// has its default), into `out`, which is emptied first.
+    private func values(
+        _ plan: ClassPlan, _ key: Int64, row: UnsafeRawBufferPointer, of props: [Property],
+        into out: inout PidMap<ObjectValue>
+    ) throws {
+        out.removeAll()
+        try decodeGuarded {
+            try plan.codecRef._withUnsafeGuaranteedRef { codec in
+                let l = try codec.layout(of: row)
+                // By index: `for p in props` copied each property, its strings retained.
+                for i in props.indices {
+                    let pid = props[i].pid
+                    guard let s = l.slot(of: pid) else {
+                        out.set(pid, ObjectTables.defaultValue(props[i]))
+                        continue
+                    }
+                    out.set(
+                        pid,
+                        try codec.value(
+                            row, layout: l, slot: s, key: key,
+                            outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, pid)) }
+                        ))
+                }
+            }
+        }
+    }
+
+    /// Deletes one object; appends the cascade targets it linked to to `cascade`.
+    private func deleteOne(_ plan: ClassPlan, _ key: Int64, cascade: inout [(plan: ClassPlan, key: Int64)]) throws {
         // The object's cluster, decoded for the removal below, first: the reads of its row
         // on the way (values, lists, backlinks) find it in memory, not by a descent each.
         if !plan.legacyRows { _ = try withHotCluster(plan, key) { _, _ in } }
-        let vals = try values(c, key, of: plan.deletionReads)
-        var cascade: [(ClassSchema, Int64)] = []
+        var vals = deletionReads
+        deletionReads = PidMap()
+        defer { deletionReads = vals }
+        let links = plan.links
+        // What the deletion reads from the row, in one visit of it (a visit each was a tenth of
+        // deleting a person): the indexed values and to-one links, the lists of links (a
+        // cascade's targets queued at once), and the links into the object the row keeps.
+        var listed: [(link: Int, targets: [Int64])] = []
+        var incoming: [CompactRow.Backlink] = []
+        try withRow(plan, key) { row in
+            guard let row else { throw ObjectError.objectDeleted(className: plan.name) }
+            try values(plan, key, row: row, of: plan.layout.deletionReads, into: &vals)
+            for i in links.indices where links[i].list {
+                guard let name = links[i].target, let targetPlan = try? self.plan(named: name) else { continue }
+                let items = try list(plan, key, pid: links[i].pid, ownerRow: row)
+                if links[i].onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) {
+                    for case .link(let t) in items { cascade.append((targetPlan, t)) }
+                } else {
+                    listed.append((i, items.compactMap { if case .link(let t) = $0 { return t } else { return nil } }))
+                }
+            }
+            incoming = try decodeGuarded { try plan.codec.backlinks(row) }
+        }
         // By index, the properties read in place (a copy of each, its strings retained, per
         // object), and the tables' existence asked once per transaction, not by name each time.
         let indexed = plan.indexed
@@ -1525,40 +1589,46 @@ final class ObjectTables {
                 table: t, key: indexEntry(plan, vals[indexed[i].pid] ?? ObjectTables.defaultValue(indexed[i]), key))
         }
         plan.indexTablesExist = true
-        for p in plan.links {
-            guard let tc = p.target.flatMap({ schema.classes[$0] }) else { continue }
+        for i in links.indices {
+            // A target class the schema lacks has no objects to delete or entries to drop.
+            guard let name = links[i].target, let targetPlan = try? self.plan(named: name) else { continue }
             let targets: [Int64]
-            if p.list {
-                targets = try list(c, key, p).compactMap { if case .link(let t) = $0 { return t } else { return nil } }
-            } else if case .link(let t)? = vals[p.pid] {
+            if links[i].list {
+                // Read above; a cascade's targets are queued already.
+                guard let l = listed.first(where: { $0.link == i }) else { continue }
+                targets = l.targets
+            } else if case .link(let t)? = vals[links[i].pid] {
+                if links[i].onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) {
+                    // Deleted next, its entries with it: one for an origin gone is passed over,
+                    // and a target listed twice is deleted once (`delete` skips what it visited).
+                    cascade.append((targetPlan, t))
+                    continue
+                }
                 targets = [t]
             } else {
-                targets = []
-            }
-            if p.onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) {
-                // Deleted next, its entries with it: one for an origin gone is passed over, and
-                // a target listed twice is deleted once (`delete` skips what it visited).
-                for t in targets { cascade.append((tc, t)) }
                 continue
             }
+            let c = try cls(plan.name)
             var seen = Set<Int64>()
             for t in targets where targets.count == 1 || seen.insert(t).inserted {
                 // However many times it links there: the entry goes.
-                try adjustBacklink(c, p, from: key, to: t, by: -(1 << 48))
+                try adjustBacklink(c, links[i], from: key, to: t, by: -(1 << 48))
             }
         }
-        for p in plan.lists { try deleteList(c, key, p) }
+        let lists = plan.lists
+        for i in lists.indices { try deleteList(plan, key, pid: lists[i].pid) }
         let vt = plan.outOfRowTable
         if try hasTable(.outOfRow, plan) {
-            for p in plan.stored where p.kind.isVariableLength {
-                try writer?.delete(table: vt, key: KeyBytes.property(key, p.pid))
+            let stored = plan.stored
+            for i in stored.indices where stored[i].kind.isVariableLength {
+                try writer?.delete(table: vt, key: KeyBytes.property(key, stored[i].pid))
             }
         }
-        // Links into this object (its row keeps some), read before the row goes: nullify
-        // to-one links, drop list occurrences.
-        let links = try incoming(plan, key)
+        // Links into this object (its row keeps some, read above), read before the row goes:
+        // nullify to-one links, drop list occurrences.
+        try tableBacklinks(plan, key, into: &incoming)
         try removeRow(plan, key)
-        for link in links {
+        for link in incoming {
             let (cid, pid, origin) = (link.cid, link.pid, link.origin)
             guard let oc = schema.byCid(cid), let op = oc.property(pid: pid), try exists(oc, origin) else { continue }
             if op.list {
@@ -1571,13 +1641,12 @@ final class ObjectTables {
         // Whatever the changes above left of those entries (an origin that is gone): nothing
         // adds entries under this key meanwhile, so no second scan is needed to find them.
         let bt = plan.backlinksTable
-        guard try hasTable(.backlinks, plan) else { return cascade }
-        for link in links {
+        guard try hasTable(.backlinks, plan) else { return }
+        for link in incoming {
             try writer?.delete(
                 table: bt,
                 key: KeyBytes.backlink(target: key, originClass: link.cid, pid: link.pid, origin: link.origin))
         }
-        return cascade
     }
 
     /// Removes every object of a class (its tables go; the class stays in the schema).
