@@ -106,6 +106,31 @@ final class CompactRowTests: XCTestCase {
         }
     }
 
+    /// A row is measured only when it may pass the limit, and then moves out what the measure
+    /// says: a string that leaves the row's bytes under the limit, but not its measure (each
+    /// integer counted at its widest), moves out as it did when every row was measured first.
+    func testAStringMovesOutWhenTheRowsMeasurePassesTheLimit() throws {
+        var props = (0..<10).map { Property(name: "i\($0)", kind: .int) }
+        props.append(Property(name: "s", kind: .string))
+        var c = ClassSchema(name: "C", cid: 1, properties: props, layouts: [], nextPid: 1)
+        c.assignPids()
+        let codec = RowCodec(c)
+        var values = PidMap<ObjectValue>()
+        for p in c.storedProperties where p.kind == .int { values[p.pid] = .int(1) }
+        let s = try XCTUnwrap(c.storedProperties.first { $0.kind == .string })
+        // Measured: 6 for the header, 18 for each integer, the string's length and 3.
+        for (n, movesOut) in [(1600, false), (1700, false), (1740, true), (1950, true)] {
+            values[s.pid] = .string(String(repeating: "a", count: n))
+            let (row, moved) = codec.encode(values, key: 5)
+            XCTAssertEqual(moved[s.pid] != nil, movesOut, "a string of \(n) bytes")
+            XCTAssertLessThanOrEqual(row.count, RowLayout.maxRowSize, "a string of \(n) bytes")
+            try row.withUnsafeBytes { r in
+                let got = try codec.value(r, pid: s.pid, key: 5, outOfRow: { moved[s.pid] })
+                XCTAssertEqual(got, values[s.pid], "a string of \(n) bytes")
+            }
+        }
+    }
+
     func testIntegersTakeTheFewestBytes() throws {
         let cases: [(Int64, Int)] = [
             (0, 0), (1, 1), (-1, 1), (127, 1), (-128, 1), (128, 2), (-129, 2), (32_767, 2), (32_768, 3),
