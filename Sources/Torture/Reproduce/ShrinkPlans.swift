@@ -59,7 +59,10 @@ extension Shrinker {
         while i < s.best.cuts!.count && s.best.cuts!.count > 1 {
             var c = s.best
             c.cuts!.remove(at: i)
-            if !attempt(c, "without cut \(i + 1)") { i += 1 }
+            // Tried twice before the cut is kept: which unsynced writes a cut drops follows the
+            // order the writers' pages reached FaultFS, and a run whose order hid the damage
+            // once kept a cut the case did not need (ShrinkTests, about one run in twenty).
+            if !attempt(c, "without cut \(i + 1)") && !attempt(c, "without cut \(i + 1), again") { i += 1 }
         }
         for i in s.best.cuts!.indices {
             guard s.best.cuts![i].nth != nil else { continue }
