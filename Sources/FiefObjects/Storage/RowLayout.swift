@@ -417,9 +417,9 @@ final class RowCodec {
         let start = row.count
         // Written at once, every value in the row; only a row that may pass the limit is then
         // measured to choose what moves out (measuring every row first was a third of encoding
-        // it). A row's measure exceeds its bytes by at most `slack` (17 bytes a slot for a
-        // scalar's widest form, 6 for the header), so a row that ends that far below the limit
-        // is the row the measure would have chosen.
+        // it). A row's measure exceeds its bytes by less than `slack` (a scalar is measured at
+        // 18 bytes and takes at least 1, the header at 6 and takes at least 2), so a row that
+        // ends that far below the limit is the row the measure would have chosen.
         _ = write(values, inlineLists, key: key, l, outSlots: [], capacity: extraCapacity + 64, into: &row)
         let slack = 18 * l.pids.count + 6
         guard row.count - start + slack > RowLayout.maxRowSize else { return PidMap() }
