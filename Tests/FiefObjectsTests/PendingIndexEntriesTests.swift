@@ -24,6 +24,28 @@ final class PendingIndexEntriesTests: XCTestCase {
         XCTAssertEqual(out, keys.sorted { compareBytes($0, $1) < 0 })
     }
 
+    /// Keys of any bytes, many or few: every byte of the 8 the radix sort orders by varies.
+    func testKeysOfAnyBytesComeOutInByteOrder() {
+        var rng = SeededRandom(seed: testSeed("pending-index-bytes", default: 6))
+        for count in [0, 1, 63, 64, 65, 2_000] {
+            var pending = PendingIndexEntries()
+            var keys: [[UInt8]] = []
+            for _ in 0..<count {
+                let k = (0..<Int.random(in: 0..<16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                keys.append(k)
+                pending.append(k)
+                // Now and then the same key twice.
+                if Int.random(in: 0..<10, using: &rng) == 0 {
+                    keys.append(k)
+                    pending.append(k)
+                }
+            }
+            var out: [[UInt8]] = []
+            pending.inKeyOrder { out.append(Array($0)) }
+            XCTAssertEqual(out, keys.sorted { compareBytes($0, $1) < 0 }, "\(count) keys")
+        }
+    }
+
     func testApplyAppendsALoadAndPutsAmongExistingKeys() throws {
         let dir = TempDir()
         let db = try Database(path: dir.file("p.fief"))
