@@ -577,32 +577,15 @@ final class ObjectTables {
         }
     }
 
-    /// The stored values of a row (all, or those of `props`), by pid, in the class's current
-    /// properties; the row is checked whole first (a compact row must end where its last slot
-    /// does).
-    func values(_ c: ClassSchema, _ key: Int64, of props: [Property]? = nil) throws -> PidMap<ObjectValue> {
+    /// The stored values of a row, by pid, in the class's current properties; the row is
+    /// checked whole first (a compact row must end where its last slot does).
+    func values(_ c: ClassSchema, _ key: Int64) throws -> PidMap<ObjectValue> {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
             let plan = plan(c)
             return try decodeGuarded {
                 let codec = plan.codec
                 var out: PidMap<ObjectValue> = [:]
-                // A few properties (a deletion's: its indexed values and links) are read slot by
-                // slot; every field of the row, in an array, cost a deletion more than it read.
-                if let props {
-                    let l = try codec.layout(of: row)
-                    for p in props {
-                        guard let s = l.slot(of: p.pid) else {
-                            out[p.pid] = ObjectTables.defaultValue(p)
-                            continue
-                        }
-                        out[p.pid] = try codec.value(
-                            row, layout: l, slot: s, key: key,
-                            outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) }
-                        )
-                    }
-                    return out
-                }
                 let (l, fields) = try codec.fields(row, key: key)
                 for p in plan.stored {
                     guard let s = l.slot(of: p.pid) else {
@@ -1493,7 +1476,7 @@ final class ObjectTables {
     @exclusivity(unchecked) private var deletionQueue: [(plan: ClassPlan, key: Int64)] = []
     @exclusivity(unchecked) private var deletionVisits: [Visit] = []
     /// The values a deletion reads from a row (indexed ones, to-one links), kept likewise.
-    @exclusivity(unchecked) private var deletionReads = PidMap<ObjectValue>()
+    @exclusivity(unchecked) private var deletionValues = PidMap<ObjectValue>()
 
     /// Deletes objects: removes their rows, lists, index entries and outgoing backlinks,
     /// nullifies links to them and removes them from lists, then deletes cascade targets.
@@ -1522,7 +1505,8 @@ final class ObjectTables {
     }
 
     /// The values of `props` in `row`, the row of `key` (a property the row's layout predates
-    /// has its default), into `out`, which is emptied first.
+    /// has its default), into `out`, which is emptied first. Slot by slot: every field of the
+    /// row, in an array, cost a deletion more than it read.
     private func values(
         _ plan: ClassPlan, _ key: Int64, row: UnsafeRawBufferPointer, of props: [Property],
         into out: inout PidMap<ObjectValue>
@@ -1554,9 +1538,9 @@ final class ObjectTables {
         // The object's cluster, decoded for the removal below, first: the reads of its row
         // on the way (values, lists, backlinks) find it in memory, not by a descent each.
         if !plan.legacyRows { _ = try withHotCluster(plan, key) { _, _ in } }
-        var vals = deletionReads
-        deletionReads = PidMap()
-        defer { deletionReads = vals }
+        var vals = deletionValues
+        deletionValues = PidMap()
+        defer { deletionValues = vals }
         let links = plan.links
         // What the deletion reads from the row, in one visit of it (a visit each was a tenth of
         // deleting a person): the indexed values and to-one links, the lists of links (a
@@ -1565,7 +1549,7 @@ final class ObjectTables {
         var incoming: [CompactRow.Backlink] = []
         try withRow(plan, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: plan.name) }
-            try values(plan, key, row: row, of: plan.layout.deletionReads, into: &vals)
+            try values(plan, key, row: row, of: plan.deletionReads, into: &vals)
             for i in links.indices where links[i].list {
                 guard let name = links[i].target, let targetPlan = try? self.plan(named: name) else { continue }
                 let items = try list(plan, key, pid: links[i].pid, ownerRow: row)
@@ -1590,14 +1574,14 @@ final class ObjectTables {
         }
         plan.indexTablesExist = true
         for i in links.indices {
-            // A target class the schema lacks has no objects to delete or entries to drop.
-            guard let name = links[i].target, let targetPlan = try? self.plan(named: name) else { continue }
             let targets: [Int64]
             if links[i].list {
                 // Read above; a cascade's targets are queued already.
                 guard let l = listed.first(where: { $0.link == i }) else { continue }
                 targets = l.targets
             } else if case .link(let t)? = vals[links[i].pid] {
+                // A target class the schema lacks has no objects to delete or entries to drop.
+                guard let name = links[i].target, let targetPlan = try? self.plan(named: name) else { continue }
                 if links[i].onDelete == .cascade && !BrokenObjectLayer.on(.noCascade) {
                     // Deleted next, its entries with it: one for an origin gone is passed over,
                     // and a target listed twice is deleted once (`delete` skips what it visited).
