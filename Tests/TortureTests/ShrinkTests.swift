@@ -143,7 +143,11 @@ final class ShrinkTests: XCTestCase {
         XCTAssertLessThanOrEqual(r.after.commits, 3, "\(r.before) -> \(r.after)")
         XCTAssertEqual(r.replay.cuts?.count, 1)
         XCTAssertEqual(r.passesOnCorrectEngine, true)
-        XCTAssertTrue(try r.replay.run(in: dir.file("again")).reproduces)
+        // Within three runs, as the shrinker asks of a case first: which unsynced writes the cut
+        // drops follows the order pages reached FaultFS, and one run in ten or so hid the damage.
+        var again = false
+        for run in 0..<3 where !again { again = try r.replay.run(in: dir.file("again-\(run)")).reproduces }
+        XCTAssertTrue(again, "the shrunk case did not fail in three runs")
     }
 
     /// A no-base-sync crash-states cycle shrinks to few commits and few lost sectors, and the
