@@ -432,6 +432,19 @@ enum CompactRow {
             if copied == nil { bytes.append(contentsOf: b) }
         }
 
+        /// A string's UTF-8, as `bytes` writes it, copied from the string in place: handed to
+        /// `bytes` as a generic collection, each string was retained and released on the way
+        /// (two atomic operations for every string in every row written).
+        mutating func string(_ s: String) {
+            let n = s.utf8.count
+            leb(2 * n + 1)
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: n))
+            bytes.withUnsafeMutableBufferPointer { b in
+                _ = UnsafeMutableBufferPointer(rebasing: b[start...]).initialize(from: s.utf8)
+            }
+        }
+
         mutating func outOfRow(count: Int) { leb(2 * count + 2) }
 
         mutating func listCount(_ n: Int64) { leb(2 * Int(n) + 1) }

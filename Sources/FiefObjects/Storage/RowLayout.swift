@@ -486,7 +486,7 @@ final class RowCodec {
                         moved[pid] = Array(str.utf8)
                         w.outOfRow(count: str.utf8.count)
                     } else {
-                        w.bytes(str.utf8, count: str.utf8.count)
+                        w.string(str)
                     }
                 case .data(let d):
                     if !outSlots.isEmpty && outSlots.contains(s) {
