@@ -540,7 +540,16 @@ public final class ObjectContext {
         // The class, plan and fields read through the target (a class holding them as `let`)
         // where they are used: copied out, the class schema and fields retained their arrays,
         // and the primary key its strings, for every object added.
-        let target = try t.addTarget(type(of: obj))
+        return try t.withAddTarget(type(of: obj)) { target in
+            try addObject(obj, target, update, t, linkedFrom: linkedFrom)
+        }
+    }
+
+    /// As above, with the object's add target lent.
+    private func addObject(
+        _ obj: Object, _ target: ObjectTables.AddTarget, _ update: UpdatePolicy, _ t: ObjectTables,
+        linkedFrom: CompactRow.Backlink?
+    ) throws -> Int64 {
         let plan = target.plan
         // Read in place while `obj`, which the caller holds, is alive.
         let unmanaged = target.model.unmanagedValues(obj)
@@ -549,7 +558,7 @@ public final class ObjectContext {
         // The class schema lent by its target for the whole add: read out of it for `keyFor`
         // and `store`, it was copied (four retains and releases) for every object added.
         return try target.withClass { c in
-            let (key, existing) = try keyFor(c, plan.layout, pk, update, t)
+            let (key, existing) = try keyFor(c, plan, pk, update, t)
             obj.manage(ManagedRef(ctx: self, className: plan.name, key: key))
             let stampBeforeLinks = stamp
             // Maps kept from the last object added at this depth (an object's new links are
@@ -558,7 +567,12 @@ public final class ObjectContext {
             defer {
                 values.removeAll()
                 lists.removeAll()
-                addMaps.append((values, lists))
+                // Moved back through empty maps, not copied (a retain and a release of each map
+                // per object; `consume` here crashed the release build).
+                var (v, l) = (PidMap<ObjectValue>(), PidMap<[ObjectValue]>())
+                swap(&v, &values)
+                swap(&l, &lists)
+                addMaps.append((v, l))
             }
             values.reserveCapacity(plan.stored.count)
             lists.reserveCapacity(plan.lists.count)
@@ -578,7 +592,7 @@ public final class ObjectContext {
                 // The key found free is still free unless a linked object added since took it.
                 // Handed over, not copied: the insert adds the list counts to it.
                 try store(
-                    c, key, existing: existing, &values, lists, update, t,
+                    c, plan, key, existing: existing, &values, lists, update, t,
                     keyIsFree: plan.layout.primaryKeyIsInteger && stamp == stampBeforeLinks,
                     linkedFrom: linkedFrom)
             } catch {
@@ -594,12 +608,13 @@ public final class ObjectContext {
     /// The key for a new or existing object with primary key value `pk`.
     /// `layout`: the class's (its plan's, whose primary key is not searched for again).
     private func keyFor(
-        _ c: ClassSchema, _ layout: ClassLayout, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
+        _ c: ClassSchema, _ plan: ObjectTables.ClassPlan, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
     ) throws -> (Int64, Bool) {
+        let layout = plan.layout
         // An integer primary key given is the key when no object has it: no copy of the
         // property (its strings retained and released) for each object added.
         if layout.primaryKeyIsInteger, case .int(let k)? = pk {
-            if try t.exists(c, k) {
+            if try t.exists(plan, k) {
                 guard update != .error else {
                     throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(k))
                 }
@@ -626,7 +641,8 @@ public final class ObjectContext {
 
     /// `keyIsFree`: `keyFor` looked the (integer primary) key up and found no object.
     private func store(
-        _ c: ClassSchema, _ key: Int64, existing: Bool, _ values: inout PidMap<ObjectValue>,
+        _ c: ClassSchema, _ plan: ObjectTables.ClassPlan, _ key: Int64, existing: Bool,
+        _ values: inout PidMap<ObjectValue>,
         _ lists: PidMap<[ObjectValue]>, _ update: UpdatePolicy, _ t: ObjectTables,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
@@ -644,7 +660,7 @@ public final class ObjectContext {
                 }
             }
         } else {
-            try t.insert(c, key, values: &values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
+            try t.insert(c, plan, key, values: &values, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
         }
         stamp += 1
     }
@@ -692,7 +708,8 @@ public final class ObjectContext {
         let pkValue = try c.primaryKey.flatMap { p in
             try fields[p.name].map { try DynamicValue.toStored($0, p, className: c.name) }
         }
-        let (key, existing) = try keyFor(c, t.plan(c).layout, pkValue, update, t)
+        let plan = t.plan(c)
+        let (key, existing) = try keyFor(c, plan, pkValue, update, t)
         var values: PidMap<ObjectValue> = [:], lists: PidMap<[ObjectValue]> = [:]
         for p in settable {
             guard let entry = fields[p.name] else { continue }
@@ -706,7 +723,7 @@ public final class ObjectContext {
                 values[p.pid] = try DynamicValue.toStored(entry, p, className: c.name)
             }
         }
-        try store(c, key, existing: existing, &values, lists, update, t)
+        try store(c, plan, key, existing: existing, &values, lists, update, t)
         return key
     }
 

@@ -70,6 +70,20 @@ final class TypesTests: XCTestCase {
             })
     }
 
+    /// Lists of values too long for the row, given with a new object, go to `fief/l` as it is
+    /// added (an insert that skipped them would read back empty).
+    func testLongValueListsAddedWithTheirObjectReadBack() throws {
+        let ints = (0..<(RowCodec.maxInlineListCount * 3)).map { $0 * 7 - 100 }
+        let strings: [String?] = (0..<300).map { $0 % 5 == 0 ? nil : "s\($0)" }
+        try roundTrip(
+            { o in
+                o.ints.append(objectsIn: ints); o.optionalStrings.append(objectsIn: strings)
+            },
+            { o in
+                XCTAssertEqual(Array(o.ints), ints); XCTAssertEqual(Array(o.optionalStrings), strings)
+            })
+    }
+
     func testLargeValuesMoveOutOfRow() throws {
         let big = Data((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let mid = String(repeating: "abc", count: 1000)

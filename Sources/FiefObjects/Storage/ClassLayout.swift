@@ -11,6 +11,8 @@ final class ClassLayout: @unchecked Sendable {
     let indexed: [Property]
     let links: [Property]
     let lists: [Property]
+    /// Whether any list holds values, not links (their elements go in `fief/l`, or in the row).
+    let hasValueLists: Bool
     let varLength: [Property]
     /// The integer properties a cluster summary bounds (`ClusterSummary`).
     let summarized: [Property]
@@ -52,6 +54,7 @@ final class ClassLayout: @unchecked Sendable {
         indexed = c.properties.filter(\.hasIndex)
         links = stored.filter(\.isLink)
         lists = stored.filter(\.list)
+        hasValueLists = lists.contains { !$0.isLink }
         varLength = stored.filter { $0.kind.isVariableLength && !$0.list }
         summarized = stored.filter { $0.kind.isInteger && !$0.list }
         deletionReads = stored.filter { $0.hasIndex || ($0.isLink && !$0.list) }

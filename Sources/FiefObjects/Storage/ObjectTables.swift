@@ -82,8 +82,29 @@ final class ObjectTables {
         let p = plan(c)
         let a = AddTarget(model: model, cls: c, plan: p, fields: p.fields(of: model))
         addTargets.append((id, a))
+        addTargetRefs.append((id, Unmanaged.passUnretained(a)))
         return a
     }
+
+    /// `body` with the add target of `type`, lent without a retain: `addTarget` handed it out
+    /// retained, and the plan, model and fields read from it were retained again, about ten
+    /// atomic operations for every object added. Targets live as long as the plans, which
+    /// `body` must not drop (a migration's `updateSchema`).
+    @inline(__always)
+    func withAddTarget<R>(_ type: Object.Type, _ body: (AddTarget) throws -> R) throws -> R {
+        let id = ObjectIdentifier(type)
+        var found: Unmanaged<AddTarget>?
+        addTargetRefs.withUnsafeBufferPointer { refs in
+            for i in refs.indices where refs[i].type == id {
+                found = refs[i].target
+                return
+            }
+        }
+        if let found { return try found._withUnsafeGuaranteedRef(body) }
+        return try body(addTarget(type))
+    }
+    /// `addTargets`, unretained (they hold them), for `withAddTarget`.
+    @exclusivity(unchecked) private var addTargetRefs: [(type: ObjectIdentifier, target: Unmanaged<AddTarget>)] = []
 
     /// What every row operation of a class needs in one transaction: the class's layout
     /// (shared by every transaction under the same stored schema) and what this transaction
@@ -314,6 +335,7 @@ final class ObjectTables {
         plansByName = [:]
         lastPlan = nil
         previousPlan = nil
+        addTargetRefs = []
         addTargets = []
     }
 
@@ -893,10 +915,18 @@ final class ObjectTables {
         _ c: ClassSchema, _ key: Int64, values vals: inout PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
         keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
     ) throws {
-        if !keyIsFree, try exists(c, key) {
+        try insert(c, plan(c), key, values: &vals, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
+    }
+
+    /// As above, with the class's plan at hand (an add's): lent, not found again and held
+    /// (an atomic pair per object added, and one more for the existence check's own lookup).
+    func insert(
+        _ c: ClassSchema, _ plan: ClassPlan, _ key: Int64, values vals: inout PidMap<ObjectValue>,
+        lists: PidMap<[ObjectValue]>, keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
+    ) throws {
+        if !keyIsFree, try exists(plan, key) {
             throw ObjectError.duplicatePrimaryKey(className: c.name, value: String(key))
         }
-        let plan = plan(c)
         // The properties by index, their fields read in place: a `for p in` copied each
         // `Property` (its name and target retained and released) for every object.
         let listProperties = plan.lists, indexed = plan.indexed
@@ -945,7 +975,7 @@ final class ObjectTables {
             let mine = { (h: PreLinks.Held) in h.pid == pid && h.targetCid == tc }
             if links[li].list {
                 let items = lists[pid] ?? []
-                if inRow[pid] == nil { try writeList(c, key, links[li], items, fresh: true) }
+                if !inRow.contains(pid) { try writeList(c, key, links[li], items, fresh: true) }
                 // A new object has no backlink entries yet: each target's is put once, with
                 // its multiplicity, in key order (no read of the entry first).
                 // The write's buffers, lent while this list's entries are put (nothing in
@@ -1001,7 +1031,8 @@ final class ObjectTables {
                     if n > 0 { try adjustBacklink(c, links[li], from: key, to: targets[i], by: Int64(n), fresh: true) }
                     i = j
                 }
-                unmatched.append(contentsOf: heldBy[h...])
+                // Only when some are left: a slice of `heldBy` holds its buffer (an atomic pair).
+                if h < heldBy.count { unmatched.append(contentsOf: heldBy[h...]) }
                 if let tc {
                     pre += unmatched.map { PreLinks.Held(cid: c.cid, origin: key, pid: pid, targetCid: tc, target: $0) }
                 }
@@ -1015,7 +1046,10 @@ final class ObjectTables {
         }
         // Held for a link the object did not keep (none should be): taken back.
         try revoke(pre)
-        for i in listProperties.indices where !listProperties[i].isLink && inRow[listProperties[i].pid] == nil {
+        // Only for a class with lists of values: asking each list property whether it links
+        // copied the `Property` (three retains and releases) for every object added.
+        guard plan.layout.hasValueLists else { return }
+        for i in listProperties.indices where !listProperties[i].isLink && !inRow.contains(listProperties[i].pid) {
             try writeList(c, key, listProperties[i], lists[listProperties[i].pid] ?? [], fresh: true)
         }
     }
@@ -1097,14 +1131,17 @@ final class ObjectTables {
         } else if fresh, let heldBacklink {
             RowCodec.appendBacklink(heldBacklink, to: &row)
         }
-        // Values that moved out before and stay in row now must not linger in fief/v.
-        let vt = plan.outOfRowTable
+        // Values that moved out before and stay in row now must not linger in fief/v. (The
+        // table's name read only where it is used: a new row of short values retained and
+        // released it.)
         if !fresh, try hasTable(.outOfRow, plan) {
+            let vt = plan.outOfRowTable
             for p in plan.varLength where moved[p.pid] == nil {
                 try w.delete(table: vt, key: KeyBytes.property(key, p.pid))
             }
         }
         if !moved.isEmpty {
+            let vt = plan.outOfRowTable
             let w2 = try ensureTable(vt)
             for (pid, bytes) in moved { try w2.put(table: vt, key: KeyBytes.property(key, pid), value: bytes) }
         }

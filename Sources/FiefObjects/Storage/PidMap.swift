@@ -26,6 +26,13 @@ struct PidMap<Value> {
         while !entries.isEmpty { entries.removeLast() }
     }
 
+    /// Whether `pid` has a value, which is not copied out to tell (an array's retain and
+    /// release).
+    func contains(_ pid: UInt32) -> Bool {
+        let i = position(of: pid)
+        return i < entries.count && entries[i].pid == pid
+    }
+
     subscript(pid: UInt32) -> Value? {
         get {
             let i = position(of: pid)

@@ -99,10 +99,15 @@ final class RowLayout {
 /// A class: every property read reaches it, and copying its array of layouts cost a retain.
 final class RowCodec {
     let layouts: [RowLayout]
-    var current: RowLayout { layouts[layouts.count - 1] }
+    /// The last layout, which new rows take. Kept, not read from `layouts`: copied out of the
+    /// array, it was retained and released for every row encoded.
+    let current: RowLayout
 
     init(_ schema: ClassSchema) {
         layouts = schema.layouts.enumerated().map { RowLayout(id: UInt32($0.offset), pids: $0.element, schema: schema) }
+        // A damaged schema may list none: then no row it names decodes (a typed error), and
+        // none written here decodes either.
+        current = layouts.last ?? RowLayout(id: UInt32(layouts.count), pids: [], schema: schema)
     }
 
     func layout(of row: UnsafeRawBufferPointer) throws -> RowLayout {
