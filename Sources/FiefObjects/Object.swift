@@ -35,9 +35,11 @@ open class Object: _PersistableWrapped {
     @exclusivity(unchecked) private final var _rowStamp = -1
 
     /// Makes the object an accessor of `ref`'s object.
-    final func manage(_ ref: ManagedRef) {
-        _ref = ref
+    /// Taken, not copied: an object added made its reference, copied it in, then let the
+    /// made one go (two retains and two releases of its context and class name).
+    final func manage(_ ref: consuming ManagedRef) {
         _ctx = Unmanaged.passUnretained(ref.ctx)
+        _ref = ref
     }
 
     final func remember(row: UnsafeRawBufferPointer, at stamp: Int) {
