@@ -606,7 +606,8 @@ public final class ObjectContext {
     }
 
     /// The key for a new or existing object with primary key value `pk`.
-    /// `layout`: the class's (its plan's, whose primary key is not searched for again).
+    /// `plan`: the class's (its layout's primary key is not searched for again, and the
+    /// existence check needs no lookup of the plan).
     private func keyFor(
         _ c: ClassSchema, _ plan: ObjectTables.ClassPlan, _ pk: ObjectValue?, _ update: UpdatePolicy, _ t: ObjectTables
     ) throws -> (Int64, Bool) {

@@ -71,40 +71,34 @@ final class ObjectTables {
         func withClass<R>(_ body: (ClassSchema) throws -> R) rethrows -> R { try body(cls) }
     }
     /// A few model types a transaction, searched in order (a hashed table cost a one-object
-    /// write more than it saved).
-    @exclusivity(unchecked) private var addTargets: [(type: ObjectIdentifier, target: AddTarget)] = []
+    /// write more than it saved): each target unretained for the search, and held in
+    /// `heldAddTargets`.
+    @exclusivity(unchecked) private var addTargets: [(type: ObjectIdentifier, target: Unmanaged<AddTarget>)] = []
+    @exclusivity(unchecked) private var heldAddTargets: [AddTarget] = []
 
-    func addTarget(_ type: Object.Type) throws -> AddTarget {
-        let id = ObjectIdentifier(type)
-        for a in addTargets where a.type == id { return a.target }
-        let model = ModelInfo.of(type)
-        let c = try cls(model.name)
-        let p = plan(c)
-        let a = AddTarget(model: model, cls: c, plan: p, fields: p.fields(of: model))
-        addTargets.append((id, a))
-        addTargetRefs.append((id, Unmanaged.passUnretained(a)))
-        return a
-    }
-
-    /// `body` with the add target of `type`, lent without a retain: `addTarget` handed it out
-    /// retained, and the plan, model and fields read from it were retained again, about ten
-    /// atomic operations for every object added. Targets live as long as the plans, which
-    /// `body` must not drop (a migration's `updateSchema`).
+    /// `body` with the add target of `type`, lent without a retain: handed out retained, and
+    /// the plan, model and fields read from it retained again, it cost about ten atomic
+    /// operations for every object added. Targets live as long as the plans, which `body`
+    /// must not drop (a migration's `updateSchema` or `forgetTable`).
     @inline(__always)
     func withAddTarget<R>(_ type: Object.Type, _ body: (AddTarget) throws -> R) throws -> R {
         let id = ObjectIdentifier(type)
         var found: Unmanaged<AddTarget>?
-        addTargetRefs.withUnsafeBufferPointer { refs in
-            for i in refs.indices where refs[i].type == id {
-                found = refs[i].target
+        addTargets.withUnsafeBufferPointer { targets in
+            for i in targets.indices where targets[i].type == id {
+                found = targets[i].target
                 return
             }
         }
         if let found { return try found._withUnsafeGuaranteedRef(body) }
-        return try body(addTarget(type))
+        let model = ModelInfo.of(type)
+        let c = try cls(model.name)
+        let p = plan(c)
+        let a = AddTarget(model: model, cls: c, plan: p, fields: p.fields(of: model))
+        heldAddTargets.append(a)
+        addTargets.append((id, Unmanaged.passUnretained(a)))
+        return try body(a)
     }
-    /// `addTargets`, unretained (they hold them), for `withAddTarget`.
-    @exclusivity(unchecked) private var addTargetRefs: [(type: ObjectIdentifier, target: Unmanaged<AddTarget>)] = []
 
     /// What every row operation of a class needs in one transaction: the class's layout
     /// (shared by every transaction under the same stored schema) and what this transaction
@@ -335,8 +329,8 @@ final class ObjectTables {
         plansByName = [:]
         lastPlan = nil
         previousPlan = nil
-        addTargetRefs = []
         addTargets = []
+        heldAddTargets = []
     }
 
     func cls(_ name: String) throws -> ClassSchema {
@@ -911,15 +905,8 @@ final class ObjectTables {
     /// `keyIsFree`: the caller has just seen that no object has `key` (a primary key lookup).
     /// `linkedFrom`: the entry of an origin being added with this object, which links to it;
     /// the new row holds it from the start (`PreLinks`).
-    func insert(
-        _ c: ClassSchema, _ key: Int64, values vals: inout PidMap<ObjectValue>, lists: PidMap<[ObjectValue]>,
-        keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
-    ) throws {
-        try insert(c, plan(c), key, values: &vals, lists: lists, keyIsFree: keyIsFree, linkedFrom: linkedFrom)
-    }
-
-    /// As above, with the class's plan at hand (an add's): lent, not found again and held
-    /// (an atomic pair per object added, and one more for the existence check's own lookup).
+    /// `plan`: the class's, at hand (an add's), lent: found again here, it was held (an atomic
+    /// pair per object added, and one more for the existence check's own lookup).
     func insert(
         _ c: ClassSchema, _ plan: ClassPlan, _ key: Int64, values vals: inout PidMap<ObjectValue>,
         lists: PidMap<[ObjectValue]>, keyIsFree: Bool = false, linkedFrom: CompactRow.Backlink? = nil
