@@ -3,7 +3,8 @@
 #endif
 
 /// Gathers a commit's page writes and issues them in page order, one `pwritev` per run of
-/// neighbouring pages, so a commit makes few write calls however its pages were allocated.
+/// neighbouring pages (up to `maxWriteBytes`), so a commit makes few write calls however its
+/// pages were allocated.
 /// Nothing reaches the file before `flush` (or before `flushBytes` are buffered).
 ///
 /// Callers hand it nodes (`geometry.pageBytes` per page), or fill one in place (`add(page:
@@ -25,6 +26,14 @@ struct PageWriter {
     /// Pages handed to this writer so far (a commit's size, for `Database.commitCounts`).
     private(set) var pagesAdded = 0
     static let flushBytes = 4 << 20
+    /// At most this many bytes per write call. The kernel caches a file in folios as large as
+    /// the write that made them (ext4 on Linux 6.x): a later commit that changes one page of a
+    /// 2 MiB folio then pays, at its sync, for walking every block of that folio. Runs written
+    /// 64 KiB at a time keep the folios that small. After the large commits of obj.insert and
+    /// obj.update at 200K objects, one-object durable writes ran 5–8 % faster (obj.small-txns,
+    /// three alternating runs: 0.77–0.83x the raw engine with whole runs, 0.85–0.88x so),
+    /// and the bulk insert itself was no slower.
+    static let maxWriteBytes = 64 << 10
 
     /// The page images not yet written, the one-page blocks already written (for the next
     /// pages), and a scratch node for sealing; freed with the writer (also when a commit fails
@@ -115,15 +124,28 @@ struct PageWriter {
         var i = 0
         var iov: [iovec] = []
         while i < pages.count {
-            // A run: each extent starts where the previous one ends (at most IOV_MAX blocks).
+            // A run: each extent starts where the previous one ends (at most IOV_MAX blocks,
+            // and `maxWriteBytes`).
             var j = i + 1
             var end = pages[i].page + UInt64(pages[i].bytes.count) / ps
-            while j < pages.count && pages[j].page == end && j - i < DatabaseFile.maxIOVecs {
+            var runBytes = pages[i].bytes.count
+            while j < pages.count && pages[j].page == end && j - i < DatabaseFile.maxIOVecs
+                && runBytes + pages[j].bytes.count <= PageWriter.maxWriteBytes
+            {
                 end += UInt64(pages[j].bytes.count) / ps
+                runBytes += pages[j].bytes.count
                 j += 1
             }
             if j == i + 1 {
-                try file.write(UnsafeRawBufferPointer(pages[i].bytes), at: pages[i].page * ps)
+                // A single extent (an overflow value may span many pages) in pieces likewise.
+                let b = UnsafeRawBufferPointer(pages[i].bytes)
+                var at = 0
+                while at < b.count {
+                    let n = min(PageWriter.maxWriteBytes, b.count - at)
+                    try file.write(
+                        UnsafeRawBufferPointer(rebasing: b[at..<(at + n)]), at: pages[i].page * ps + UInt64(at))
+                    at += n
+                }
             } else {
                 iov.removeAll(keepingCapacity: true)
                 for k in i..<j {
