@@ -1263,11 +1263,16 @@ final class ObjectTables {
                 tx.claimOwned(at: lookup.writes)
             {
                 plan.writeLookup = nil
-                (found, old) = try patchCluster(blob, plan, shift: shift, slot: slot, p, v, key: key)
+                // The lookup's view is of these very bytes: not decoded again.
+                let view = lookup.view.flatMap {
+                    $0.bytes.baseAddress == UnsafeRawPointer(blob.baseAddress) && $0.bytes.count == blob.count
+                        ? $0 : nil
+                }
+                (found, old) = try patchCluster(blob, view, plan, shift: shift, slot: slot, p, v, key: key)
             } else {
                 _ = try number.withKeyBytes { k in
                     try tx.mutateValue(table: plan.objectsTable, keyBytes: k) { blob in
-                        (found, old) = try patchCluster(blob, plan, shift: shift, slot: slot, p, v, key: key)
+                        (found, old) = try patchCluster(blob, nil, plan, shift: shift, slot: slot, p, v, key: key)
                     }
                 }
             }
@@ -1277,13 +1282,13 @@ final class ObjectTables {
 
     /// Patches property `p` of the object in `slot` of a cluster's bytes, changed in place:
     /// whether the slot holds an object, and the value it had (nil when the row must be
-    /// encoded again).
+    /// encoded again). `decoded`: a view of `blob` already made (by the lookup that found it).
     private func patchCluster(
-        _ blob: UnsafeMutableRawBufferPointer, _ plan: ClassPlan, shift: Int, slot: Int, _ p: Property,
-        _ v: ObjectValue, key: Int64
+        _ blob: UnsafeMutableRawBufferPointer, _ decoded: ClusterView?, _ plan: ClassPlan, shift: Int, slot: Int,
+        _ p: Property, _ v: ObjectValue, key: Int64
     ) throws -> (found: Bool, old: ObjectValue?) {
         try decodeGuarded {
-            let view = try ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
+            let view = try decoded ?? ClusterView(UnsafeRawBufferPointer(blob), shift: shift)
             guard let i = view.index(ofSlot: slot) else { return (false, nil) }
             let old = try plan.codecRef._withUnsafeGuaranteedRef {
                 try $0.patch(
