@@ -366,6 +366,96 @@ enum CompactRow {
         }
     }
 
+    /// Builds a compact row slot by slot, in the layout's order, through a pointer into room
+    /// on the stack (`RowCodec.write`): appended to an array, every byte was a uniqueness and
+    /// a capacity check, and each string's room an append of zeros. A field
+    /// that does not fit is not stored, but counted, so `at` ends at the row's whole size and
+    /// the caller makes that much room and writes the row again.
+    struct RoomWriter {
+        private let base: UnsafeMutablePointer<UInt8>
+        private let room: Int
+        /// Bytes the row takes so far (past `room` once a field did not fit).
+        private(set) var at = 0
+
+        init(_ base: UnsafeMutablePointer<UInt8>, room: Int, layoutID: UInt32) {
+            self.base = base
+            self.room = room
+            byte(CompactRow.tag)
+            leb(UInt64(layoutID))
+        }
+
+        var fits: Bool { at <= room }
+
+        @inline(__always)
+        private mutating func byte(_ b: UInt8) {
+            if at < room { base[at] = b }
+            at += 1
+        }
+
+        @inline(__always)
+        mutating func leb(_ v: UInt64) {
+            var v = v
+            while v >= 0x80 {
+                byte(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            byte(UInt8(v))
+        }
+
+        /// A fixed-width value (or a null); false, writing nothing, for a string or data.
+        @discardableResult
+        mutating func scalar(_ v: ObjectValue, key: Int64) -> Bool {
+            if at + CompactRow.maxScalarSize <= room {
+                let out = UnsafeMutableRawBufferPointer(start: base + at, count: CompactRow.maxScalarSize)
+                guard let n = CompactRow.encodeScalar(v, key: key, into: out) else { return false }
+                at += n
+                return true
+            }
+            return withUnsafeTemporaryAllocation(byteCount: CompactRow.maxScalarSize, alignment: 1) { out in
+                guard let n = CompactRow.encodeScalar(v, key: key, into: out) else { return false }
+                for i in 0..<n { byte(out[i]) }
+                return true
+            }
+        }
+
+        /// A string's UTF-8 kept in the row, copied from the string in place.
+        mutating func string(_ s: String) {
+            let n = s.utf8.count
+            leb(UInt64(2 * n + 1))
+            if at + n <= room {
+                _ = UnsafeMutableBufferPointer(start: base + at, count: n).initialize(from: s.utf8)
+            }
+            at += n
+        }
+
+        /// Data bytes kept in the row.
+        mutating func bytes(_ b: some Collection<UInt8>, count n: Int) {
+            leb(UInt64(2 * n + 1))
+            copy(b, count: n)
+        }
+
+        mutating func outOfRow(count: Int) { leb(UInt64(2 * count + 2)) }
+
+        mutating func listCount(_ n: Int64) { leb(UInt64(2 * Int(n) + 1)) }
+
+        mutating func inlineList(count: Int64, elements: [UInt8]) {
+            leb(UInt64(2 * (CompactRow.lebCount(Int(count)) + elements.count) + 2))
+            leb(UInt64(count))
+            copy(elements, count: elements.count)
+        }
+
+        private mutating func copy(_ b: some Collection<UInt8>, count n: Int) {
+            if at + n <= room {
+                let start = base + at
+                let copied: Void? = b.withContiguousStorageIfAvailable {
+                    if let p = $0.baseAddress { start.initialize(from: p, count: n) }
+                }
+                if copied == nil { _ = UnsafeMutableBufferPointer(start: start, count: n).initialize(from: b) }
+            }
+            at += n
+        }
+    }
+
     /// Builds a compact row slot by slot, in the layout's order.
     struct Writer {
         private(set) var bytes: [UInt8] = []
@@ -379,21 +469,6 @@ enum CompactRow {
             bytes.append(CompactRow.tag)
             leb(Int(layoutID))
         }
-
-        /// As above, appending to `buffer`, which `finish` hands back: a write encodes its rows
-        /// end to end in one buffer, not an array allocated per row (nor one emptied per row,
-        /// which cost more than the row).
-        init(layoutID: UInt32, capacity: Int, appendingTo buffer: inout [UInt8]) {
-            swap(&bytes, &buffer)
-            // Grown by doubling: reserving the exact size copied the buffer for each row.
-            let needed = bytes.count + capacity
-            if bytes.capacity < needed { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
-            bytes.append(CompactRow.tag)
-            leb(Int(layoutID))
-        }
-
-        /// The bytes written, moved into `buffer`.
-        mutating func finish(into buffer: inout [UInt8]) { swap(&bytes, &buffer) }
 
         mutating func leb(_ v: Int) { leb64(UInt64(v)) }
 
@@ -430,19 +505,6 @@ enum CompactRow {
             // generic append walked a string's UTF-8 view.
             let copied: Void? = b.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
             if copied == nil { bytes.append(contentsOf: b) }
-        }
-
-        /// A string's UTF-8, as `bytes` writes it, copied from the string in place: handed to
-        /// `bytes` as a generic collection, each string was retained and released on the way
-        /// (two atomic operations for every string in every row written).
-        mutating func string(_ s: String) {
-            let n = s.utf8.count
-            leb(2 * n + 1)
-            let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: n))
-            bytes.withUnsafeMutableBufferPointer { b in
-                _ = UnsafeMutableBufferPointer(rebasing: b[start...]).initialize(from: s.utf8)
-            }
         }
 
         mutating func outOfRow(count: Int) { leb(2 * count + 2) }

@@ -425,12 +425,12 @@ final class RowCodec {
         // it). A row's measure exceeds its bytes by less than `slack` (a scalar is measured at
         // 18 bytes and takes at least 1, the header at 6 and takes at least 2), so a row that
         // ends that far below the limit is the row the measure would have chosen.
-        _ = write(values, inlineLists, key: key, l, outSlots: [], capacity: extraCapacity + 64, into: &row)
+        _ = write(values, inlineLists, key: key, l, outSlots: [], room: 256, extra: extraCapacity, into: &row)
         let slack = 18 * l.pids.count + 6
         guard row.count - start + slack > RowLayout.maxRowSize else { return PidMap() }
         row.removeSubrange(start...)
         let (size, outSlots) = measure(values, inlineLists, l)
-        return write(values, inlineLists, key: key, l, outSlots: outSlots, capacity: size + extraCapacity, into: &row)
+        return write(values, inlineLists, key: key, l, outSlots: outSlots, room: size, extra: extraCapacity, into: &row)
     }
 
     /// The row's size at most, with every value in it but those of `outSlots`: the largest
@@ -472,40 +472,54 @@ final class RowCodec {
     }
 
     /// The row, appended to `row`, with the values of `outSlots` out of it; returns those.
+    /// Written into `room` bytes on the stack, and once more into the row's whole size when it
+    /// did not fit, then appended in one copy. `extra`: bytes the caller appends after it,
+    /// reserved with the row's own.
     private func write(
         _ values: PidMap<ObjectValue>, _ inlineLists: PidMap<[UInt8]>, key: Int64, _ l: RowLayout,
-        outSlots: Set<Int>, capacity: Int, into row: inout [UInt8]
+        outSlots: Set<Int>, room first: Int, extra: Int, into row: inout [UInt8]
     ) -> PidMap<[UInt8]> {
-        var w = CompactRow.Writer(layoutID: l.id, capacity: capacity, appendingTo: &row)
-        var moved = PidMap<[UInt8]>()
-        var hint = 0
-        for (s, pid) in l.pids.enumerated() {
-            let found: Void? = values.lend(pid, hint: &hint) { value in
-                // Matched as lent, not copied out first (`value ?? .null` retained each string).
-                switch value {
-                case .int(let n) where l.lists[s]:
-                    if let b = inlineLists[pid] { w.inlineList(count: n, elements: b) } else { w.listCount(n) }
-                case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(value, key: key)
-                case .string(let str):
-                    if !outSlots.isEmpty && outSlots.contains(s) {
-                        moved[pid] = Array(str.utf8)
-                        w.outOfRow(count: str.utf8.count)
-                    } else {
-                        w.string(str)
+        var room = first
+        while true {
+            var moved = PidMap<[UInt8]>()
+            let size = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { b -> Int in
+                var w = CompactRow.RoomWriter(b.baseAddress!, room: room, layoutID: l.id)
+                var hint = 0
+                for (s, pid) in l.pids.enumerated() {
+                    let found: Void? = values.lend(pid, hint: &hint) { value in
+                        // Matched as lent, not copied out first (`value ?? .null` retained each string).
+                        switch value {
+                        case .int(let n) where l.lists[s]:
+                            if let e = inlineLists[pid] { w.inlineList(count: n, elements: e) } else { w.listCount(n) }
+                        case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(value, key: key)
+                        case .string(let str):
+                            if !outSlots.isEmpty && outSlots.contains(s) {
+                                moved[pid] = Array(str.utf8)
+                                w.outOfRow(count: str.utf8.count)
+                            } else {
+                                w.string(str)
+                            }
+                        case .data(let d):
+                            if !outSlots.isEmpty && outSlots.contains(s) {
+                                moved[pid] = d
+                                w.outOfRow(count: d.count)
+                            } else {
+                                w.bytes(d, count: d.count)
+                            }
+                        }
                     }
-                case .data(let d):
-                    if !outSlots.isEmpty && outSlots.contains(s) {
-                        moved[pid] = d
-                        w.outOfRow(count: d.count)
-                    } else {
-                        w.bytes(d, count: d.count)
-                    }
+                    if found == nil { w.scalar(.null, key: key) }
                 }
+                guard w.fits else { return w.at }
+                // Grown by doubling: reserving the exact size copied the buffer for each row.
+                let needed = row.count + w.at + extra
+                if row.capacity < needed { row.reserveCapacity(Swift.max(needed, 2 * row.capacity)) }
+                row.append(contentsOf: UnsafeBufferPointer(start: b.baseAddress, count: w.at))
+                return w.at
             }
-            if found == nil { w.scalar(.null, key: key) }
+            if size <= room { return moved }
+            room = size
         }
-        w.finish(into: &row)
-        return moved
     }
 
     /// A row written again in the other encoding, slot for slot, its layout kept: values out
