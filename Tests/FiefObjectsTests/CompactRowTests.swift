@@ -138,9 +138,9 @@ final class CompactRowTests: XCTestCase {
         ]
         for (v, n) in cases {
             XCTAssertEqual(CompactRow.width(v), n, "\(v)")
-            var w = CompactRow.Writer(layoutID: 0, capacity: 16)
-            w.int(v, key: v == 0 ? 1 : 0)
-            w.bytes.withUnsafeBytes { XCTAssertEqual(CompactRow.int($0, at: 3, bytes: n), v, "\(v)") }
+            var row: [UInt8] = []
+            CompactRow.Writer.build(layoutID: 0, room: 16, into: &row) { $0.int(v, key: v == 0 ? 1 : 0) }
+            row.withUnsafeBytes { XCTAssertEqual(CompactRow.int($0, at: 3, bytes: n), v, "\(v)") }
         }
         // A bench person: id, a 6-byte name, an age, a 3-byte city, no dogs.
         var c = ClassSchema(

@@ -88,14 +88,14 @@ struct ClusterSummary: Equatable {
 
     /// The trailer's bytes.
     func encoded() -> [UInt8] {
-        var w = CompactRow.Writer()
-        w.leb(columns.count)
+        var out: [UInt8] = []
+        CompactRow.appendLeb(UInt64(columns.count), to: &out)
         for (pid, b) in columns {
-            w.leb(Int(pid))
-            w.leb64(UInt64(bitPattern: (b.least << 1) ^ (b.least >> 63)))
-            w.leb64(UInt64(bitPattern: b.greatest &- b.least))
+            CompactRow.appendLeb(UInt64(pid), to: &out)
+            CompactRow.appendLeb(UInt64(bitPattern: (b.least << 1) ^ (b.least >> 63)), to: &out)
+            CompactRow.appendLeb(UInt64(bitPattern: b.greatest &- b.least), to: &out)
         }
-        return w.bytes
+        return out
     }
 
     /// Reads a trailer; throws `RowError` when it is not one (damage), ending anywhere but at

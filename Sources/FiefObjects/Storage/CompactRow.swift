@@ -367,17 +367,17 @@ enum CompactRow {
     }
 
     /// Builds a compact row slot by slot, in the layout's order, through a pointer into room
-    /// on the stack (`RowCodec.write`): appended to an array, every byte was a uniqueness and
-    /// a capacity check, and each string's room an append of zeros. A field
-    /// that does not fit is not stored, but counted, so `at` ends at the row's whole size and
-    /// the caller makes that much room and writes the row again.
-    struct RoomWriter {
+    /// on the stack (`build`): appended to an array, every byte was a uniqueness and a
+    /// capacity check, and each string's room an append of zeros. A field that does not fit
+    /// is not stored, but counted, so `at` ends at the row's whole size, and `build` writes
+    /// the row again into that much room.
+    struct Writer {
         private let base: UnsafeMutablePointer<UInt8>
         private let room: Int
         /// Bytes the row takes so far (past `room` once a field did not fit).
         private(set) var at = 0
 
-        init(_ base: UnsafeMutablePointer<UInt8>, room: Int, layoutID: UInt32) {
+        private init(_ base: UnsafeMutablePointer<UInt8>, room: Int, layoutID: UInt32) {
             self.base = base
             self.room = room
             byte(CompactRow.tag)
@@ -385,6 +385,30 @@ enum CompactRow {
         }
 
         var fits: Bool { at <= room }
+
+        /// A row of layout `layoutID` that `body` writes, appended to `row`: written first into
+        /// `room` bytes on the stack, then (when it did not fit) into its whole size, so `body`
+        /// may run twice and must write the same fields each time. `extra`: bytes the caller
+        /// appends after the row, reserved with the row's own.
+        static func build(
+            layoutID: UInt32, room first: Int, extra: Int = 0, into row: inout [UInt8], _ body: (inout Writer) -> Void
+        ) {
+            var room = first
+            while true {
+                let size = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { b -> Int in
+                    var w = Writer(b.baseAddress!, room: room, layoutID: layoutID)
+                    body(&w)
+                    guard w.fits else { return w.at }
+                    // Grown by doubling: reserving the exact size copied the buffer for each row.
+                    let needed = row.count + w.at + extra
+                    if row.capacity < needed { row.reserveCapacity(Swift.max(needed, 2 * row.capacity)) }
+                    row.append(contentsOf: UnsafeBufferPointer(start: b.baseAddress, count: w.at))
+                    return w.at
+                }
+                if size <= room { return }
+                room = size
+            }
+        }
 
         @inline(__always)
         private mutating func byte(_ b: UInt8) {
@@ -400,6 +424,19 @@ enum CompactRow {
                 v >>= 7
             }
             byte(UInt8(v))
+        }
+
+        mutating func null() { byte(0) }
+
+        /// `key`: the object's own key (the value is then not written again).
+        mutating func int(_ v: Int64, key: Int64) { scalar(.int(v), key: key) }
+
+        mutating func bool(_ b: Bool) { byte(b ? 2 : 1) }
+
+        /// A float, double, date or UUID: its little-endian bytes.
+        mutating func raw(_ b: some Collection<UInt8>) {
+            byte(1)
+            copy(b, count: b.count)
         }
 
         /// A fixed-width value (or a null); false, writing nothing, for a string or data.
@@ -438,7 +475,7 @@ enum CompactRow {
 
         mutating func listCount(_ n: Int64) { leb(UInt64(2 * Int(n) + 1)) }
 
-        mutating func inlineList(count: Int64, elements: [UInt8]) {
+        mutating func inlineList(count: Int64, elements: some Collection<UInt8>) {
             leb(UInt64(2 * (CompactRow.lebCount(Int(count)) + elements.count) + 2))
             leb(UInt64(count))
             copy(elements, count: elements.count)
@@ -453,68 +490,6 @@ enum CompactRow {
                 if copied == nil { _ = UnsafeMutableBufferPointer(start: start, count: n).initialize(from: b) }
             }
             at += n
-        }
-    }
-
-    /// Builds a compact row slot by slot, in the layout's order.
-    struct Writer {
-        private(set) var bytes: [UInt8] = []
-
-        init() {}
-
-        init(capacity: Int) { bytes.reserveCapacity(capacity) }
-
-        init(layoutID: UInt32, capacity: Int) {
-            bytes.reserveCapacity(capacity)
-            bytes.append(CompactRow.tag)
-            leb(Int(layoutID))
-        }
-
-        mutating func leb(_ v: Int) { leb64(UInt64(v)) }
-
-        mutating func leb64(_ v: UInt64) { CompactRow.appendLeb(v, to: &bytes) }
-
-        mutating func null() { bytes.append(0) }
-
-        /// `key`: the object's own key (the value is then not written again).
-        mutating func int(_ v: Int64, key: Int64) { scalar(.int(v), key: key) }
-
-        mutating func bool(_ b: Bool) { bytes.append(b ? 2 : 1) }
-
-        /// A value of a fixed-width kind (or a null); false, writing nothing, for a string or data.
-        @discardableResult
-        mutating func scalar(_ v: ObjectValue, key: Int64) -> Bool {
-            withUnsafeTemporaryAllocation(byteCount: CompactRow.maxScalarSize, alignment: 1) { out in
-                guard let n = CompactRow.encodeScalar(v, key: key, into: out) else { return false }
-                // Byte by byte: a generic append of at most 17 bytes cost more than the bytes.
-                for i in 0..<n { bytes.append(out[i]) }
-                return true
-            }
-        }
-
-        /// A float, double, date or UUID: its little-endian bytes.
-        mutating func raw(_ b: some Collection<UInt8>) {
-            bytes.append(1)
-            bytes.append(contentsOf: b)
-        }
-
-        /// String or data bytes kept in the row.
-        mutating func bytes(_ b: some Collection<UInt8>, count: Int) {
-            leb(2 * count + 1)
-            // Copied from contiguous storage where there is one (a small string's too): the
-            // generic append walked a string's UTF-8 view.
-            let copied: Void? = b.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
-            if copied == nil { bytes.append(contentsOf: b) }
-        }
-
-        mutating func outOfRow(count: Int) { leb(2 * count + 2) }
-
-        mutating func listCount(_ n: Int64) { leb(2 * Int(n) + 1) }
-
-        mutating func inlineList(count: Int64, elements: some Collection<UInt8>) {
-            leb(2 * (CompactRow.lebCount(Int(count)) + elements.count) + 2)
-            leb(Int(count))
-            bytes.append(contentsOf: elements)
         }
     }
 }

@@ -472,54 +472,44 @@ final class RowCodec {
     }
 
     /// The row, appended to `row`, with the values of `outSlots` out of it; returns those.
-    /// Written into `room` bytes on the stack, and once more into the row's whole size when it
-    /// did not fit, then appended in one copy. `extra`: bytes the caller appends after it,
-    /// reserved with the row's own.
+    /// `room`: the bytes to try first (`CompactRow.Writer.build`); `extra`: bytes the caller
+    /// appends after the row, reserved with it.
     private func write(
         _ values: PidMap<ObjectValue>, _ inlineLists: PidMap<[UInt8]>, key: Int64, _ l: RowLayout,
-        outSlots: Set<Int>, room first: Int, extra: Int, into row: inout [UInt8]
+        outSlots: Set<Int>, room: Int, extra: Int, into row: inout [UInt8]
     ) -> PidMap<[UInt8]> {
-        var room = first
-        while true {
-            var moved = PidMap<[UInt8]>()
-            let size = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { b -> Int in
-                var w = CompactRow.RoomWriter(b.baseAddress!, room: room, layoutID: l.id)
-                var hint = 0
-                for (s, pid) in l.pids.enumerated() {
-                    let found: Void? = values.lend(pid, hint: &hint) { value in
-                        // Matched as lent, not copied out first (`value ?? .null` retained each string).
-                        switch value {
-                        case .int(let n) where l.lists[s]:
-                            if let e = inlineLists[pid] { w.inlineList(count: n, elements: e) } else { w.listCount(n) }
-                        case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(value, key: key)
-                        case .string(let str):
-                            if !outSlots.isEmpty && outSlots.contains(s) {
-                                moved[pid] = Array(str.utf8)
-                                w.outOfRow(count: str.utf8.count)
-                            } else {
-                                w.string(str)
-                            }
-                        case .data(let d):
-                            if !outSlots.isEmpty && outSlots.contains(s) {
-                                moved[pid] = d
-                                w.outOfRow(count: d.count)
-                            } else {
-                                w.bytes(d, count: d.count)
-                            }
+        var moved = PidMap<[UInt8]>()
+        CompactRow.Writer.build(layoutID: l.id, room: room, extra: extra, into: &row) { w in
+            // Written again when the row did not fit the room: the values moved out are found again.
+            if !outSlots.isEmpty { moved = PidMap() }
+            var hint = 0
+            for (s, pid) in l.pids.enumerated() {
+                let found: Void? = values.lend(pid, hint: &hint) { value in
+                    // Matched as lent, not copied out first (`value ?? .null` retained each string).
+                    switch value {
+                    case .int(let n) where l.lists[s]:
+                        if let e = inlineLists[pid] { w.inlineList(count: n, elements: e) } else { w.listCount(n) }
+                    case .null, .int, .link, .bool, .float, .double, .date, .uuid: w.scalar(value, key: key)
+                    case .string(let str):
+                        if !outSlots.isEmpty && outSlots.contains(s) {
+                            moved[pid] = Array(str.utf8)
+                            w.outOfRow(count: str.utf8.count)
+                        } else {
+                            w.string(str)
+                        }
+                    case .data(let d):
+                        if !outSlots.isEmpty && outSlots.contains(s) {
+                            moved[pid] = d
+                            w.outOfRow(count: d.count)
+                        } else {
+                            w.bytes(d, count: d.count)
                         }
                     }
-                    if found == nil { w.scalar(.null, key: key) }
                 }
-                guard w.fits else { return w.at }
-                // Grown by doubling: reserving the exact size copied the buffer for each row.
-                let needed = row.count + w.at + extra
-                if row.capacity < needed { row.reserveCapacity(Swift.max(needed, 2 * row.capacity)) }
-                row.append(contentsOf: UnsafeBufferPointer(start: b.baseAddress, count: w.at))
-                return w.at
+                if found == nil { w.scalar(.null, key: key) }
             }
-            if size <= room { return moved }
-            room = size
         }
+        return moved
     }
 
     /// A row written again in the other encoding, slot for slot, its layout kept: values out
@@ -528,20 +518,22 @@ final class RowCodec {
     func transcode(_ row: UnsafeRawBufferPointer, compact: Bool, key: Int64) throws -> [UInt8] {
         let (l, fields) = try fields(row, key: key)
         if compact {
-            var w = CompactRow.Writer(layoutID: l.id, capacity: row.count)
-            for f in fields {
-                switch f {
-                case .null: w.null()
-                case .int(let i): w.int(i, key: key)
-                case .bool(let b): w.bool(b)
-                case .raw(let b): w.raw(b)
-                case .bytes(let b): w.bytes(b, count: b.count)
-                case .outOfRow(let n): w.outOfRow(count: n)
-                case .listCount(let n): w.listCount(n)
-                case .inlineList(let n, let b): w.inlineList(count: n, elements: b)
+            var out: [UInt8] = []
+            CompactRow.Writer.build(layoutID: l.id, room: row.count + 16, into: &out) { w in
+                for f in fields {
+                    switch f {
+                    case .null: w.null()
+                    case .int(let i): w.int(i, key: key)
+                    case .bool(let b): w.bool(b)
+                    case .raw(let b): w.raw(b)
+                    case .bytes(let b): w.bytes(b, count: b.count)
+                    case .outOfRow(let n): w.outOfRow(count: n)
+                    case .listCount(let n): w.listCount(n)
+                    case .inlineList(let n, let b): w.inlineList(count: n, elements: b)
+                    }
                 }
             }
-            return w.bytes
+            return out
         }
         var out = [UInt8](repeating: 0, count: l.fixedEnd)
         out[0] = RowLayout.tag
