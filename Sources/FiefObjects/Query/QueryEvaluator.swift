@@ -407,7 +407,9 @@ struct QueryEvaluator {
         let test = RowTest(self, c, rowTest ?? p)
         // Candidates from an index come sorted by key: one merge walk over the rows.
         var rows = try t.rowCursor(t.plan(c))
+        // Room for every candidate: grown by doubling, a query's matches were copied ~8 times.
         var out: [Int64] = []
+        out.reserveCapacity(candidates.count)
         for k in candidates {
             let hit = try rows.withRow(k) { r -> Bool in
                 // No row for an index entry: the evaluation without one says what (deleted).
@@ -456,6 +458,7 @@ struct QueryEvaluator {
             if let p = predicate, let plan = try plan(p, c) {
                 if sorts.isEmpty && t.tx.lendsStableBytes {
                     var found: [UnsafeRawBufferPointer] = []
+                    found.reserveCapacity(plan.keys.count)
                     candidates = try filter(plan, c, p) { found.append($0) }
                     // A match without a row (a damaged index) leaves the rows out of step: none then.
                     let inStep = found.count == candidates.count

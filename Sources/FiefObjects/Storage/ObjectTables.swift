@@ -449,14 +449,25 @@ final class ObjectTables {
         /// release of its string per row looked up.
         fileprivate unowned(unsafe) let tables: ObjectTables
         /// The plan of the class read, unretained likewise: its clusters found (`ClusterMemo`)
-        /// are those of every lookup of the version, this cursor's and the others'.
-        fileprivate unowned(unsafe) let plan: ClassPlan
+        /// are those of every lookup of the version, this cursor's and the others'. Read through
+        /// `_withUnsafeGuaranteedRef`: an `unowned(unsafe)` plan was retained for each borrow of
+        /// its memo, an atomic pair per row looked up.
+        fileprivate let planRef: Unmanaged<ClassPlan>
         fileprivate var cursor: TreeCursor?
         fileprivate var legacyRows = false
         fileprivate var shift = 0
         /// The transaction's bytes outlive a lookup (a read): the clusters found are kept, so
         /// the next keys in them (an index's hits, in key order) cost no descent.
         fileprivate var keepsCluster = false
+
+        fileprivate init(
+            tables: ObjectTables, plan: ClassPlan, cursor: TreeCursor?, legacyRows: Bool = false, shift: Int = 0,
+            keepsCluster: Bool = false
+        ) {
+            self.tables = tables
+            planRef = Unmanaged.passUnretained(plan)
+            (self.cursor, self.legacyRows, self.shift, self.keepsCluster) = (cursor, legacyRows, shift, keepsCluster)
+        }
 
         mutating func withRow<T>(_ key: Int64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
             guard cursor != nil else { return try body(nil) }
@@ -469,7 +480,9 @@ final class ObjectTables {
                 }
             }
             let keeps = keepsCluster
-            if keeps, let v = plan.stableClusters.view(number) { return try body(try row(v)) }
+            if keeps, let v = planRef._withUnsafeGuaranteedRef({ $0.stableClusters.view(number) }) {
+                return try body(try row(v))
+            }
             var found: ClusterView?
             let result = try number.withKeyBytes { k in
                 try cursor!.withValue(k) { v -> T in
@@ -482,7 +495,7 @@ final class ObjectTables {
                     return try body(try row(cluster))
                 }
             }
-            if let found { plan.stableClusters.remember(number, found) }
+            if let found { planRef._withUnsafeGuaranteedRef { $0.stableClusters.remember(number, found) } }
             return result
         }
     }
