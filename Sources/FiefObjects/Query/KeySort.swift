@@ -7,7 +7,11 @@
 enum KeySort {
     static func ascendingUnique(_ keys: [Int64]) -> [Int64] {
         if keys.count <= 64 { return smallAscendingUnique(keys) }
-        guard let lo = keys.min(), let hi = keys.max() else { return keys }
+        var lo = keys[0], hi = keys[0]
+        for k in keys {
+            lo = Swift.min(lo, k)
+            hi = Swift.max(hi, k)
+        }
         let span = UInt64(bitPattern: hi &- lo), n = keys.count
         // Through pointers into one scratch allocation: on arrays, every store checked the
         // array's uniqueness and bounds, and the passes cost ~130 instructions a key.

@@ -82,13 +82,18 @@ enum CompactRow {
     }
 
     /// `v` as a LEB128 number at the end of `bytes`.
-    static func appendLeb(_ v: UInt64, to bytes: inout [UInt8]) {
+    static func appendLeb(_ v: UInt64, to bytes: inout [UInt8]) { lebBytes(v) { bytes.append($0) } }
+
+    /// The bytes of `v` as a LEB128 number, low group first, each handed to `emit`: the one
+    /// encoder for rows appended to an array and rows written into room (`Writer`).
+    @inline(__always)
+    static func lebBytes(_ v: UInt64, _ emit: (UInt8) -> Void) {
         var v = v
         while v >= 0x80 {
-            bytes.append(UInt8(v & 0x7F) | 0x80)
+            emit(UInt8(v & 0x7F) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        emit(UInt8(v))
     }
 
     static func lebCount(_ v: Int) -> Int { lebCount(UInt64(max(v, 0))) }
@@ -389,23 +394,27 @@ enum CompactRow {
         /// A row of layout `layoutID` that `body` writes, appended to `row`: written first into
         /// `room` bytes on the stack, then (when it did not fit) into its whole size, so `body`
         /// may run twice and must write the same fields each time. `extra`: bytes the caller
-        /// appends after the row, reserved with the row's own.
+        /// appends after the row, reserved with the row's own. A row longer than `limit` is not
+        /// written again nor appended: `build` returns false.
+        @discardableResult
         static func build(
-            layoutID: UInt32, room first: Int, extra: Int = 0, into row: inout [UInt8], _ body: (inout Writer) -> Void
-        ) {
+            layoutID: UInt32, room first: Int, limit: Int = .max, extra: Int = 0, into row: inout [UInt8],
+            _ body: (inout Writer) -> Void
+        ) -> Bool {
             var room = first
             while true {
                 let size = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { b -> Int in
                     var w = Writer(b.baseAddress!, room: room, layoutID: layoutID)
                     body(&w)
-                    guard w.fits else { return w.at }
+                    guard w.fits, w.at <= limit else { return w.at }
                     // Grown by doubling: reserving the exact size copied the buffer for each row.
                     let needed = row.count + w.at + extra
                     if row.capacity < needed { row.reserveCapacity(Swift.max(needed, 2 * row.capacity)) }
                     row.append(contentsOf: UnsafeBufferPointer(start: b.baseAddress, count: w.at))
                     return w.at
                 }
-                if size <= room { return }
+                if size > limit { return false }
+                if size <= room { return true }
                 room = size
             }
         }
@@ -417,14 +426,7 @@ enum CompactRow {
         }
 
         @inline(__always)
-        mutating func leb(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                byte(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            byte(UInt8(v))
-        }
+        mutating func leb(_ v: UInt64) { CompactRow.lebBytes(v) { byte($0) } }
 
         mutating func null() { byte(0) }
 

@@ -419,18 +419,26 @@ final class RowCodec {
         into row: inout [UInt8]
     ) -> PidMap<[UInt8]> {
         let l = current
-        let start = row.count
         // Written at once, every value in the row; only a row that may pass the limit is then
         // measured to choose what moves out (measuring every row first was a third of encoding
         // it). A row's measure exceeds its bytes by less than `slack` (a scalar is measured at
         // 18 bytes and takes at least 1, the header at 6 and takes at least 2), so a row that
-        // ends that far below the limit is the row the measure would have chosen.
-        _ = write(values, inlineLists, key: key, l, outSlots: [], room: 256, extra: extraCapacity, into: &row)
+        // ends that far below the limit is the row the measure would have chosen; a longer
+        // one is only counted, never appended.
         let slack = 18 * l.pids.count + 6
-        guard row.count - start + slack > RowLayout.maxRowSize else { return PidMap() }
-        row.removeSubrange(start...)
+        let limit = RowLayout.maxRowSize - slack
+        var moved = PidMap<[UInt8]>()
+        if write(
+            values, inlineLists, key: key, l, outSlots: [], room: 256, limit: limit, extra: extraCapacity,
+            into: &row, moved: &moved)
+        {
+            return moved
+        }
         let (size, outSlots) = measure(values, inlineLists, l)
-        return write(values, inlineLists, key: key, l, outSlots: outSlots, room: size, extra: extraCapacity, into: &row)
+        write(
+            values, inlineLists, key: key, l, outSlots: outSlots, room: size, extra: extraCapacity, into: &row,
+            moved: &moved)
+        return moved
     }
 
     /// The row's size at most, with every value in it but those of `outSlots`: the largest
@@ -471,15 +479,17 @@ final class RowCodec {
         return (size, outSlots)
     }
 
-    /// The row, appended to `row`, with the values of `outSlots` out of it; returns those.
-    /// `room`: the bytes to try first (`CompactRow.Writer.build`); `extra`: bytes the caller
-    /// appends after the row, reserved with it.
+    /// The row, appended to `row`, with the values of `outSlots` out of it, put in `moved`;
+    /// false, appending nothing, for a row longer than `limit`. `room`: the bytes to try first
+    /// (`CompactRow.Writer.build`); `extra`: bytes the caller appends after the row, reserved
+    /// with it.
+    @discardableResult
     private func write(
         _ values: PidMap<ObjectValue>, _ inlineLists: PidMap<[UInt8]>, key: Int64, _ l: RowLayout,
-        outSlots: Set<Int>, room: Int, extra: Int, into row: inout [UInt8]
-    ) -> PidMap<[UInt8]> {
-        var moved = PidMap<[UInt8]>()
-        CompactRow.Writer.build(layoutID: l.id, room: room, extra: extra, into: &row) { w in
+        outSlots: Set<Int>, room: Int, limit: Int = .max, extra: Int, into row: inout [UInt8],
+        moved: inout PidMap<[UInt8]>
+    ) -> Bool {
+        CompactRow.Writer.build(layoutID: l.id, room: room, limit: limit, extra: extra, into: &row) { w in
             // Written again when the row did not fit the room: the values moved out are found again.
             if !outSlots.isEmpty { moved = PidMap() }
             var hint = 0
@@ -509,7 +519,6 @@ final class RowCodec {
                 if found == nil { w.scalar(.null, key: key) }
             }
         }
-        return moved
     }
 
     /// A row written again in the other encoding, slot for slot, its layout kept: values out
