@@ -182,9 +182,16 @@ enum Tree {
                     }
                 } else {
                     i = try from.map { f in try f.withUnsafeBytes { try p.leafSearch($0).index } } ?? 0
+                    // A leaf whose last key is below `to` holds no key at or past it: its keys
+                    // are compared with `to` only when the range ends inside it.
+                    var toInLeaf = false
+                    if let to, i < n {
+                        let last = try p.leafCell(n - 1).key
+                        toInLeaf = to.withUnsafeBytes { compareBytes(last, $0) >= 0 }
+                    }
                     while i < n {
                         let (k, v) = try p.leafCell(i)
-                        if let to, to.withUnsafeBytes({ compareBytes(k, $0) >= 0 }) { return false }
+                        if toInLeaf, let to, to.withUnsafeBytes({ compareBytes(k, $0) >= 0 }) { return false }
                         if !(try body(k, try valueBytes(v, pages))) { return false }
                         i += 1
                     }

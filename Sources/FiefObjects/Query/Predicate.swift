@@ -14,8 +14,18 @@ public enum CompareOperator: String, Sendable, Equatable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE"
 
-    var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
-    var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like: return true
+        default: return false
+        }
+    }
+    var isOrdering: Bool {
+        switch self {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: return true
+        default: return false
+        }
+    }
 }
 
 public struct StringOptions: OptionSet, Sendable, Equatable {

@@ -174,28 +174,22 @@ struct QueryEvaluator {
             }
             return
         }
-        func group(_ k: PropertyKind) -> String {
-            if k.isNumeric { return "number" }
-            if k == .bytes || k == .data { return "data" }
-            return k.rawValue
-        }
         if op.isStringOperator {
-            let textual: Set<PropertyKind> = [.string, .data, .bytes]
-            guard textual.contains(a), textual.contains(b) else {
+            guard a.isVariableLength, b.isVariableLength else {
                 throw QueryError.typeMismatch(
                     position: pos, detail: "\(op.rawValue) needs strings, found \(a.rawValue) and \(b.rawValue)")
             }
             return
         }
+        // Kinds compared with each other: every number with every number, data with bytes.
+        func group(_ k: PropertyKind) -> PropertyKind { k.isNumeric ? .double : k == .bytes ? .data : k }
         let ga = group(a), gb = group(b)
-        let pair: Set<String> = [ga, gb]
         // A UUID against its string form; Data against a string's UTF-8 bytes (see `compare`).
-        let stringForm = pair == ["uuid", "string"] || pair == ["data", "string"]
-        guard ga == gb || stringForm else {
+        func stringForm(_ x: PropertyKind, _ y: PropertyKind) -> Bool { x == .string && (y == .uuid || y == .data) }
+        guard ga == gb || stringForm(ga, gb) || stringForm(gb, ga) else {
             throw QueryError.typeMismatch(position: pos, detail: "cannot compare \(a.rawValue) with \(b.rawValue)")
         }
-        let unordered: [PropertyKind] = [.bool, .object, .uuid]
-        if op.isOrdering, unordered.contains(a) {
+        if op.isOrdering, a == .bool || a == .object || a == .uuid {
             throw QueryError.unsupportedOperator(position: pos, detail: "\(op.rawValue) on \(a.rawValue)")
         }
     }
@@ -666,19 +660,44 @@ struct QueryEvaluator {
 
     /// Whether `p` finds its candidates through the primary key or an index (a lazy
     /// iteration, which scans, would be slower).
-    func usesIndex(_ p: Predicate, _ c: ClassSchema) -> Bool { probe(p, c) != nil }
-
-    /// How a conjunct finds its candidates: keys looked up by value, or a range of index-key bytes.
-    enum IndexProbe {
-        case lookup(Property, [ObjectValue])
-        case range(Property, from: [UInt8], to: [UInt8])
+    func usesIndex(_ p: Predicate, _ c: ClassSchema) -> Bool {
+        if case .and(let ps) = p { return ps.contains { probeOne($0, c) != nil } }
+        return probeOne(p, c) != nil
     }
 
-    /// The probe of the first conjunct of `p` that has one.
-    private func probe(_ p: Predicate, _ c: ClassSchema) -> IndexProbe? { probeAndRest(p, c)?.probe }
+    /// How a conjunct finds its candidates: keys looked up by value, or a range of index keys
+    /// (`op` against `value`, or from `value` through `through` for BETWEEN), turned into key
+    /// bytes only when read (`bounds`): asking whether an index answers builds none.
+    enum IndexProbe {
+        case lookup(Property, [ObjectValue])
+        case range(Property, CompareOperator, ObjectValue, through: ObjectValue?)
 
-    /// As `probe`, with what a candidate must still pass: `p` without the probed conjunct when
-    /// the index answers it exactly, else all of `p`.
+        /// A range's index-key bytes, `from` up to (not including) `to`.
+        static func bounds(_ op: CompareOperator, _ v: ObjectValue, through hi: ObjectValue?) -> (
+            from: [UInt8], to: [UInt8]
+        ) {
+            let enc = KeyBytes.indexValue(v)
+            let kindStart = [enc[0]], kindEnd = [enc[0] + 1]
+            if let hi {
+                let b = KeyBytes.indexValue(hi)
+                return (enc, KeyBytes.successor(b) ?? [b[0] + 1])
+            }
+            switch op {
+            case .greater: return (KeyBytes.successor(enc) ?? kindEnd, kindEnd)
+            case .greaterOrEqual: return (enc, kindEnd)
+            case .less: return (kindStart, enc)
+            case .lessOrEqual: return (kindStart, KeyBytes.successor(enc) ?? kindEnd)
+            default:
+                // BEGINSWITH: `probeOne` makes it only for a string.
+                guard case .string(let s) = v else { return (kindStart, kindEnd) }
+                let pre = KeyBytes.indexStringPrefix(s)
+                return (pre, KeyBytes.successor(pre) ?? kindEnd)
+            }
+        }
+    }
+
+    /// The probe of the first conjunct of `p` that has one, with what a candidate must still
+    /// pass: `p` without the probed conjunct when the index answers it exactly, else all of `p`.
     private func probeAndRest(_ p: Predicate, _ c: ClassSchema) -> (probe: IndexProbe, rest: Predicate)? {
         let conjuncts: [Predicate]
         if case .and(let ps) = p { conjuncts = ps } else { conjuncts = [p] }
@@ -723,18 +742,12 @@ struct QueryEvaluator {
         case .compare(let l, let op, .value(let v), let opts, let quant)
         where opts.isEmpty && quant != .all && quant != .none:
             guard let p = direct(l), usable(p), sameKind(p, v) else { return nil }
-            let enc = KeyBytes.indexValue(v)
-            let kindStart = [enc[0]], kindEnd = [enc[0] + 1]
             switch op {
             case .equal: return .lookup(p, [v])
-            case .greater: return .range(p, from: KeyBytes.successor(enc) ?? kindEnd, to: kindEnd)
-            case .greaterOrEqual: return .range(p, from: enc, to: kindEnd)
-            case .less: return .range(p, from: kindStart, to: enc)
-            case .lessOrEqual: return .range(p, from: kindStart, to: KeyBytes.successor(enc) ?? kindEnd)
+            case .greater, .greaterOrEqual, .less, .lessOrEqual: return .range(p, op, v, through: nil)
             case .beginsWith:
-                guard case .string(let s) = v, !(p.primaryKey && p.kind.isInteger) else { return nil }
-                let pre = KeyBytes.indexStringPrefix(s)
-                return .range(p, from: pre, to: KeyBytes.successor(pre) ?? kindEnd)
+                guard case .string = v, !(p.primaryKey && p.kind.isInteger) else { return nil }
+                return .range(p, op, v, through: nil)
             default: return nil
             }
         case .in(let l, .values(let vs), let quant) where quant != .all && quant != .none:
@@ -742,8 +755,7 @@ struct QueryEvaluator {
             return .lookup(p, vs)
         case .between(let l, .value(let lo), .value(let hi), let quant) where quant != .all && quant != .none:
             guard let p = direct(l), usable(p), sameKind(p, lo), sameKind(p, hi) else { return nil }
-            let a = KeyBytes.indexValue(lo), b = KeyBytes.indexValue(hi)
-            return .range(p, from: a, to: KeyBytes.successor(b) ?? [b[0] + 1])
+            return .range(p, .greaterOrEqual, lo, through: hi)
         default:
             return nil
         }
@@ -757,8 +769,11 @@ struct QueryEvaluator {
                 if p.primaryKey && p.kind.isInteger { return try t.lookupPrimaryKey(c, v).map { [$0] } ?? [] }
                 return try t.indexLookup(c, p, v)
             }
-        case .range(let p, let from, let to):
+        case .range(let p, let op, let v, let hi):
+            let (from, to) = IndexProbe.bounds(op, v, through: hi)
             var out: [Int64] = []
+            // A range's hits come by the hundred: grown from empty, the array was copied ~8 times.
+            out.reserveCapacity(256)
             if p.primaryKey && p.kind.isInteger {
                 try t.keys(c) { k, _ in
                     let e = KeyBytes.indexValue(ObjectValue.int(k))
