@@ -103,13 +103,23 @@ struct ClusterView {
     /// The row index of slot `s`: the present slots below it.
     func index(ofSlot s: Int) -> Int? {
         guard s >= 0, s < 1 << shift, isPresent(s) else { return nil }
-        // Eight presence bytes at a time (a cluster of 256 has 32), then the rest.
         var rank = 0
-        var byte = 0
-        while byte + 8 <= s >> 3 {
-            rank += bytes.loadUnaligned(fromByteOffset: ClusterView.headerSize + byte, as: UInt64.self).nonzeroBitCount
-            byte += 8
+        if shift >= 6 {
+            // Whole 64-bit words (a cluster of 256 has 4): the words below slot s's, then
+            // its own masked below it (the presence bytes are little-endian bit order).
+            let word = s >> 6
+            for w in 0..<word {
+                rank +=
+                    bytes.loadUnaligned(fromByteOffset: ClusterView.headerSize + 8 * w, as: UInt64.self)
+                    .nonzeroBitCount
+            }
+            let own = UInt64(
+                littleEndian: bytes.loadUnaligned(fromByteOffset: ClusterView.headerSize + 8 * word, as: UInt64.self))
+            rank += (own & ((1 << UInt64(s & 63)) - 1)).nonzeroBitCount
+            return rank < count ? rank : nil
         }
+        // Fewer than 64 slots: a byte at a time.
+        var byte = 0
         while byte < s >> 3 {
             rank += bytes[ClusterView.headerSize + byte].nonzeroBitCount
             byte += 1
