@@ -48,7 +48,10 @@ final class RowConjunction {
     /// Every layout's slot widths, back to back (`widthStarts[id]` is where layout `id`'s
     /// begin): the walk to a slot reads them from memory this conjunction owns.
     private let widths: UnsafeMutableBufferPointer<RowLayout.Width>
-    private let widthStarts: [Int]
+    private let widthStarts: UnsafeMutableBufferPointer<Int>
+    /// `CompactRow.steps`, held here: read from the global, every row's test went through its
+    /// lazy initializer's check (`swift_once`).
+    private let steps = CompactRow.steps
     private let layoutCount: Int
     /// The bytes every matching compact row contains, when one term is an `==` on a short
     /// string kept in the row (its serial, then its UTF-8): a row without them cannot match.
@@ -105,7 +108,8 @@ final class RowConjunction {
         _ = self.order.initialize(from: order)
         self.widths = .allocate(capacity: max(1, widths.count))
         _ = self.widths.initialize(from: widths)
-        widthStarts = starts
+        widthStarts = .allocate(capacity: max(1, starts.count))
+        _ = widthStarts.initialize(from: starts)
         needle = RowConjunction.needle(terms, placed, pool)
         search = needle.map { ByteSearch(UnsafeRawBufferPointer($0)) }
         self.comparisons = comparisons
@@ -125,6 +129,7 @@ final class RowConjunction {
         placed.deallocate()
         order.deallocate()
         widths.deallocate()
+        widthStarts.deallocate()
         needle?.deallocate()
     }
 
@@ -228,10 +233,11 @@ final class RowConjunction {
         _ src: CompiledPredicate.Source, _ key: Int64
     ) throws -> Bool {
         let n = terms.count
-        let base = placed.baseAddress! + id * n
-        let order = self.order.baseAddress! + id * n
+        // `id` is below `layoutCount` (the callers check): no overflow or bounds to check.
+        let base = placed.baseAddress! + id &* n
+        let order = self.order.baseAddress! + id &* n
         let widths = UnsafePointer(self.widths.baseAddress! + widthStarts[id])
-        let steps = CompactRow.steps
+        let steps = self.steps
         guard let r = row.baseAddress else { return try slowTest(row, codec.layouts[id], codec, src, key) }
         let end = row.count
         var at = start, slot = 0
