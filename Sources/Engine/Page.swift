@@ -1,3 +1,5 @@
+import CFiefSys
+
 /// A node found damaged while reading. Carries no path; `Database` turns it into
 /// `EngineError.corrupt` naming the file.
 struct CorruptNode: Error {
@@ -56,6 +58,22 @@ struct PageView {
             throw CorruptNode(ref: ref, detail: "cell \(i) offset \(o) outside the page")
         }
         return o
+    }
+
+    /// Whether a scan of this leaf should ask for each next cell ahead (`prefetchCell`): so
+    /// few cells share the page that each is several cache lines long. A leaf's cells lie from
+    /// its end backwards, so a forward scan jumps back a whole cell to each next one, where
+    /// the CPU's own prefetcher, following the last cell's bytes forwards, never looks; at 1M
+    /// objects, every cluster's first read waited on memory. Short cells' neighbours sit in the
+    /// lines just read.
+    var hasLongCells: Bool { count <= 16 }
+
+    /// Asks for cell `i`'s first 256 bytes ahead of their use; nothing for a cell out of range.
+    func prefetchCell(_ i: Int) {
+        let n = count
+        guard i >= 0, i < n, CellOffsets.end(count: n) <= raw.count, let base = raw.baseAddress else { return }
+        let o = CellOffsets.offset(raw, i)
+        for line in stride(from: o, to: min(o + 256, raw.count), by: 64) { fief_prefetch(base + line) }
     }
 
     private func slice(_ from: Int, _ len: Int) throws -> UnsafeRawBufferPointer {

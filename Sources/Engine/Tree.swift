@@ -169,7 +169,7 @@ enum Tree {
             let p = try pages.page(ref)
             switch try p.kind() {
             case .leaf:
-                let n = p.count
+                let n = p.count, ahead = p.hasLongCells
                 var i: Int
                 if reverse {
                     i = try to.map { t in try t.withUnsafeBytes { try p.leafSearch($0).index } } ?? n
@@ -177,6 +177,7 @@ enum Tree {
                     while i >= 0 {
                         let (k, v) = try p.leafCell(i)
                         if !inRange(k, from: from, to: to).aboveFrom { return false }
+                        if ahead { p.prefetchCell(i - 1) }
                         if !(try body(k, try valueBytes(v, pages))) { return false }
                         i -= 1
                     }
@@ -192,6 +193,7 @@ enum Tree {
                     while i < n {
                         let (k, v) = try p.leafCell(i)
                         if toInLeaf, let to, to.withUnsafeBytes({ compareBytes(k, $0) >= 0 }) { return false }
+                        if ahead { p.prefetchCell(i + 1) }
                         if !(try body(k, try valueBytes(v, pages))) { return false }
                         i += 1
                     }
