@@ -60,12 +60,12 @@ struct PageView {
         return o
     }
 
-    /// Whether a scan of this leaf should ask for each next cell ahead (`prefetchCell`): so
-    /// few cells share the page that each is several cache lines long. A leaf's cells lie from
-    /// its end backwards, so a forward scan jumps back a whole cell to each next one, where
+    /// Whether a forward scan of this leaf should ask for each next cell ahead (`prefetchCell`):
+    /// so few cells share the page that each is several cache lines long. A leaf's cells lie
+    /// from its end backwards, so a forward scan jumps back a whole cell to each next one, where
     /// the CPU's own prefetcher, following the last cell's bytes forwards, never looks; at 1M
     /// objects, every cluster's first read waited on memory. Short cells' neighbours sit in the
-    /// lines just read.
+    /// lines just read, and a reverse scan's next cell starts where this one ends.
     var hasLongCells: Bool { count <= 16 }
 
     /// Asks for cell `i`'s first 256 bytes ahead of their use; nothing for a cell out of range.

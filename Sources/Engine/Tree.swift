@@ -169,7 +169,7 @@ enum Tree {
             let p = try pages.page(ref)
             switch try p.kind() {
             case .leaf:
-                let n = p.count, ahead = p.hasLongCells
+                let n = p.count
                 var i: Int
                 if reverse {
                     i = try to.map { t in try t.withUnsafeBytes { try p.leafSearch($0).index } } ?? n
@@ -177,12 +177,12 @@ enum Tree {
                     while i >= 0 {
                         let (k, v) = try p.leafCell(i)
                         if !inRange(k, from: from, to: to).aboveFrom { return false }
-                        if ahead { p.prefetchCell(i - 1) }
                         if !(try body(k, try valueBytes(v, pages))) { return false }
                         i -= 1
                     }
                 } else {
                     i = try from.map { f in try f.withUnsafeBytes { try p.leafSearch($0).index } } ?? 0
+                    let ahead = p.hasLongCells
                     // A leaf whose last key is below `to` holds no key at or past it: its keys
                     // are compared with `to` only when the range ends inside it.
                     var toInLeaf = false
