@@ -40,7 +40,7 @@ extension WriteTransaction {
     /// base whose writer saw its flip synced (recorded in the lock file) costs nothing here.
     private func syncBaseIfItsFlipMayBeVolatile() throws {
         guard let lockFile = db.lockFile, lockFile.syncedVersion != base.version else { return }
-        try db.file.sync()
+        try timedSync()
         lockFile.recordSynced(version: base.version)
     }
 
@@ -115,7 +115,7 @@ extension WriteTransaction {
         try step(.writeTop, flipping: target) {
             try writeHeader(slot.encoded(), at: Layout.slotOffsets[target.index], durable: durable)
         }
-        try step(.syncData) { if durable { try db.file.sync() } }
+        try step(.syncData) { if durable { try timedSync() } }
         try step(.flipSelect) { try writeHeader(target.byte, at: Layout.selectOffset, durable: durable) }
         try step(.syncFlip) { if durable { try syncFlip() } }
         if durable { db.lockFile?.recordSynced(version: slot.version) }
@@ -139,7 +139,7 @@ extension WriteTransaction {
     /// further writes.
     private func syncFlip() throws {
         do {
-            try db.file.sync()
+            try timedSync()
         } catch {
             try? db.file.write(base.select.byte, at: UInt64(Layout.selectOffset))
             // The disk may hold either bit: the next writer must sync before touching the
@@ -148,6 +148,13 @@ extension WriteTransaction {
             db.poison("sync after the select-bit flip failed: \(error)")
             throw error
         }
+    }
+
+    /// `fsync`/`fdatasync` of the data file, its wait counted for `Database.commitCounts`.
+    private func timedSync() throws {
+        let start = MonotonicClock.nanos()
+        defer { db.countSync(nanos: MonotonicClock.nanos() &- start) }
+        try db.file.sync()
     }
 
     /// A durable commit's header writes are `pwrite`s, each one write the filesystem sees in

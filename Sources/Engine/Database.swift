@@ -105,13 +105,23 @@ public final class Database: @unchecked Sendable {
     /// Commits this handle made and the pages they wrote (benchmark counters).
     private let commits = Mutex(CommitCounts())
 
-    /// How many commits this handle made, and how many pages they wrote in all (nodes, free
-    /// list, top node): `fief bench` reports pages per commit from the difference of two.
-    package struct CommitCounts: Sendable { package var commits = 0, pages = 0 }
+    /// How many commits this handle made, how many pages they wrote in all (nodes, free list,
+    /// top node), and how many syncs they waited for and how long: `fief bench` reports each
+    /// per commit from the difference of two, so a write workload shows how much of its time
+    /// the disk's flushes took.
+    package struct CommitCounts: Sendable {
+        package var commits = 0, pages = 0, syncs = 0, syncNanos: UInt64 = 0
+        package init() {}
+    }
     package var commitCounts: CommitCounts { commits.withLock { $0 } }
     func countCommit(pages: Int) {
         commits.withLock {
             $0.commits += 1; $0.pages += pages
+        }
+    }
+    func countSync(nanos: UInt64) {
+        commits.withLock {
+            $0.syncs += 1; $0.syncNanos += nanos
         }
     }
 

@@ -144,6 +144,10 @@ public struct BenchRunner {
                     if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
                     if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
                     if let g = m.extra["pagesPerCommit"] { line += String(format: ", %.1f pages per commit", g) }
+                    if let g = m.extra["syncMillisPerCommit"] { line += String(format: ", %.2f ms sync per commit", g) }
+                    if let g = m.extra["rawEnginePagesPerCommit"], let t = m.extra["rawEngineSyncMillisPerCommit"] {
+                        line += String(format: " (raw engine: %.1f pages, %.2f ms sync)", g, t)
+                    }
                     if let g = m.extra["treeDescentsPerOp"] { line += String(format: ", %.1f descents/op", g) }
                     if let g = m.extra["heapAllocationsPerOp"] { line += String(format: ", %.1f allocations/op", g) }
                     progress(line)

@@ -23,7 +23,10 @@ public enum MarkdownReport {
     /// What each measured stretch cost beyond time, where the workload counts it.
     static let counterColumns: [(key: String, title: String)] = [
         ("treeDescentsPerOp", "tree descents/op"), ("heapAllocationsPerOp", "heap allocations/op"),
-        ("pagesPerCommit", "pages/commit"), ("bytesPerObject", "bytes/object")
+        ("pagesPerCommit", "pages/commit"), ("syncMillisPerCommit", "sync ms/commit"),
+        ("rawEnginePagesPerCommit", "raw engine pages/commit"),
+        ("rawEngineSyncMillisPerCommit", "raw engine sync ms/commit"),
+        ("bytesPerObject", "bytes/object")
     ]
 
     static func counters(_ r: BenchResults) -> String {

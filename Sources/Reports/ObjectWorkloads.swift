@@ -222,7 +222,13 @@ extension BenchRunner {
                 m.value = Double(n) * 1e9 / Double(max(nanos, 1))
                 return m
             }
-            if let raw { m.extra["rawEngineOpsPerSecond"] = raw.opsPerSecond }
+            if let raw {
+                m.extra["rawEngineOpsPerSecond"] = raw.opsPerSecond
+                if let c = raw.perCommit {
+                    m.extra["rawEnginePagesPerCommit"] = c.pages
+                    m.extra["rawEngineSyncMillisPerCommit"] = c.syncMillis
+                }
+            }
             return m
         }
     }
@@ -236,10 +242,19 @@ extension BenchRunner {
         private var count = 0
         private var nanos: UInt64 = 0
 
+        private var before = Database.CommitCounts()
+
         init(_ o: ObjectRunState, rep: Int, durability: Durability) throws {
             dir = "\(o.run.work)/obj-raw-\(rep)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             subject = try FiefSubject(directory: dir, durability: durability)
+            before = subject.db.commitCounts
+        }
+
+        /// Its commits' pages and sync time per commit: beside the object layer's, what the
+        /// ratio's gap is made of.
+        var perCommit: (pages: Double, syncMillis: Double)? {
+            BenchRunner.perCommit(from: before, to: subject.db.commitCounts)
         }
 
         func commit(_ key: Int64) throws {
@@ -257,14 +272,26 @@ extension BenchRunner {
         }
     }
 
-    /// `body`'s measurement, with the pages Fief's commits wrote per commit during it.
+    /// `body`'s measurement, with what Fief's commits cost per commit during it: pages written
+    /// and time waiting for the disk's syncs.
     func countingCommits(_ sys: any ObjectBenchSystem, _ body: () throws -> Measurement) throws -> Measurement {
         let before = sys.commitCounts
         var m = try body()
-        if let a = before, let b = sys.commitCounts, b.commits > a.commits {
-            m.extra["pagesPerCommit"] = Double(b.pages - a.pages) / Double(b.commits - a.commits)
+        if let a = before, let b = sys.commitCounts, let c = Self.perCommit(from: a, to: b) {
+            m.extra["pagesPerCommit"] = c.pages
+            m.extra["syncMillisPerCommit"] = c.syncMillis
         }
         return m
+    }
+
+    /// Pages written and milliseconds waited for syncs, per commit, between two readings of a
+    /// handle's counters; nil without a commit between them.
+    static func perCommit(from a: Database.CommitCounts, to b: Database.CommitCounts)
+        -> (pages: Double, syncMillis: Double)?
+    {
+        guard b.commits > a.commits else { return nil }
+        let n = Double(b.commits - a.commits)
+        return (Double(b.pages - a.pages) / n, Double(b.syncNanos - a.syncNanos) / 1e6 / n)
     }
 
     /// The file's size, its bytes per object, and (Fief) each table's pages and leaf fill,

@@ -50,7 +50,12 @@ final class ObjectBenchSmokeTests: XCTestCase {
             XCTAssertEqual(b.systems.map(\.system), [.fief, .sqlite], b.id)
             for s in b.systems { XCTAssertGreaterThan(s.value.median, 0, "\(b.id) \(s.system)") }
         }
-        XCTAssertNotNil(r.benchmark("obj.small-txns")?.result(.fief)?.extra?["rawEngineOpsPerSecond"])
+        let small = r.benchmark("obj.small-txns")?.result(.fief)?.extra
+        XCTAssertNotNil(small?["rawEngineOpsPerSecond"])
+        // Both sides of the ratio say what a commit cost: pages, and time waiting for syncs (none
+        // here: the smoke profile does not sync; CommitCountsTests counts a durable commit's).
+        for key in ["pagesPerCommit", "rawEnginePagesPerCommit"] { XCTAssertGreaterThan(small?[key] ?? 0, 0, key) }
+        for key in ["syncMillisPerCommit", "rawEngineSyncMillisPerCommit"] { XCTAssertEqual(small?[key], 0, key) }
         let objectTargets = r.targets.filter { $0.benchmark.hasPrefix("obj.") }
         XCTAssertNotNil(r.benchmark("obj.encrypted.pk-get")?.result(.fief)?.extra?["plainOpsPerSecond"])
         XCTAssertEqual(objectTargets.count, 17)
