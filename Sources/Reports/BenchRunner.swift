@@ -144,7 +144,9 @@ public struct BenchRunner {
                     if let w = m.extra["writerCommitsPerSecond"] { line += ", writer \(Format.si(w)) commits/s" }
                     if let g = m.extra["callsPerCommit"] { line += String(format: ", %.1f calls per commit", g) }
                     if let g = m.extra["pagesPerCommit"] { line += String(format: ", %.1f pages per commit", g) }
-                    if let g = m.extra["syncMillisPerCommit"] { line += String(format: ", %.2f ms sync per commit", g) }
+                    if let g = m.extra["syncMillisPerCommit"], let p = m.extra["syncPercent"] {
+                        line += String(format: ", %.2f ms sync per commit (%.0f %% of the time)", g, p)
+                    }
                     if let g = m.extra["rawEnginePagesPerCommit"], let t = m.extra["rawEngineSyncMillisPerCommit"] {
                         line += String(format: " (raw engine: %.1f pages, %.2f ms sync)", g, t)
                     }

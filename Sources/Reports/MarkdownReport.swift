@@ -24,6 +24,7 @@ public enum MarkdownReport {
     static let counterColumns: [(key: String, title: String)] = [
         ("treeDescentsPerOp", "tree descents/op"), ("heapAllocationsPerOp", "heap allocations/op"),
         ("pagesPerCommit", "pages/commit"), ("syncMillisPerCommit", "sync ms/commit"),
+        ("syncPercent", "% of time in sync"),
         ("rawEnginePagesPerCommit", "raw engine pages/commit"),
         ("rawEngineSyncMillisPerCommit", "raw engine sync ms/commit"),
         ("bytesPerObject", "bytes/object")

@@ -39,7 +39,7 @@ extension BenchRunner {
                 sys.close()
                 try? FileManager.default.removeItem(atPath: dir)
             }
-            return try countingCommits(sys) {
+            return try countingCommits(sys, operations: o.persons + o.dogs) {
                 let t = try BenchClock.seconds { try sys.load(o.data) }
                 return Measurement(value: Double(o.persons + o.dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
             }
@@ -125,7 +125,7 @@ extension BenchRunner {
         var rep = 0
         try repeatInterleaved("obj.update", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
             let chosen = (0..<batch).map { Int64(($0 * 7919 + rep * 104_729) % o.persons) }
-            return try countingCommits(o.loaded[s]!) {
+            return try countingCommits(o.loaded[s]!, operations: batch) {
                 Measurement(value: Double(batch) / (try BenchClock.seconds { try o.loaded[s]!.birthday(chosen) }))
             }
         }
@@ -138,7 +138,7 @@ extension BenchRunner {
         try repeatInterleaved("obj.delete-cascade", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
             let chosen = (0..<per).map { Int64(rep * per + $0) }
             o.deletedBelow = max(o.deletedBelow, Int64(rep * per + per))
-            return try countingCommits(o.loaded[s]!) {
+            return try countingCommits(o.loaded[s]!, operations: per) {
                 Measurement(value: Double(per) / (try BenchClock.seconds { try o.loaded[s]!.delete(chosen) }))
             }
         }
@@ -208,7 +208,7 @@ extension BenchRunner {
             let base = Int64(o.persons) + 1_000_000 + Int64(rep * n)
             let raw = s == .fief ? try RawEngineCommits(o, rep: rep, durability: parameters.durability) : nil
             defer { raw?.close() }
-            var m = try countingCommits(o.loaded[s]!) {
+            var m = try countingCommits(o.loaded[s]!, operations: n) {
                 var m = Measurement(value: 0)
                 var nanos: UInt64 = 0
                 for i in 0..<n {
@@ -273,13 +273,17 @@ extension BenchRunner {
     }
 
     /// `body`'s measurement, with what Fief's commits cost per commit during it: pages written
-    /// and time waiting for the disk's syncs.
-    func countingCommits(_ sys: any ObjectBenchSystem, _ body: () throws -> Measurement) throws -> Measurement {
+    /// and time waiting for the disk's syncs, and that time's percentage of the `operations` timed.
+    func countingCommits(_ sys: any ObjectBenchSystem, operations: Int, _ body: () throws -> Measurement) throws
+        -> Measurement
+    {
         let before = sys.commitCounts
         var m = try body()
         if let a = before, let b = sys.commitCounts, let c = Self.perCommit(from: a, to: b) {
             m.extra["pagesPerCommit"] = c.pages
             m.extra["syncMillisPerCommit"] = c.syncMillis
+            let timed = Double(operations) / max(m.value, 1e-9)
+            m.extra["syncPercent"] = min(100, 100 * Double(b.syncNanos - a.syncNanos) / 1e9 / timed)
         }
         return m
     }
