@@ -154,6 +154,16 @@ public enum HTMLReport {
         }
 
         h += tag("h3", [], "Table") + benchTable(r)
+        let counters = MarkdownReport.counterRows(r)
+        if !counters.isEmpty {
+            let head = headerRow(["benchmark", "system"] + MarkdownReport.counterColumns.map(\.title))
+            let rows = counters.map {
+                tr([td(code($0.benchmark)), td(esc($0.system), left: true)] + $0.cells.map { td($0) })
+            }
+            h += tag("h3", [], "Counters")
+            h += tag("p", [], "Medians over repetitions; per operation, or per commit where the column says so.")
+            h += tag("table", [], head + rows.joined())
+        }
         if !r.targets.isEmpty {
             let rows = r.targets.map { t in
                 tr([

@@ -30,16 +30,26 @@ public enum MarkdownReport {
         ("bytesPerObject", "bytes/object")
     ]
 
-    static func counters(_ r: BenchResults) -> String {
-        var rows = ""
+    /// The counter columns' cells of each benchmark's system that has any, formatted: the
+    /// Markdown report's table and the HTML report's.
+    static func counterRows(_ r: BenchResults) -> [(benchmark: String, system: String, cells: [String])] {
+        var rows: [(benchmark: String, system: String, cells: [String])] = []
         for b in r.benchmarks {
             for s in b.systems {
                 let values = counterColumns.map { s.extra?[$0.key] }
                 guard values.contains(where: { $0 != nil }) else { continue }
                 let cells = values.map { $0.map { String(format: $0 < 10 ? "%.2f" : "%.0f", $0) } ?? "" }
-                rows += "| `\(b.id)` | \(s.system.label) | " + cells.joined(separator: " | ") + " |\n"
+                rows.append((b.id, s.system.label, cells))
             }
         }
+        return rows
+    }
+
+    static func counters(_ r: BenchResults) -> String {
+        let rows = counterRows(r).map {
+            "| `\($0.benchmark)` | \($0.system) | " + $0.cells.joined(separator: " | ") + " |\n"
+        }
+        .joined()
         guard !rows.isEmpty else { return "" }
         return "\n## Counters\n\nMedians over repetitions; per operation (`obj.enumerate`: per object read). "
             + "Tree descents are Fief's own count (walks toward a table's leaves: a get, a scan, a cursor "

@@ -27,6 +27,12 @@ final class RenderingTests: XCTestCase {
         XCTAssertTrue(md.contains("## Counters"), md)
         XCTAssertTrue(md.contains("| `point-reads` | Fief | 1.50 | 173 |  |  |"), md)
         XCTAssertTrue(md.contains("| `point-reads` | SQLite |  | 7.00 |  |  |"), md)
+        XCTAssertFalse(HTMLReport.benchSections(Fixtures.results()).contains("<h3>Counters</h3>"))
+        r.benchmarks[0].systems[0].extra?["syncMillisPerCommit"] = 0.5
+        let html = HTMLReport.benchSections(r)
+        XCTAssertTrue(html.contains("<h3>Counters</h3>"), html)
+        XCTAssertTrue(html.contains("<th>sync ms/commit</th>"), html)
+        XCTAssertTrue(html.contains("<td>1.50</td><td>173</td><td></td><td>0.50</td>"), html)
     }
 
     func testHeapAllocationsCountThisThreadsMallocs() {
