@@ -52,6 +52,9 @@ protocol BenchStore: AnyObject {
     /// with the calls made, it tells how many calls a group commit put in each.
     func committedTransactions() -> UInt64?
 
+    /// Fief's commit counters (pages written, syncs waited for); nil for the peers.
+    var commitCounts: Database.CommitCounts? { get }
+
     /// Bytes on disk of the store's data files (database, write-ahead log); lock files excluded.
     func fileBytes() -> UInt64
 
@@ -62,6 +65,7 @@ extension BenchStore {
     func handleForAnotherThread() throws -> Self { self }
     func writeAmongMany(_ body: (inout Writer) throws -> Void) throws { try write(body) }
     func committedTransactions() -> UInt64? { nil }
+    var commitCounts: Database.CommitCounts? { nil }
 }
 
 protocol BenchWriter {

@@ -140,9 +140,11 @@ extension BenchRunner {
                 (
                     "small-txns.\(d.rawValue)",
                     { s in
-                        let b = base[rep]!
-                        return try Workloads.smallTransactions(
-                            state.stores[s]!, keys: (b..<(b + Int64(count))).map { $0 }, value: state.value)
+                        let b = base[rep]!, store = state.stores[s]!
+                        return try countingCommits({ store.commitCounts }, operations: count) {
+                            try Workloads.smallTransactions(
+                                store, keys: (b..<(b + Int64(count))).map { $0 }, value: state.value)
+                        }
                     }
                 )
             ]

@@ -15,6 +15,8 @@ final class FiefSubject: BenchStore {
         db = try Database(path: path, options: DatabaseOptions(durability: durability))
     }
 
+    var commitCounts: Database.CommitCounts? { db.commitCounts }
+
     struct Writer: BenchWriter {
         let table: Table<Int64, [UInt8]>
         mutating func put(_ key: Int64, _ value: [UInt8]) throws { try table.put(key, value) }

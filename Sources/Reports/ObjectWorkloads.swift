@@ -277,9 +277,16 @@ extension BenchRunner {
     func countingCommits(_ sys: any ObjectBenchSystem, operations: Int, _ body: () throws -> Measurement) throws
         -> Measurement
     {
-        let before = sys.commitCounts
+        try countingCommits({ sys.commitCounts }, operations: operations, body)
+    }
+
+    /// The same for any store whose counters `counts` reads (nil: a peer, nothing added).
+    func countingCommits(
+        _ counts: () -> Database.CommitCounts?, operations: Int, _ body: () throws -> Measurement
+    ) throws -> Measurement {
+        let before = counts()
         var m = try body()
-        if let a = before, let b = sys.commitCounts, let c = Self.perCommit(from: a, to: b) {
+        if let a = before, let b = counts(), let c = Self.perCommit(from: a, to: b) {
             m.extra["pagesPerCommit"] = c.pages
             m.extra["syncMillisPerCommit"] = c.syncMillis
             let timed = Double(operations) / max(m.value, 1e-9)

@@ -25,6 +25,13 @@ final class BenchSmokeTests: XCTestCase {
             }
         }
         XCTAssertEqual(r.benchmark("churn")?.result(.fief)?.curve?.count, 3)
+        // Fief's durable one-record commits say what each cost: pages, and time waiting for syncs.
+        let full = r.benchmark("small-txns.full")?.result(.fief)?.extra
+        XCTAssertGreaterThan(full?["pagesPerCommit"] ?? 0, 0)
+        XCTAssertGreaterThan(full?["syncMillisPerCommit"] ?? 0, 0)
+        XCTAssertGreaterThan(full?["syncPercent"] ?? 0, 0)
+        XCTAssertNil(r.benchmark("small-txns.full")?.result(.lmdb)?.extra?["pagesPerCommit"], "no counters for peers")
+        XCTAssertEqual(r.benchmark("small-txns.none")?.result(.fief)?.extra?["syncMillisPerCommit"], 0)
         XCTAssertNotNil(r.benchmark("point-reads")?.result(.lmdb)?.latency)
         XCTAssertEqual(r.context.engineFormatVersion, Database.formatVersion)
         XCTAssertEqual(r.parameters.seed, 7)
