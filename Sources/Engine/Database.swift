@@ -109,10 +109,7 @@ public final class Database: @unchecked Sendable {
     /// top node), and how many syncs they waited for and how long: `fief bench` reports each
     /// per commit from the difference of two, so a write workload shows how much of its time
     /// the disk's flushes took.
-    package struct CommitCounts: Sendable {
-        package var commits = 0, pages = 0, syncs = 0, syncNanos: UInt64 = 0
-        package init() {}
-    }
+    package struct CommitCounts: Sendable { package var commits = 0, pages = 0, syncs = 0, syncNanos: UInt64 = 0 }
     package var commitCounts: CommitCounts { commits.withLock { $0 } }
     func countCommit(pages: Int) {
         commits.withLock {

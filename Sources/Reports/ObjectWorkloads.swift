@@ -241,8 +241,7 @@ extension BenchRunner {
         private let value = [UInt8](repeating: 7, count: 48)
         private var count = 0
         private var nanos: UInt64 = 0
-
-        private var before = Database.CommitCounts()
+        private let before: Database.CommitCounts
 
         init(_ o: ObjectRunState, rep: Int, durability: Durability) throws {
             dir = "\(o.run.work)/obj-raw-\(rep)"
