@@ -98,7 +98,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ReportsTests",
-            dependencies: ["Reports", "TortureSchema", "Engine", "SeededRandomness", "FiefTestSupport"])
+            dependencies: ["Reports", "TortureSchema", "Engine", "ProcFS", "SeededRandomness", "FiefTestSupport"])
     ],
     swiftLanguageModes: [.v5]
 )

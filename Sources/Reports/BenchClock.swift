@@ -1,10 +1,6 @@
 import Engine
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// Monotonic time and this process's memory, straight from the kernel.
+/// Monotonic time, straight from the kernel.
 enum BenchClock {
     /// Nanoseconds on CLOCK_MONOTONIC (the engine's clock, which times its syncs; the same for
     /// every system).
@@ -16,12 +12,5 @@ enum BenchClock {
         let t0 = nanos()
         try body()
         return Double(nanos() - t0) / 1e9
-    }
-
-    /// Peak resident set of this process so far, in bytes (ru_maxrss is in KiB on Linux).
-    static func peakRSSBytes() -> UInt64 {
-        var ru = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &ru)
-        return UInt64(ru.ru_maxrss) * 1024
     }
 }

@@ -150,6 +150,7 @@ public struct BenchRunner {
                     if let g = m.extra["rawEnginePagesPerCommit"], let t = m.extra["rawEngineSyncMillisPerCommit"] {
                         line += String(format: " (raw engine: %.1f pages, %.2f ms sync)", g, t)
                     }
+                    if let g = m.extra["peakMemory"] { line += ", peak memory +\(Format.bytes(g)) (own process)" }
                     if let g = m.extra["treeDescentsPerOp"] { line += String(format: ", %.1f descents/op", g) }
                     if let g = m.extra["heapAllocationsPerOp"] { line += String(format: ", %.1f allocations/op", g) }
                     progress(line)

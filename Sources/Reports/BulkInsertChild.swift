@@ -1,8 +1,9 @@
 import Engine
 import Foundation
+import ProcFS
 import TortureSchema
 
-/// A bulk insert run in a process of its own, so the peak memory it reports (ru_maxrss)
+/// A bulk insert run in a process of its own, so the peak memory it reports (`ResidentMemory`)
 /// belongs to one system alone: three systems in one process would share one high-water mark.
 public enum BulkInsertChild {
     public struct Request: Codable, Sendable {
@@ -18,7 +19,8 @@ public enum BulkInsertChild {
     public struct Report: Codable, Sendable {
         public var opsPerSecond: Double
         public var seconds: Double
-        /// Peak resident bytes before the store was opened (runtime, keys, value) and after the commit.
+        /// Resident bytes before the store was opened (runtime, keys, value), and their peak from
+        /// then until after the commit.
         public var baselineRSSBytes: UInt64
         public var peakRSSBytes: UInt64
         public var fileBytes: UInt64
@@ -31,39 +33,18 @@ public enum BulkInsertChild {
         let keys = BenchRandom.permutation(r.records, seed: r.seed, .insertOrder)
         let value = BenchValue.make(size: r.valueSize, seed: r.seed)
         try FileManager.default.createDirectory(atPath: r.directory, withIntermediateDirectories: true)
-        let baseline = BenchClock.peakRSSBytes()
+        let memory = ResidentMemory.startWindow()
         let store = try StoreFactory.open(r.system, directory: r.directory, durability: durability)
         defer { store.close() }
         let m = try Workloads.bulkInsert(store, keys: keys, value: value)
         return Report(
-            opsPerSecond: m.value, seconds: m.extra["seconds"] ?? 0, baselineRSSBytes: baseline,
-            peakRSSBytes: BenchClock.peakRSSBytes(), fileBytes: UInt64(m.extra["fileBytes"] ?? 0))
+            opsPerSecond: m.value, seconds: m.extra["seconds"] ?? 0, baselineRSSBytes: memory.baselineBytes,
+            peakRSSBytes: memory.peakBytes, fileBytes: UInt64(m.extra["fileBytes"] ?? 0))
     }
 
-    /// Starts `executable bench child --request JSON` and reads its one-line JSON report.
+    /// Runs the request in `executable bench child --request JSON` and reads its report.
     static func spawn(_ r: Request, executable: String) throws -> Report {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = r.arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        do { try p.run() } catch { throw BenchError.child("cannot start \(executable): \(error.localizedDescription)") }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            let msg = String(decoding: errData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw BenchError.child("\(r.system.rawValue) bulk insert exited with status \(p.terminationStatus): \(msg)")
-        }
-        do {
-            return try JSONDecoder().decode(Report.self, from: data)
-        } catch {
-            throw BenchError.child(
-                "\(r.system.rawValue) bulk insert printed no report: "
-                    + "\(String(decoding: data.prefix(200), as: UTF8.self))"
-            )
-        }
+        try BenchChild.run(r, executable: executable, what: "\(r.system.rawValue) bulk insert")
     }
 }
 

@@ -32,18 +32,34 @@ extension BenchRunner {
 
     func insertObjects(_ o: ObjectRunState) throws {
         guard wantsObjects("obj.insert") else { return }
-        try repeatInterleaved("obj.insert", &o.run.table, systems: o.order) { s in
+        let memoryChild = childExecutable.flatMap { parameters.memoryInChild ? $0 : nil }
+        var rep = 0
+        try repeatInterleaved("obj.insert", &o.run.table, perRep: { rep = $0 }, systems: o.order) { s in
             let dir = "\(o.run.work)/obj-insert-\(s.rawValue)"
             let sys = try o.open(s, dir)
             defer {
                 sys.close()
                 try? FileManager.default.removeItem(atPath: dir)
             }
-            return try countingCommits(sys, operations: o.persons + o.dogs) {
+            var m = try countingCommits(sys, operations: o.persons + o.dogs) {
                 let t = try BenchClock.seconds { try sys.load(o.data) }
                 return Measurement(value: Double(o.persons + o.dogs) / t, extra: ["fileBytes": Double(sys.fileBytes())])
             }
+            // Once per system, the same load in a process of its own: its peak memory (the
+            // timed loads above share this process's high-water mark with the other system's).
+            if rep == 0, let exe = memoryChild {
+                let r = try ObjectLoadChild.spawn(
+                    ObjectLoadChild.Request(
+                        system: s, directory: dir + "-memory", persons: o.persons, dogs: o.dogs,
+                        durability: o.durability, seed: parameters.seed),
+                    executable: exe)
+                try? FileManager.default.removeItem(atPath: dir + "-memory")
+                m.extra["peakMemory"] = Double(r.peakAboveBaseline)
+                m.extra["peakRSS"] = Double(r.peakRSSBytes)
+            }
+            return m
         }
+        if memoryChild == nil { o.run.notes.append("obj.insert: no load in a process of its own, so no peak memory") }
     }
 
     /// The data set every other workload reads, loaded once per system.
@@ -446,6 +462,12 @@ final class ObjectRunState {
     }
 
     func open(_ s: SystemName, _ dir: String) throws -> any ObjectBenchSystem {
+        try ObjectRunState.open(s, dir, durability: durability)
+    }
+
+    /// A fresh store of system `s` in `dir` (made if missing): Fief's object layer, or SQLite
+    /// with the same schema.
+    static func open(_ s: SystemName, _ dir: String, durability: Durability) throws -> any ObjectBenchSystem {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return s == .fief
             ? try FiefObjectSystem(directory: dir, durability: durability)

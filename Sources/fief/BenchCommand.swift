@@ -13,7 +13,9 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark Fief against SQLite and LMDB on the same workloads, in the same run.",
-        subcommands: [BenchRunCommand.self, BenchChildCommand.self, BenchNotifyChildCommand.self],
+        subcommands: [
+            BenchRunCommand.self, BenchChildCommand.self, BenchObjectChildCommand.self, BenchNotifyChildCommand.self
+        ],
         defaultSubcommand: BenchRunCommand.self
     )
 }
@@ -169,6 +171,19 @@ struct BenchChildCommand: RequestCommand {
 
     func perform(_ r: BulkInsertChild.Request) throws {
         let report = try BulkInsertChild.run(r)
+        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+    }
+}
+
+/// The objects data set loaded into one system in a process of its own, so its peak memory is
+/// that system's alone. Started by `fief bench run`; prints one JSON line.
+struct BenchObjectChildCommand: RequestCommand {
+    static let commandName = "object-child"
+    static let abstract = "Internal: one object load in its own process (started by fief bench)."
+    @Option(help: "The request, as JSON.") var request: String
+
+    func perform(_ r: ObjectLoadChild.Request) throws {
+        let report = try ObjectLoadChild.run(r)
         print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 }

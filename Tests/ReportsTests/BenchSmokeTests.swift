@@ -120,3 +120,37 @@ final class CrossProcessNotifyBenchTests: XCTestCase {
         XCTAssertNotNil(target.met)
     }
 }
+
+/// obj.insert's peak memory: each system's load once more in a `fief bench object-child` of
+/// its own, through the real `fief` binary built next to these tests.
+final class ObjectLoadMemoryBenchTests: XCTestCase {
+    func testEachSystemsLoadReportsItsOwnPeakMemoryOnlyFromAChild() throws {
+        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent().appendingPathComponent("fief").path
+        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let dir = NSTemporaryDirectory() + "fief-objmem-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var p = BenchParameters.smoke(seed: 13)
+        p.suite = "objects"
+        p.systems = [.fief, .sqlite]
+        p.objectPersons = 5_000
+        p.objectDogs = 2_500
+        p.memoryInChild = true
+        let r = try BenchRunner(parameters: p, workDirectory: dir, childExecutable: exe, only: ["obj.insert"]).run()
+        let b = try XCTUnwrap(r.benchmark("obj.insert"))
+        for s in [SystemName.fief, .sqlite] {
+            let memory = try XCTUnwrap(b.result(s)?.peakMemory, "\(s)")
+            XCTAssertEqual(memory.samples.count, 1, "one child per system, whatever the repetitions")
+            XCTAssertGreaterThan(memory.median, 0, "\(s): a load of 7,500 objects raises the child's peak")
+        }
+        XCTAssertFalse(r.notes.contains { $0.contains("no peak memory") }, "\(r.notes)")
+        // In this process the systems share one high-water mark: nothing is reported, and the
+        // notes say why.
+        p.memoryInChild = false
+        let shared = try BenchRunner(parameters: p, workDirectory: dir, childExecutable: exe, only: ["obj.insert"])
+            .run()
+        XCTAssertNil(shared.benchmark("obj.insert")?.result(.fief)?.peakMemory)
+        XCTAssertTrue(
+            shared.notes.contains { $0.contains("obj.insert: no load in a process of its own") }, "\(shared.notes)")
+    }
+}
