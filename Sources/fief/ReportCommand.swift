@@ -9,6 +9,7 @@ struct ReportCommand: ParsableCommand {
         abstract: "Compare, render and combine benchmark results; render torture results.",
         subcommands: [
             ReportCompare.self, ReportHTML.self, ReportMarkdown.self, ReportTable.self, ReportCombine.self,
+            ReportScaling.self,
             ReportMerge.self
         ]
     )
@@ -122,6 +123,35 @@ struct ReportMarkdown: ParsableCommand {
     @OptionGroup var file: BenchResultsFile
 
     func run() throws { try file.print(MarkdownReport.bench) }
+}
+
+struct ReportScaling: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scaling",
+        abstract: "Lay objects-suite results at several sizes side by side (targets, growth with N, memory).",
+        discussion: """
+            Give one results.json per size, each from `fief bench run --suite objects --objects N` \
+            (scripts/objects-scaling.sh runs 20K, 200K and 1M persons). Prints Markdown: each target \
+            at each size, every workload's medians with how its cost per operation grows with N (the \
+            exponent k in cost ∝ N^k), and each system's peak memory and file size.
+            """)
+    @Argument(help: "Objects-suite results.json files, one per size.") var results: [String]
+    @Option(help: "Also write the Markdown to this file.") var out: String?
+
+    func run() throws {
+        try reportingErrors {
+            let md = try ScalingReport.markdown(
+                try results.map { ScalingReport.Run(path: $0, results: try ResultIO.loadBench($0)) })
+            if let out {
+                let dir = (out as NSString).deletingLastPathComponent
+                if !dir.isEmpty {
+                    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                }
+                try ResultIO.saveText(md, to: out)
+            }
+            print(md, terminator: "")
+        }
+    }
 }
 
 struct ReportTable: ParsableCommand {
