@@ -89,6 +89,23 @@ final class RenderingTests: XCTestCase {
         XCTAssertTrue(html.contains("class=\"cell pass\""))
     }
 
+    /// Every benchmark that measured peak memory gets its chart: the objects' insert as the
+    /// engine's bulk insert.
+    func testHTMLChartsEachBenchmarksPeakMemory() {
+        var r = Fixtures.results()
+        r.benchmarks.append(
+            BenchmarkResult(
+                id: "obj.insert", title: "Objects: insert", unit: "ops/s", higherIsBetter: true, durability: .full,
+                systems: [
+                    SystemResult(system: .fief, value: SampleStats([300_000]), peakMemory: SampleStats([131_072_000])),
+                    SystemResult(system: .sqlite, value: SampleStats([200_000]), peakMemory: SampleStats([3_145_728]))
+                ]))
+        let html = HTMLReport.page(bench: r, torture: nil, comparison: nil)
+        XCTAssertTrue(html.contains("Bulk insert &lt;one txn&gt;: peak memory above baseline"), "the bulk insert's")
+        XCTAssertTrue(html.contains("Objects: insert: peak memory above baseline"), "the objects' insert's")
+        XCTAssertTrue(html.contains("125.0 MiB"))
+    }
+
     func testHTMLWithoutTortureHasNoMatrix() {
         let html = HTMLReport.page(bench: Fixtures.results(), torture: nil)
         XCTAssertFalse(html.contains("torture-matrix"))
