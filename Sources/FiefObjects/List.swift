@@ -328,6 +328,10 @@ public final class LinkingObjects<Origin: Object>: _LinkingObjectsProtocol, Rand
     }
     public static func _defaultValue() -> LinkingObjects<Origin> { LinkingObjects(link: nil) }
     public static var _unmanagedDefault: _UnmanagedValue { .computed }
+    /// Each wrapper keeps its declaration's origin property (`_Declared`).
+    public typealias _Declared = String
+    public static var _nothingDeclared: String { "" }
+    public static func _originProperty(_ declared: String) -> String? { declared.isEmpty ? nil : declared }
     /// Computed whatever the wrapper holds, so the wrapper is not read: reading it looked up
     /// the metadata of `Persisted<LinkingObjects<Origin>>` per call, a thousand instructions
     /// per object added.

@@ -48,9 +48,21 @@ public protocol _Persistable {
     /// What `add` stores for a property left at its default: without making the default (a
     /// `List` allocated for every unset list of every object added).
     static var _unmanagedDefault: _UnmanagedValue { get }
+    /// What a `@Persisted` declaration of this type gives beyond its options, kept in every
+    /// wrapper: nothing for most types (so no bytes); a `LinkingObjects` its origin property.
+    associatedtype _Declared = Void
+    /// What a wrapper declared without it keeps.
+    static var _nothingDeclared: _Declared { get }
+    /// The origin property a declaration names (`LinkingObjects`); nil for every other type.
+    static func _originProperty(_ declared: _Declared) -> String?
+}
+
+extension _Persistable where _Declared == Void {
+    @inlinable public static var _nothingDeclared: Void { () }
 }
 
 extension _Persistable {
+    public static func _originProperty(_ declared: _Declared) -> String? { nil }
     // Always inlined, so each conformance's witness holds a copy compiled for its own type.
     @inline(__always)
     public static func _unmanaged(inWrapperAt wrapper: UnsafeRawPointer) -> _UnmanagedValue {

@@ -44,3 +44,36 @@ final class PersistedListWordTests: XCTestCase {
         XCTAssertEqual(states[5].generic, "list[value 1,value 2,value 3]")
     }
 }
+
+/// Every object carries one wrapper per property, accessors included: a wrapper is its value
+/// and a byte of options (with a struct of options, 24 bytes more), and a `LinkingObjects`
+/// wrapper keeps its origin property too, where `ModelInfo` reads it.
+final class PersistedLayoutTests: XCTestCase {
+    func testAWrapperIsItsValueAndAByte() {
+        XCTAssertLessThanOrEqual(MemoryLayout<Persisted<Int>>.size, 16)
+        XCTAssertLessThanOrEqual(MemoryLayout<Persisted<Bool>>.size, 2)
+        XCTAssertLessThanOrEqual(MemoryLayout<Persisted<String>>.size, 24)
+        XCTAssertLessThanOrEqual(MemoryLayout<Persisted<List<Dog>>>.size, 16)
+        // The origin property (16 bytes) beside the class reference and the byte.
+        XCTAssertLessThanOrEqual(MemoryLayout<Persisted<LinkingObjects<Person>>>.size, 32)
+    }
+
+    func testTheDeclarationsOptionsSurviveThePacking() throws {
+        let person = ModelInfo.of(Person.self).properties
+        let dog = ModelInfo.of(Dog.self).properties
+        func p(_ props: [Property], _ name: String) throws -> Property {
+            try XCTUnwrap(props.first { $0.name == name }, name)
+        }
+        XCTAssertEqual(try p(dog, "owners").originProperty, "dogs")
+        XCTAssertEqual(try p(dog, "owners").kind, .linkingObjects)
+        XCTAssertNil(try p(dog, "name").originProperty)
+        XCTAssertNil(try p(person, "dogs").originProperty)
+        XCTAssertEqual(try p(person, "ownedCars").originProperty, "owner")
+        XCTAssertTrue(try p(person, "id").primaryKey)
+        XCTAssertFalse(try p(person, "id").indexed)
+        XCTAssertTrue(try p(person, "name").indexed)
+        XCTAssertFalse(try p(person, "name").primaryKey)
+        XCTAssertEqual(try p(person, "dogs").onDelete, .cascade)
+        XCTAssertEqual(try p(person, "car").onDelete, .nullify)
+    }
+}
