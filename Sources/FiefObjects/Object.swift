@@ -135,7 +135,7 @@ public struct PropertyOptions: Sendable {
 /// A wrapper's primary-key, index and delete-rule options in one byte: every object carries
 /// one per property, accessors included, so they take a spare byte beside the value, where
 /// the options as a struct (with the origin property only a `LinkingObjects` has) took 24
-/// bytes per property (a person of 5 properties: 280 bytes against 184).
+/// bytes per property (an object of 5 properties: 280 bytes against 177).
 @usableFromInline
 struct PropertyFlags: Sendable {
     @usableFromInline let rawValue: UInt8
