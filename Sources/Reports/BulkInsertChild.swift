@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import ProcFS
 import TortureSchema
 
 /// A bulk insert run in a process of its own, so the peak memory it reports (`ResidentMemory`)
@@ -19,12 +18,9 @@ public enum BulkInsertChild {
     public struct Report: Codable, Sendable {
         public var opsPerSecond: Double
         public var seconds: Double
-        /// Resident bytes before the store was opened (runtime, keys, value), and their peak from
-        /// then until after the commit.
-        public var baselineRSSBytes: UInt64
-        public var peakRSSBytes: UInt64
+        /// From before the store was opened (runtime, keys and value built) to after the commit.
+        public var memory: PeakMemory
         public var fileBytes: UInt64
-        public var peakAboveBaseline: UInt64 { peakRSSBytes > baselineRSSBytes ? peakRSSBytes - baselineRSSBytes : 0 }
     }
 
     /// Runs the request here (in the child, or in-process when no child can be started).
@@ -33,13 +29,14 @@ public enum BulkInsertChild {
         let keys = BenchRandom.permutation(r.records, seed: r.seed, .insertOrder)
         let value = BenchValue.make(size: r.valueSize, seed: r.seed)
         try FileManager.default.createDirectory(atPath: r.directory, withIntermediateDirectories: true)
-        let memory = ResidentMemory.startWindow()
-        let store = try StoreFactory.open(r.system, directory: r.directory, durability: durability)
-        defer { store.close() }
-        let m = try Workloads.bulkInsert(store, keys: keys, value: value)
+        let (m, memory) = try PeakMemory.of {
+            let store = try StoreFactory.open(r.system, directory: r.directory, durability: durability)
+            defer { store.close() }
+            return try Workloads.bulkInsert(store, keys: keys, value: value)
+        }
         return Report(
-            opsPerSecond: m.value, seconds: m.extra["seconds"] ?? 0, baselineRSSBytes: memory.baselineBytes,
-            peakRSSBytes: memory.peakBytes, fileBytes: UInt64(m.extra["fileBytes"] ?? 0))
+            opsPerSecond: m.value, seconds: m.extra["seconds"] ?? 0, memory: memory,
+            fileBytes: UInt64(m.extra["fileBytes"] ?? 0))
     }
 
     /// Runs the request in `executable bench child --request JSON` and reads its report.

@@ -64,14 +64,11 @@ extension BenchRunner {
                 try? FileManager.default.removeItem(atPath: dir)
                 var m = Measurement(value: report.opsPerSecond, extra: ["fileBytes": Double(report.fileBytes)])
                 let inChild = childExecutable != nil && p.memoryInChild
-                if inChild {
-                    m.extra["peakMemory"] = Double(report.peakAboveBaseline)
-                    m.extra["peakRSS"] = Double(report.peakRSSBytes)
-                }
+                if inChild { report.memory.record(into: &m) }
                 state.table.add("bulk-insert", s, m)
                 progress(
                     "bulk-insert  rep \(rep + 1)/\(p.repetitions) \(s.rawValue): \(Format.si(m.value)) records/s"
-                        + (inChild ? ", peak memory +\(Format.bytes(Double(report.peakAboveBaseline)))" : ""))
+                        + (inChild ? ", peak memory +\(Format.bytes(Double(report.memory.aboveBaseline)))" : ""))
             }
         }
         if childExecutable == nil || !p.memoryInChild {

@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import ProcFS
 import TortureSchema
 
 /// The objects suite's data set loaded into one system in a process of its own, so the peak
@@ -18,12 +17,10 @@ public enum ObjectLoadChild {
 
     public struct Report: Codable, Sendable {
         public var objectsPerSecond: Double
-        /// Resident bytes once the data set is built (runtime and the caller's data), and their
-        /// peak from then until the load's one write committed.
-        public var baselineRSSBytes: UInt64
-        public var peakRSSBytes: UInt64
+        /// From once the data set is built (runtime and the caller's data) to after the load's
+        /// one write committed.
+        public var memory: PeakMemory
         public var fileBytes: UInt64
-        public var peakAboveBaseline: UInt64 { peakRSSBytes > baselineRSSBytes ? peakRSSBytes - baselineRSSBytes : 0 }
     }
 
     /// Runs the request here (in the child, or in-process in a test). What the load builds on
@@ -31,13 +28,12 @@ public enum ObjectLoadChild {
     /// before `add`; for SQLite, the statements bound straight from the data set.
     public static func run(_ r: Request) throws -> Report {
         let data = ObjectDataSet(persons: r.persons, dogs: r.dogs, seed: r.seed)
-        let memory = ResidentMemory.startWindow()
-        let sys = try ObjectRunState.open(r.system, r.directory, durability: r.durability)
-        defer { sys.close() }
-        let seconds = try BenchClock.seconds { try sys.load(data) }
-        return Report(
-            objectsPerSecond: Double(r.persons + r.dogs) / seconds, baselineRSSBytes: memory.baselineBytes,
-            peakRSSBytes: memory.peakBytes, fileBytes: sys.fileBytes())
+        let ((seconds, fileBytes), memory) = try PeakMemory.of {
+            let sys = try ObjectRunState.open(r.system, r.directory, durability: r.durability)
+            defer { sys.close() }
+            return (try BenchClock.seconds { try sys.load(data) }, sys.fileBytes())
+        }
+        return Report(objectsPerSecond: Double(r.persons + r.dogs) / seconds, memory: memory, fileBytes: fileBytes)
     }
 
     /// Runs the request in `executable bench object-child --request JSON` and reads its report.

@@ -54,8 +54,7 @@ extension BenchRunner {
                         durability: o.durability, seed: parameters.seed),
                     executable: exe)
                 try? FileManager.default.removeItem(atPath: dir + "-memory")
-                m.extra["peakMemory"] = Double(r.peakAboveBaseline)
-                m.extra["peakRSS"] = Double(r.peakRSSBytes)
+                r.memory.record(into: &m)
             }
             return m
         }

@@ -169,10 +169,7 @@ struct BenchChildCommand: RequestCommand {
     static let abstract = "Internal: one bulk insert in its own process (started by fief bench)."
     @Option(help: "The request, as JSON.") var request: String
 
-    func perform(_ r: BulkInsertChild.Request) throws {
-        let report = try BulkInsertChild.run(r)
-        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
-    }
+    func perform(_ r: BulkInsertChild.Request) throws { try printReport(try BulkInsertChild.run(r)) }
 }
 
 /// The objects data set loaded into one system in a process of its own, so its peak memory is
@@ -182,10 +179,7 @@ struct BenchObjectChildCommand: RequestCommand {
     static let abstract = "Internal: one object load in its own process (started by fief bench)."
     @Option(help: "The request, as JSON.") var request: String
 
-    func perform(_ r: ObjectLoadChild.Request) throws {
-        let report = try ObjectLoadChild.run(r)
-        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
-    }
+    func perform(_ r: ObjectLoadChild.Request) throws { try printReport(try ObjectLoadChild.run(r)) }
 }
 
 /// The observer of obj.notify.cross-process, in a process of its own. Started by `fief bench

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TortureSchema
 
 /// A command that one of fief's own processes starts to do the work of one `ProcessRequest`:
@@ -20,5 +21,12 @@ extension RequestCommand {
 
     func run() throws {
         try reportingErrors { try perform(try Request(argument: request)) }
+    }
+}
+
+extension RequestCommand {
+    /// A child's one line of output: its report as JSON, which the parent decodes.
+    func printReport<Report: Encodable>(_ report: Report) throws {
+        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 }

@@ -153,4 +153,27 @@ final class ObjectLoadMemoryBenchTests: XCTestCase {
         XCTAssertTrue(
             shared.notes.contains { $0.contains("obj.insert: no load in a process of its own") }, "\(shared.notes)")
     }
+
+    /// The engine suite's bulk insert through `fief bench child`, one process per system and
+    /// repetition, each reporting the peak of its own window.
+    func testEachBulkInsertChildReportsItsOwnPeakMemory() throws {
+        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent().appendingPathComponent("fief").path
+        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let dir = NSTemporaryDirectory() + "fief-bulkmem-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var p = BenchParameters.smoke(seed: 13)
+        p.records = 20_000
+        p.valueSize = 100
+        p.memoryInChild = true
+        let r = try BenchRunner(parameters: p, workDirectory: dir, childExecutable: exe, only: ["bulk-insert"]).run()
+        let b = try XCTUnwrap(r.benchmark("bulk-insert"))
+        XCTAssertEqual(b.systems.map(\.system), SystemName.allCases)
+        for s in b.systems {
+            let memory = try XCTUnwrap(s.peakMemory, "\(s.system)")
+            XCTAssertEqual(memory.samples.count, p.repetitions, "one child per repetition")
+            XCTAssertGreaterThan(memory.median, 0, "\(s.system): 2 MB of records raise the child's peak")
+            XCTAssertGreaterThan(s.extra?["peakRSS"] ?? 0, memory.median, "the peak itself, above the baseline")
+        }
+    }
 }
