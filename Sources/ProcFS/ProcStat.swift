@@ -13,13 +13,8 @@ public struct ProcStat: Sendable, Equatable {
 
     /// Nil when the process does not exist (or its line cannot be read).
     public init?(pid: Int32) {
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: 1024)
-        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        self.init(line: buf[0..<n])
+        guard let line = readProcFile("/proc/\(pid)/stat", capacity: 1024) else { return nil }
+        self.init(line: line)
     }
 
     init?(line: ArraySlice<UInt8>) {

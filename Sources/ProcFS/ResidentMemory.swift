@@ -36,13 +36,8 @@ public enum ResidentMemory {
 
     /// A `kB` line of `/proc/self/status`, in bytes.
     static func field(_ name: String) -> UInt64? {
-        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: 8192)
-        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        return kilobytes(in: String(decoding: buf[0..<n], as: UTF8.self), field: name).map { $0 * 1024 }
+        guard let status = readProcFile("/proc/self/status", capacity: 8192) else { return nil }
+        return kilobytes(in: String(decoding: status, as: UTF8.self), field: name).map { $0 * 1024 }
     }
 
     /// The number on the line starting with `field` ("VmHWM:\t    1234 kB").

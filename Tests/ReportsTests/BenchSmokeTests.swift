@@ -96,9 +96,7 @@ final class ObjectBenchSmokeTests: XCTestCase {
 /// sample per commit, and its target evaluated in milliseconds.
 final class CrossProcessNotifyBenchTests: XCTestCase {
     func testCrossProcessNotifyMeasuresEveryCommitAndEvaluatesItsTarget() throws {
-        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("fief").path
-        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let exe = try builtFiefExecutable()
         let dir = NSTemporaryDirectory() + "fief-xnotify-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var p = BenchParameters.smoke(seed: 13)
@@ -125,9 +123,7 @@ final class CrossProcessNotifyBenchTests: XCTestCase {
 /// its own, through the real `fief` binary built next to these tests.
 final class ObjectLoadMemoryBenchTests: XCTestCase {
     func testEachSystemsLoadReportsItsOwnPeakMemoryOnlyFromAChild() throws {
-        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("fief").path
-        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let exe = try builtFiefExecutable()
         let dir = NSTemporaryDirectory() + "fief-objmem-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var p = BenchParameters.smoke(seed: 13)
@@ -157,9 +153,7 @@ final class ObjectLoadMemoryBenchTests: XCTestCase {
     /// The engine suite's bulk insert through `fief bench child`, one process per system and
     /// repetition, each reporting the peak of its own window.
     func testEachBulkInsertChildReportsItsOwnPeakMemory() throws {
-        let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("fief").path
-        guard FileManager.default.isExecutableFile(atPath: exe) else { throw XCTSkip("no fief executable at \(exe)") }
+        let exe = try builtFiefExecutable()
         let dir = NSTemporaryDirectory() + "fief-bulkmem-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var p = BenchParameters.smoke(seed: 13)
