@@ -216,6 +216,8 @@ struct FreeList: Equatable {
     /// Gives back what the commit did not take of its run (still free: nothing was written
     /// there), before the list is stored.
     mutating func returnUnusedRun() {
+        // The list is stored next and kept for the next commit: settled, `recent` is no copy.
+        settleRecent()
         if runNext < runEnd { insertRecent(FreeExtent(start: runNext, count: runEnd - runNext, freedAt: 0)) }
         runNext = 0
         runEnd = 0
