@@ -95,7 +95,8 @@ struct FreeList: Equatable {
     /// chunks that allocations emptied do not pile up.
     var mergeBelow: Int { chunkCapacity * 3 / 4 }
 
-    /// Equal when they list the same extents, whatever allocations left to settle.
+    /// Equal when they list the same extents, whatever allocations left to settle. Compares
+    /// every stored property (`recent` in place of the two it is made of): a new one goes here.
     static func == (a: FreeList, b: FreeList) -> Bool {
         a.reusable == b.reusable && a.pending == b.pending && a.recent == b.recent && a.pageCount == b.pageCount
             && a.retired == b.retired && a.rootPages == b.rootPages && a.keepEmptyChunks == b.keepEmptyChunks
