@@ -409,9 +409,11 @@ final class NotificationTests: XCTestCase {
     /// modifications are the modified keys that stayed, in either array's order.
     func testTheWalkOverTouchedKeysReplaysRandomEdits() {
         var rng = SeededRandom(seed: testSeed("collection walk", default: 11))
-        for _ in 0..<2000 {
+        for round in 0..<2000 {
+            // Every tenth result longer than a few of the blocks the walk compares at once.
+            let (size, span) = round % 10 == 0 ? (700, Int64(1000)) : (40, Int64(80))
             let old = Array(
-                Set((0..<Int.random(in: 0..<40, using: &rng)).map { _ in Int64.random(in: 0..<80, using: &rng) })
+                Set((0..<Int.random(in: 0..<size, using: &rng)).map { _ in Int64.random(in: 0..<span, using: &rng) })
             ).shuffled(using: &rng)
             var new = old
             var moved = Set<Int64>()
@@ -419,7 +421,7 @@ final class NotificationTests: XCTestCase {
                 switch Int.random(in: 0..<3, using: &rng) {
                 case 0 where !new.isEmpty: new.remove(at: Int.random(in: 0..<new.count, using: &rng))
                 case 1:
-                    let k = Int64.random(in: 80..<120, using: &rng)
+                    let k = Int64.random(in: span..<(span + 40), using: &rng)
                     if !new.contains(k) { new.insert(k, at: Int.random(in: 0...new.count, using: &rng)) }
                 case 2 where !new.isEmpty:
                     let k = new.remove(at: Int.random(in: 0..<new.count, using: &rng))
@@ -460,10 +462,21 @@ final class NotificationTests: XCTestCase {
         for round in 0..<300 {
             let span = [Int64(100), 1 << 20, Int64.max][round % 3]
             let keys = Set(
-                (0..<Int.random(in: 0...200, using: &rng)).map { _ in Int64.random(in: -span...span, using: &rng) })
+                (0..<Int.random(in: 0...(round % 2 == 0 ? 5 : 200), using: &rng)).map { _ in
+                    Int64.random(in: -span...span, using: &rng)
+                })
             let few = FewKeys(keys)
             XCTAssertEqual(few.isEmpty, keys.isEmpty)
             for k in keys { XCTAssertTrue(few.contains(k), "round \(round): \(k) is among the keys") }
+            // Where they are in a longer array: the blocks asked at once, and the key by key search.
+            let array = (0..<Int.random(in: 0...300, using: &rng)).map { _ in
+                Int.random(in: 0..<4, using: &rng) == 0 && !keys.isEmpty
+                    ? keys.randomElement(using: &rng)! : Int64.random(in: -span...span, using: &rng)
+            }
+            XCTAssertEqual(
+                array.withUnsafeBufferPointer { few.positions(in: $0) },
+                array.indices.filter { keys.contains(array[$0]) },
+                "round \(round)")
             for _ in 0..<500 {
                 let k = Int64.random(in: -span...span, using: &rng)
                 XCTAssertEqual(few.contains(k), keys.contains(k), "round \(round): \(k)")

@@ -100,15 +100,23 @@ struct CollectionChange: Equatable {
         pureInserts: FewKeys
     ) -> CollectionChange? {
         var c = CollectionChange()
+        // Where the modified keys are in `old`, found in one pass: a run of equal keys then
+        // takes those inside it, not a test of each of its keys.
+        let modifiedAt = modified.positions(in: old)
+        var m = 0
         var i = 0, j = 0
         while i < old.count || j < new.count {
             if i < old.count, j < new.count, old[i] == new[j] {
-                // A run of equal keys (nearly all of a large result one commit changed), in a
-                // loop of its own.
-                repeat {
-                    if modified.contains(old[i]) { c.modifications.append(i); c.modificationsNew.append(j) }
-                    i += 1; j += 1
-                } while i < old.count && j < new.count && old[i] == new[j]
+                // A run of equal keys (nearly all of a large result one commit changed).
+                let end = i + equalRun(old, i, new, j)
+                while m < modifiedAt.count, modifiedAt[m] < i { m += 1 }
+                while m < modifiedAt.count, modifiedAt[m] < end {
+                    c.modifications.append(modifiedAt[m])
+                    c.modificationsNew.append(modifiedAt[m] - i + j)
+                    m += 1
+                }
+                j += end - i
+                i = end
             } else if j < new.count, pureInserts.contains(new[j]) || (i == old.count && touched.contains(new[j])) {
                 c.insertions.append(j); j += 1
             } else if i < old.count, touched.contains(old[i]) {
@@ -120,6 +128,35 @@ struct CollectionChange: Equatable {
             }
         }
         return c
+    }
+
+    /// How many keys from `a[i]` and `b[j]` on are equal pair by pair: blocks of keys compared
+    /// four to a vector operation, then the block that differs key by key.
+    static func equalRun(_ a: UnsafeBufferPointer<Int64>, _ i: Int, _ b: UnsafeBufferPointer<Int64>, _ j: Int)
+        -> Int
+    {
+        let n = min(a.count - i, b.count - j)
+        guard n > 0, let pa = a.baseAddress.map({ $0 + i }), let pb = b.baseAddress.map({ $0 + j }) else { return 0 }
+        let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
+        var start = 0
+        while start < n {
+            let end = min(start + FewKeys.block, n)
+            var k = start
+            var diff = FewKeys.Lanes(repeating: 0)
+            while k + FewKeys.Lanes.scalarCount <= end {
+                diff |=
+                    ra.loadUnaligned(fromByteOffset: k * 8, as: FewKeys.Lanes.self)
+                    ^ rb.loadUnaligned(fromByteOffset: k * 8, as: FewKeys.Lanes.self)
+                k += FewKeys.Lanes.scalarCount
+            }
+            if diff != FewKeys.Lanes(repeating: 0) || k < end {
+                k = start
+                while k < end, pa[k] == pb[k] { k += 1 }
+                if k < end { return k }
+            }
+            start = end
+        }
+        return n
     }
 
     /// The change between two arrays that may repeat elements (a list's values): what a

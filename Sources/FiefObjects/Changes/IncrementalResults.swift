@@ -36,10 +36,18 @@ extension QueryEvaluator {
         else { return nil }
         let c = try t.cls(className)
         let touched = FewKeys(changed.deleted.union(changed.inserted).union(changed.modified))
-        // Room for all at once: `filter` grew its array from empty, a sixth of a refresh.
+        // Room for all at once: `filter` grew its array from empty, a sixth of a refresh. The
+        // keys between two touched ones are copied as one run.
         var keys: [Int64] = []
         keys.reserveCapacity(old.count + changed.inserted.count)
-        for k in old where !touched.contains(k) { keys.append(k) }
+        old.withUnsafeBufferPointer { b in
+            var from = 0
+            for p in touched.positions(in: b) {
+                keys.append(contentsOf: UnsafeBufferPointer(rebasing: b[from..<p]))
+                from = p + 1
+            }
+            keys.append(contentsOf: UnsafeBufferPointer(rebasing: b[from...]))
+        }
         var candidates: [Int64] = []
         for k in changed.inserted.union(changed.modified).sorted() {
             guard try t.exists(c, k) else { continue }
