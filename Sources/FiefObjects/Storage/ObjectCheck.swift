@@ -32,54 +32,70 @@ enum ObjectCheck {
     }
 
     /// One check's state: the report so far, and the backlinks that the links imply and those
-    /// that rows keep, compared once every class is walked.
+    /// that rows keep, by target class, compared once every class is walked. Flat sorted values
+    /// (`CheckFacts.swift`), not sets of byte arrays: a check of a large store is bounded by
+    /// a few dozen bytes an object, and sorts instead of hashing.
     private struct Walk {
         let t: ObjectTables
         var report = ObjectCheckReport()
-        /// Expected backlinks: target cid -> set of (target, origin cid, pid, origin) -> count;
-        /// and those the targets' rows keep, in the same form.
-        var expected: [UInt32: [[UInt8]: Int64]] = [:]
-        var keptInRows: [UInt32: [[UInt8]: Int64]] = [:]
+        var expected: [UInt32: BacklinkCounts] = [:]
+        var keptInRows: [UInt32: BacklinkCounts] = [:]
 
         init(t: ObjectTables) { self.t = t }
+
+        /// What a class's rows are checked for, worked out once per class and not per row.
+        struct ClassFacts {
+            let c: ClassSchema
+            let plan: ObjectTables.ClassPlan
+            let indexed: [Property]
+            let lists: [Property]
+            let links: [Property]
+            let chunked: Set<ListID>
+        }
 
         mutating func checkClass(_ c: ClassSchema) throws {
             let (keys, clusterProblems) = try t.checkedKeys(c)
             report.problems += clusterProblems
             report.objects += keys.count
             report.problems += try keyCounterProblems(t, c, keys)
-            let (chunkProblems, chunked) = try listChunkProblems(t, c, Set(keys))
+            let (chunkProblems, chunked) = try listChunkProblems(t, c, keys.sorted())
             report.problems += chunkProblems
-            var expectedIndex: [UInt32: Set<[UInt8]>] = [:]
-            for k in keys { try checkRow(c, k, chunked: chunked, expectedIndex: &expectedIndex) }
-            for p in c.properties where p.hasIndex { try checkIndex(c, p, want: expectedIndex[p.pid] ?? []) }
+            let stored = c.storedProperties
+            let facts = ClassFacts(
+                c: c, plan: t.plan(c), indexed: c.properties.filter(\.hasIndex), lists: stored.filter(\.list),
+                links: stored.filter(\.isLink), chunked: chunked)
+            var expectedIndex = [ByteStrings](repeating: ByteStrings(), count: facts.indexed.count)
+            for k in keys { try checkRow(facts, k, expectedIndex: &expectedIndex) }
+            for (i, p) in facts.indexed.enumerated() { try checkIndex(facts, p, want: expectedIndex[i]) }
         }
 
         /// One object: its row decodes, its integer primary key is its key, its lists and links
         /// are sound; notes the index entries and backlinks it implies.
-        mutating func checkRow(
-            _ c: ClassSchema, _ k: Int64, chunked: Set<ListID>, expectedIndex: inout [UInt32: Set<[UInt8]>]
-        ) throws {
+        mutating func checkRow(_ f: ClassFacts, _ k: Int64, expectedIndex: inout [ByteStrings]) throws {
+            let c = f.c
             let vals: PidMap<ObjectValue>
             do { vals = try t.values(c, k) } catch {
                 report.problems.append("\(c.name) \(k): row does not decode: \(error)")
                 return
             }
-            for e in try t.rowBacklinks(c, k) {
-                keptInRows[c.cid, default: [:]][
-                    KeyBytes.backlink(target: k, originClass: e.cid, pid: e.pid, origin: e.origin)] = e.count
+            for e in try t.rowBacklinks(f.plan, k) {
+                keptInRows[c.cid, default: BacklinkCounts()].add(
+                    BacklinkFact(target: k, cid: e.cid, pid: e.pid, origin: e.origin), e.count)
             }
             if let pk = c.primaryKey, pk.kind.isInteger, vals[pk.pid] != .int(k) {
                 report.problems.append(
                     "\(c.name) \(k): integer primary key \(vals[pk.pid] ?? .null) differs from the object key")
             }
-            for p in c.properties where p.hasIndex {
-                expectedIndex[p.pid, default: []].insert(t.indexEntry(t.plan(c), vals[p.pid] ?? .null, k))
+            let compact = f.plan.compactIndexKeys
+            for (i, p) in f.indexed.enumerated() {
+                expectedIndex[i].append { out in
+                    KeyBytes.appendIndexValue(vals[p.pid] ?? .null, to: &out)
+                    KeyBytes.appendEntryKey(k, compact: compact, to: &out)
+                }
             }
-            for p in c.storedProperties where p.list { try checkList(c, k, p, vals, chunked: chunked) }
-            for p in c.storedProperties where p.isLink { try checkLinks(c, k, p, vals) }
+            for p in f.lists { try checkList(c, k, p, vals, chunked: f.chunked) }
+            for p in f.links { try checkLinks(c, k, p, vals) }
         }
-
         /// A list is kept in its row or in chunks, never both, and its row holds its count.
         mutating func checkList(
             _ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, chunked: Set<ListID>
@@ -122,32 +138,36 @@ enum ObjectCheck {
                 if try !t.exists(tc, x) {
                     report.problems.append("\(c.name) \(k).\(p.name): links to \(tc.name) \(x), which does not exist")
                 }
-                expected[tc.cid, default: [:]][
-                    KeyBytes.backlink(target: x, originClass: c.cid, pid: p.pid, origin: k), default: 0] += 1
+                expected[tc.cid, default: BacklinkCounts()].add(
+                    BacklinkFact(target: x, cid: c.cid, pid: p.pid, origin: k), 1)
             }
         }
 
         /// An index holds exactly the entries its rows imply; a primary key's, each value once.
-        mutating func checkIndex(_ c: ClassSchema, _ p: Property, want: Set<[UInt8]>) throws {
-            var found = Set<[UInt8]>()
+        mutating func checkIndex(_ f: ClassFacts, _ p: Property, want: ByteStrings) throws {
+            let c = f.c
+            var found = ByteStrings()
             let name = Tables.index(c.cid, p.pid)
             if try t.hasTable(name) {
                 try t.tx.scan(table: name) { k, _ in
-                    found.insert(Array(k)); return true
+                    found.append(k)
+                    return true
                 }
             }
             report.indexEntries += found.count
-            if found != want {
-                report.problems.append(
-                    "\(c.name).\(p.name): index has \(found.subtracting(want).count) stale "
-                        + "and lacks \(want.subtracting(found).count) entries"
-                )
+            let (stale, lacking) = ByteStrings.differences(found, want)
+            if stale > 0 || lacking > 0 {
+                report.problems.append("\(c.name).\(p.name): index has \(stale) stale and lacks \(lacking) entries")
             }
             if p.primaryKey {
-                var seen = Set<[UInt8]>()
-                let compact = t.plan(c).compactIndexKeys
-                for e in want where !seen.insert(Array(KeyBytes.indexEntryValue(e, compact: compact))).inserted {
-                    report.problems.append("\(c.name).\(p.name): primary key value appears more than once")
+                let compact = f.plan.compactIndexKeys
+                let repeats = want.mapped {
+                    UnsafeRawBufferPointer(rebasing: KeyBytes.indexEntryValue($0, compact: compact))
+                }
+                .repeats
+                if repeats > 0 {
+                    report.problems.append(
+                        "\(c.name).\(p.name): primary key value appears more than once (\(repeats) repeats)")
                 }
             }
         }
@@ -155,23 +175,32 @@ enum ObjectCheck {
         /// A class's backlinks, in its rows and in `fief/b` (never both), are exactly the
         /// inverse of the links to it.
         mutating func checkBacklinks(_ c: ClassSchema) throws {
-            var found = keptInRows[c.cid] ?? [:]
+            var table = BacklinkCounts()
             let name = Tables.backlinks(c.cid)
             if try t.hasTable(name) {
-                var both = 0
+                var misshapen = 0
                 try t.tx.scan(table: name) { k, v in
-                    if found.updateValue(try Int64(valueBytes: v), forKey: Array(k)) != nil { both += 1 }
+                    guard k.count == 24 else {
+                        misshapen += 1
+                        return true
+                    }
+                    table.add(
+                        BacklinkFact(
+                            target: KeyBytes.readObj(k, at: 0), cid: KeyBytes.readU32(k, at: 8),
+                            pid: KeyBytes.readU32(k, at: 12), origin: KeyBytes.readObj(k, at: 16)),
+                        try Int64(valueBytes: v))
                     return true
                 }
-                if both > 0 {
-                    report.problems.append(
-                        "\(c.name): \(both) backlinks are kept both in their target's row and in fief/b")
-                }
+                if misshapen > 0 { report.problems.append("\(c.name): \(misshapen) fief/b keys are not 24 bytes") }
             }
-            let want = expected[c.cid] ?? [:]
-            if found != want {
-                let stale = found.filter { want[$0.key] != $0.value }.count
-                let missing = want.filter { found[$0.key] != $0.value }.count
+            let (found, both) = BacklinkCounts.union(keptInRows[c.cid] ?? BacklinkCounts(), table)
+            if both > 0 {
+                report.problems.append("\(c.name): \(both) backlinks are kept both in their target's row and in fief/b")
+            }
+            var want = expected[c.cid] ?? BacklinkCounts()
+            want.settle()
+            let (stale, missing) = BacklinkCounts.differences(found: found, want: want)
+            if stale > 0 || missing > 0 {
                 report.problems.append(
                     "\(c.name): backlinks are not the inverse of links "
                         + "(\(stale) stale or wrong, \(missing) missing or wrong)"
@@ -199,7 +228,8 @@ enum ObjectCheck {
     }
 
     /// Also returns the lists that have chunks.
-    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ keys: Set<Int64>) throws -> (
+    /// `sortedKeys`: the class's keys in order.
+    private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ sortedKeys: [Int64]) throws -> (
         [String], Set<ListID>
     ) {
         let table = Tables.lists(c.cid)
@@ -233,7 +263,7 @@ enum ObjectCheck {
             } else {
                 endOfList()
                 if !retired.contains(pid) {
-                    if !keys.contains(key) {
+                    if !sortedKeys.containsSorted(key) {
                         out.append("\(c.name) \(key): list chunks of an object that does not exist")
                     }
                     if !lists.contains(pid) {
@@ -247,5 +277,18 @@ enum ObjectCheck {
         }
         endOfList()
         return (out, chunked)
+    }
+}
+
+extension Array where Element == Int64 {
+    /// Whether a sorted array holds `k`: a binary search, where a set of the keys would cost a
+    /// hash table the size of the class.
+    func containsSorted(_ k: Int64) -> Bool {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self[mid] < k { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < count && self[lo] == k
     }
 }

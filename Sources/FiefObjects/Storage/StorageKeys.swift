@@ -86,7 +86,7 @@ enum KeyBytes {
     }
 
     /// An entry without its object key: what a unique index holds once.
-    static func indexEntryValue(_ e: [UInt8], compact: Bool) -> ArraySlice<UInt8> {
+    static func indexEntryValue<E: BidirectionalCollection<UInt8>>(_ e: E, compact: Bool) -> E.SubSequence {
         compact ? e.dropLast(min(e.count, Int(e.last ?? 0) + 1)) : e.dropLast(8)
     }
 
