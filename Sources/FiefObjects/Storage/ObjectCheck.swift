@@ -72,13 +72,25 @@ enum ObjectCheck {
         /// One object: its row decodes, its integer primary key is its key, its lists and links
         /// are sound; notes the index entries and backlinks it implies.
         mutating func checkRow(_ f: ClassFacts, _ k: Int64, expectedIndex: inout [ByteStrings]) throws {
+            // One descent for the row, which the values, backlinks and lists below all read.
+            let tables = t
+            try tables.withRow(f.plan, k) { row in try checkRow(f, k, row: row, expectedIndex: &expectedIndex) }
+        }
+
+        private mutating func checkRow(
+            _ f: ClassFacts, _ k: Int64, row: UnsafeRawBufferPointer?, expectedIndex: inout [ByteStrings]
+        ) throws {
             let c = f.c
             let vals: PidMap<ObjectValue>
-            do { vals = try t.values(c, k) } catch {
+            do {
+                guard let row else { throw ObjectError.objectDeleted(className: c.name) }
+                vals = try t.values(f.plan, k, checkingRow: row)
+            } catch {
                 report.problems.append("\(c.name) \(k): row does not decode: \(error)")
                 return
             }
-            for e in try t.rowBacklinks(f.plan, k) {
+            let kept = try row.map { r in try t.decodeGuarded { try f.plan.codec.backlinks(r) } } ?? []
+            for e in kept {
                 keptInRows[c.cid, default: BacklinkCounts()].add(
                     BacklinkFact(target: k, cid: e.cid, pid: e.pid, origin: e.origin), e.count)
             }
@@ -93,37 +105,43 @@ enum ObjectCheck {
                     KeyBytes.appendEntryKey(k, compact: compact, to: &out)
                 }
             }
-            for p in f.lists { try checkList(c, k, p, vals, chunked: f.chunked) }
-            for p in f.links { try checkLinks(c, k, p, vals) }
+            var items: PidMap<[ObjectValue]> = [:]
+            for p in f.lists { items[p.pid] = try checkList(f, k, p, vals, row: row) }
+            for p in f.links { try checkLinks(c, k, p, vals, items: items[p.pid] ?? []) }
         }
+
         /// A list is kept in its row or in chunks, never both, and its row holds its count.
+        /// Returns the list's elements.
         mutating func checkList(
-            _ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, chunked: Set<ListID>
-        ) throws {
-            if chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
+            _ f: ClassFacts, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, row: UnsafeRawBufferPointer?
+        ) throws -> [ObjectValue] {
+            let c = f.c
+            if f.chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
                 report.problems.append(
                     "\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
             }
-            let items = try t.list(c, k, p)
+            let items = try t.list(f.plan, k, p, ownerRow: row)
             if vals[p.pid] != .int(Int64(items.count)) {
                 report.problems.append(
                     "\(c.name) \(k).\(p.name): "
                         + "row says \(vals[p.pid] ?? .null) elements, list has \(items.count)"
                 )
             }
+            return items
         }
 
         /// Every link of a link property resolves; each one implies a backlink.
-        mutating func checkLinks(_ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>)
-            throws
-        {
+        /// `items`: the list's elements, for a list of links.
+        mutating func checkLinks(
+            _ c: ClassSchema, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, items: [ObjectValue]
+        ) throws {
             guard let tc = p.target.flatMap({ t.schema.classes[$0] }) else {
                 report.problems.append("\(c.name).\(p.name): target class \(p.target ?? "?") missing from the schema")
                 return
             }
             var targets: [Int64] = []
             if p.list {
-                for v in try t.list(c, k, p) {
+                for v in items {
                     if case .link(let x) = v {
                         targets.append(x)
                     } else {

@@ -611,22 +611,27 @@ final class ObjectTables {
     func values(_ c: ClassSchema, _ key: Int64) throws -> PidMap<ObjectValue> {
         try withRow(c, key) { row in
             guard let row else { throw ObjectError.objectDeleted(className: c.name) }
-            let plan = plan(c)
-            return try decodeGuarded {
-                let codec = plan.codec
-                var out: PidMap<ObjectValue> = [:]
-                let (l, fields) = try codec.fields(row, key: key)
-                for p in plan.stored {
-                    guard let s = l.slot(of: p.pid) else {
-                        out[p.pid] = ObjectTables.defaultValue(p)
-                        continue
-                    }
-                    out[p.pid] = try codec.value(
-                        of: fields[s], kind: l.kinds[s],
-                        outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) })
+            return try values(plan(c), key, checkingRow: row)
+        }
+    }
+
+    /// The same, from `row`, the row of `key`, at hand (a check walks every row once).
+    func values(_ plan: ClassPlan, _ key: Int64, checkingRow row: UnsafeRawBufferPointer) throws -> PidMap<ObjectValue>
+    {
+        try decodeGuarded {
+            let codec = plan.codec
+            var out: PidMap<ObjectValue> = [:]
+            let (l, fields) = try codec.fields(row, key: key)
+            for p in plan.stored {
+                guard let s = l.slot(of: p.pid) else {
+                    out[p.pid] = ObjectTables.defaultValue(p)
+                    continue
                 }
-                return out
+                out[p.pid] = try codec.value(
+                    of: fields[s], kind: l.kinds[s],
+                    outOfRow: { try self.tx.get(table: plan.outOfRowTable, key: KeyBytes.property(key, p.pid)) })
             }
+            return out
         }
     }
 
