@@ -30,19 +30,18 @@ struct FewKeys {
         let s0 = Lanes(repeating: first)
         if sorted.count == 1 {
             // The usual refresh: one object changed.
-            scan(b) { $0 .== s0 }
+            scan { $0 .== s0 }
         } else {
             // Four compares for two to four keys: the missing ones repeat the first.
             let s1 = Lanes(repeating: sorted[1])
             let s2 = Lanes(repeating: sorted.count > 2 ? sorted[2] : first)
             let s3 = Lanes(repeating: sorted.count > 3 ? sorted[3] : first)
-            scan(b) { v in (v .== s0) .| (v .== s1) .| (v .== s2) .| (v .== s3) }
+            scan { v in (v .== s0) .| (v .== s1) .| (v .== s2) .| (v .== s3) }
         }
         return out
 
-        /// Each block that `matches` finds a key in, searched key by key.
-        @inline(__always) func scan(_ b: UnsafeBufferPointer<Int64>, _ matches: (Lanes) -> SIMDMask<Lanes.MaskStorage>)
-        {
+        /// Each block of `b` that `matches` finds a key in, searched key by key.
+        @inline(__always) func scan(_ matches: (Lanes) -> SIMDMask<Lanes.MaskStorage>) {
             let raw = UnsafeRawPointer(base)
             var start = 0
             while start < b.count {
