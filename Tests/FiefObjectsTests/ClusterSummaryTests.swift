@@ -1,3 +1,4 @@
+import SeededRandomness
 import XCTest
 import Foundation
 @testable import FiefObjects
@@ -27,7 +28,7 @@ final class ClusterSummaryTests: XCTestCase {
         let dir = TempDir()
         let store = try openZoo(dir)
         let ctx = store.context()
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededRandom(seed: 5)
         // One byte each, as the patches below.
         try addPersons(ctx, 3000) { _ in Int(rng.next() % 50) + 1 }
         let all = ctx.objects(Person.self)
@@ -60,7 +61,7 @@ final class ClusterSummaryTests: XCTestCase {
         let ctx = store.context()
         try addPersons(ctx, 3000) { $0 % 50 }
         var expected = [Int64: Int](uniqueKeysWithValues: (1...3000).map { (Int64($0), $0 % 50) })
-        var rng = SplitMix64(seed: 9)
+        var rng = SeededRandom(seed: 9)
         try ctx.write {
             for n in 0..<2000 {
                 let id = Int64(rng.next() % 3000) + 1

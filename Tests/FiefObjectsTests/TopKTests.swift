@@ -1,3 +1,4 @@
+import SeededRandomness
 import XCTest
 import Foundation
 @testable import FiefObjects
@@ -9,7 +10,7 @@ final class TopKTests: XCTestCase {
         let dir = TempDir()
         let store = try openZoo(dir)
         let ctx = store.context()
-        var rng = SplitMix64(seed: 77)
+        var rng = SeededRandom(seed: 77)
         try ctx.write {
             for i in 1...600 {
                 let p = Person()
@@ -38,18 +39,5 @@ final class TopKTests: XCTestCase {
                 XCTAssertEqual(twoKeys.limit(k).map(\.id), Array(twoKeys.map(\.id).prefix(k)))
             }
         }
-    }
-}
-
-/// A small seeded generator for test data.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
