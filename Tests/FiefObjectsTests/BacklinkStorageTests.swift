@@ -158,4 +158,45 @@ final class BacklinkStorageTests: XCTestCase {
         XCTAssertEqual(ctx.objects(Person.self).count, 0)
         XCTAssertTrue(try store.check().isSound)
     }
+
+    /// `check()` reports an entry kept both in its target's row and in `fief/b`, and a `fief/b`
+    /// key of the wrong size, each by name, and nothing else about either.
+    func testCheckNamesBacklinksKeptTwiceAndMisshapenKeys() throws {
+        let dir = TempDir()
+        let store = try openZoo(dir)
+        let ctx = store.context()
+        let shared = Dog()
+        shared.name = "shared"
+        try ctx.write {
+            for i in 0..<100 {
+                let p = Person()
+                p.id = Int64(i)
+                p.dogs.append(shared)
+                try ctx.add(p)
+            }
+        }
+        XCTAssertTrue(try store.check().isSound)
+        try store.database.write { tx in
+            let t = try XCTUnwrap(try tx.tableNames().first { $0.hasPrefix("fief/b/") })
+            var inTable = Set<Int64>()
+            var sample: [UInt8] = []
+            try tx.scan(table: t) { k, _ in
+                sample = Array(k)
+                inTable.insert(KeyBytes.readObj(k, at: 16))
+                return true
+            }
+            // An owner the shared dog's row keeps, copied into fief/b with the same count.
+            let inRow = try XCTUnwrap((0..<100).map(Int64.init).first { !inTable.contains($0) })
+            try tx.put(table: t, key: Array(sample.prefix(16)) + KeyBytes.obj(inRow), value: Int64(1).valueBytes)
+            try tx.put(table: t, key: Array(sample.prefix(16)), value: Int64(1).valueBytes)
+        }
+        let report = try store.check()
+        XCTAssertEqual(
+            report.problems.sorted(),
+            [
+                "Dog: 1 backlinks are kept both in their target's row and in fief/b",
+                "Dog: 1 fief/b keys are not 24 bytes"
+            ],
+            "\(report)")
+    }
 }
