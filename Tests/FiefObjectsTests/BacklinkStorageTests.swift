@@ -159,8 +159,8 @@ final class BacklinkStorageTests: XCTestCase {
         XCTAssertTrue(try store.check().isSound)
     }
 
-    /// `check()` reports an entry kept both in its target's row and in `fief/b`, and a `fief/b`
-    /// key of the wrong size, each by name, and nothing else about either.
+    /// `check()` reports an entry kept both in its target's row and in `fief/b` (and nothing else
+    /// about it), and a `fief/b` key of the wrong size (by name, and as a stale backlink).
     func testCheckNamesBacklinksKeptTwiceAndMisshapenKeys() throws {
         let dir = TempDir()
         let store = try openZoo(dir)
@@ -195,7 +195,8 @@ final class BacklinkStorageTests: XCTestCase {
             report.problems.sorted(),
             [
                 "Dog: 1 backlinks are kept both in their target's row and in fief/b",
-                "Dog: 1 fief/b keys are not 24 bytes"
+                "Dog: 1 fief/b keys are not 24 bytes",
+                "Dog: backlinks are not the inverse of links (1 stale or wrong, 0 missing or wrong)"
             ],
             "\(report)")
     }

@@ -4,10 +4,10 @@ import XCTest
 @testable import FiefObjects
 
 /// The sorted fact lists `ObjectStore.check()` compares, against a set and a dictionary built
-/// from the same random facts (seed printed).
+/// from the same random facts (fixed seeds, printed).
 final class CheckFactsTests: XCTestCase {
     func testByteStringsCountWhatEachSideLacksAsSetsWould() {
-        let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        let seed: UInt64 = 37
         print("CheckFactsTests seed \(seed)")
         var rng = SeededRandom(seed: seed)
         for round in 0..<200 {
@@ -25,12 +25,13 @@ final class CheckFactsTests: XCTestCase {
             XCTAssertEqual(onlyB, multisetMinus(b, a), "seed \(seed) round \(round)")
             XCTAssertEqual(sa.repeats, a.count - Set(a).count, "seed \(seed) round \(round)")
             let cut = sa.mapped { UnsafeRawBufferPointer(rebasing: $0.prefix(1)) }
-            XCTAssertEqual(cut.repeats, a.count - Set(a.map { Array($0.prefix(1)) }).count)
+            XCTAssertEqual(
+                cut.repeats, a.count - Set(a.map { Array($0.prefix(1)) }).count, "seed \(seed) round \(round)")
         }
     }
 
     func testBacklinkCountsCompareAsDictionariesWould() {
-        let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        let seed: UInt64 = 38
         print("CheckFactsTests seed \(seed)")
         var rng = SeededRandom(seed: seed)
         for round in 0..<200 {
@@ -70,8 +71,8 @@ final class CheckFactsTests: XCTestCase {
 
     func testSortedKeysContain() {
         let keys: [Int64] = [-5, 0, 3, 3, 9]
-        for k: Int64 in -7...11 { XCTAssertEqual(keys.containsSorted(k), keys.contains(k), "\(k)") }
-        XCTAssertFalse([Int64]().containsSorted(0))
+        for k: Int64 in -7...11 { XCTAssertEqual(ObjectCheck.sorted(keys, contains: k), keys.contains(k), "\(k)") }
+        XCTAssertFalse(ObjectCheck.sorted([], contains: 0))
     }
 
     private func multisetMinus(_ a: [[UInt8]], _ b: [[UInt8]]) -> Int {

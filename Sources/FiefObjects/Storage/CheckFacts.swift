@@ -163,6 +163,7 @@ struct BacklinkCounts {
     /// Facts of `found` that `want` lacks or counts otherwise (stale), and the reverse
     /// (missing). Both must be settled.
     static func differences(found: BacklinkCounts, want: BacklinkCounts) -> (stale: Int, missing: Int) {
+        assert(found.sorted && want.sorted, "differences of unsettled backlink counts")
         let f = found.facts, w = want.facts
         var i = 0, j = 0, stale = 0, missing = 0
         while i < f.count && j < w.count {

@@ -58,6 +58,7 @@ enum ObjectCheck {
             report.problems += clusterProblems
             report.objects += keys.count
             report.problems += try keyCounterProblems(t, c, keys)
+            // Sorted for the binary search, though clusters give keys in order: a damaged file's may not be.
             let (chunkProblems, chunked) = try listChunkProblems(t, c, keys.sorted())
             report.problems += chunkProblems
             let stored = c.storedProperties
@@ -72,25 +73,41 @@ enum ObjectCheck {
         /// One object: its row decodes, its integer primary key is its key, its lists and links
         /// are sound; notes the index entries and backlinks it implies.
         mutating func checkRow(_ f: ClassFacts, _ k: Int64, expectedIndex: inout [ByteStrings]) throws {
-            // One descent for the row, which the values, backlinks and lists below all read.
+            // One descent for the row, which the values, backlinks and lists below all read. The
+            // tables are taken out of `self` first: the closure changes `self`, and reading
+            // `self.t` for the call would overlap that access.
             let tables = t
-            try tables.withRow(f.plan, k) { row in try checkRow(f, k, row: row, expectedIndex: &expectedIndex) }
+            var lent = false, missing = false
+            do {
+                try tables.withRow(f.plan, k) { row in
+                    lent = true
+                    guard let row else {
+                        missing = true
+                        return
+                    }
+                    try checkLentRow(f, k, row: row, expectedIndex: &expectedIndex)
+                }
+            } catch  where !lent {
+                // The lookup itself failed (a damaged cluster): a problem of this row, as a
+                // failed decode of it is, not the end of the check.
+                report.problems.append("\(f.c.name) \(k): row does not decode: \(error)")
+            }
+            if missing {
+                report.problems.append(
+                    "\(f.c.name) \(k): row does not decode: \(ObjectError.objectDeleted(className: f.c.name))")
+            }
         }
 
-        private mutating func checkRow(
-            _ f: ClassFacts, _ k: Int64, row: UnsafeRawBufferPointer?, expectedIndex: inout [ByteStrings]
+        private mutating func checkLentRow(
+            _ f: ClassFacts, _ k: Int64, row: UnsafeRawBufferPointer, expectedIndex: inout [ByteStrings]
         ) throws {
             let c = f.c
             let vals: PidMap<ObjectValue>
-            do {
-                guard let row else { throw ObjectError.objectDeleted(className: c.name) }
-                vals = try t.values(f.plan, k, checkingRow: row)
-            } catch {
+            do { vals = try t.values(f.plan, k, checkingRow: row) } catch {
                 report.problems.append("\(c.name) \(k): row does not decode: \(error)")
                 return
             }
-            let kept = try row.map { r in try t.decodeGuarded { try f.plan.codec.backlinks(r) } } ?? []
-            for e in kept {
+            for e in try t.rowBacklinks(f.plan, row: row) {
                 keptInRows[c.cid, default: BacklinkCounts()].add(
                     BacklinkFact(target: k, cid: e.cid, pid: e.pid, origin: e.origin), e.count)
             }
@@ -113,10 +130,10 @@ enum ObjectCheck {
         /// A list is kept in its row or in chunks, never both, and its row holds its count.
         /// Returns the list's elements.
         mutating func checkList(
-            _ f: ClassFacts, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, row: UnsafeRawBufferPointer?
+            _ f: ClassFacts, _ k: Int64, _ p: Property, _ vals: PidMap<ObjectValue>, row: UnsafeRawBufferPointer
         ) throws -> [ObjectValue] {
             let c = f.c
-            if f.chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(c, k, p) {
+            if f.chunked.contains(ListID(key: k, pid: p.pid)), try t.keepsListInRow(f.plan, p, row: row) {
                 report.problems.append(
                     "\(c.name) \(k).\(p.name): the row keeps the list, and fief/l holds chunks of it too")
             }
@@ -194,9 +211,9 @@ enum ObjectCheck {
         /// inverse of the links to it.
         mutating func checkBacklinks(_ c: ClassSchema) throws {
             var table = BacklinkCounts()
+            var misshapen = 0
             let name = Tables.backlinks(c.cid)
             if try t.hasTable(name) {
-                var misshapen = 0
                 try t.tx.scan(table: name) { k, v in
                     guard k.count == 24 else {
                         misshapen += 1
@@ -217,7 +234,10 @@ enum ObjectCheck {
             }
             var want = expected[c.cid] ?? BacklinkCounts()
             want.settle()
-            let (stale, missing) = BacklinkCounts.differences(found: found, want: want)
+            var (stale, missing) = BacklinkCounts.differences(found: found, want: want)
+            // A key of another size stands for no backlink the links imply: stale, as before
+            // this check read keys as facts.
+            stale += misshapen
             if stale > 0 || missing > 0 {
                 report.problems.append(
                     "\(c.name): backlinks are not the inverse of links "
@@ -236,15 +256,27 @@ enum ObjectCheck {
         return next > highest ? [] : ["\(c.name): key counter \(next) is not above key \(highest), which is in use"]
     }
 
-    /// Every list chunk belongs to an object that exists and to one of its list properties;
-    /// an object's chunks of one list are numbered from 0 without a gap, and all but the last
-    /// hold exactly `ObjectTables.listChunk` elements (none is empty). Lists of properties a
-    /// migration retired keep their chunks (as rows keep retired values), even past a delete.
+    /// Whether sorted `keys` hold `k`: a binary search, where a set of the keys would cost a
+    /// hash table the size of the class.
+    static func sorted(_ keys: [Int64], contains k: Int64) -> Bool {
+        var lo = 0, hi = keys.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if keys[mid] < k { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < keys.count && keys[lo] == k
+    }
+
+    /// One object's list: its key and the list property's id.
     struct ListID: Hashable {
         let key: Int64
         let pid: UInt32
     }
 
+    /// Every list chunk belongs to an object that exists and to one of its list properties;
+    /// an object's chunks of one list are numbered from 0 without a gap, and all but the last
+    /// hold exactly `ObjectTables.listChunk` elements (none is empty). Lists of properties a
+    /// migration retired keep their chunks (as rows keep retired values), even past a delete.
     /// Also returns the lists that have chunks.
     /// `sortedKeys`: the class's keys in order.
     private static func listChunkProblems(_ t: ObjectTables, _ c: ClassSchema, _ sortedKeys: [Int64]) throws -> (
@@ -281,7 +313,7 @@ enum ObjectCheck {
             } else {
                 endOfList()
                 if !retired.contains(pid) {
-                    if !sortedKeys.containsSorted(key) {
+                    if !sorted(sortedKeys, contains: key) {
                         out.append("\(c.name) \(key): list chunks of an object that does not exist")
                     }
                     if !lists.contains(pid) {
@@ -295,18 +327,5 @@ enum ObjectCheck {
         }
         endOfList()
         return (out, chunked)
-    }
-}
-
-extension Array where Element == Int64 {
-    /// Whether a sorted array holds `k`: a binary search, where a set of the keys would cost a
-    /// hash table the size of the class.
-    func containsSorted(_ k: Int64) -> Bool {
-        var lo = 0, hi = count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if self[mid] < k { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < count && self[lo] == k
     }
 }

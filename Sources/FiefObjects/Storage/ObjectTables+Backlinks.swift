@@ -36,9 +36,12 @@ extension ObjectTables {
     }
 
     func rowBacklinks(_ plan: ClassPlan, _ key: Int64) throws -> [CompactRow.Backlink] {
-        try withRow(plan, key) { row in
-            try row.map { r in try decodeGuarded { try plan.codec.backlinks(r) } } ?? []
-        }
+        try withRow(plan, key) { row in try row.map { try rowBacklinks(plan, row: $0) } ?? [] }
+    }
+
+    /// The backlinks `row` keeps.
+    func rowBacklinks(_ plan: ClassPlan, row: UnsafeRawBufferPointer) throws -> [CompactRow.Backlink] {
+        try decodeGuarded { try plan.codec.backlinks(row) }
     }
 
     /// The backlink entries to `key` that `fief/b` keeps (those its row had no room for), appended

@@ -3,9 +3,9 @@ import Foundation
 
 /// Lists: kept in their owner's row while small, in chunks in `fief/l` past that.
 extension ObjectTables {
-    /// Whether the row of `key` keeps list `p` in itself (for `ObjectCheck`).
-    func keepsListInRow(_ c: ClassSchema, _ key: Int64, _ p: Property) throws -> Bool {
-        try inlineLists(plan(c), key)[p.pid] != nil
+    /// Whether `row` keeps list `p` in itself (for `ObjectCheck`, which holds the row).
+    func keepsListInRow(_ plan: ClassPlan, _ p: Property, row: UnsafeRawBufferPointer) throws -> Bool {
+        try decodeGuarded { try plan.codec.inlineLists(row)[p.pid] != nil }
     }
 
     /// The lists the row of `key` keeps in itself, by pid.
