@@ -87,9 +87,10 @@ enum ObjectCheck {
                     }
                     try checkLentRow(f, k, row: row, expectedIndex: &expectedIndex)
                 }
-            } catch  where !lent {
+            } catch {
                 // The lookup itself failed (a damaged cluster): a problem of this row, as a
                 // failed decode of it is, not the end of the check.
+                guard !lent else { throw error }
                 report.problems.append("\(f.c.name) \(k): row does not decode: \(error)")
             }
             if missing {
