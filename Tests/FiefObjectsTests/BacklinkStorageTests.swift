@@ -14,15 +14,10 @@ final class BacklinkStorageTests: XCTestCase {
         let shared = Dog()
         shared.name = "shared"
         try ctx.write {
-            for i in 0..<100 {
-                let p = Person()
-                p.id = Int64(i)
+            try addPersons(ctx) { i in
                 let own = Dog()
                 own.name = "own \(i)"
-                p.dogs.append(own)
-                p.dogs.append(shared)
-                if i % 10 == 0 { p.dogs.append(shared) }
-                try ctx.add(p)
+                return [own, shared] + (i % 10 == 0 ? [shared] : [])
             }
         }
         XCTAssertTrue(try store.check().isSound)
@@ -91,12 +86,7 @@ final class BacklinkStorageTests: XCTestCase {
             try ctx.add(first)
             XCTAssertEqual(shared.owners.count, 1, "fief/b asked for, and missing")
             try ctx.delete(brief)
-            for i in 0..<100 {
-                let p = Person()
-                p.id = Int64(i)
-                p.dogs.append(shared)
-                try ctx.add(p)
-            }
+            try addPersons(ctx) { _ in [shared] }
             // About 34 owners fit in the dog's row; the others are in the fief/b made meanwhile.
             XCTAssertEqual(shared.owners.count, 101)
             try ctx.object(ofType: Person.self, forPrimaryKey: Int64(99))!.dogs.removeAll()
@@ -167,14 +157,7 @@ final class BacklinkStorageTests: XCTestCase {
         let ctx = store.context()
         let shared = Dog()
         shared.name = "shared"
-        try ctx.write {
-            for i in 0..<100 {
-                let p = Person()
-                p.id = Int64(i)
-                p.dogs.append(shared)
-                try ctx.add(p)
-            }
-        }
+        try ctx.write { try addPersons(ctx) { _ in [shared] } }
         XCTAssertTrue(try store.check().isSound)
         try store.database.write { tx in
             let t = try XCTUnwrap(try tx.tableNames().first { $0.hasPrefix("fief/b/") })
@@ -199,5 +182,15 @@ final class BacklinkStorageTests: XCTestCase {
                 "Dog: backlinks are not the inverse of links (1 stale or wrong, 0 missing or wrong)"
             ],
             "\(report)")
+    }
+
+    /// Adds persons 0 to 99 in the current write, person `i` with the dogs `dogs(i)`, in order.
+    private func addPersons(_ ctx: ObjectContext, dogs: (Int) -> [Dog]) throws {
+        for i in 0..<100 {
+            let p = Person()
+            p.id = Int64(i)
+            for d in dogs(i) { p.dogs.append(d) }
+            try ctx.add(p)
+        }
     }
 }
