@@ -164,7 +164,7 @@ final class GitWorkloadTests: XCTestCase {
     func testTheSameSeedGivesTheSameOutcome() throws {
         try requireFUSE()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git") else {
-            throw XCTSkip("GIT IS NOT INSTALLED: the git workload cannot run")
+            throw XCTSkip(skipping("GIT IS NOT INSTALLED: the git workload cannot run"))
         }
         let args = ["--seeds", "1", "--first-seed", "5", "--commits", "4"]
         let first = try runScript(args), second = try runScript(args)

@@ -3,13 +3,11 @@ import XCTest
 import Torture
 @_exported import FiefTestSupport
 
-/// FaultFS tests mount for real. Where FUSE is missing they say so on stderr and are
+/// FaultFS tests mount for real. Where FUSE is missing they say so (`skipping`) and are
 /// reported as skipped, never as passed.
-func requireFUSE() throws {
+func requireFUSE(test: String = #function) throws {
     if let why = Mounter.fuseUnavailableReason() {
-        let message = "FaultFS TESTS CANNOT RUN ON THIS MACHINE: \(why)"
-        FileHandle.standardError.write(Data("\n*** \(message) ***\n".utf8))
-        throw XCTSkip(message)
+        throw XCTSkip(skipping("FaultFS TESTS CANNOT RUN ON THIS MACHINE: \(why)", test: test))
     }
 }
 

@@ -114,7 +114,7 @@ final class InMemoryTests: XCTestCase {
     private func waitFor(_ path: String, seconds: Double = 20) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !exists(path) {
-            guard Date() < deadline else { throw XCTSkip("timed out waiting for \(path)") }
+            guard Date() < deadline else { throw XCTSkip(skipping("timed out waiting for \(path)")) }
             usleep(5_000)
         }
     }

@@ -40,7 +40,7 @@ final class ReadOnlyTests: XCTestCase {
                 "\n*** READ-ONLY BIND MOUNT UNAVAILABLE (needs root): "
                 + "cannot test a file on a read-only filesystem ***\n"
             FileHandle.standardError.write(Data(banner.utf8))
-            throw XCTSkip("a read-only bind mount needs root")
+            throw XCTSkip(skipping("a read-only bind mount needs root"))
         }
         defer { _ = run("/bin/umount", [ro.path]) }
         XCTAssertThrowsError(

@@ -45,3 +45,21 @@ public func runWithWatchdog(seconds: Double, _ body: @escaping @Sendable () thro
     guard done.wait(timeout: .now() + seconds) == .success else { return .timedOut }
     return outcome.error.map(WatchedRun.threw) ?? .finished
 }
+
+/// Says why a test cannot run where it will be seen, and returns `why` for `XCTSkip`: on
+/// stderr, and as a line appended to the file FIEF_TEST_SKIPS names, which `scripts/test.sh`
+/// lists at the end of the run. `swift test --parallel` shows no output of a test that passed
+/// or skipped, and a test that cannot run must never pass silently.
+public func skipping(_ why: String, test: String = #function, file: String = #fileID) -> String {
+    let line = "\(file) \(test): \(why)\n"
+    FileHandle.standardError.write(Data("\n*** SKIPPED \(line)".utf8))
+    if let path = ProcessInfo.processInfo.environment["FIEF_TEST_SKIPS"] {
+        // O_APPEND: tests in other processes append to the same file at the same time.
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        if fd >= 0 {
+            _ = Array(line.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+    }
+    return why
+}

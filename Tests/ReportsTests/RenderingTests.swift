@@ -1,3 +1,4 @@
+import FiefTestSupport
 import XCTest
 @testable import Reports
 import TortureSchema
@@ -123,11 +124,10 @@ final class RenderingTests: XCTestCase {
                 paths.map { "\($0)/\(c)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
             }).first
         else {
-            let reason =
-                "SKIPPED testHTMLRendersInHeadlessChromium: no Chromium found "
-                + "(\(candidates.joined(separator: ", "))) on PATH; install Debian's chromium to run it"
-            print(reason)
-            throw XCTSkip(reason)
+            throw XCTSkip(
+                skipping(
+                    "no Chromium found (\(candidates.joined(separator: ", "))) on PATH; "
+                        + "install Debian's chromium to run it"))
         }
         let dir = NSTemporaryDirectory() + "fief-html-\(getpid())-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -186,7 +186,7 @@ final class RenderingTests: XCTestCase {
             </script>
             """
         guard let head = html.range(of: "<head>"), html.contains("</body>") else {
-            throw XCTSkip("the \(name) page has no <head> or </body>")
+            throw XCTSkip(skipping("the \(name) page has no <head> or </body>"))
         }
         var page = html
         page.insert(contentsOf: listen, at: head.upperBound)

@@ -1,4 +1,5 @@
 import Foundation
+import FiefTestSupport
 @testable import ProcFS
 import XCTest
 
@@ -105,7 +106,9 @@ final class ResidentMemoryTests: XCTestCase {
     }
 
     func testAWindowSeesWhatWasTouchedInItAfterALargerPeakBefore() throws {
-        guard ResidentMemory.residentBytes != nil else { throw XCTSkip("no /proc/self/status on this machine") }
+        guard ResidentMemory.residentBytes != nil else {
+            throw XCTSkip(skipping("no /proc/self/status on this machine"))
+        }
         // A high-water mark before the window, larger than what the window touches: with
         // `ru_maxrss` the window read as nothing.
         touch(megabytes: 96)

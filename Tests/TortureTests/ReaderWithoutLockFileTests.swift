@@ -18,7 +18,7 @@ final class ReaderWithoutLockFileTests: XCTestCase {
 
     func testAReaderThatCannotPinIsRefusedUnlessNobodyCanWrite() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
-            throw XCTSkip("needs root and setpriv to run a reader as another user")
+            throw XCTSkip(skipping("needs root and setpriv to run a reader as another user"))
         }
         let dir = TempDir()
         let db = dir.file("db.fief")

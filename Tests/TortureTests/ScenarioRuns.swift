@@ -13,7 +13,7 @@ func runScenario(
 ) throws -> ScenarioResult {
     if needsFUSE, let why = Mounter.fuseUnavailableReason() {
         FileHandle.standardError.write(Data("\n*** \(name) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-        throw XCTSkip("\(name) needs FUSE: \(why)")
+        throw XCTSkip(skipping("\(name) needs FUSE: \(why)"))
     }
     let dir = TempDir()
     var o = TortureOptions(seed: seed)

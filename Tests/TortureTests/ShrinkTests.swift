@@ -42,7 +42,7 @@ final class ShrinkTests: XCTestCase {
     }
 
     func testAFlipBeforeTopCycleShrinksToAReplayThatFailsOnlyOnItsEngine() throws {
-        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
         let dir = TempDir()
         let seed: UInt64 = 77
         let original = TortureReplay(
@@ -91,13 +91,13 @@ final class ShrinkTests: XCTestCase {
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(
                 Data("\n*** CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("crash-states and power-cut replays need FUSE: \(why)")
+            throw XCTSkip(skipping("crash-states and power-cut replays need FUSE: \(why)"))
         }
         try runKeptReplays { $0.needsFUSE }
     }
 
     func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {
-        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Replays").path
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }
@@ -120,11 +120,11 @@ final class ShrinkTests: XCTestCase {
 
     /// An encrypt-in-place power-cut cycle (encrypted files) shrinks to one cut after few commits.
     func testAnEncryptInPlacePowerCutShrinks() throws {
-        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(
                 Data("\n*** POWER-CUT SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("power-cut needs FUSE: \(why)")
+            throw XCTSkip(skipping("power-cut needs FUSE: \(why)"))
         }
         let dir = TempDir()
         // The first of ten cycles that fails.
@@ -153,11 +153,11 @@ final class ShrinkTests: XCTestCase {
     /// A no-base-sync crash-states cycle shrinks to few commits and few lost sectors, and the
     /// state it keeps fails only on its engine.
     func testANoBaseSyncCrashStateShrinksToItsLostSectors() throws {
-        try XCTSkipUnless(BrokenVariant.available, "broken variants exist only in debug builds")
+        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
         if let why = FaultFSMount.unavailableReason() {
             FileHandle.standardError.write(
                 Data("\n*** CRASH-STATES SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip("crash-states needs FUSE: \(why)")
+            throw XCTSkip(skipping("crash-states needs FUSE: \(why)"))
         }
         let dir = TempDir()
         var original = TortureReplay(
