@@ -368,7 +368,8 @@ extension BenchRunner {
                 }
                 guard s == .fief else { return Measurement(value: try insert(nil, s.rawValue)) }
                 // Which of the two loads goes first alternates by repetition, so neither always
-                // runs on a machine the other has just warmed (or slowed).
+                // runs on a machine the other has just warmed (or slowed); with an odd number of
+                // repetitions the encrypted one goes first once more.
                 let plainBefore = rep % 2 == 1 ? try insert(nil, "plain") : nil
                 var m = Measurement(value: try insert(key, s.rawValue))
                 m.extra["plainOpsPerSecond"] = try plainBefore ?? insert(nil, "plain")
@@ -392,8 +393,9 @@ extension BenchRunner {
         func ops(_ id: String, _ n: Int, _ body: (any ObjectBenchSystem, Int) throws -> Void) throws {
             guard wantsObjects(id) else { return }
             try repeatInterleaved(id, &o.run.table, systems: order) { s in
-                // Every side pays the same clock reads and histogram records per operation:
-                // the plain store, timed without them, gained about a tenth of a lookup's time
+                // Every side, SQLite's too, is timed the same way: the sum of its operations'
+                // own times, the clock reads and histogram records between them left out. The
+                // plain store, once timed without them, gained about a tenth of a lookup's time
                 // over the encrypted one it is compared with.
                 func timed(_ sys: any ObjectBenchSystem, _ i: Int, _ m: inout Measurement, _ nanos: inout UInt64)
                     throws

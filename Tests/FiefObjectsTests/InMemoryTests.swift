@@ -111,10 +111,17 @@ final class InMemoryTests: XCTestCase {
                 atPath: dir + "/count", contents: Data("\(ctx.objects(Person.self).count)".utf8)))
     }
 
+    /// A child process that never got as far as `path`: it crashed or hung, and the test fails.
+    private struct TimedOut: Error, CustomStringConvertible {
+        let path: String
+        let seconds: Double
+        var description: String { "timed out after \(seconds) s waiting for \(path)" }
+    }
+
     private func waitFor(_ path: String, seconds: Double = 20) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !exists(path) {
-            guard Date() < deadline else { throw XCTSkip(skipping("timed out waiting for \(path)")) }
+            guard Date() < deadline else { throw TimedOut(path: path, seconds: seconds) }
             usleep(5_000)
         }
     }

@@ -48,16 +48,19 @@ public func runWithWatchdog(seconds: Double, _ body: @escaping @Sendable () thro
 
 /// Says why a test cannot run where it will be seen, and returns `why` for `XCTSkip`: on
 /// stderr, and as a line appended to the file FIEF_TEST_SKIPS names, which `scripts/test.sh`
-/// lists at the end of the run. `swift test --parallel` shows no output of a test that passed
-/// or skipped, and a test that cannot run must never pass silently.
+/// lists after the run. `swift test --parallel` shows no output of a test that passed or
+/// skipped, and a test that cannot run must never pass silently.
 public func skipping(_ why: String, test: String = #function, file: String = #fileID) -> String {
-    let line = "\(file) \(test): \(why)\n"
-    FileHandle.standardError.write(Data("\n*** SKIPPED \(line)".utf8))
+    // Under `--parallel` each process runs one test, named by its last argument
+    // ("Module.Class/testName"); `#function` would name a helper such as `requireFUSE`.
+    let named = CommandLine.arguments.dropFirst().last.flatMap { $0.contains("/test") && !$0.contains(",") ? $0 : nil }
+    let line = "\(named ?? "\(file) \(test)"): \(why)"
+    FileHandle.standardError.write(Data("\n*** SKIPPED \(line) ***\n".utf8))
     if let path = ProcessInfo.processInfo.environment["FIEF_TEST_SKIPS"] {
         // O_APPEND: tests in other processes append to the same file at the same time.
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         if fd >= 0 {
-            _ = Array(line.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            _ = Array((line + "\n").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
         }
     }

@@ -10,8 +10,7 @@ import TortureSchema
 final class FaultScenarioTests: XCTestCase {
     func run(_ scenario: String, cycles: Int, seed: UInt64, broken: BrokenVariant? = nil) throws -> ScenarioResult {
         if let why = Mounter.fuseUnavailableReason() {
-            FileHandle.standardError.write(Data("\n*** \(scenario) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-            throw XCTSkip(skipping("\(scenario) needs FUSE: \(why)"))
+            throw XCTSkip(skipping("\(scenario) NEEDS FUSE AND CANNOT RUN HERE: \(why)"))
         }
         let dir = TempDir()
         var o = TortureOptions(seed: seed)

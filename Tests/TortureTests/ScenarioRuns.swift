@@ -12,8 +12,7 @@ func runScenario(
     brokenObjects: BrokenObjectLayer? = nil, needsFUSE: Bool = true, encrypt: Bool = false, onlyCycle: Int? = nil
 ) throws -> ScenarioResult {
     if needsFUSE, let why = Mounter.fuseUnavailableReason() {
-        FileHandle.standardError.write(Data("\n*** \(name) NEEDS FUSE AND CANNOT RUN HERE: \(why) ***\n".utf8))
-        throw XCTSkip(skipping("\(name) needs FUSE: \(why)"))
+        throw XCTSkip(skipping("\(name) NEEDS FUSE AND CANNOT RUN HERE: \(why)"))
     }
     let dir = TempDir()
     var o = TortureOptions(seed: seed)
