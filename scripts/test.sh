@@ -42,7 +42,7 @@ check_format
 bare=$(grep -rlPz --include='*.swift' 'XCTSkip(Unless|If)?\(\s*+(?!skipping\()' Tests || true)
 if [ -n "$bare" ]; then
     echo "$bare"
-    echo "== these tests skip without saying why after the run; use XCTSkip(skipping(\"why\")) =="
+    echo "== a test in these files skips without saying why; use XCTSkip(skipping(\"why\")) =="
     exit 1
 fi
 # No warnings: one in this package's sources or tests fails the run (dependencies' are
