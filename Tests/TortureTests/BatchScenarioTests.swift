@@ -15,7 +15,7 @@ final class BatchScenarioTests: XCTestCase {
     }
 
     func testEarlyAcknowledgementIsCaught() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
+        try requireBrokenVariants()
         let r = try runScenario("batch", seed: BatchScenarioTests.seed, cycles: 3, broken: .batchEarlyAck)
         let all = r.failures.flatMap(\.violations)
         XCTAssertFalse(r.passed, "batch-early-ack went unnoticed")

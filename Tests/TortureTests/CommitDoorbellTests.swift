@@ -67,7 +67,7 @@ final class CommitDoorbellTests: XCTestCase {
 
     /// The doorbell count is a checker: the broken engine that never rings must show zero.
     func testAnEngineThatNeverRingsIsCaught() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
+        try requireBrokenVariants()
         let dir = TempDir()
         let path = dir.file("db.fief")
         let (db, last, observation) = try observed(path)

@@ -31,7 +31,7 @@ final class EncryptedTortureTests: XCTestCase {
     }
 
     func testBrokenEncryptionIsCaught() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
+        try requireBrokenVariants()
         // A power cut catches this variant only when it strikes while a page is half rewritten,
         // which depends on timing: 6 cycles missed it once in CI; 16 give it many more chances.
         let inPlace = try runScenario("power-cut", seed: 7, cycles: 16, broken: .encryptInPlace, encrypt: true)

@@ -9,9 +9,7 @@ import TortureSchema
 /// the select-bit flip (visible only to a power cut) is caught on the same seeds.
 final class FaultScenarioTests: XCTestCase {
     func run(_ scenario: String, cycles: Int, seed: UInt64, broken: BrokenVariant? = nil) throws -> ScenarioResult {
-        if let why = Mounter.fuseUnavailableReason() {
-            throw XCTSkip(skipping("\(scenario) NEEDS FUSE AND CANNOT RUN HERE: \(why)"))
-        }
+        try requireFUSE(for: scenario)
         let dir = TempDir()
         var o = TortureOptions(seed: seed)
         o.scenarios = [scenario]

@@ -42,7 +42,7 @@ final class ShrinkTests: XCTestCase {
     }
 
     func testAFlipBeforeTopCycleShrinksToAReplayThatFailsOnlyOnItsEngine() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
+        try requireBrokenVariants()
         let dir = TempDir()
         let seed: UInt64 = 77
         let original = TortureReplay(
@@ -88,14 +88,12 @@ final class ShrinkTests: XCTestCase {
     }
 
     func testKeptFaultFSReplays() throws {
-        if let why = FaultFSMount.unavailableReason() {
-            throw XCTSkip(skipping("CRASH-STATES AND POWER-CUT REPLAYS NEED FUSE AND CANNOT RUN HERE: \(why)"))
-        }
+        try requireFUSE(for: "CRASH-STATES AND POWER-CUT REPLAYS")
         try runKeptReplays { $0.needsFUSE }
     }
 
     func runKeptReplays(_ which: (TortureReplay) -> Bool) throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
+        try requireBrokenVariants()
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Replays").path
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }
@@ -118,10 +116,8 @@ final class ShrinkTests: XCTestCase {
 
     /// An encrypt-in-place power-cut cycle (encrypted files) shrinks to one cut after few commits.
     func testAnEncryptInPlacePowerCutShrinks() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
-        if let why = FaultFSMount.unavailableReason() {
-            throw XCTSkip(skipping("POWER-CUT SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why)"))
-        }
+        try requireBrokenVariants()
+        try requireFUSE(for: "POWER-CUT SHRINK")
         let dir = TempDir()
         // The first of ten cycles that fails.
         var failing: TortureReplay?
@@ -149,10 +145,8 @@ final class ShrinkTests: XCTestCase {
     /// A no-base-sync crash-states cycle shrinks to few commits and few lost sectors, and the
     /// state it keeps fails only on its engine.
     func testANoBaseSyncCrashStateShrinksToItsLostSectors() throws {
-        guard BrokenVariant.available else { throw XCTSkip(skipping("broken variants exist only in debug builds")) }
-        if let why = FaultFSMount.unavailableReason() {
-            throw XCTSkip(skipping("CRASH-STATES SHRINK NEEDS FUSE AND CANNOT RUN HERE: \(why)"))
-        }
+        try requireBrokenVariants()
+        try requireFUSE(for: "CRASH-STATES SHRINK")
         let dir = TempDir()
         var original = TortureReplay(
             seed: 21, deaths: CrashStatesScenario.deaths(cycle: 1).map { .at($0, nth: 1) }, broken: "no-base-sync")
